@@ -1,0 +1,320 @@
+//! The analysis API the front ends call: plain data in (paths, options), plain data out
+//! (graphs, diagnostics with byte spans). No CLI or LSP types here.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::diagnostics::{codes, Diagnostic, Severity};
+use crate::eval::trace::{default_input_meta, Region, TraceEvent};
+use crate::eval::value::{FnKind, ObjKind, Value};
+use crate::eval::{EvalError, Frame, Interp, Tracer};
+use crate::graph::{Arg, Graph, Op};
+use crate::semantic::{FileId, Project};
+use crate::shapes::{shape_of, DType, Meta};
+use crate::syntax::Span;
+
+/// A forward input given by the user: `x=1x3x224x224[:i64]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    pub name: String,
+    pub shape: Vec<i64>,
+    pub dtype: DType,
+}
+
+impl std::str::FromStr for InputSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, rest) = s.split_once('=').ok_or_else(|| format!("expected NAME=SHAPE[:DTYPE], got `{s}`"))?;
+        let (shape, dtype) = match rest.split_once(':') {
+            Some((sh, dt)) => (sh, DType::parse(dt).ok_or_else(|| format!("unknown dtype `{dt}`"))?),
+            None => (rest, DType::Float32),
+        };
+        let dims: Result<Vec<i64>, _> = if shape.is_empty() { Ok(vec![]) } else { shape.split(['x', 'X', ',']).map(|d| d.trim().parse::<i64>()).collect() };
+        let dims = dims.map_err(|_| format!("bad shape `{shape}` (expected e.g. 1x3x224x224)"))?;
+        if name.is_empty() {
+            return Err("empty input name".into());
+        }
+        Ok(InputSpec { name: name.to_string(), shape: dims, dtype })
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct GraphOptions {
+    pub root: Option<PathBuf>,
+    pub class: Option<String>,
+    pub entry: Option<String>,
+    pub inputs: Vec<InputSpec>,
+}
+
+/// One traced forward.
+#[derive(Debug)]
+pub struct GraphResult {
+    /// `SimpleNet.forward`
+    pub name: String,
+    pub class: String,
+    pub entry: Option<String>,
+    pub file: FileId,
+    /// The class definition's span (per-class mode) in `file`.
+    pub class_span: Span,
+    pub graph: Graph,
+    pub regions: Vec<Region>,
+    pub events: Vec<TraceEvent>,
+    /// Set when tracing stopped early; the graph holds what was traced until then.
+    pub error: Option<Diagnostic>,
+}
+
+#[derive(Debug)]
+pub struct FileAnalysis {
+    pub project: Project,
+    pub file: FileId,
+    pub graphs: Vec<GraphResult>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    #[error("cannot read {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{0}")]
+    Entry(String),
+    #[error("no class named `{0}` in the file")]
+    NoSuchClass(String),
+}
+
+fn diag_of(e: &EvalError) -> Diagnostic {
+    let severity = if e.code == codes::SYNTAX_ERROR { Severity::Error } else { Severity::Warning };
+    Diagnostic { code: e.code, message: e.message.clone(), severity, file: e.file, span: e.span }
+}
+
+/// Analyses one file: one graph per module class (or the `--class` one), or the instantiated
+/// `--entry` model.
+pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
+    let root = opts.root.clone().unwrap_or_else(|| Project::default_root(path));
+    let project = Project::new(root);
+    analyze_in_project(project, path, opts)
+}
+
+pub fn analyze_in_project(project: Project, path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
+    let file = project.load_path(path).map_err(|source| AnalysisError::Io { path: path.to_path_buf(), source })?;
+    let (graphs, diagnostics) = {
+        let mut interp = Interp::new(&project);
+        let graphs = run(&mut interp, file, opts)?;
+        (graphs, std::mem::take(&mut interp.diagnostics))
+    };
+    Ok(FileAnalysis { project, file, graphs, diagnostics })
+}
+
+fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<GraphResult>, AnalysisError> {
+    let ns = match interp.load_module(file) {
+        Ok(ns) => ns,
+        Err(e) => return Err(AnalysisError::Entry(e.message)),
+    };
+    if let Some(entry) = &opts.entry {
+        let value = interp.eval_in_module(file, entry).map_err(|e| AnalysisError::Entry(format!("cannot evaluate `{entry}`: {}", e.message)))?;
+        let Value::Object(obj) = &value else {
+            return Err(AnalysisError::Entry(format!("`{entry}` does not evaluate to a module (got {})", value.type_name())));
+        };
+        if !obj.is_module() {
+            return Err(AnalysisError::Entry(format!("`{entry}` is a `{}`, not an nn.Module", obj.class_name())));
+        }
+        if let Some(incomplete) = obj.get("__incomplete__") {
+            let _ = incomplete;
+            let why = interp.diagnostics.iter().rev().find(|d| d.severity <= Severity::Warning).map(|d| d.message.clone()).unwrap_or_default();
+            return Err(AnalysisError::Entry(format!("constructing `{entry}` failed: {why}")));
+        }
+        let class = obj.class_name();
+        let mut g = trace_root(interp, &value, &opts.inputs);
+        g.entry = Some(entry.clone());
+        g.name = format!("{class}.forward");
+        g.file = file;
+        return Ok(vec![g]);
+    }
+    let file_ref = interp.project.file(file);
+    let sites = crate::syntax::queries::class_sites(&file_ref.tree, &file_ref.text);
+    let mut out = Vec::new();
+    let mut found_requested = false;
+    for site in sites.iter().filter(|s| s.top_level) {
+        if let Some(want) = &opts.class {
+            if &site.name != want {
+                continue;
+            }
+            found_requested = true;
+        }
+        let class = ns.vars.borrow().get(&site.name).cloned();
+        let Some(class @ Value::Class(_)) = class else { continue };
+        if !is_traceable_module_class(interp, &class) {
+            continue;
+        }
+        let value = instantiate_per_class(interp, file, &class, site.span);
+        let mut g = trace_root(interp, &value, &opts.inputs);
+        g.name = format!("{}.forward", site.name);
+        g.class = site.name.clone();
+        g.file = file;
+        g.class_span = site.span;
+        out.push(g);
+    }
+    if let (Some(want), false) = (&opts.class, found_requested) {
+        return Err(AnalysisError::NoSuchClass(want.clone()));
+    }
+    Ok(out)
+}
+
+/// Module classes with something to trace: an own or inherited `forward`, or Sequential.
+fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
+    let Value::Class(c) = class else { return false };
+    let mro = c.mro.borrow().clone();
+    let is_module = mro.iter().any(|m| matches!(m, Value::External(p) if p.starts_with("torch.nn") || p.starts_with("torch.ao.nn")));
+    if !is_module {
+        return false;
+    }
+    let has_forward = interp.class_lookup(class, "forward").is_some();
+    let sequential = mro.iter().any(|m| matches!(m, Value::External(p) if p.ends_with(".Sequential")));
+    has_forward || sequential
+}
+
+/// Per-class mode: required constructor arguments are unknown, defaults are used.
+fn instantiate_per_class(interp: &mut Interp, file: FileId, class: &Value, span: Span) -> Value {
+    let mut kwargs = Vec::new();
+    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
+        for p in init.params.iter().skip(1) {
+            use crate::catalog::ParamKind::*;
+            if p.default.is_none() && matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+                kwargs.push((p.name.clone(), Value::unknown(format!("constructor argument `{}`", p.name))));
+            }
+        }
+    }
+    let f = interp.project.file(file);
+    let ns = interp.load_module(file).expect("loaded");
+    let frame = Frame { file: f, file_id: file, globals: ns, locals: None, class: None, receiver: None };
+    match interp.instantiate(&frame, class, vec![], kwargs, span) {
+        Ok(v) => v,
+        Err(e) => {
+            interp.note_error(&e);
+            Value::unknown(e.message)
+        }
+    }
+}
+
+/// Traces `root.forward` with placeholders for its inputs.
+pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    let mut result = GraphResult {
+        name: String::new(),
+        class: String::new(),
+        entry: None,
+        file: 0,
+        class_span: Span::default(),
+        graph: Graph::new(),
+        regions: vec![],
+        events: vec![],
+        error: None,
+    };
+    let Value::Object(obj) = root else {
+        result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
+        return result;
+    };
+    result.class = obj.class_name();
+    interp.tracer = Some(Tracer::new(obj));
+    let outcome = trace_forward(interp, obj, inputs);
+    let mut tracer = interp.tracer.take().expect("tracer");
+    // The root forward is entered through a call like any method; its call site is not part
+    // of the chain users see.
+    for id in tracer.graph.order.clone() {
+        if let Some(o) = tracer.graph.node_mut(id).origin.as_mut() {
+            if !o.call_chain.is_empty() {
+                o.call_chain.remove(0);
+            }
+        }
+    }
+    for r in tracer.regions.iter_mut() {
+        if !r.call_chain.is_empty() {
+            r.call_chain.remove(0);
+        }
+    }
+    for e in tracer.events.iter_mut() {
+        if !e.call_chain.is_empty() {
+            e.call_chain.remove(0);
+        }
+    }
+    result.graph = tracer.graph;
+    result.regions = tracer.regions;
+    result.events = tracer.events;
+    if let Err(e) = outcome {
+        interp.note_error(&e);
+        result.error = Some(diag_of(&e));
+    }
+    result
+}
+
+fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inputs: &[InputSpec]) -> Result<(), EvalError> {
+    let forward = interp.class_lookup(&obj.class, "forward");
+    let (file, ns) = match &forward {
+        Some(Value::Function(f)) => (f.file_id, f.globals.clone()),
+        _ => match &obj.class {
+            Value::Class(c) => (c.file_id, interp.load_module(c.file_id)?),
+            _ => return Err(EvalError { code: codes::UNSUPPORTED, message: "nothing to trace".into(), file: 0, span: Span::default() }),
+        },
+    };
+    let frame = Frame { file: interp.project.file(file), file_id: file, globals: ns, locals: None, class: None, receiver: None };
+    let mut args = Vec::new();
+    let mut kwargs = Vec::new();
+    let input_meta = |name: &str| inputs.iter().find(|i| i.name == name).map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype));
+    let span = match &forward {
+        Some(Value::Function(f)) => f.span,
+        _ => Span::default(),
+    };
+    match &forward {
+        Some(Value::Function(f)) => {
+            let skip = usize::from(f.kind != FnKind::StaticMethod);
+            for p in f.params.iter().skip(skip) {
+                use crate::catalog::ParamKind::*;
+                if matches!(p.kind, VarPositional | VarKeyword) {
+                    continue;
+                }
+                let given = input_meta(&p.name);
+                let default_arg = match (&p.default, &given) {
+                    (Some(d), None) => Some(d.clone()),
+                    _ => None,
+                };
+                let tracer = interp.tracer.as_mut().expect("tracing");
+                let meta = given.clone().unwrap_or_else(default_input_meta);
+                let default_as_arg = default_arg.as_ref().map(|d| match d {
+                    Value::None => Arg::None,
+                    Value::Bool(b) => Arg::Bool(*b),
+                    Value::Int(i) => Arg::Int(*i),
+                    Value::Float(x) => Arg::Float(*x),
+                    other => Arg::Repr(format!("{other:?}")),
+                });
+                let node = tracer.placeholder(&p.name, default_as_arg, if default_arg.is_some() { crate::eval::trace::value_meta(default_arg.as_ref().unwrap()) } else { meta }, file, span);
+                // A defaulted argument keeps its default value (how the model is usually called);
+                // its placeholder still records the input, as torch.fx does.
+                let v = match default_arg {
+                    Some(d) => d,
+                    None => Value::Proxy(node),
+                };
+                if p.kind == KeywordOnly {
+                    kwargs.push((p.name.clone(), v));
+                } else {
+                    args.push(v);
+                }
+            }
+        }
+        _ => {
+            // nn.Sequential's own forward(input).
+            let meta = input_meta("input").unwrap_or_else(default_input_meta);
+            let node = interp.tracer.as_mut().expect("tracing").placeholder("input", None, meta, file, span);
+            args.push(Value::Proxy(node));
+        }
+    }
+    let out = match &forward {
+        Some(Value::Function(f)) => {
+            let f = f.clone();
+            // The root forward is not an inlined call: it starts the call chain empty.
+            interp.call_function(&frame, &f, Some(Value::Object(obj.clone())), args, kwargs, span)?
+        }
+        _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
+    };
+    let (arg, meta) = interp.to_arg(&frame, &out, span)?;
+    let tracer = interp.tracer.as_mut().expect("tracing");
+    tracer.add_node("output", Op::Output, "output".into(), vec![arg], vec![], meta, file, span);
+    Ok(())
+}

@@ -1,0 +1,404 @@
+//! Attribute access and method calls on non-user values (lists, dicts, strings, proxies,
+//! external names).
+
+use std::rc::Rc;
+
+use super::call::{as_f64, as_int, has_proxy, Kwargs};
+use super::trace::is_tensor_attribute;
+use super::value::{FnKind, ObjKind, TensorConst, Unknown, Value};
+use super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::shapes::DType;
+use crate::syntax::Span;
+
+impl<'p> Interp<'p> {
+    pub fn get_attr(&mut self, frame: &Frame, obj: &Value, name: &str, span: Span) -> EResult<Value> {
+        match obj {
+            Value::Proxy(_) => {
+                if is_tensor_attribute(name) {
+                    self.trace_function(frame, "builtins.getattr", vec![obj.clone(), Value::str(name)], vec![], span)
+                } else {
+                    Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
+                }
+            }
+            Value::Object(o) => {
+                if let Some(v) = o.get(name) {
+                    return Ok(match v {
+                        Value::Param(p) if self.tracing() => self.trace_param(frame, o, name, &p, span),
+                        Value::Unknown(u) if self.tracing() && u.path.is_none() => {
+                            let base = self.tracer.as_ref().and_then(|t| t.module_paths.get(&o.id).cloned()).unwrap_or_default();
+                            let path = if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
+                            Value::Unknown(Rc::new(Unknown { reason: u.reason.clone(), path: Some(path) }))
+                        }
+                        v => v,
+                    });
+                }
+                if let Some(v) = self.class_lookup(&o.class, name) {
+                    return self.bind_class_attr(frame, obj, v, span);
+                }
+                if o.is_module() {
+                    if name == "training" {
+                        return Ok(Value::Bool(!self.tracing()));
+                    }
+                    if is_module_method(name) || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name) {
+                        return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)));
+                    }
+                    if name == "__class__" {
+                        return Ok(o.class.clone());
+                    }
+                }
+                if o.get("__incomplete__").is_some() {
+                    return Ok(Value::unknown(format!("`{name}` of a partly constructed `{}`", o.class_name())));
+                }
+                Err(self.error(frame, span, codes::RAISED, format!("`{}` object has no attribute `{name}`", o.class_name())))
+            }
+            Value::Class(c) => {
+                if name == "__name__" {
+                    return Ok(Value::str(&c.name));
+                }
+                match self.class_lookup(obj, name) {
+                    Some(Value::Function(f)) if f.kind == FnKind::ClassMethod => Ok(Value::BoundMethod(Rc::new(obj.clone()), f)),
+                    Some(v) => Ok(v),
+                    None => {
+                        // Attributes inherited from external bases (e.g. enum members) are unknown.
+                        let external = c.mro.borrow().iter().any(|m| matches!(m, Value::External(_) | Value::Unknown(_)));
+                        if external {
+                            Ok(Value::unknown(format!("`{}.{name}`", c.name)))
+                        } else {
+                            Err(self.error(frame, span, codes::RAISED, format!("class `{}` has no attribute `{name}`", c.name)))
+                        }
+                    }
+                }
+            }
+            Value::Module(ns) => match self.module_attr(ns, name) {
+                Some(v) => Ok(v),
+                None => Err(self.error(frame, span, codes::UNRESOLVED_NAME, format!("module `{}` has no attribute `{name}`", ns.name))),
+            },
+            Value::External(path) => Ok(external_attr(path, name)),
+            Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
+            Value::TensorConst(t) => Ok(match name {
+                "shape" => t.shape.as_ref().map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect())).unwrap_or_else(|| Value::unknown("shape")),
+                "dtype" => Value::Dtype(t.dtype),
+                "ndim" => t.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("ndim")),
+                "data" | "T" => obj.clone(),
+                _ => Value::Method(Rc::new(obj.clone()), Rc::from(name)),
+            }),
+            Value::Param(p) => Ok(match name {
+                "shape" => p.shape.as_ref().map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect())).unwrap_or_else(|| Value::unknown("shape")),
+                "dtype" => Value::Dtype(p.dtype),
+                "data" => obj.clone(),
+                "requires_grad" => Value::Bool(!p.is_buffer),
+                _ => Value::Method(Rc::new(obj.clone()), Rc::from(name)),
+            }),
+            Value::Unknown(u) => Ok(Value::Unknown(Rc::new(Unknown {
+                reason: u.reason.clone(),
+                path: u.path.as_ref().map(|p| format!("{p}.{name}")),
+            }))),
+            Value::Dtype(d) => Ok(match name {
+                "is_floating_point" => Value::Bool(d.is_floating()),
+                _ => Value::unknown(format!("dtype.{name}")),
+            }),
+            Value::Function(f) => match name {
+                "__name__" => Ok(Value::str(&f.name)),
+                _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
+            },
+            Value::Partial(p) => match name {
+                "func" => Ok(p.func.clone()),
+                _ => Ok(Value::unknown(format!("partial.{name}"))),
+            },
+            Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
+            _ => Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name))),
+        }
+    }
+
+    fn bind_class_attr(&mut self, frame: &Frame, obj: &Value, v: Value, span: Span) -> EResult<Value> {
+        Ok(match v {
+            Value::Function(f) => match f.kind {
+                FnKind::Plain | FnKind::ClassMethod => Value::BoundMethod(Rc::new(obj.clone()), f),
+                FnKind::StaticMethod => Value::Function(f),
+                FnKind::Property => self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?,
+            },
+            other => other,
+        })
+    }
+
+    fn super_attr(&mut self, frame: &Frame, recv: &Rc<Value>, class: &Rc<super::value::Class>, name: &str, span: Span) -> EResult<Value> {
+        let mro = match &**recv {
+            Value::Object(o) => match &o.class {
+                Value::Class(c) => c.mro.borrow().clone(),
+                _ => vec![],
+            },
+            Value::Class(c) => c.mro.borrow().clone(),
+            _ => vec![],
+        };
+        let start = mro.iter().position(|m| matches!(m, Value::Class(c) if Rc::ptr_eq(c, class))).map(|i| i + 1).unwrap_or(mro.len());
+        for m in &mro[start..] {
+            match m {
+                Value::Class(k) => {
+                    if let Some(v) = k.ns.borrow().get(name).cloned() {
+                        return self.bind_class_attr(frame, recv, v, span);
+                    }
+                }
+                Value::External(path) => {
+                    return Ok(Value::Method(recv.clone(), Rc::from(format!("super:{path}:{name}").as_str())));
+                }
+                _ => {}
+            }
+        }
+        Ok(Value::Method(recv.clone(), Rc::from(format!("super:object:{name}").as_str())))
+    }
+
+    pub fn set_attr(&mut self, frame: &Frame, obj: &Value, name: &str, v: Value, span: Span) -> EResult<()> {
+        match obj {
+            Value::Object(o) => {
+                o.attrs.borrow_mut().insert(name.to_string(), v);
+                Ok(())
+            }
+            Value::Class(c) => {
+                c.ns.borrow_mut().insert(name.to_string(), v);
+                Ok(())
+            }
+            Value::Module(ns) => {
+                ns.vars.borrow_mut().insert(name.to_string(), v);
+                Ok(())
+            }
+            Value::Proxy(_) => {
+                if let Some(t) = self.tracer.as_mut() {
+                    t.event("setattr", frame.file_id, span, name.to_string());
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn call_method(&mut self, frame: &Frame, recv: &Rc<Value>, name: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+        if let Some(rest) = name.strip_prefix("super:") {
+            let (path, method) = rest.rsplit_once(':').unwrap_or((rest, ""));
+            return self.call_super_external(frame, recv, path, method, args, kwargs, span);
+        }
+        let r: &Value = recv;
+        match r {
+            Value::Proxy(_) => {
+                if let Some(t) = self.tracer.as_mut() {
+                    if matches!(name, "item" | "tolist" | "numpy" | "backward" | "requires_grad_" | "nonzero" | "unique" | "masked_select" | "cpu" | "retain_grad" | "register_hook") {
+                        t.event("method", frame.file_id, span, name.to_string());
+                    }
+                }
+                self.trace_method(frame, name, r.clone(), args, kwargs, span)
+            }
+            Value::List(l) => {
+                let a0 = args.first().cloned().unwrap_or(Value::None);
+                match name {
+                    "append" => {
+                        l.borrow_mut().push(a0);
+                        Ok(Value::None)
+                    }
+                    "extend" => {
+                        let items = self.iterate(frame, &a0, span)?;
+                        l.borrow_mut().extend(items);
+                        Ok(Value::None)
+                    }
+                    "insert" => {
+                        let len = l.borrow().len() as i64;
+                        let i = as_int(&a0).unwrap_or(len);
+                        let i = if i < 0 { (i + len).max(0) } else { i.min(len) } as usize;
+                        l.borrow_mut().insert(i, args.get(1).cloned().unwrap_or(Value::None));
+                        Ok(Value::None)
+                    }
+                    "pop" => {
+                        let len = l.borrow().len() as i64;
+                        let i = args.first().and_then(as_int).unwrap_or(-1);
+                        let i = if i < 0 { i + len } else { i };
+                        if i < 0 || i >= len {
+                            return Err(self.error(frame, span, codes::RAISED, "pop from empty list"));
+                        }
+                        Ok(l.borrow_mut().remove(i as usize))
+                    }
+                    "copy" => Ok(Value::list(l.borrow().clone())),
+                    "reverse" => {
+                        l.borrow_mut().reverse();
+                        Ok(Value::None)
+                    }
+                    "clear" => {
+                        l.borrow_mut().clear();
+                        Ok(Value::None)
+                    }
+                    "index" | "count" => {
+                        let items = l.borrow().clone();
+                        let hits: Vec<usize> = items.iter().enumerate().filter(|(_, v)| v.py_eq(&a0) == Some(true)).map(|(i, _)| i).collect();
+                        Ok(if name == "count" { Value::Int(hits.len() as i64) } else { hits.first().map(|&i| Value::Int(i as i64)).unwrap_or_else(|| Value::unknown("index")) })
+                    }
+                    "remove" => {
+                        let pos = l.borrow().iter().position(|v| v.py_eq(&a0) == Some(true));
+                        if let Some(p) = pos {
+                            l.borrow_mut().remove(p);
+                        }
+                        Ok(Value::None)
+                    }
+                    "sort" => Ok(Value::None),
+                    _ => Ok(Value::unknown(format!("list.{name}"))),
+                }
+            }
+            Value::Dict(d) => {
+                let a0 = args.first().cloned().unwrap_or(Value::None);
+                match name {
+                    "items" => Ok(Value::list(d.borrow().iter().map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()])).collect())),
+                    "keys" => Ok(Value::list(d.borrow().iter().map(|(k, _)| k.clone()).collect())),
+                    "values" => Ok(Value::list(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
+                    "get" | "pop" | "setdefault" => {
+                        let found = d.borrow().iter().position(|(k, _)| k.py_eq(&a0) == Some(true));
+                        let dflt = args.get(1).cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::None);
+                        match (found, name) {
+                            (Some(i), "pop") => Ok(d.borrow_mut().remove(i).1),
+                            (Some(i), _) => Ok(d.borrow()[i].1.clone()),
+                            (None, "setdefault") => {
+                                d.borrow_mut().push((a0, dflt.clone()));
+                                Ok(dflt)
+                            }
+                            (None, _) => {
+                                if d.borrow().iter().any(|(k, _)| k.py_eq(&a0).is_none()) {
+                                    Ok(Value::unknown("dict lookup"))
+                                } else {
+                                    Ok(dflt)
+                                }
+                            }
+                        }
+                    }
+                    "update" => {
+                        if let Value::Dict(other) = &a0 {
+                            let items = other.borrow().clone();
+                            for (k, v) in items {
+                                super::expr::dict_insert(&mut d.borrow_mut(), k, v);
+                            }
+                        }
+                        for (k, v) in kwargs {
+                            super::expr::dict_insert(&mut d.borrow_mut(), Value::str(&k), v);
+                        }
+                        Ok(Value::None)
+                    }
+                    "copy" => Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d.borrow().clone())))),
+                    _ => Ok(Value::unknown(format!("dict.{name}"))),
+                }
+            }
+            Value::Str(s) => Ok(match name {
+                "startswith" => args.first().map(|p| if let Value::Str(p) = p { Value::Bool(s.starts_with(&**p)) } else { Value::unknown("startswith") }).unwrap_or(Value::Bool(false)),
+                "endswith" => args.first().map(|p| if let Value::Str(p) = p { Value::Bool(s.ends_with(&**p)) } else { Value::unknown("endswith") }).unwrap_or(Value::Bool(false)),
+                "lower" => Value::str(&s.to_lowercase()),
+                "upper" => Value::str(&s.to_uppercase()),
+                "strip" => Value::str(s.trim()),
+                "split" => Value::list(match args.first() {
+                    Some(Value::Str(sep)) => s.split(&**sep).map(Value::str).collect(),
+                    _ => s.split_whitespace().map(Value::str).collect(),
+                }),
+                "join" => {
+                    let items = self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
+                    let parts: Option<Vec<String>> = items.iter().map(|v| if let Value::Str(x) = v { Some(x.to_string()) } else { None }).collect();
+                    parts.map(|p| Value::str(&p.join(s))).unwrap_or_else(|| Value::unknown("join"))
+                }
+                "replace" => match (args.first(), args.get(1)) {
+                    (Some(Value::Str(a)), Some(Value::Str(b))) => Value::str(&s.replace(&**a, b)),
+                    _ => Value::unknown("replace"),
+                },
+                _ => Value::unknown(format!("str.{name}")),
+            }),
+            Value::Tuple(t) => Ok(match name {
+                "index" => t.iter().position(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true)).map(|i| Value::Int(i as i64)).unwrap_or_else(|| Value::unknown("index")),
+                "count" => Value::Int(t.iter().filter(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true)).count() as i64),
+                _ => Value::unknown(format!("tuple.{name}")),
+            }),
+            Value::Object(o) if o.is_module() => self.module_method(frame, o, name, args, kwargs, span),
+            Value::TensorConst(t) => {
+                if self.tracing() && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))) {
+                    return self.trace_method(frame, name, r.clone(), args, kwargs, span);
+                }
+                Ok(match name {
+                    // In-place initialisers return the tensor itself.
+                    n if n.ends_with('_') => r.clone(),
+                    "size" => match (&t.shape, args.first().and_then(as_int)) {
+                        (Some(s), Some(d)) => {
+                            let i = if d < 0 { d + s.len() as i64 } else { d };
+                            s.get(i as usize).map(|&v| Value::Int(v)).unwrap_or_else(|| Value::unknown("size"))
+                        }
+                        (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
+                        _ => Value::unknown("size"),
+                    },
+                    "dim" => t.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("dim")),
+                    "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
+                    "long" => Value::TensorConst(Rc::new(TensorConst { shape: t.shape.clone(), dtype: DType::Int64 })),
+                    "bool" => Value::TensorConst(Rc::new(TensorConst { shape: t.shape.clone(), dtype: DType::Bool })),
+                    "item" | "tolist" => Value::unknown("value of a constant tensor"),
+                    _ => Value::TensorConst(Rc::new(TensorConst { shape: None, dtype: t.dtype })),
+                })
+            }
+            Value::Param(p) => Ok(match name {
+                n if n.ends_with('_') => r.clone(),
+                "size" => match (&p.shape, args.first().and_then(as_int)) {
+                    (Some(s), Some(d)) => {
+                        let i = if d < 0 { d + s.len() as i64 } else { d };
+                        s.get(i as usize).map(|&v| Value::Int(v)).unwrap_or_else(|| Value::unknown("size"))
+                    }
+                    (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
+                    _ => Value::unknown("size"),
+                },
+                "dim" => p.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("dim")),
+                "numel" => p.shape.as_ref().map(|s| Value::Int(s.iter().product())).unwrap_or_else(|| Value::unknown("numel")),
+                _ => Value::unknown(format!("parameter.{name}")),
+            }),
+            Value::Int(_) | Value::Float(_) => Ok(match name {
+                "is_integer" => as_f64(r).map(|f| Value::Bool(f.fract() == 0.0)).unwrap_or_else(|| Value::unknown("is_integer")),
+                _ => Value::unknown(format!("number.{name}")),
+            }),
+            Value::Unknown(u) => {
+                if self.tracing() && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))) {
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                    }
+                    return self.trace_function(frame, &format!("<unknown>.{name}"), args, kwargs, span);
+                }
+                Ok(Value::unknown(format!("method `{name}` of an unknown value")))
+            }
+            other => Ok(Value::unknown(format!("{}.{name}", other.type_name()))),
+        }
+    }
+}
+
+/// `torch.float32` and friends, `math.pi`, or a longer external path.
+pub fn external_attr(path: &str, name: &str) -> Value {
+    let full = format!("{path}.{name}");
+    if path == "torch" {
+        if let Some(d) = DType::parse(name) {
+            if !matches!(name, "float" | "int" | "bool" | "long" | "half" | "double" | "short") || matches!(name, "float" | "long" | "half" | "double" | "int" | "bool" | "short") {
+                if matches!(name, "float32" | "float64" | "float16" | "bfloat16" | "int64" | "int32" | "int16" | "int8" | "uint8" | "bool" | "float" | "long" | "half" | "double" | "int" | "short") {
+                    return Value::Dtype(d);
+                }
+            }
+        }
+    }
+    match full.as_str() {
+        "math.pi" => Value::Float(std::f64::consts::PI),
+        "math.e" => Value::Float(std::f64::consts::E),
+        "math.inf" | "torch.inf" => Value::Float(f64::INFINITY),
+        "math.nan" | "torch.nan" => Value::Float(f64::NAN),
+        "sys.maxsize" => Value::Int(i64::MAX),
+        _ => {
+            let canon = crate::catalog::get().canonical(&full).to_string();
+            Value::External(Rc::from(canon.as_str()))
+        }
+    }
+}
+
+fn is_module_method(name: &str) -> bool {
+    matches!(
+        name,
+        "modules" | "named_modules" | "children" | "named_children" | "parameters" | "named_parameters" | "buffers" | "named_buffers"
+            | "add_module" | "register_module" | "register_buffer" | "register_parameter" | "apply" | "eval" | "train" | "to" | "cuda"
+            | "cpu" | "float" | "half" | "double" | "requires_grad_" | "type" | "zero_grad" | "state_dict" | "load_state_dict"
+            | "register_forward_hook" | "register_forward_pre_hook" | "get_submodule" | "get_parameter" | "extra_repr" | "forward"
+            | "__init__" | "share_memory" | "bfloat16"
+    )
+}
+
+fn is_container_method(name: &str) -> bool {
+    matches!(name, "append" | "extend" | "insert" | "items" | "keys" | "values" | "pop" | "update")
+}

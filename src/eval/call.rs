@@ -1,0 +1,1107 @@
+//! Calls: user functions (inlined when tracing), classes, Python builtins, and external
+//! (torch) callables, plus the operators and protocols (`iter`, `[]`) they rely on.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tree_sitter::Node;
+
+use super::expr::binop_name;
+use super::stmt::Truth;
+use super::value::{FnKind, Function, ObjKind, Partial, Scope, Value};
+use super::{EResult, Flow, Frame, Interp};
+use crate::catalog::ParamKind;
+use crate::diagnostics::codes;
+use crate::graph::inline::MAX_INLINE_DEPTH;
+use crate::syntax::{text, Span};
+
+pub type Kwargs = Vec<(String, Value)>;
+
+/// Whether a value (or anything inside it) is a graph value.
+pub fn has_proxy(v: &Value) -> bool {
+    match v {
+        Value::Proxy(_) => true,
+        Value::Tuple(t) => t.iter().any(has_proxy),
+        Value::List(l) => l.borrow().iter().any(has_proxy),
+        Value::Dict(d) => d.borrow().iter().any(|(_, v)| has_proxy(v)),
+        Value::Slice(s) => s.iter().any(has_proxy),
+        _ => false,
+    }
+}
+
+fn any_proxy(args: &[Value], kwargs: &Kwargs) -> bool {
+    args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))
+}
+
+impl<'p> Interp<'p> {
+    pub fn lookup(&mut self, frame: &Frame, name: &str, span: Span) -> EResult<Value> {
+        let mut scope = frame.locals.clone();
+        while let Some(s) = scope {
+            if let Some(v) = s.vars.borrow().get(name) {
+                return Ok(v.clone());
+            }
+            scope = s.parent.clone();
+        }
+        if let Some(v) = frame.globals.vars.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        if let Some(b) = builtin_value(name) {
+            return Ok(b);
+        }
+        Err(self.error(frame, span, codes::UNRESOLVED_NAME, format!("name `{name}` is not defined")))
+    }
+
+    pub fn eval_call(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let span = Span::of(node);
+        let Some(fnode) = node.child_by_field_name("function") else {
+            return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete call"));
+        };
+        let func = self.eval_expr(frame, fnode)?;
+        let mut args = Vec::new();
+        let mut kwargs: Kwargs = Vec::new();
+        if let Some(alist) = node.child_by_field_name("arguments") {
+            if alist.kind() == "generator_expression" {
+                args.push(self.eval_expr(frame, alist)?);
+            } else {
+                let mut c = alist.walk();
+                let kids: Vec<Node> = alist.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
+                for a in kids {
+                    match a.kind() {
+                        "keyword_argument" => {
+                            let (Some(n), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
+                            let val = self.eval_expr(frame, v)?;
+                            kwargs.push((text(n, &frame.file.text).to_string(), val));
+                        }
+                        "list_splat" => {
+                            let v = self.eval_expr(frame, a)?;
+                            match self.iterate(frame, &v, Span::of(a)) {
+                                Ok(items) => args.extend(items),
+                                Err(_) => args.push(Value::unknown("*args of unknown length")),
+                            }
+                        }
+                        "dictionary_splat" => {
+                            let v = self.eval_expr(frame, a)?;
+                            match v {
+                                Value::Dict(d) => {
+                                    for (k, v) in d.borrow().iter() {
+                                        if let Value::Str(k) = k {
+                                            kwargs.push((k.to_string(), v.clone()));
+                                        }
+                                    }
+                                }
+                                Value::Unknown(_) => {}
+                                _ => return Err(self.error(frame, Span::of(a), codes::UNSUPPORTED, "`**` of a non-dict")),
+                            }
+                        }
+                        _ => args.push(self.eval_expr(frame, a)?),
+                    }
+                }
+            }
+        }
+        self.call_value(frame, &func, args, kwargs, span)
+    }
+
+    pub fn call_value(&mut self, frame: &Frame, func: &Value, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+        self.step(frame, span)?;
+        match func {
+            Value::Function(f) => self.call_function(frame, f, None, args, kwargs, span),
+            Value::BoundMethod(recv, f) => self.call_function(frame, f, Some((**recv).clone()), args, kwargs, span),
+            Value::Class(_) => self.instantiate(frame, func, args, kwargs, span),
+            Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
+            Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
+            Value::External(path) => self.call_external(frame, path, args, kwargs, span),
+            Value::Partial(p) => {
+                let mut all = p.args.clone();
+                all.extend(args);
+                let mut kw = p.kwargs.clone();
+                for (k, v) in kwargs {
+                    kw.retain(|(kk, _)| kk != &k);
+                    kw.push((k, v));
+                }
+                let f = p.func.clone();
+                self.call_value(frame, &f, all, kw, span)
+            }
+            Value::Object(o) => {
+                if o.is_module() {
+                    return self.call_module_object(frame, o, args, kwargs, span);
+                }
+                match self.class_lookup(&o.class, "__call__") {
+                    Some(Value::Function(f)) => self.call_function(frame, &f, Some(func.clone()), args, kwargs, span),
+                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, format!("`{}` object is not callable", o.class_name()))),
+                }
+            }
+            Value::Unknown(u) => {
+                if self.tracing() && u.path.is_some() {
+                    return self.trace_module(frame, func, args, kwargs, span);
+                }
+                if self.tracing() && any_proxy(&args, &kwargs) {
+                    let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                    }
+                    return self.trace_function(frame, &target, args, kwargs, span);
+                }
+                Ok(Value::unknown(format!("result of calling an unknown value ({})", u.reason)))
+            }
+            Value::Super(..) => Err(self.error(frame, span, codes::UNSUPPORTED, "calling super object")),
+            Value::Proxy(_) => Err(self.error(frame, span, codes::UNSUPPORTED, "calling a traced value")),
+            other => Err(self.error(frame, span, codes::RAISED, format!("`{}` object is not callable", other.type_name()))),
+        }
+    }
+
+    /// Calls a user function; during tracing this is the inlining step.
+    pub fn call_function(&mut self, frame: &Frame, f: &Rc<Function>, recv: Option<Value>, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+        if self.call_depth >= self.limits.max_call_depth {
+            return Err(self.error(frame, span, codes::UNSUPPORTED, "call depth limit reached (recursive helpers?)"));
+        }
+        let inline = self.tracing();
+        if inline {
+            let depth = self.tracer.as_ref().map(|t| t.inline_depth).unwrap_or(0);
+            if depth >= MAX_INLINE_DEPTH {
+                return Err(self.error(frame, span, codes::UNSUPPORTED, format!("inlining stopped at depth {MAX_INLINE_DEPTH} (mutually recursive helpers?)")));
+            }
+        }
+        let mut all = Vec::with_capacity(args.len() + 1);
+        match (recv, f.kind) {
+            (Some(r), FnKind::Plain | FnKind::Property) => all.push(r),
+            (Some(r), FnKind::ClassMethod) => all.push(match &r {
+                Value::Object(o) => o.class.clone(),
+                _ => r,
+            }),
+            _ => {}
+        }
+        all.extend(args);
+        let bound = self.bind(frame, &f.params, all, kwargs, &f.name, span)?;
+        let scope = Rc::new(Scope { vars: RefCell::new(bound.into_iter().collect()), parent: f.closure.clone() });
+        let class = self.defining_class(f);
+        let receiver = f.params.first().and_then(|p| scope.vars.borrow().get(&p.name).cloned());
+        let callee = Frame { file: f.file.clone(), file_id: f.file_id, globals: f.globals.clone(), locals: Some(scope), class, receiver };
+        let tree_node = find_node(&f.file.tree, f.span);
+        let Some(def) = tree_node else {
+            return Err(self.error(frame, span, codes::UNSUPPORTED, format!("source of `{}` not found", f.name)));
+        };
+        if f.is_generator && inline {
+            if let Some(t) = self.tracer.as_mut() {
+                t.event("generator", f.file_id, f.span, f.name.clone());
+            }
+        }
+        self.call_depth += 1;
+        if inline {
+            let t = self.tracer.as_mut().expect("tracing");
+            t.call_chain.push((frame.file_id, span));
+            t.inline_depth += 1;
+        }
+        let result = if f.is_lambda {
+            match def.child_by_field_name("body") {
+                Some(b) => self.eval_expr(&callee, b),
+                None => Ok(Value::None),
+            }
+        } else {
+            match def.child_by_field_name("body") {
+                Some(b) => self.exec_block(&callee, b).map(|flow| match flow {
+                    Flow::Return(v) => v,
+                    _ => Value::None,
+                }),
+                None => Ok(Value::None),
+            }
+        };
+        if inline {
+            let t = self.tracer.as_mut().expect("tracing");
+            t.call_chain.pop();
+            t.inline_depth -= 1;
+        }
+        self.call_depth -= 1;
+        result
+    }
+
+    /// The class a method was defined in, for zero-argument `super()`.
+    fn defining_class(&self, f: &Function) -> Option<Rc<super::value::Class>> {
+        let qual = f.qualname.rsplit_once('.')?.0.to_string();
+        let ns = f.globals.vars.borrow();
+        let mut parts = qual.split('.');
+        let mut cur = match ns.get(parts.next()?)? {
+            Value::Class(c) => c.clone(),
+            _ => return None,
+        };
+        for p in parts {
+            let next = match cur.ns.borrow().get(p) {
+                Some(Value::Class(c)) => c.clone(),
+                _ => return None,
+            };
+            cur = next;
+        }
+        Some(cur)
+    }
+
+    /// Binds call arguments to parameters with Python's rules.
+    pub fn bind(&mut self, frame: &Frame, params: &[super::value::FnParam], args: Vec<Value>, mut kwargs: Kwargs, fname: &str, span: Span) -> EResult<Vec<(String, Value)>> {
+        let mut out: Vec<(String, Value)> = Vec::with_capacity(params.len());
+        let mut args = args.into_iter();
+        let mut var_kw: Option<String> = None;
+        for p in params {
+            match p.kind {
+                ParamKind::PositionalOnly | ParamKind::PositionalOrKeyword => {
+                    if let Some(a) = args.next() {
+                        out.push((p.name.clone(), a));
+                    } else if let Some(i) = kwargs.iter().position(|(k, _)| k == &p.name) {
+                        out.push((p.name.clone(), kwargs.remove(i).1));
+                    } else if let Some(d) = &p.default {
+                        out.push((p.name.clone(), d.clone()));
+                    } else {
+                        return Err(self.error(frame, span, codes::RAISED, format!("{fname}() missing required argument `{}`", p.name)));
+                    }
+                }
+                ParamKind::VarPositional => out.push((p.name.clone(), Value::tuple(args.by_ref().collect()))),
+                ParamKind::KeywordOnly => {
+                    if let Some(i) = kwargs.iter().position(|(k, _)| k == &p.name) {
+                        out.push((p.name.clone(), kwargs.remove(i).1));
+                    } else if let Some(d) = &p.default {
+                        out.push((p.name.clone(), d.clone()));
+                    } else {
+                        return Err(self.error(frame, span, codes::RAISED, format!("{fname}() missing keyword argument `{}`", p.name)));
+                    }
+                }
+                ParamKind::VarKeyword => var_kw = Some(p.name.clone()),
+            }
+        }
+        let extra: Vec<Value> = args.collect();
+        if !extra.is_empty() && !extra.iter().all(Value::is_unknown) {
+            return Err(self.error(frame, span, codes::RAISED, format!("{fname}() got {} extra positional argument(s)", extra.len())));
+        }
+        match var_kw {
+            Some(name) => {
+                let d = kwargs.into_iter().map(|(k, v)| (Value::str(&k), v)).collect();
+                out.push((name, Value::Dict(Rc::new(RefCell::new(d)))));
+            }
+            None if !kwargs.is_empty() => {
+                return Err(self.error(frame, span, codes::RAISED, format!("{fname}() got an unexpected keyword argument `{}`", kwargs[0].0)));
+            }
+            None => {}
+        }
+        Ok(out)
+    }
+
+    fn call_builtin(&mut self, frame: &Frame, name: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+        let a0 = args.first().cloned().unwrap_or(Value::None);
+        match name {
+            "len" => match &a0 {
+                Value::Proxy(_) => self.trace_function(frame, "builtins.len", args, kwargs, span),
+                Value::Object(o) if o.is_module() => Ok(Value::Int(o.children().len() as i64)),
+                Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
+                Value::Dict(d) => Ok(Value::Int(d.borrow().len() as i64)),
+                Value::Unknown(_) => Ok(Value::unknown("len of unknown")),
+                v => Ok(Value::Int(self.iterate(frame, v, span)?.len() as i64)),
+            },
+            "range" => {
+                let ints: Vec<Option<i64>> = args.iter().map(as_int).collect();
+                if ints.iter().any(Option::is_none) {
+                    if args.iter().any(has_proxy) {
+                        return Err(self.error(frame, span, codes::UNSUPPORTED, "range() over a value only known at run time"));
+                    }
+                    return Err(self.error(frame, span, codes::UNSUPPORTED, "range() with a bound that could not be evaluated statically"));
+                }
+                let ints: Vec<i64> = ints.into_iter().flatten().collect();
+                let (start, stop, step) = match ints.as_slice() {
+                    [e] => (0, *e, 1),
+                    [s, e] => (*s, *e, 1),
+                    [s, e, st] => (*s, *e, *st),
+                    _ => return Err(self.error(frame, span, codes::RAISED, "range() takes 1 to 3 arguments")),
+                };
+                if step == 0 {
+                    return Err(self.error(frame, span, codes::RAISED, "range() arg 3 must not be zero"));
+                }
+                let n = if step > 0 { (stop - start + step - 1).max(0) / step } else { (start - stop - step - 1).max(0) / -step };
+                if n as u64 > self.limits.max_collection as u64 {
+                    return Err(self.error(frame, span, codes::BUDGET, format!("range of {n} elements exceeds the evaluation budget")));
+                }
+                Ok(Value::list((0..n).map(|i| Value::Int(start + i * step)).collect()))
+            }
+            "enumerate" => {
+                let start = args.get(1).and_then(as_int).unwrap_or(0);
+                let items = self.iterate(frame, &a0, span)?;
+                Ok(Value::list(items.into_iter().enumerate().map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v])).collect()))
+            }
+            "zip" => {
+                let mut lists = Vec::new();
+                for a in &args {
+                    lists.push(self.iterate(frame, a, span)?);
+                }
+                let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                Ok(Value::list((0..n).map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()))
+            }
+            "reversed" => {
+                let mut items = self.iterate(frame, &a0, span)?;
+                items.reverse();
+                Ok(Value::list(items))
+            }
+            "sorted" => {
+                let mut items = self.iterate(frame, &a0, span)?;
+                if items.iter().all(|v| matches!(v, Value::Int(_))) {
+                    items.sort_by_key(|v| as_int(v).unwrap_or(0));
+                    if kwargs.iter().any(|(k, v)| k == "reverse" && matches!(v, Value::Bool(true))) {
+                        items.reverse();
+                    }
+                    Ok(Value::list(items))
+                } else if items.iter().all(|v| matches!(v, Value::Str(_))) {
+                    items.sort_by(|a, b| match (a, b) {
+                        (Value::Str(x), Value::Str(y)) => x.cmp(y),
+                        _ => std::cmp::Ordering::Equal,
+                    });
+                    Ok(Value::list(items))
+                } else {
+                    Ok(Value::list(items))
+                }
+            }
+            "list" | "tuple" | "set" | "frozenset" => {
+                let items = if args.is_empty() { vec![] } else { self.iterate(frame, &a0, span)? };
+                Ok(if name == "tuple" { Value::tuple(items) } else { Value::list(items) })
+            }
+            "dict" => {
+                let mut items = Vec::new();
+                if let Some(a) = args.first() {
+                    match a {
+                        Value::Dict(d) => items = d.borrow().clone(),
+                        other => {
+                            for pair in self.iterate(frame, other, span)? {
+                                let kv = self.unpack(frame, &pair, 2, false, span)?;
+                                super::expr::dict_insert(&mut items, kv[0].clone(), kv[1].clone());
+                            }
+                        }
+                    }
+                }
+                for (k, v) in kwargs {
+                    super::expr::dict_insert(&mut items, Value::str(&k), v);
+                }
+                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+            }
+            "isinstance" => {
+                let cls = args.get(1).cloned().unwrap_or(Value::None);
+                Ok(self.isinstance(&a0, &cls))
+            }
+            "issubclass" => {
+                let cls = args.get(1).cloned().unwrap_or(Value::None);
+                Ok(match &a0 {
+                    Value::Class(c) => {
+                        let targets = match &cls {
+                            Value::Tuple(t) => t.to_vec(),
+                            other => vec![other.clone()],
+                        };
+                        let mro = c.mro.borrow().clone();
+                        Value::Bool(targets.iter().any(|t| mro.iter().any(|m| same_class(m, t))))
+                    }
+                    _ => Value::unknown("issubclass"),
+                })
+            }
+            "hasattr" => {
+                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::unknown("hasattr")) };
+                Ok(match self.get_attr(frame, &a0, n, span) {
+                    Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
+                    Ok(_) => Value::Bool(true),
+                    Err(_) => Value::Bool(false),
+                })
+            }
+            "getattr" => {
+                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::unknown("getattr with a computed name")) };
+                match self.get_attr(frame, &a0, n, span) {
+                    Ok(v) => Ok(v),
+                    Err(e) => match args.get(2) {
+                        Some(d) => Ok(d.clone()),
+                        None => Err(e),
+                    },
+                }
+            }
+            "setattr" => {
+                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::None) };
+                let v = args.get(2).cloned().unwrap_or(Value::None);
+                self.set_attr(frame, &a0, n, v, span)?;
+                Ok(Value::None)
+            }
+            "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
+            "str" | "repr" => Ok(match &a0 {
+                Value::Str(s) => Value::Str(s.clone()),
+                Value::Int(i) => Value::str(&i.to_string()),
+                Value::Float(f) => Value::str(&format!("{f:?}")),
+                Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
+                Value::None => Value::str("None"),
+                _ => Value::unknown("str() of a complex value"),
+            }),
+            "abs" => match &a0 {
+                Value::Int(i) => Ok(Value::Int(i.abs())),
+                Value::Float(f) => Ok(Value::Float(f.abs())),
+                Value::Proxy(_) => self.trace_function(frame, "operator.abs", args, kwargs, span),
+                _ => Ok(Value::unknown("abs")),
+            },
+            "round" => match (&a0, args.get(1)) {
+                (Value::Float(f), None) => Ok(Value::Int(round_half_even(*f) as i64)),
+                (Value::Int(i), None) => Ok(Value::Int(*i)),
+                (Value::Float(f), Some(Value::Int(n))) => {
+                    let m = 10f64.powi(*n as i32);
+                    Ok(Value::Float(round_half_even(f * m) / m))
+                }
+                _ => Ok(Value::unknown("round")),
+            },
+            "min" | "max" | "sum" | "any" | "all" => {
+                let items = if args.len() == 1 { self.iterate(frame, &a0, span)? } else { args.clone() };
+                if items.iter().any(has_proxy) {
+                    return Ok(Value::unknown(format!("{name}() over traced values")));
+                }
+                fold_numbers(name, &items, kwargs.iter().find(|(k, _)| k == "default").map(|(_, v)| v.clone()))
+                    .ok_or_else(|| self.error(frame, span, codes::UNSUPPORTED, format!("{name}() over values that could not be evaluated")))
+            }
+            "divmod" => match (as_int(&a0), args.get(1).and_then(as_int)) {
+                (Some(a), Some(b)) if b != 0 => Ok(Value::tuple(vec![Value::Int(a.div_euclid(b)), Value::Int(a.rem_euclid(b))])),
+                _ => Ok(Value::unknown("divmod")),
+            },
+            "pow" => self.binary_op(frame, "**", a0, args.get(1).cloned().unwrap_or(Value::None), span),
+            "print" => {
+                if let Some(t) = self.tracer.as_mut() {
+                    t.event("print", frame.file_id, span, String::new());
+                }
+                Ok(Value::None)
+            }
+            "super" => {
+                let class = frame.class.clone();
+                let recv = frame.receiver.clone();
+                match (class, recv, args.len()) {
+                    (_, _, 2) => match (&args[0], &args[1]) {
+                        (Value::Class(c), r) => Ok(Value::Super(Rc::new(r.clone()), c.clone())),
+                        _ => Ok(Value::unknown("super() with unknown arguments")),
+                    },
+                    (Some(c), Some(r), 0) => Ok(Value::Super(Rc::new(r), c)),
+                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, "super() outside a method")),
+                }
+            }
+            "type" => Ok(match &a0 {
+                Value::Object(o) => o.class.clone(),
+                Value::Int(_) => Value::Builtin(Rc::from("int")),
+                Value::Float(_) => Value::Builtin(Rc::from("float")),
+                Value::Str(_) => Value::Builtin(Rc::from("str")),
+                _ => Value::unknown("type()"),
+            }),
+            "callable" => Ok(Value::Bool(matches!(a0, Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) | Value::Builtin(_) | Value::External(_) | Value::Partial(_)))),
+            "iter" => Ok(Value::list(self.iterate(frame, &a0, span)?)),
+            "next" => {
+                let items = self.iterate(frame, &a0, span)?;
+                match items.into_iter().next() {
+                    Some(v) => Ok(v),
+                    None => args.get(1).cloned().ok_or_else(|| self.error(frame, span, codes::RAISED, "StopIteration")),
+                }
+            }
+            "map" => {
+                let f = a0.clone();
+                let mut lists = Vec::new();
+                for a in &args[1..] {
+                    lists.push(self.iterate(frame, a, span)?);
+                }
+                let n = lists.iter().map(Vec::len).min().unwrap_or(0);
+                let mut out = Vec::with_capacity(n);
+                for i in 0..n {
+                    out.push(self.call_value(frame, &f, lists.iter().map(|l| l[i].clone()).collect(), vec![], span)?);
+                }
+                Ok(Value::list(out))
+            }
+            "filter" => {
+                let items = self.iterate(frame, args.get(1).unwrap_or(&Value::None), span)?;
+                let mut out = Vec::new();
+                for it in items {
+                    let keep = if matches!(a0, Value::None) { it.clone() } else { self.call_value(frame, &a0, vec![it.clone()], vec![], span)? };
+                    if let Truth::Known(true) = self.truth(frame, &keep, span)? {
+                        out.push(it);
+                    }
+                }
+                Ok(Value::list(out))
+            }
+            "_single" | "_pair" | "_triple" | "_quadruple" | "_ntuple" | "_tuple" | "_is_tuple" | "_prod" | "_map_float" | "_is_module" | "_shape" | "_uninitialized" => {
+                Ok(catalog_helper(name, &args))
+            }
+            "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr" | "open" | "input" | "object" | "slice" | "property" | "staticmethod" | "classmethod" => {
+                if name == "slice" {
+                    let mut parts = [Value::None, Value::None, Value::None];
+                    match args.len() {
+                        1 => parts[1] = a0,
+                        n => {
+                            for (i, a) in args.into_iter().take(3.min(n)).enumerate() {
+                                parts[i] = a;
+                            }
+                        }
+                    }
+                    return Ok(Value::Slice(Rc::new(parts)));
+                }
+                Ok(Value::unknown(format!("{name}()")))
+            }
+            // Exception constructors: the value only matters to `raise`.
+            exc if exc.ends_with("Error") || exc.ends_with("Exception") || exc.ends_with("Warning") || exc == "StopIteration" => {
+                Ok(Value::unknown(format!("{exc} instance")))
+            }
+            _ => Ok(Value::unknown(format!("{name}()"))),
+        }
+    }
+
+    /// `int(x)`, `float(x)`, `bool(x)`: on traced tensors these read data (a graph break).
+    fn convert(&mut self, frame: &Frame, name: &str, v: &Value, nargs: usize, span: Span) -> EResult<Value> {
+        if nargs == 0 {
+            return Ok(match name {
+                "int" => Value::Int(0),
+                "float" => Value::Float(0.0),
+                _ => Value::Bool(false),
+            });
+        }
+        match v {
+            Value::Proxy(_) => {
+                if let Some(t) = self.tracer.as_mut() {
+                    t.event("convert", frame.file_id, span, name.to_string());
+                }
+                self.trace_function(frame, &format!("builtins.{name}"), vec![v.clone()], vec![], span)
+            }
+            _ => Ok(match (name, v) {
+                ("int", Value::Int(i)) => Value::Int(*i),
+                ("int", Value::Float(f)) => Value::Int(f.trunc() as i64),
+                ("int", Value::Bool(b)) => Value::Int(*b as i64),
+                ("int", Value::Str(s)) => s.trim().parse().map(Value::Int).unwrap_or_else(|_| Value::unknown("int()")),
+                ("float", Value::Int(i)) => Value::Float(*i as f64),
+                ("float", Value::Float(f)) => Value::Float(*f),
+                ("float", Value::Bool(b)) => Value::Float(*b as i64 as f64),
+                ("float", Value::Str(s)) => match s.trim() {
+                    "inf" => Value::Float(f64::INFINITY),
+                    "-inf" => Value::Float(f64::NEG_INFINITY),
+                    "nan" => Value::Float(f64::NAN),
+                    t => t.parse().map(Value::Float).unwrap_or_else(|_| Value::unknown("float()")),
+                },
+                ("bool", other) => match self.truth(frame, other, span)? {
+                    Truth::Known(b) => Value::Bool(b),
+                    _ => Value::unknown("bool()"),
+                },
+                _ => Value::unknown(format!("{name}()")),
+            }),
+        }
+    }
+
+    pub fn isinstance(&mut self, v: &Value, cls: &Value) -> Value {
+        let targets: Vec<Value> = match cls {
+            Value::Tuple(t) => t.to_vec(),
+            other => vec![other.clone()],
+        };
+        let mut unknown = false;
+        for t in &targets {
+            let r = match (v, t) {
+                (Value::Unknown(_), _) | (_, Value::Unknown(_)) => None,
+                (Value::Int(_), Value::Builtin(b)) => Some(&**b == "int"),
+                (Value::Bool(_), Value::Builtin(b)) => Some(&**b == "bool" || &**b == "int"),
+                (Value::Float(_), Value::Builtin(b)) => Some(&**b == "float"),
+                (Value::Str(_), Value::Builtin(b)) => Some(&**b == "str"),
+                (Value::Tuple(_), Value::Builtin(b)) => Some(&**b == "tuple"),
+                (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
+                (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
+                (Value::None, _) => Some(false),
+                (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter")),
+                (Value::Param(_), Value::External(p)) => Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter")),
+                (Value::Object(o), t) => {
+                    let mro = match &o.class {
+                        Value::Class(c) => c.mro.borrow().clone(),
+                        other => vec![other.clone()],
+                    };
+                    let leaf_hit = match (&o.kind, t) {
+                        (ObjKind::Leaf(name) | ObjKind::Container(name), Value::External(p)) => {
+                            p.rsplit('.').next() == Some(name.as_str()) || &**p == "torch.nn.Module"
+                        }
+                        (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
+                        _ => false,
+                    };
+                    Some(leaf_hit || mro.iter().any(|m| same_class(m, t)))
+                }
+                (Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Bool(_), _) => Some(false),
+                (Value::Proxy(_), _) => Some(false),
+                _ => None,
+            };
+            match r {
+                Some(true) => return Value::Bool(true),
+                Some(false) => {}
+                None => unknown = true,
+            }
+        }
+        if unknown { Value::unknown("isinstance") } else { Value::Bool(false) }
+    }
+
+    pub fn binary_op(&mut self, frame: &Frame, sym: &str, a: Value, b: Value, span: Span) -> EResult<Value> {
+        let Some(name) = binop_name(sym) else {
+            return Err(self.error(frame, span, codes::UNSUPPORTED, format!("operator `{sym}`")));
+        };
+        if self.tracing() && (has_proxy(&a) || has_proxy(&b)) && matches!((&a, &b), (Value::Proxy(_), _) | (_, Value::Proxy(_))) {
+            return self.trace_function(frame, &format!("operator.{name}"), vec![a, b], vec![], span);
+        }
+        use Value::*;
+        Ok(match (name, &a, &b) {
+            (_, Unknown(_), _) | (_, _, Unknown(_)) => Value::unknown("arithmetic on an unknown value"),
+            ("add", Str(x), Str(y)) => Value::str(&format!("{x}{y}")),
+            ("add", Tuple(x), Tuple(y)) => Value::tuple(x.iter().chain(y.iter()).cloned().collect()),
+            ("add", List(x), List(y)) => Value::list(x.borrow().iter().chain(y.borrow().iter()).cloned().collect()),
+            ("mul", List(x), Int(n)) | ("mul", Int(n), List(x)) => {
+                let v = x.borrow();
+                let n = (*n).max(0) as usize;
+                if n.saturating_mul(v.len()) > self.limits.max_collection {
+                    return Err(self.error(frame, span, codes::BUDGET, "list too large"));
+                }
+                Value::list((0..n).flat_map(|_| v.iter().cloned()).collect())
+            }
+            ("mul", Tuple(x), Int(n)) | ("mul", Int(n), Tuple(x)) => {
+                let n = (*n).max(0) as usize;
+                if n.saturating_mul(x.len()) > self.limits.max_collection {
+                    return Err(self.error(frame, span, codes::BUDGET, "tuple too large"));
+                }
+                Value::tuple((0..n).flat_map(|_| x.iter().cloned()).collect())
+            }
+            ("mod", Str(_), _) => Value::unknown("string formatting"),
+            ("eq", _, _) | ("ne", _, _) => match a.py_eq(&b) {
+                Some(e) => Bool(e == (name == "eq")),
+                Option::None => Value::unknown("comparison"),
+            },
+            ("lt" | "le" | "gt" | "ge", Str(x), Str(y)) => Bool(match name {
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                _ => x >= y,
+            }),
+            ("lt" | "le" | "gt" | "ge", Tuple(x), Tuple(y)) => {
+                let xi: Option<Vec<i64>> = x.iter().map(as_int).collect();
+                let yi: Option<Vec<i64>> = y.iter().map(as_int).collect();
+                match (xi, yi) {
+                    (Some(x), Some(y)) => Bool(match name {
+                        "lt" => x < y,
+                        "le" => x <= y,
+                        "gt" => x > y,
+                        _ => x >= y,
+                    }),
+                    _ => Value::unknown("comparison"),
+                }
+            }
+            ("and_" | "or_" | "xor", Bool(x), Bool(y)) => Bool(match name {
+                "and_" => x & y,
+                "or_" => x | y,
+                _ => x ^ y,
+            }),
+            ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => match (as_int(&a), as_int(&b)) {
+                (Some(x), Some(y)) => Int(match name {
+                    "and_" => x & y,
+                    "or_" => x | y,
+                    "xor" => x ^ y,
+                    "lshift" => x.checked_shl(y as u32).unwrap_or(0),
+                    _ => x.checked_shr(y as u32).unwrap_or(0),
+                }),
+                _ => Value::unknown("bitwise operation"),
+            },
+            ("or_", Dict(x), Dict(y)) => {
+                let mut items = x.borrow().clone();
+                for (k, v) in y.borrow().iter() {
+                    super::expr::dict_insert(&mut items, k.clone(), v.clone());
+                }
+                Value::Dict(Rc::new(RefCell::new(items)))
+            }
+            _ => match (num(&a), num(&b)) {
+                (Some(x), Some(y)) => {
+                    let origin = crate::shapes::ScalarOrigin::Const;
+                    match crate::shapes::rules::scalar_binary(name, &x, &y, origin) {
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Int(Some(i)), _) => Int(i),
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Float(Some(f)), _) => Float(f),
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Bool(Some(v)), _) => Bool(v),
+                        _ => {
+                            if matches!(name, "truediv" | "floordiv" | "mod") && as_f64(&b) == Some(0.0) {
+                                return Err(self.error(frame, span, codes::RAISED, "division by zero"));
+                            }
+                            Value::unknown(format!("`{sym}` on these values"))
+                        }
+                    }
+                }
+                _ => match (&a, &b) {
+                    (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
+                        let t = if matches!(a, TensorConst(_) | Param(_)) { &a } else { &b };
+                        t.clone()
+                    }
+                    _ => Value::unknown(format!("`{sym}` between {} and {}", a.type_name(), b.type_name())),
+                },
+            },
+        })
+    }
+
+    pub fn unary_op(&mut self, frame: &Frame, sym: &str, v: Value, span: Span) -> EResult<Value> {
+        if let Value::Proxy(_) = v {
+            let target = match sym {
+                "-" => "operator.neg",
+                "+" => "operator.pos",
+                _ => "operator.invert",
+            };
+            return self.trace_function(frame, target, vec![v], vec![], span);
+        }
+        Ok(match (sym, &v) {
+            ("-", Value::Int(i)) => Value::Int(-i),
+            ("-", Value::Float(f)) => Value::Float(-f),
+            ("+", Value::Int(_) | Value::Float(_)) => v,
+            ("~", Value::Int(i)) => Value::Int(!i),
+            ("-", Value::Bool(b)) => Value::Int(-(*b as i64)),
+            _ => Value::unknown("unary operation"),
+        })
+    }
+
+    /// The elements `for x in v` visits.
+    pub fn iterate(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<Vec<Value>> {
+        match v {
+            Value::Tuple(t) => Ok(t.to_vec()),
+            Value::List(l) => Ok(l.borrow().clone()),
+            Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
+            Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            Value::Object(o) => match &o.kind {
+                ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o.children().into_iter().map(|(k, _)| Value::str(&k)).collect()),
+                ObjKind::Container(_) => Ok(o.children().into_iter().map(|(_, c)| Value::Object(c)).collect()),
+                _ => match self.class_lookup(&o.class, "__iter__") {
+                    Some(Value::Function(f)) => {
+                        let r = self.call_function(frame, &f, Some(v.clone()), vec![], vec![], span)?;
+                        self.iterate(frame, &r, span)
+                    }
+                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, format!("cannot iterate over `{}`", o.class_name()))),
+                },
+            },
+            Value::Proxy(n) => {
+                // torch.fx unpacks a traced value by indexing it: one getitem per element.
+                let len = self.tracer.as_ref().and_then(|t| match t.meta(*n) {
+                    crate::shapes::Meta::Seq(s) => Some(s.len()),
+                    crate::shapes::Meta::Size(s) => Some(s.len()),
+                    crate::shapes::Meta::Tensor(t) => t.shape.as_ref().and_then(|s| s.first()).and_then(|d| d.known()).map(|d| d as usize),
+                    _ => None,
+                });
+                match len {
+                    Some(n) => (0..n).map(|i| self.get_item(frame, v, Value::Int(i as i64), span)).collect(),
+                    None => Err(self.error(frame, span, codes::UNSUPPORTED, "iterating a traced value of unknown length")),
+                }
+            }
+            Value::Unknown(u) => Err(self.error(frame, span, codes::UNSUPPORTED, format!("cannot iterate over an unknown value ({})", u.reason))),
+            other => Err(self.error(frame, span, codes::RAISED, format!("`{}` is not iterable", other.type_name()))),
+        }
+    }
+
+    /// Unpacking for `a, b = v`: a traced value of unknown length unpacks to exactly `n`.
+    pub fn unpack(&mut self, frame: &Frame, v: &Value, n: usize, starred: bool, span: Span) -> EResult<Vec<Value>> {
+        if let Value::Proxy(_) = v {
+            let known = self.iterate(frame, v, span);
+            return match known {
+                Ok(items) if items.len() == n || starred => Ok(items),
+                Ok(items) => Err(self.error(frame, span, codes::RAISED, format!("cannot unpack {} values into {n}", items.len()))),
+                Err(_) if !starred => (0..n).map(|i| self.get_item(frame, v, Value::Int(i as i64), span)).collect(),
+                Err(e) => Err(e),
+            };
+        }
+        if let Value::Unknown(u) = v {
+            return Ok((0..n).map(|_| Value::unknown(u.reason.clone())).collect());
+        }
+        let items = self.iterate(frame, v, span)?;
+        if !starred && items.len() != n {
+            return Err(self.error(frame, span, codes::RAISED, format!("cannot unpack {} values into {n}", items.len())));
+        }
+        Ok(items)
+    }
+
+    pub fn get_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<Value> {
+        if let Value::Proxy(_) = obj {
+            return self.trace_function(frame, "operator.getitem", vec![obj.clone(), key], vec![], span);
+        }
+        if has_proxy(&key) && self.tracing() {
+            if let Value::TensorConst(_) | Value::Param(_) = obj {
+                return self.trace_function(frame, "operator.getitem", vec![obj.clone(), key], vec![], span);
+            }
+        }
+        match (obj, &key) {
+            (Value::Tuple(_) | Value::List(_), Value::Slice(s)) => {
+                let items = self.iterate(frame, obj, span)?;
+                let picked = slice_items(&items, s).ok_or_else(|| self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds"))?;
+                Ok(if matches!(obj, Value::Tuple(_)) { Value::tuple(picked) } else { Value::list(picked) })
+            }
+            (Value::Tuple(_) | Value::List(_) | Value::Str(_), k) => {
+                let items = self.iterate(frame, obj, span)?;
+                let Some(i) = as_int(k) else {
+                    return Ok(Value::unknown("index could not be evaluated"));
+                };
+                let idx = if i < 0 { i + items.len() as i64 } else { i };
+                items.get(idx as usize).cloned().ok_or_else(|| self.error(frame, span, codes::RAISED, format!("index {i} out of range")))
+            }
+            (Value::Dict(d), k) => {
+                let found = d.borrow().iter().find(|(kk, _)| kk.py_eq(k) == Some(true)).map(|(_, v)| v.clone());
+                match found {
+                    Some(v) => Ok(v),
+                    None if d.borrow().iter().any(|(kk, _)| kk.py_eq(k).is_none()) || k.is_unknown() => Ok(Value::unknown("dict lookup")),
+                    None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+                }
+            }
+            (Value::Object(o), k) if o.is_module() => self.module_item(frame, o, k, span),
+            (Value::Object(o), k) => match self.class_lookup(&o.class, "__getitem__") {
+                Some(Value::Function(f)) => self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span),
+                _ => Ok(Value::unknown("subscript")),
+            },
+            // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
+            (Value::External(p), _) => Ok(Value::External(p.clone())),
+            (Value::Class(_), _) => Ok(obj.clone()),
+            (Value::TensorConst(t), _) => Ok(Value::TensorConst(Rc::new(super::value::TensorConst { shape: None, dtype: t.dtype }))),
+            (Value::Unknown(u), _) => {
+                let path = u.path.as_ref().and_then(|p| as_int(&key).map(|i| format!("{p}.{i}")));
+                Ok(Value::Unknown(Rc::new(super::value::Unknown { reason: u.reason.clone(), path })))
+            }
+            _ => Ok(Value::unknown(format!("subscript of {}", obj.type_name()))),
+        }
+    }
+
+    pub fn set_item(&mut self, frame: &Frame, obj: &Value, key: Value, v: Value, span: Span) -> EResult<()> {
+        match (obj, &key) {
+            (Value::Proxy(_), _) => {
+                self.trace_function(frame, "operator.setitem", vec![obj.clone(), key, v], vec![], span)?;
+                Ok(())
+            }
+            (Value::List(l), k) => {
+                let len = l.borrow().len() as i64;
+                match as_int(k) {
+                    Some(i) => {
+                        let idx = if i < 0 { i + len } else { i };
+                        if idx < 0 || idx >= len {
+                            return Err(self.error(frame, span, codes::RAISED, "list assignment index out of range"));
+                        }
+                        l.borrow_mut()[idx as usize] = v;
+                        Ok(())
+                    }
+                    None => Ok(()),
+                }
+            }
+            (Value::Dict(d), _) => {
+                super::expr::dict_insert(&mut d.borrow_mut(), key, v);
+                Ok(())
+            }
+            (Value::Object(o), Value::Str(k)) if o.is_module() => {
+                o.attrs.borrow_mut().insert(k.to_string(), v);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Attribute lookup along a class's MRO (user classes only).
+    pub fn class_lookup(&self, class: &Value, name: &str) -> Option<Value> {
+        match class {
+            Value::Class(c) => {
+                for m in c.mro.borrow().iter() {
+                    if let Value::Class(k) = m {
+                        if let Some(v) = k.ns.borrow().get(name) {
+                            return Some(v.clone());
+                        }
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    pub fn make_partial(&self, args: Vec<Value>, kwargs: Kwargs) -> Value {
+        let mut it = args.into_iter();
+        let func = it.next().unwrap_or(Value::None);
+        Value::Partial(Rc::new(Partial { func, args: it.collect(), kwargs }))
+    }
+}
+
+pub fn same_class(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+        (Value::External(x), Value::External(y)) => x == y || x.rsplit('.').next() == y.rsplit('.').next() && x.starts_with("torch.nn") && y.starts_with("torch.nn"),
+        _ => false,
+    }
+}
+
+pub fn as_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        Value::Bool(b) => Some(*b as i64),
+        _ => None,
+    }
+}
+
+pub fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        Value::Bool(b) => Some(*b as i64 as f64),
+        _ => None,
+    }
+}
+
+fn num(v: &Value) -> Option<crate::shapes::Scalar> {
+    use crate::shapes::Scalar;
+    match v {
+        Value::Int(i) => Some(Scalar::Int(Some(*i))),
+        Value::Float(f) => Some(Scalar::Float(Some(*f))),
+        Value::Bool(b) => Some(Scalar::Int(Some(*b as i64))),
+        _ => None,
+    }
+}
+
+fn round_half_even(f: f64) -> f64 {
+    let r = f.round();
+    if (f - f.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
+        r - f.signum()
+    } else {
+        r
+    }
+}
+
+fn fold_numbers(name: &str, items: &[Value], default: Option<Value>) -> Option<Value> {
+    match name {
+        "any" | "all" => {
+            let mut acc = name == "all";
+            for it in items {
+                let b = match it {
+                    Value::Bool(b) => *b,
+                    Value::Int(i) => *i != 0,
+                    Value::None => false,
+                    Value::Unknown(_) => return Some(Value::unknown(name)),
+                    _ => true,
+                };
+                acc = if name == "all" { acc && b } else { acc || b };
+            }
+            Some(Value::Bool(acc))
+        }
+        "sum" => {
+            let mut int_acc: i64 = 0;
+            let mut float_acc: Option<f64> = None;
+            for it in items {
+                match it {
+                    Value::Int(i) => int_acc += i,
+                    Value::Bool(b) => int_acc += *b as i64,
+                    Value::Float(f) => float_acc = Some(float_acc.unwrap_or(0.0) + f),
+                    _ => return None,
+                }
+            }
+            Some(match float_acc {
+                Some(f) => Value::Float(f + int_acc as f64),
+                None => Value::Int(int_acc),
+            })
+        }
+        _ => {
+            if items.is_empty() {
+                return default;
+            }
+            let mut best = items[0].clone();
+            for it in &items[1..] {
+                let (a, b) = (as_f64(&best)?, as_f64(it)?);
+                if (name == "max" && b > a) || (name == "min" && b < a) {
+                    best = it.clone();
+                }
+            }
+            as_f64(&best)?;
+            Some(best)
+        }
+    }
+}
+
+fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
+    let n = items.len() as i64;
+    let step = match &s[2] {
+        Value::None => 1,
+        v => as_int(v)?,
+    };
+    if step == 0 {
+        return None;
+    }
+    let norm = |v: &Value, dflt: i64| -> Option<i64> {
+        match v {
+            Value::None => Some(dflt),
+            v => {
+                let i = as_int(v)?;
+                Some(if i < 0 { (i + n).max(if step > 0 { 0 } else { -1 }) } else { i.min(if step > 0 { n } else { n - 1 }) })
+            }
+        }
+    };
+    let (start, stop) = if step > 0 { (norm(&s[0], 0)?, norm(&s[1], n)?) } else { (norm(&s[0], n - 1)?, norm(&s[1], -1)?) };
+    let mut out = Vec::new();
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        if i >= 0 && i < n {
+            out.push(items[i as usize].clone());
+        }
+        i += step;
+    }
+    Some(out)
+}
+
+/// Helpers the catalogue's shape formulas use (see `scripts/catalog/README.md`).
+const CATALOG_HELPERS: &[&str] = &["_single", "_pair", "_triple", "_quadruple", "_ntuple", "_tuple", "_is_tuple", "_prod", "_map_float", "_is_module", "_shape", "_uninitialized"];
+
+fn catalog_helper(name: &str, args: &[Value]) -> Value {
+    let seq = |v: &Value| -> Option<Vec<Value>> {
+        match v {
+            Value::Tuple(t) => Some(t.to_vec()),
+            Value::List(l) => Some(l.borrow().clone()),
+            _ => None,
+        }
+    };
+    let repeat = |n: usize, v: &Value| match seq(v) {
+        Some(items) => Value::tuple(items),
+        None => Value::tuple(vec![v.clone(); n]),
+    };
+    let a0 = args.first().cloned().unwrap_or(Value::None);
+    match name {
+        "_single" => repeat(1, &a0),
+        "_pair" => repeat(2, &a0),
+        "_triple" => repeat(3, &a0),
+        "_quadruple" => repeat(4, &a0),
+        "_ntuple" => match as_int(&a0) {
+            Some(n) => repeat(n.max(0) as usize, args.get(1).unwrap_or(&Value::None)),
+            None => Value::unknown("_ntuple"),
+        },
+        "_tuple" => repeat(1, &a0),
+        "_is_tuple" => Value::Bool(seq(&a0).is_some()),
+        "_prod" => match seq(&a0) {
+            Some(items) => items.iter().map(as_int).try_fold(1i64, |acc, v| v.map(|v| acc * v)).map(Value::Int).unwrap_or_else(|| Value::unknown("_prod")),
+            None => as_int(&a0).map(Value::Int).unwrap_or_else(|| Value::unknown("_prod")),
+        },
+        "_map_float" => match seq(&a0) {
+            Some(items) => Value::tuple(items.iter().map(|v| as_f64(v).map(Value::Float).unwrap_or_else(|| v.clone())).collect()),
+            None => as_f64(&a0).map(Value::Float).unwrap_or(a0),
+        },
+        "_is_module" => Value::Bool(matches!(a0, Value::Object(_))),
+        _ => Value::unknown(name.to_string()),
+    }
+}
+
+/// Names that resolve to Python builtins when no binding shadows them.
+fn builtin_value(name: &str) -> Option<Value> {
+    const FUNCS: &[&str] = &[
+        "len", "range", "enumerate", "zip", "reversed", "sorted", "list", "tuple", "set", "frozenset", "dict", "isinstance",
+        "issubclass", "hasattr", "getattr", "setattr", "int", "float", "bool", "str", "repr", "abs", "round", "min", "max",
+        "sum", "any", "all", "divmod", "pow", "print", "super", "type", "callable", "iter", "next", "map", "filter", "id",
+        "hash", "vars", "dir", "globals", "locals", "format", "ord", "chr", "open", "input", "object", "slice", "property",
+        "staticmethod", "classmethod",
+    ];
+    if FUNCS.contains(&name) || CATALOG_HELPERS.contains(&name) {
+        return Some(Value::Builtin(Rc::from(name)));
+    }
+    if name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Warning") || name == "StopIteration" || name == "KeyboardInterrupt" {
+        return Some(Value::Builtin(Rc::from(name)));
+    }
+    match name {
+        "NotImplemented" | "Ellipsis" => Some(Value::Ellipsis),
+        "__file__" => Some(Value::unknown("__file__")),
+        _ => None,
+    }
+}
+
+/// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).
+pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
+    let mut n = tree.root_node().descendant_for_byte_range(span.start, span.end)?;
+    loop {
+        if n.start_byte() == span.start && n.end_byte() == span.end && matches!(n.kind(), "function_definition" | "lambda" | "class_definition") {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+pub fn fn_kind_plain() -> FnKind {
+    FnKind::Plain
+}
+
+pub fn find_param<'a>(f: &'a Function, name: &str) -> Option<&'a super::value::FnParam> {
+    f.params.iter().find(|p| p.name == name)
+}

@@ -1,0 +1,529 @@
+//! Expressions.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use tree_sitter::Node;
+
+use super::stmt::Truth;
+use super::value::{FnKind, Scope, Value};
+use super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::syntax::{text, Span};
+
+pub fn binop_name(sym: &str) -> Option<&'static str> {
+    Some(match sym {
+        "+" => "add",
+        "-" => "sub",
+        "*" => "mul",
+        "/" => "truediv",
+        "//" => "floordiv",
+        "%" => "mod",
+        "**" => "pow",
+        "@" => "matmul",
+        "&" => "and_",
+        "|" => "or_",
+        "^" => "xor",
+        "<<" => "lshift",
+        ">>" => "rshift",
+        "<" => "lt",
+        "<=" => "le",
+        ">" => "gt",
+        ">=" => "ge",
+        "==" => "eq",
+        "!=" => "ne",
+        _ => return None,
+    })
+}
+
+impl<'p> Interp<'p> {
+    pub fn eval_expr(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        self.expr_depth += 1;
+        if self.expr_depth > self.limits.max_expr_depth {
+            self.expr_depth -= 1;
+            return Err(self.error(frame, Span::of(node), codes::UNSUPPORTED, "expression nested too deeply to analyse"));
+        }
+        let r = self.eval_expr_inner(frame, node);
+        self.expr_depth -= 1;
+        r
+    }
+
+    fn eval_expr_inner(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let src = frame.file.text.clone();
+        let span = Span::of(node);
+        match node.kind() {
+            "identifier" => self.lookup(frame, text(node, &src), span),
+            "integer" => Ok(parse_int(text(node, &src)).map(Value::Int).unwrap_or_else(|| Value::unknown("integer literal out of range"))),
+            "float" => {
+                let t = text(node, &src).replace('_', "");
+                if t.ends_with(['j', 'J']) {
+                    return Ok(Value::unknown("complex literal"));
+                }
+                Ok(t.parse::<f64>().map(Value::Float).unwrap_or_else(|_| Value::unknown("float literal")))
+            }
+            "true" => Ok(Value::Bool(true)),
+            "false" => Ok(Value::Bool(false)),
+            "none" => Ok(Value::None),
+            "ellipsis" => Ok(Value::Ellipsis),
+            "string" => Ok(string_value(node, &src)),
+            "concatenated_string" => {
+                let mut c = node.walk();
+                let mut out = String::new();
+                for s in node.named_children(&mut c) {
+                    match string_value(s, &src) {
+                        Value::Str(p) => out.push_str(&p),
+                        other => return Ok(other),
+                    }
+                }
+                Ok(Value::str(&out))
+            }
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(inner) => self.eval_expr(frame, inner),
+                None => Ok(Value::tuple(vec![])),
+            },
+            "tuple" | "expression_list" | "pattern_list" => Ok(Value::tuple(self.eval_items(frame, node)?)),
+            "list" => Ok(Value::list(self.eval_items(frame, node)?)),
+            "set" => Ok(Value::list(self.eval_items(frame, node)?)),
+            "dictionary" => {
+                let mut c = node.walk();
+                let kids: Vec<Node> = node.named_children(&mut c).collect();
+                let mut items: Vec<(Value, Value)> = Vec::new();
+                for k in kids {
+                    match k.kind() {
+                        "pair" => {
+                            let (Some(kn), Some(vn)) = (k.child_by_field_name("key"), k.child_by_field_name("value")) else { continue };
+                            let key = self.eval_expr(frame, kn)?;
+                            let val = self.eval_expr(frame, vn)?;
+                            dict_insert(&mut items, key, val);
+                        }
+                        "dictionary_splat" => {
+                            if let Some(inner) = k.named_child(0) {
+                                if let Value::Dict(d) = self.eval_expr(frame, inner)? {
+                                    for (kk, vv) in d.borrow().iter() {
+                                        dict_insert(&mut items, kk.clone(), vv.clone());
+                                    }
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+            }
+            "attribute" => {
+                let (Some(obj), Some(attr)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute")) else {
+                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete attribute access"));
+                };
+                let o = self.eval_expr(frame, obj)?;
+                self.get_attr(frame, &o, text(attr, &src), span)
+            }
+            "subscript" => {
+                let Some(obj) = node.child_by_field_name("value") else { return Ok(Value::unknown("subscript")) };
+                let o = self.eval_expr(frame, obj)?;
+                let key = self.eval_subscript_key(frame, node)?;
+                self.get_item(frame, &o, key, span)
+            }
+            "call" => self.eval_call(frame, node),
+            "binary_operator" => {
+                let (Some(l), Some(r), Some(op)) = (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("operator")) else {
+                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                };
+                let a = self.eval_expr(frame, l)?;
+                let b = self.eval_expr(frame, r)?;
+                self.binary_op(frame, text(op, &src), a, b, span)
+            }
+            "unary_operator" => {
+                let (Some(arg), Some(op)) = (node.child_by_field_name("argument"), node.child_by_field_name("operator")) else {
+                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                };
+                let v = self.eval_expr(frame, arg)?;
+                self.unary_op(frame, text(op, &src), v, span)
+            }
+            "not_operator" => {
+                let Some(arg) = node.child_by_field_name("argument") else { return Ok(Value::unknown("not")) };
+                let v = self.eval_expr(frame, arg)?;
+                Ok(match self.truth(frame, &v, span)? {
+                    Truth::Known(b) => Value::Bool(!b),
+                    Truth::Data(_) => self.data_bool(frame, &v, span),
+                    Truth::Unknown => Value::unknown("condition"),
+                })
+            }
+            "boolean_operator" => {
+                let (Some(l), Some(r), Some(op)) = (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("operator")) else {
+                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                };
+                let is_and = text(op, &src) == "and";
+                let a = self.eval_expr(frame, l)?;
+                match self.truth(frame, &a, Span::of(l))? {
+                    Truth::Known(t) => {
+                        if t == is_and {
+                            self.eval_expr(frame, r)
+                        } else {
+                            Ok(a)
+                        }
+                    }
+                    Truth::Data(_) => {
+                        let _ = self.eval_expr(frame, r)?;
+                        Ok(self.data_bool(frame, &a, Span::of(l)))
+                    }
+                    Truth::Unknown => {
+                        let b = self.eval_expr(frame, r)?;
+                        Ok(match self.truth(frame, &b, Span::of(r))? {
+                            Truth::Known(t) if t != is_and => b,
+                            _ => Value::unknown("condition"),
+                        })
+                    }
+                }
+            }
+            "comparison_operator" => self.eval_comparison(frame, node),
+            "conditional_expression" => {
+                let mut c = node.walk();
+                let kids: Vec<Node> = node.named_children(&mut c).collect();
+                if kids.len() < 3 {
+                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete conditional expression"));
+                }
+                let cond = self.eval_expr(frame, kids[1])?;
+                match self.truth(frame, &cond, Span::of(kids[1]))? {
+                    Truth::Known(true) => self.eval_expr(frame, kids[0]),
+                    Truth::Known(false) => self.eval_expr(frame, kids[2]),
+                    Truth::Data(cause) => {
+                        let region = self.tracer.as_mut().map(|t| t.open_region(cause, "conditional expression", frame.file_id, Span::of(kids[1])));
+                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                            t.set_branch(r, Some(crate::graph::RegionRole::ThenBranch));
+                        }
+                        let a = self.eval_expr(frame, kids[0]);
+                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                            t.set_branch(r, Some(crate::graph::RegionRole::ElseBranch));
+                        }
+                        let b = self.eval_expr(frame, kids[2]);
+                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                            t.set_branch(r, None);
+                        }
+                        let _ = b?;
+                        a
+                    }
+                    Truth::Unknown => {
+                        let a = self.eval_expr(frame, kids[0])?;
+                        if self.tracing() {
+                            let _ = self.eval_expr(frame, kids[2])?;
+                        }
+                        Ok(a)
+                    }
+                }
+            }
+            "lambda" => {
+                let f = self.make_function(frame, node, FnKind::Plain)?;
+                Ok(Value::Function(Rc::new(f)))
+            }
+            "list_comprehension" | "set_comprehension" | "generator_expression" => {
+                let mut out = Vec::new();
+                self.comprehension(frame, node, &mut |this, f| {
+                    let body = node.child_by_field_name("body").expect("comprehension body");
+                    out.push(this.eval_expr(f, body)?);
+                    Ok(())
+                })?;
+                Ok(if node.kind() == "generator_expression" { Value::tuple(out) } else { Value::list(out) })
+            }
+            "dictionary_comprehension" => {
+                let mut items = Vec::new();
+                self.comprehension(frame, node, &mut |this, f| {
+                    let body = node.child_by_field_name("body").expect("comprehension body");
+                    let (Some(k), Some(v)) = (body.child_by_field_name("key"), body.child_by_field_name("value")) else { return Ok(()) };
+                    let key = this.eval_expr(f, k)?;
+                    let val = this.eval_expr(f, v)?;
+                    dict_insert(&mut items, key, val);
+                    Ok(())
+                })?;
+                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+            }
+            "named_expression" => {
+                let (Some(n), Some(v)) = (node.child_by_field_name("name"), node.child_by_field_name("value")) else { return Ok(Value::unknown(":=")) };
+                let val = self.eval_expr(frame, v)?;
+                self.set_var(frame, text(n, &src), val.clone());
+                Ok(val)
+            }
+            "list_splat" | "dictionary_splat" => match node.named_child(0) {
+                Some(inner) => self.eval_expr(frame, inner),
+                None => Ok(Value::unknown("splat")),
+            },
+            "await" => Err(self.error(frame, span, codes::UNSUPPORTED, "`await` in model code")),
+            "yield" => {
+                if let Some(t) = self.tracer.as_mut() {
+                    t.note_generator(frame.file_id, span);
+                }
+                Ok(Value::None)
+            }
+            "type" => Ok(Value::unknown("type annotation")),
+            "slice" => self.eval_slice(frame, node),
+            "ERROR" => Err(self.error(frame, span, codes::SYNTAX_ERROR, "syntax error")),
+            kind => Err(self.error(frame, span, codes::UNSUPPORTED, format!("unsupported expression `{kind}`"))),
+        }
+    }
+
+    /// Elements of a tuple/list display, expanding `*iterable`.
+    fn eval_items(&mut self, frame: &Frame, node: Node) -> EResult<Vec<Value>> {
+        let mut c = node.walk();
+        let kids: Vec<Node> = node.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
+        let mut out = Vec::with_capacity(kids.len());
+        for k in kids {
+            if k.kind() == "list_splat" {
+                let v = self.eval_expr(frame, k)?;
+                out.extend(self.iterate(frame, &v, Span::of(k))?);
+            } else {
+                out.push(self.eval_expr(frame, k)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn comprehension(&mut self, frame: &Frame, node: Node, emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>) -> EResult<()> {
+        // Comprehensions get their own scope, as in Python 3.
+        let scope = Rc::new(Scope { vars: RefCell::new(frame.locals.as_ref().map(|l| l.vars.borrow().clone()).unwrap_or_default()), parent: frame.locals.clone() });
+        let inner = Frame { locals: Some(scope), ..frame.clone() };
+        let mut c = node.walk();
+        let clauses: Vec<Node> = node.named_children(&mut c).filter(|k| k.kind() == "for_in_clause" || k.kind() == "if_clause").collect();
+        self.comprehension_level(&inner, &clauses, emit)
+    }
+
+    fn comprehension_level(&mut self, frame: &Frame, clauses: &[Node], emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>) -> EResult<()> {
+        let Some((first, rest)) = clauses.split_first() else { return emit(self, frame) };
+        match first.kind() {
+            "for_in_clause" => {
+                let (Some(left), Some(right)) = (first.child_by_field_name("left"), first.child_by_field_name("right")) else { return Ok(()) };
+                let it = self.eval_expr(frame, right)?;
+                for item in self.iterate(frame, &it, Span::of(right))? {
+                    self.step(frame, Span::of(*first))?;
+                    self.assign(frame, left, item)?;
+                    self.comprehension_level(frame, rest, emit)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let Some(cond) = first.named_child(0) else { return Ok(()) };
+                let v = self.eval_expr(frame, cond)?;
+                match self.truth(frame, &v, Span::of(cond))? {
+                    Truth::Known(false) => Ok(()),
+                    _ => self.comprehension_level(frame, rest, emit),
+                }
+            }
+        }
+    }
+
+    fn eval_comparison(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let src = frame.file.text.clone();
+        let mut c = node.walk();
+        let mut operands = Vec::new();
+        let mut ops: Vec<String> = Vec::new();
+        let mut pending = String::new();
+        for ch in node.children(&mut c) {
+            if ch.is_named() && ch.kind() != "comment" {
+                if !pending.is_empty() {
+                    ops.push(std::mem::take(&mut pending));
+                }
+                operands.push(ch);
+            } else if !ch.is_named() {
+                if !pending.is_empty() {
+                    pending.push(' ');
+                }
+                pending.push_str(text(ch, &src));
+            }
+        }
+        if operands.len() < 2 || ops.len() != operands.len() - 1 {
+            return Err(self.error(frame, Span::of(node), codes::SYNTAX_ERROR, "incomplete comparison"));
+        }
+        let mut left = self.eval_expr(frame, operands[0])?;
+        let mut result = Value::Bool(true);
+        for (i, op) in ops.iter().enumerate() {
+            let right = self.eval_expr(frame, operands[i + 1])?;
+            let span = Span::of(operands[i]).cover(Span::of(operands[i + 1]));
+            let r = self.compare(frame, op, left.clone(), right.clone(), span)?;
+            if i == 0 {
+                result = r;
+            } else {
+                // Chains are `a < b and b < c`.
+                result = match (self.truth(frame, &result, span)?, self.truth(frame, &r, span)?) {
+                    (Truth::Known(false), _) => Value::Bool(false),
+                    (Truth::Known(true), _) => r,
+                    _ => Value::unknown("chained comparison"),
+                };
+            }
+            left = right;
+        }
+        Ok(result)
+    }
+
+    pub fn compare(&mut self, frame: &Frame, op: &str, a: Value, b: Value, span: Span) -> EResult<Value> {
+        match op {
+            "is" | "is not" => {
+                let r = match (&a, &b) {
+                    (Value::Proxy(_), Value::None) | (Value::None, Value::Proxy(_)) => Some(false),
+                    _ => a.py_is(&b),
+                };
+                Ok(match r {
+                    Some(v) => Value::Bool(v == (op == "is")),
+                    None => Value::unknown("identity test on an unknown value"),
+                })
+            }
+            "in" | "not in" => {
+                let r = match &b {
+                    Value::Proxy(_) => return self.trace_function(frame, "operator.contains", vec![b, a], vec![], span),
+                    Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.py_eq(&a)).try_fold(false, |acc, e| e.map(|e| acc || e)),
+                    Value::Str(s) => match &a {
+                        Value::Str(n) => Some(s.contains(&**n)),
+                        _ => None,
+                    },
+                    Value::Object(o) if o.is_module() => match &a {
+                        Value::Str(n) => Some(o.attrs.borrow().contains_key(&**n)),
+                        _ => None,
+                    },
+                    Value::Unknown(_) => None,
+                    other => match self.iterate(frame, other, span) {
+                        Ok(items) => items.iter().map(|k| k.py_eq(&a)).try_fold(false, |acc, e| e.map(|e| acc || e)),
+                        Err(_) => None,
+                    },
+                };
+                Ok(match r {
+                    Some(v) => Value::Bool(v == (op == "in")),
+                    None => Value::unknown("membership test on an unknown value"),
+                })
+            }
+            _ => {
+                let name = binop_name(op).unwrap_or("eq");
+                self.binary_op(frame, name_to_sym(name), a, b, span)
+            }
+        }
+    }
+
+    pub fn eval_subscript_key(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let mut c = node.walk();
+        let subs: Vec<Node> = node.children_by_field_name("subscript", &mut c).collect();
+        let mut vals = Vec::with_capacity(subs.len());
+        for s in &subs {
+            vals.push(self.eval_expr(frame, *s)?);
+        }
+        // `x[a, b]` indexes with a tuple; a trailing comma also makes a tuple.
+        let trailing_comma = {
+            let mut c2 = node.walk();
+            let kids: Vec<Node> = node.children(&mut c2).collect();
+            kids.len() >= 2 && kids[kids.len() - 2].kind() == ","
+        };
+        Ok(if vals.len() == 1 && !trailing_comma { vals.pop().unwrap() } else { Value::tuple(vals) })
+    }
+
+    fn eval_slice(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let mut parts: [Option<Node>; 3] = [None, None, None];
+        let mut idx = 0;
+        let mut c = node.walk();
+        for ch in node.children(&mut c) {
+            if ch.kind() == ":" {
+                idx += 1;
+            } else if ch.is_named() && idx < 3 {
+                parts[idx] = Some(ch);
+            }
+        }
+        let mut vals = [Value::None, Value::None, Value::None];
+        for (i, p) in parts.iter().enumerate() {
+            if let Some(p) = p {
+                vals[i] = self.eval_expr(frame, *p)?;
+            }
+        }
+        Ok(Value::Slice(Rc::new(vals)))
+    }
+
+    /// Truthiness, deciding statically where Python values allow and classifying the rest.
+    pub fn truth(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<Truth> {
+        Ok(match v {
+            Value::None => Truth::Known(false),
+            Value::Bool(b) => Truth::Known(*b),
+            Value::Int(i) => Truth::Known(*i != 0),
+            Value::Float(f) => Truth::Known(*f != 0.0),
+            Value::Str(s) => Truth::Known(!s.is_empty()),
+            Value::Tuple(t) => Truth::Known(!t.is_empty()),
+            Value::List(l) => Truth::Known(!l.borrow().is_empty()),
+            Value::Dict(d) => Truth::Known(!d.borrow().is_empty()),
+            Value::Object(o) => match &o.kind {
+                super::value::ObjKind::Container(_) => Truth::Known(!o.children().is_empty()),
+                _ => Truth::Known(true),
+            },
+            Value::Unknown(_) => Truth::Unknown,
+            Value::Proxy(n) => match self.tracer.as_ref() {
+                Some(t) => t.truth_of(*n),
+                None => Truth::Unknown,
+            },
+            Value::TensorConst(_) | Value::Param(_) => {
+                let _ = (frame, span);
+                Truth::Unknown
+            }
+            _ => Truth::Known(true),
+        })
+    }
+
+    /// The value of a data-dependent boolean expression: stays a proxy so later uses still flow.
+    fn data_bool(&mut self, _frame: &Frame, v: &Value, _span: Span) -> Value {
+        v.clone()
+    }
+}
+
+fn name_to_sym(name: &str) -> &'static str {
+    match name {
+        "lt" => "<",
+        "le" => "<=",
+        "gt" => ">",
+        "ge" => ">=",
+        "eq" => "==",
+        _ => "!=",
+    }
+}
+
+pub fn dict_insert(items: &mut Vec<(Value, Value)>, key: Value, val: Value) {
+    if let Some(slot) = items.iter_mut().find(|(k, _)| k.py_eq(&key) == Some(true)) {
+        slot.1 = val;
+    } else {
+        items.push((key, val));
+    }
+}
+
+fn parse_int(t: &str) -> Option<i64> {
+    let t = t.replace('_', "");
+    let lower = t.to_ascii_lowercase();
+    if let Some(h) = lower.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(o) = lower.strip_prefix("0o") {
+        i64::from_str_radix(o, 8).ok()
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else {
+        lower.trim_end_matches('l').parse().ok()
+    }
+}
+
+/// A string literal's value; f-strings and byte strings are unknown (their text rarely matters).
+fn string_value(node: Node, src: &str) -> Value {
+    let mut c = node.walk();
+    let mut out = String::new();
+    let mut prefix = String::new();
+    for ch in node.children(&mut c) {
+        match ch.kind() {
+            "string_start" => prefix = text(ch, src).trim_end_matches(['"', '\'']).to_ascii_lowercase(),
+            "string_content" => out.push_str(text(ch, src)),
+            "escape_sequence" => out.push_str(&unescape(text(ch, src))),
+            "interpolation" => return Value::unknown("f-string"),
+            _ => {}
+        }
+    }
+    if prefix.contains('b') {
+        return Value::unknown("bytes literal");
+    }
+    Value::str(&out)
+}
+
+fn unescape(s: &str) -> String {
+    match s {
+        "\\n" => "\n".into(),
+        "\\t" => "\t".into(),
+        "\\\\" => "\\".into(),
+        "\\'" => "'".into(),
+        "\\\"" => "\"".into(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,161 @@
+//! Stages 3–5 of the pipeline run through one small Python evaluator, as torch.fx itself does:
+//! - `module` evaluates a file's top level lazily (imports across the root, classes, constants);
+//! - constructors run on concrete values to build the module tree (`objects` holds torch.nn's
+//!   side: leaf modules from the catalogue, containers, parameters);
+//! - `trace` runs `forward` on `Proxy` values, recording each operation as a graph node and
+//!   inlining user code exactly where torch.fx would (policy in `crate::graph::inline`).
+//! Anything it cannot evaluate becomes `Value::Unknown` with a diagnostic; it never panics on input.
+
+mod attr;
+mod call;
+mod expr;
+mod module;
+mod objects;
+mod stmt;
+pub mod trace;
+pub mod value;
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use crate::diagnostics::{codes, Diagnostic, Severity};
+use crate::semantic::{FileId, Project, SourceFile};
+use crate::syntax::Span;
+pub use trace::Tracer;
+pub use value::Value;
+use value::{ModuleNs, Scope};
+
+/// Why evaluation of a statement or expression stopped.
+#[derive(Clone, Debug)]
+pub struct EvalError {
+    pub code: &'static str,
+    pub message: String,
+    pub file: FileId,
+    pub span: Span,
+}
+
+pub type EResult<T> = Result<T, EvalError>;
+
+pub enum Flow {
+    Normal,
+    Return(Value),
+    Break,
+    Continue,
+}
+
+/// Limits that keep evaluation bounded on hostile or enormous input.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_steps: u64,
+    pub max_call_depth: usize,
+    pub max_expr_depth: usize,
+    pub max_collection: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_steps: 3_000_000, max_call_depth: 150, max_expr_depth: 400, max_collection: 1_000_000 }
+    }
+}
+
+/// The frame being executed: which file, which scope, which function.
+#[derive(Clone)]
+pub struct Frame {
+    pub file: Arc<SourceFile>,
+    pub file_id: FileId,
+    pub globals: Rc<ModuleNs>,
+    /// None at module level.
+    pub locals: Option<Rc<Scope>>,
+    /// The class whose body or method this is (for zero-argument `super()`).
+    pub class: Option<Rc<value::Class>>,
+    /// The first argument of the current method (`self`).
+    pub receiver: Option<Value>,
+}
+
+pub struct Interp<'p> {
+    pub project: &'p Project,
+    modules: std::collections::HashMap<FileId, Rc<ModuleNs>>,
+    pub limits: Limits,
+    steps: u64,
+    call_depth: usize,
+    expr_depth: usize,
+    next_object_id: usize,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Present while tracing a forward: operations on proxies are recorded here.
+    pub tracer: Option<Tracer>,
+    /// Parsed catalogue expressions (parameter-shape formulas), by their text.
+    expr_cache: std::collections::HashMap<String, Arc<SourceFile>>,
+}
+
+impl<'p> Interp<'p> {
+    pub fn new(project: &'p Project) -> Self {
+        Interp {
+            project,
+            modules: Default::default(),
+            limits: Limits::default(),
+            steps: 0,
+            call_depth: 0,
+            expr_depth: 0,
+            next_object_id: 0,
+            diagnostics: Vec::new(),
+            tracer: None,
+            expr_cache: Default::default(),
+        }
+    }
+
+    pub fn tracing(&self) -> bool {
+        self.tracer.is_some()
+    }
+
+    fn step(&mut self, frame: &Frame, span: Span) -> EResult<()> {
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(self.error(frame, span, codes::BUDGET, "evaluation budget exceeded (a loop with a huge or unknown bound?)"));
+        }
+        Ok(())
+    }
+
+    pub fn error(&self, frame: &Frame, span: Span, code: &'static str, message: impl Into<String>) -> EvalError {
+        EvalError { code, message: message.into(), file: frame.file_id, span }
+    }
+
+    /// Records an analysis limit (deduplicated by location and code).
+    pub fn note(&mut self, file: FileId, span: Span, code: &'static str, message: impl Into<String>) {
+        let message = message.into();
+        if self.diagnostics.iter().any(|d| d.file == file && d.span == span && d.code == code) {
+            return;
+        }
+        let severity = match code {
+            codes::SYNTAX_ERROR => Severity::Error,
+            codes::UNRESOLVED_NAME | codes::UNSUPPORTED => Severity::Info,
+            _ => Severity::Warning,
+        };
+        self.diagnostics.push(Diagnostic { code, message, severity, file, span });
+    }
+
+    pub fn note_error(&mut self, e: &EvalError) {
+        self.note(e.file, e.span, e.code, e.message.clone());
+    }
+
+    fn new_object_id(&mut self) -> usize {
+        self.next_object_id += 1;
+        self.next_object_id
+    }
+
+    /// Evaluates an expression (e.g. `ResNet(BasicBlock, [2, 2, 2, 2])`) in a file's namespace.
+    pub fn eval_in_module(&mut self, file: FileId, source: &str) -> EResult<Value> {
+        let ns = self.load_module(file)?;
+        let tree = crate::syntax::parse(source, None);
+        let parsed = Arc::new(SourceFile::new(Default::default(), ns.name.clone(), Arc::from(source), Some(tree)));
+        if let Some((span, msg)) = crate::syntax::first_error(&parsed.tree) {
+            return Err(EvalError { code: codes::ENTRY, message: format!("entry expression: {msg}"), file, span });
+        }
+        let root = parsed.tree.root_node();
+        let expr = root.named_child(0).and_then(|s| s.named_child(0));
+        let Some(expr) = expr else {
+            return Err(EvalError { code: codes::ENTRY, message: "empty entry expression".into(), file, span: Span::default() });
+        };
+        let frame = Frame { file: parsed.clone(), file_id: file, globals: ns, locals: None, class: None, receiver: None };
+        self.eval_expr(&frame, expr)
+    }
+}

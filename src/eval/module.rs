@@ -1,0 +1,143 @@
+//! Module-level evaluation: a file's top level runs once, lazily, when something imports it.
+//! A failing top-level statement is recorded and its targets become unknown; the rest of the
+//! file still loads, so one unsupported line does not hide every class below it.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use super::value::{LoadState, ModuleNs, Value};
+use super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::semantic::FileId;
+use crate::syntax::Span;
+
+impl<'p> Interp<'p> {
+    pub fn load_module(&mut self, file_id: FileId) -> EResult<Rc<ModuleNs>> {
+        if let Some(ns) = self.modules.get(&file_id) {
+            return Ok(ns.clone());
+        }
+        let file = self.project.file(file_id);
+        let ns = Rc::new(ModuleNs {
+            name: file.module.clone(),
+            file_id,
+            file: file.clone(),
+            vars: RefCell::new(Default::default()),
+            state: Cell::new(LoadState::Loading),
+        });
+        ns.vars.borrow_mut().insert("__name__".into(), Value::str(&file.module));
+        self.modules.insert(file_id, ns.clone());
+        if let Some((span, msg)) = crate::syntax::first_error(&file.tree) {
+            self.note(file_id, span, codes::SYNTAX_ERROR, msg);
+        }
+        let frame = Frame { file: file.clone(), file_id, globals: ns.clone(), locals: None, class: None, receiver: None };
+        let root = file.tree.root_node();
+        let mut cursor = root.walk();
+        let stmts: Vec<_> = root.named_children(&mut cursor).collect();
+        for stmt in stmts {
+            if stmt.kind() == "ERROR" || stmt.is_missing() {
+                continue;
+            }
+            if let Err(e) = self.exec_stmt(&frame, stmt) {
+                if e.code == codes::BUDGET {
+                    self.note_error(&e);
+                    break;
+                }
+                self.note_error(&e);
+                self.bind_unknown_targets(&frame, stmt, &e.message);
+            }
+        }
+        ns.state.set(LoadState::Loaded);
+        Ok(ns)
+    }
+
+    /// The value of `import a.b.c` for the dotted path: a project module or an external name.
+    pub fn import_module(&mut self, dotted: &str) -> Value {
+        match self.project.resolve_module(dotted) {
+            Some(id) => match self.load_module(id) {
+                Ok(ns) => Value::Module(ns),
+                Err(e) => Value::unknown(e.message),
+            },
+            None => Value::External(Rc::from(dotted)),
+        }
+    }
+
+    /// Attribute of a project module, importing a submodule (`pkg.sub`) when not yet bound.
+    pub fn module_attr(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
+        if let Some(v) = ns.vars.borrow().get(name) {
+            return Some(v.clone());
+        }
+        let sub = if ns.name.is_empty() { name.to_string() } else { format!("{}.{}", ns.name, name) };
+        let id = self.project.resolve_module(&sub)?;
+        let v = match self.load_module(id) {
+            Ok(m) => Value::Module(m),
+            Err(e) => Value::unknown(e.message),
+        };
+        ns.vars.borrow_mut().insert(name.to_string(), v.clone());
+        Some(v)
+    }
+
+    /// After a failed statement, its assignment targets and definitions become unknown, so
+    /// later code sees "unknown" rather than "undefined".
+    pub(super) fn bind_unknown_targets(&mut self, frame: &Frame, stmt: tree_sitter::Node, reason: &str) {
+        let src = frame.file.text.clone();
+        let mut names = Vec::new();
+        collect_bound_names(stmt, &src, &mut names);
+        for n in names {
+            let v = Value::unknown(format!("`{n}` could not be evaluated: {reason}"));
+            self.set_var(frame, &n, v);
+        }
+    }
+}
+
+fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
+    match node.kind() {
+        "function_definition" | "class_definition" => {
+            if let Some(n) = node.child_by_field_name("name") {
+                out.push(crate::syntax::text(n, src).to_string());
+            }
+        }
+        "decorated_definition" => {
+            if let Some(d) = node.child_by_field_name("definition") {
+                collect_bound_names(d, src, out);
+            }
+        }
+        "expression_statement" => {
+            let mut c = node.walk();
+            for ch in node.named_children(&mut c) {
+                if ch.kind() == "assignment" || ch.kind() == "augmented_assignment" {
+                    if let Some(l) = ch.child_by_field_name("left") {
+                        collect_target_names(l, src, out);
+                    }
+                }
+            }
+        }
+        "import_statement" | "import_from_statement" => {
+            let mut c = node.walk();
+            for ch in node.children_by_field_name("name", &mut c) {
+                let n = match ch.kind() {
+                    "aliased_import" => ch.child_by_field_name("alias").map(|a| crate::syntax::text(a, src).to_string()),
+                    _ => Some(crate::syntax::text(ch, src).split('.').next().unwrap_or("").to_string()),
+                };
+                out.extend(n);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
+    match node.kind() {
+        "identifier" => out.push(crate::syntax::text(node, src).to_string()),
+        "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
+            let mut c = node.walk();
+            for ch in node.named_children(&mut c) {
+                collect_target_names(ch, src, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn span_of(node: tree_sitter::Node) -> Span {
+    Span::of(node)
+}

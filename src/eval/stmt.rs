@@ -1,0 +1,820 @@
+//! Statements.
+
+use std::rc::Rc;
+
+use tree_sitter::Node;
+
+use super::value::{Class, FnKind, FnParam, Function, Scope, Value};
+use super::{EResult, Flow, Frame, Interp};
+use crate::catalog::ParamKind;
+use crate::diagnostics::codes;
+use crate::graph::RegionRole;
+use crate::syntax::{text, Span};
+
+/// The truth of a condition as far as static evaluation can tell.
+pub enum Truth {
+    Known(bool),
+    /// Depends on tensor data: Dynamo breaks the graph here; the node is the condition.
+    Data(crate::graph::NodeId),
+    /// A Python value we could not determine (an unknown constructor argument, say).
+    Unknown,
+}
+
+impl<'p> Interp<'p> {
+    pub fn exec_block(&mut self, frame: &Frame, block: Node) -> EResult<Flow> {
+        let mut cursor = block.walk();
+        let stmts: Vec<Node> = block.named_children(&mut cursor).collect();
+        for s in stmts {
+            match self.exec_stmt(frame, s)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    pub fn exec_stmt(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        self.step(frame, Span::of(node))?;
+        let src = frame.file.text.clone();
+        match node.kind() {
+            "expression_statement" => {
+                let mut c = node.walk();
+                let kids: Vec<Node> = node.named_children(&mut c).collect();
+                for k in kids {
+                    match k.kind() {
+                        "assignment" => self.exec_assignment(frame, k)?,
+                        "augmented_assignment" => self.exec_augassign(frame, k)?,
+                        _ => {
+                            self.eval_expr(frame, k)?;
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "return_statement" => {
+                let v = match node.named_child(0) {
+                    Some(e) => self.eval_expr(frame, e)?,
+                    None => Value::None,
+                };
+                Ok(Flow::Return(v))
+            }
+            "pass_statement" | "comment" | "global_statement" | "nonlocal_statement" | "future_import_statement" => Ok(Flow::Normal),
+            "break_statement" => Ok(Flow::Break),
+            "continue_statement" => Ok(Flow::Continue),
+            "if_statement" => self.exec_if(frame, node),
+            "for_statement" => self.exec_for(frame, node),
+            "while_statement" => self.exec_while(frame, node),
+            "function_definition" => {
+                let f = self.make_function(frame, node, FnKind::Plain)?;
+                let name = f.name.clone();
+                self.set_var(frame, &name, Value::Function(Rc::new(f)));
+                Ok(Flow::Normal)
+            }
+            "decorated_definition" => self.exec_decorated(frame, node),
+            "class_definition" => {
+                let c = self.make_class(frame, node)?;
+                let name = c.name.clone();
+                self.set_var(frame, &name, Value::Class(c));
+                Ok(Flow::Normal)
+            }
+            "import_statement" => {
+                let mut c = node.walk();
+                let names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
+                for n in names {
+                    match n.kind() {
+                        "aliased_import" => {
+                            let module = n.child_by_field_name("name").map(|m| text(m, &src)).unwrap_or("");
+                            let alias = n.child_by_field_name("alias").map(|m| text(m, &src)).unwrap_or("");
+                            let v = self.import_module(&compact(module));
+                            self.set_var(frame, alias, v);
+                        }
+                        _ => {
+                            let module = compact(text(n, &src));
+                            let top = module.split('.').next().unwrap_or("").to_string();
+                            // `import a.b` binds `a`, and loads `a.b` so attribute access reaches it.
+                            if module.contains('.') {
+                                let _ = self.import_module(&module);
+                            }
+                            let v = self.import_module(&top);
+                            self.set_var(frame, &top, v);
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "import_from_statement" => self.exec_import_from(frame, node),
+            "raise_statement" => {
+                let msg = node.named_child(0).map(|e| text(e, &src).to_string()).unwrap_or_else(|| "raise".into());
+                Err(self.error(frame, Span::of(node), codes::RAISED, format!("raises {}", truncate(&msg, 120))))
+            }
+            "try_statement" => self.exec_try(frame, node),
+            "with_statement" => {
+                // Context managers (`torch.no_grad()`, autocast) do not change the graph's ops.
+                if let Some(clause) = node.named_child(0).filter(|c| c.kind() == "with_clause") {
+                    let mut c = clause.walk();
+                    let items: Vec<Node> = clause.named_children(&mut c).collect();
+                    for item in items {
+                        if let Some(v) = item.child_by_field_name("value") {
+                            if v.kind() == "as_pattern" {
+                                let e = v.named_child(0);
+                                let target = v.child_by_field_name("alias").and_then(|a| a.named_child(0)).or_else(|| v.named_child(1));
+                                if let Some(e) = e {
+                                    let val = self.eval_expr(frame, e)?;
+                                    if let Some(t) = target {
+                                        self.assign(frame, t, val)?;
+                                    }
+                                }
+                            } else {
+                                self.eval_expr(frame, v)?;
+                            }
+                        }
+                    }
+                }
+                match node.child_by_field_name("body") {
+                    Some(b) => self.exec_block(frame, b),
+                    None => Ok(Flow::Normal),
+                }
+            }
+            "assert_statement" => {
+                // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
+                // break. A statically false assert is a real error in the model.
+                if !self.tracing() {
+                    if let Some(cond) = node.named_child(0) {
+                        let v = self.eval_expr(frame, cond)?;
+                        if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
+                            let msg = node.named_child(1).map(|m| text(m, &src).to_string()).unwrap_or_default();
+                            return Err(self.error(frame, Span::of(node), codes::RAISED, format!("assertion fails: {}", truncate(&msg, 120))));
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "delete_statement" => {
+                if let Some(t) = node.named_child(0) {
+                    let mut names = Vec::new();
+                    if t.kind() == "identifier" {
+                        names.push(text(t, &src).to_string());
+                    }
+                    for n in names {
+                        if let Some(l) = &frame.locals {
+                            l.vars.borrow_mut().remove(&n);
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "type_alias_statement" => Ok(Flow::Normal),
+            "ERROR" => Err(self.error(frame, Span::of(node), codes::SYNTAX_ERROR, "syntax error")),
+            kind => Err(self.error(frame, Span::of(node), codes::UNSUPPORTED, format!("unsupported statement `{kind}`"))),
+        }
+    }
+
+    fn exec_assignment(&mut self, frame: &Frame, node: Node) -> EResult<()> {
+        // `a = b = expr` nests assignments on the right.
+        let mut targets = vec![];
+        let mut cur = node;
+        loop {
+            if let Some(l) = cur.child_by_field_name("left") {
+                targets.push(l);
+            }
+            match cur.child_by_field_name("right") {
+                Some(r) if r.kind() == "assignment" => cur = r,
+                Some(r) => {
+                    let v = self.eval_expr(frame, r)?;
+                    for t in targets {
+                        self.assign(frame, t, v.clone())?;
+                    }
+                    return Ok(());
+                }
+                // An annotation without a value (`x: int`) binds nothing.
+                None => return Ok(()),
+            }
+        }
+    }
+
+    fn exec_augassign(&mut self, frame: &Frame, node: Node) -> EResult<()> {
+        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+            return Ok(());
+        };
+        let op = node.child_by_field_name("operator").map(|o| text(o, &frame.file.text).to_string()).unwrap_or_default();
+        let cur = self.eval_expr(frame, left)?;
+        let rhs = self.eval_expr(frame, right)?;
+        let op = op.trim_end_matches('=');
+        let v = match (&cur, op) {
+            // list += iterable extends in place (shared references see it).
+            (Value::List(l), "+") => {
+                let items = self.iterate(frame, &rhs, Span::of(right))?;
+                l.borrow_mut().extend(items);
+                cur.clone()
+            }
+            _ => self.binary_op(frame, op, cur, rhs, Span::of(node))?,
+        };
+        self.assign(frame, left, v)
+    }
+
+    pub fn assign(&mut self, frame: &Frame, target: Node, v: Value) -> EResult<()> {
+        let src = frame.file.text.clone();
+        match target.kind() {
+            "identifier" => {
+                self.set_var(frame, text(target, &src), v);
+                Ok(())
+            }
+            "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "parenthesized_expression" => {
+                if target.kind() == "parenthesized_expression" {
+                    return match target.named_child(0) {
+                        Some(inner) => self.assign(frame, inner, v),
+                        None => Ok(()),
+                    };
+                }
+                let mut c = target.walk();
+                let kids: Vec<Node> = target.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
+                let star = kids.iter().position(|k| k.kind() == "list_splat_pattern" || k.kind() == "list_splat");
+                let items = self.unpack(frame, &v, kids.len(), star.is_some(), Span::of(target))?;
+                match star {
+                    None => {
+                        for (k, item) in kids.into_iter().zip(items) {
+                            self.assign(frame, k, item)?;
+                        }
+                    }
+                    Some(si) => {
+                        let after = kids.len() - si - 1;
+                        if items.len() < kids.len() - 1 {
+                            return Err(self.error(frame, Span::of(target), codes::RAISED, "not enough values to unpack"));
+                        }
+                        let mid_end = items.len() - after;
+                        for (i, k) in kids.iter().enumerate() {
+                            if i < si {
+                                self.assign(frame, *k, items[i].clone())?;
+                            } else if i == si {
+                                if let Some(inner) = k.named_child(0) {
+                                    self.assign(frame, inner, Value::list(items[si..mid_end].to_vec()))?;
+                                }
+                            } else {
+                                self.assign(frame, *k, items[mid_end + (i - si - 1)].clone())?;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            "attribute" => {
+                let (Some(obj), Some(attr)) = (target.child_by_field_name("object"), target.child_by_field_name("attribute")) else {
+                    return Ok(());
+                };
+                let o = self.eval_expr(frame, obj)?;
+                self.set_attr(frame, &o, text(attr, &src), v, Span::of(target))
+            }
+            "subscript" => {
+                let Some(obj) = target.child_by_field_name("value") else { return Ok(()) };
+                let o = self.eval_expr(frame, obj)?;
+                let key = self.eval_subscript_key(frame, target)?;
+                self.set_item(frame, &o, key, v, Span::of(target))
+            }
+            "list_splat_pattern" => match target.named_child(0) {
+                Some(inner) => self.assign(frame, inner, v),
+                None => Ok(()),
+            },
+            kind => Err(self.error(frame, Span::of(target), codes::UNSUPPORTED, format!("unsupported assignment target `{kind}`"))),
+        }
+    }
+
+    pub fn set_var(&mut self, frame: &Frame, name: &str, v: Value) {
+        match &frame.locals {
+            Some(scope) => {
+                scope.vars.borrow_mut().insert(name.to_string(), v);
+            }
+            None => {
+                frame.globals.vars.borrow_mut().insert(name.to_string(), v);
+            }
+        }
+    }
+
+    fn exec_if(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let Some(cond) = node.child_by_field_name("condition") else { return Ok(Flow::Normal) };
+        let v = self.eval_expr(frame, cond)?;
+        let truth = self.truth(frame, &v, Span::of(cond))?;
+        let body = node.child_by_field_name("consequence");
+        let mut c = node.walk();
+        let alternatives: Vec<Node> = node.children_by_field_name("alternative", &mut c).collect();
+        self.branch(frame, truth, Span::of(cond), "if", body, &alternatives)
+    }
+
+    /// Runs the branch a condition selects; when it depends on tensor data or on an unknown,
+    /// both sides are evaluated (tagged as a graph-break region for data) and the first side's
+    /// bindings continue.
+    fn branch(&mut self, frame: &Frame, truth: Truth, cond_span: Span, kind: &str, body: Option<Node>, alts: &[Node]) -> EResult<Flow> {
+        let run_alts = |this: &mut Self, alts: &[Node]| -> EResult<Flow> {
+            let Some((first, rest)) = alts.split_first() else { return Ok(Flow::Normal) };
+            match first.kind() {
+                "elif_clause" => {
+                    let Some(cond) = first.child_by_field_name("condition") else { return Ok(Flow::Normal) };
+                    let v = this.eval_expr(frame, cond)?;
+                    let truth = this.truth(frame, &v, Span::of(cond))?;
+                    this.branch(frame, truth, Span::of(cond), "elif", first.child_by_field_name("consequence"), rest)
+                }
+                _ => match first.child_by_field_name("body") {
+                    Some(b) => this.exec_block(frame, b),
+                    None => Ok(Flow::Normal),
+                },
+            }
+        };
+        match truth {
+            Truth::Known(true) => match body {
+                Some(b) => self.exec_block(frame, b),
+                None => Ok(Flow::Normal),
+            },
+            Truth::Known(false) => run_alts(self, alts),
+            Truth::Data(cause) => {
+                let region = self.tracer.as_mut().map(|t| t.open_region(cause, kind, frame.file_id, cond_span));
+                let snapshot = snapshot(frame);
+                self.set_branch(region, Some(RegionRole::ThenBranch));
+                let then_flow = match body {
+                    Some(b) => self.exec_block(frame, b),
+                    None => Ok(Flow::Normal),
+                };
+                let after_then = snapshot_now(frame);
+                restore(frame, &snapshot);
+                self.set_branch(region, Some(RegionRole::ElseBranch));
+                let else_flow = run_alts(self, alts);
+                self.set_branch(region, None);
+                let then_flow = then_flow?;
+                let else_flow = else_flow?;
+                // Continue with the then-branch's bindings: the graph keeps both sides' nodes,
+                // annotated, and downstream uses read one of them (the break splits them at runtime).
+                if matches!(then_flow, Flow::Normal) {
+                    restore(frame, &after_then);
+                    Ok(else_flow_if_then_normal(else_flow))
+                } else {
+                    Ok(then_flow)
+                }
+            }
+            Truth::Unknown => {
+                if !self.tracing() {
+                    // Constructors: take the first branch; unknown arguments stay unknown below.
+                    return match body {
+                        Some(b) => self.exec_block(frame, b),
+                        None => Ok(Flow::Normal),
+                    };
+                }
+                let snapshot = snapshot(frame);
+                let then_flow = match body {
+                    Some(b) => self.exec_block(frame, b)?,
+                    None => Flow::Normal,
+                };
+                let after_then = snapshot_now(frame);
+                restore(frame, &snapshot);
+                let else_flow = run_alts(self, alts)?;
+                if matches!(then_flow, Flow::Normal) {
+                    restore(frame, &after_then);
+                    Ok(else_flow_if_then_normal(else_flow))
+                } else {
+                    Ok(then_flow)
+                }
+            }
+        }
+    }
+
+    fn set_branch(&mut self, region: Option<usize>, role: Option<RegionRole>) {
+        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+            t.set_branch(r, role);
+        }
+    }
+
+    fn exec_for(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let (Some(left), Some(right), Some(body)) =
+            (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("body"))
+        else {
+            return Ok(Flow::Normal);
+        };
+        let iterable = self.eval_expr(frame, right)?;
+        let items = match self.iterate(frame, &iterable, Span::of(right)) {
+            Ok(items) => items,
+            Err(e) if e.code == codes::UNSUPPORTED && self.tracing() => {
+                // Loop over something we cannot enumerate: trace the body once so its
+                // operations still show, and say so.
+                self.note_error(&e);
+                vec![Value::unknown(e.message.clone())]
+            }
+            Err(e) => return Err(e),
+        };
+        for item in items {
+            self.step(frame, Span::of(node))?;
+            self.assign(frame, left, item)?;
+            match self.exec_block(frame, body)? {
+                Flow::Break => return Ok(Flow::Normal),
+                Flow::Return(v) => return Ok(Flow::Return(v)),
+                _ => {}
+            }
+        }
+        if let Some(alt) = node.child_by_field_name("alternative") {
+            if let Some(b) = alt.child_by_field_name("body") {
+                return self.exec_block(frame, b);
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_while(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let (Some(cond), Some(body)) = (node.child_by_field_name("condition"), node.child_by_field_name("body")) else {
+            return Ok(Flow::Normal);
+        };
+        loop {
+            self.step(frame, Span::of(node))?;
+            let v = self.eval_expr(frame, cond)?;
+            match self.truth(frame, &v, Span::of(cond))? {
+                Truth::Known(false) => return Ok(Flow::Normal),
+                Truth::Known(true) => match self.exec_block(frame, body)? {
+                    Flow::Break => return Ok(Flow::Normal),
+                    Flow::Return(v) => return Ok(Flow::Return(v)),
+                    _ => {}
+                },
+                Truth::Data(cause) => {
+                    // One traced iteration, tagged: the loop count is data-dependent.
+                    let region = self.tracer.as_mut().map(|t| t.open_region(cause, "while", frame.file_id, Span::of(cond)));
+                    self.set_branch(region, Some(RegionRole::ThenBranch));
+                    let flow = self.exec_block(frame, body);
+                    self.set_branch(region, None);
+                    return match flow? {
+                        Flow::Return(v) => Ok(Flow::Return(v)),
+                        _ => Ok(Flow::Normal),
+                    };
+                }
+                Truth::Unknown => {
+                    self.note(frame.file_id, Span::of(cond), codes::UNSUPPORTED, "loop condition could not be evaluated statically; body traced once");
+                    return match self.exec_block(frame, body)? {
+                        Flow::Return(v) => Ok(Flow::Return(v)),
+                        _ => Ok(Flow::Normal),
+                    };
+                }
+            }
+        }
+    }
+
+    fn exec_try(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let body = node.child_by_field_name("body");
+        let mut c = node.walk();
+        let clauses: Vec<Node> = node.named_children(&mut c).collect();
+        let result = match body {
+            Some(b) => self.exec_block(frame, b),
+            None => Ok(Flow::Normal),
+        };
+        let mut out = match result {
+            Ok(flow) => {
+                let else_clause = clauses.iter().find(|c| c.kind() == "else_clause");
+                match (flow, else_clause) {
+                    (Flow::Normal, Some(e)) => match e.child_by_field_name("body") {
+                        Some(b) => self.exec_block(frame, b),
+                        None => Ok(Flow::Normal),
+                    },
+                    (flow, _) => Ok(flow),
+                }
+            }
+            Err(e) if e.code == codes::BUDGET => Err(e),
+            Err(e) => match clauses.iter().find(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause") {
+                Some(handler) => {
+                    let mut hc = handler.walk();
+                    let block = handler.named_children(&mut hc).find(|n| n.kind() == "block");
+                    match block {
+                        Some(b) => self.exec_block(frame, b),
+                        None => Ok(Flow::Normal),
+                    }
+                }
+                None => Err(e),
+            },
+        };
+        if let Some(fin) = clauses.iter().find(|c| c.kind() == "finally_clause") {
+            let mut fc = fin.walk();
+            let block = fin.named_children(&mut fc).find(|n| n.kind() == "block");
+            if let Some(b) = block {
+                if let Flow::Return(v) = self.exec_block(frame, b)? {
+                    out = Ok(Flow::Return(v));
+                }
+            }
+        }
+        out
+    }
+
+    fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let src = frame.file.text.clone();
+        let Some(module_node) = node.child_by_field_name("module_name") else { return Ok(Flow::Normal) };
+        let (level, module) = if module_node.kind() == "relative_import" {
+            let t = compact(text(module_node, &src));
+            let level = t.chars().take_while(|c| *c == '.').count();
+            (level, t[level..].to_string())
+        } else {
+            (0, compact(text(module_node, &src)))
+        };
+        let Some(abs) = self.project.absolute_module(&frame.file, level, &module) else {
+            let e = self.error(frame, Span::of(module_node), codes::UNRESOLVED_NAME, format!("relative import `{}` goes above the project root", text(module_node, &src)));
+            return Err(e);
+        };
+        let base = self.import_module(&abs);
+        let mut c = node.walk();
+        let mut names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
+        let wildcard = {
+            let mut c2 = node.walk();
+            let found = node.named_children(&mut c2).any(|n| n.kind() == "wildcard_import");
+            found
+        };
+        if wildcard {
+            if let Value::Module(ns) = &base {
+                let vars: Vec<(String, Value)> = ns.vars.borrow().iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect();
+                for (k, v) in vars {
+                    self.set_var(frame, &k, v);
+                }
+            }
+            return Ok(Flow::Normal);
+        }
+        for n in names.drain(..) {
+            let (name, alias) = match n.kind() {
+                "aliased_import" => (
+                    n.child_by_field_name("name").map(|m| text(m, &src).to_string()).unwrap_or_default(),
+                    n.child_by_field_name("alias").map(|m| text(m, &src).to_string()).unwrap_or_default(),
+                ),
+                _ => (text(n, &src).to_string(), text(n, &src).to_string()),
+            };
+            let name = compact(&name);
+            let v = match &base {
+                Value::Module(ns) => match self.module_attr(ns, &name) {
+                    Some(v) => v,
+                    None => {
+                        self.note(frame.file_id, Span::of(n), codes::UNRESOLVED_NAME, format!("`{name}` not found in `{abs}`"));
+                        Value::unknown(format!("`{name}` not found in `{abs}`"))
+                    }
+                },
+                _ => Value::External(Rc::from(format!("{abs}.{name}").as_str())),
+            };
+            self.set_var(frame, &alias, v);
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn exec_decorated(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let src = frame.file.text.clone();
+        let Some(def) = node.child_by_field_name("definition") else { return Ok(Flow::Normal) };
+        let mut kind = FnKind::Plain;
+        let mut c = node.walk();
+        let decorators: Vec<Node> = node.named_children(&mut c).filter(|n| n.kind() == "decorator").collect();
+        for d in &decorators {
+            let t = text(*d, &src).trim_start_matches('@').trim();
+            kind = match t {
+                "staticmethod" => FnKind::StaticMethod,
+                "classmethod" => FnKind::ClassMethod,
+                "property" | "functools.cached_property" | "cached_property" => FnKind::Property,
+                _ => kind,
+            };
+        }
+        // Other decorators (registries, `torch.jit.unused`, `torch.no_grad()`) are assumed to
+        // return the function itself: they do not change what the body computes.
+        match def.kind() {
+            "function_definition" => {
+                let f = self.make_function(frame, def, kind)?;
+                let name = f.name.clone();
+                if decorators.iter().any(|d| text(*d, &src).contains(".setter") || text(*d, &src).contains(".deleter")) {
+                    return Ok(Flow::Normal);
+                }
+                self.set_var(frame, &name, Value::Function(Rc::new(f)));
+                Ok(Flow::Normal)
+            }
+            "class_definition" => {
+                let c = self.make_class(frame, def)?;
+                let name = c.name.clone();
+                self.set_var(frame, &name, Value::Class(c));
+                Ok(Flow::Normal)
+            }
+            _ => Ok(Flow::Normal),
+        }
+    }
+
+    pub fn make_function(&mut self, frame: &Frame, node: Node, kind: FnKind) -> EResult<Function> {
+        let src = frame.file.text.clone();
+        let is_lambda = node.kind() == "lambda";
+        let name = if is_lambda { "<lambda>".to_string() } else { node.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default() };
+        let mut params = Vec::new();
+        if let Some(plist) = node.child_by_field_name("parameters") {
+            let mut c = plist.walk();
+            let mut seen_star = false;
+            let kids: Vec<Node> = plist.named_children(&mut c).collect();
+            for p in kids {
+                let (pname, pkind, default) = match p.kind() {
+                    "identifier" => (text(p, &src).to_string(), if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, None),
+                    "typed_parameter" => {
+                        let inner = p.named_child(0);
+                        match inner.map(|i| i.kind()) {
+                            Some("list_splat_pattern") => {
+                                seen_star = true;
+                                (inner.and_then(|i| i.named_child(0)).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarPositional, None)
+                            }
+                            Some("dictionary_splat_pattern") => {
+                                (inner.and_then(|i| i.named_child(0)).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarKeyword, None)
+                            }
+                            _ => (inner.map(|i| text(i, &src).to_string()).unwrap_or_default(), if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, None),
+                        }
+                    }
+                    "default_parameter" | "typed_default_parameter" => {
+                        let n = p.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default();
+                        let d = match p.child_by_field_name("value") {
+                            Some(v) => Some(self.eval_expr(frame, v).unwrap_or_else(|e| Value::unknown(e.message))),
+                            None => None,
+                        };
+                        (n, if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, d)
+                    }
+                    "list_splat_pattern" => {
+                        seen_star = true;
+                        (p.named_child(0).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarPositional, None)
+                    }
+                    "dictionary_splat_pattern" => (p.named_child(0).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarKeyword, None),
+                    "keyword_separator" => {
+                        seen_star = true;
+                        continue;
+                    }
+                    "positional_separator" => {
+                        for prev in params.iter_mut() {
+                            let prev: &mut FnParam = prev;
+                            if prev.kind == ParamKind::PositionalOrKeyword {
+                                prev.kind = ParamKind::PositionalOnly;
+                            }
+                        }
+                        continue;
+                    }
+                    _ => continue,
+                };
+                params.push(FnParam { name: pname, kind: pkind, default });
+            }
+        }
+        let qualname = match &frame.class {
+            Some(c) => format!("{}.{}", c.qualname, name),
+            None => name.clone(),
+        };
+        let is_generator = !is_lambda && node.child_by_field_name("body").map(contains_yield).unwrap_or(false);
+        Ok(Function {
+            name,
+            qualname,
+            file: frame.file.clone(),
+            file_id: frame.file_id,
+            span: Span::of(node),
+            params,
+            closure: frame.locals.clone(),
+            globals: frame.globals.clone(),
+            kind,
+            is_lambda,
+            is_generator,
+        })
+    }
+
+    fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Rc<Class>> {
+        let src = frame.file.text.clone();
+        let name = node.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default();
+        let mut bases = Vec::new();
+        if let Some(args) = node.child_by_field_name("superclasses") {
+            let mut c = args.walk();
+            let kids: Vec<Node> = args.named_children(&mut c).filter(|k| k.kind() != "keyword_argument" && k.kind() != "comment").collect();
+            for b in kids {
+                let v = self.eval_expr(frame, b).unwrap_or_else(|e| Value::unknown(e.message));
+                // Generic aliases like `Generic[T]` or `nn.Module` subscripted are just the base.
+                bases.push(v);
+            }
+        }
+        let qualname = match &frame.class {
+            Some(c) => format!("{}.{}", c.qualname, name),
+            None => name.clone(),
+        };
+        let class = Rc::new(Class {
+            name,
+            qualname,
+            file_id: frame.file_id,
+            span: Span::of(node),
+            bases,
+            ns: Default::default(),
+            mro: Default::default(),
+        });
+        let mro = self.compute_mro(&class);
+        *class.mro.borrow_mut() = mro;
+        let body_scope = Rc::new(Scope { vars: Default::default(), parent: None });
+        let body_frame = Frame { locals: Some(body_scope.clone()), class: Some(class.clone()), ..frame.clone() };
+        if let Some(body) = node.child_by_field_name("body") {
+            let mut c = body.walk();
+            let stmts: Vec<Node> = body.named_children(&mut c).collect();
+            for s in stmts {
+                if let Err(e) = self.exec_stmt(&body_frame, s) {
+                    if e.code == codes::BUDGET {
+                        return Err(e);
+                    }
+                    self.note_error(&e);
+                    self.bind_unknown_targets(&body_frame, s, &e.message);
+                }
+            }
+        }
+        // Class-body names become class attributes, in definition order.
+        let vars: Vec<(String, Value)> = {
+            let src_order = body_scope.vars.borrow();
+            let mut v: Vec<(String, Value)> = src_order.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            v.sort_by_key(|(_, val)| match val {
+                Value::Function(f) => f.span.start,
+                _ => 0,
+            });
+            v
+        };
+        class.ns.borrow_mut().extend(vars);
+        Ok(class)
+    }
+
+    /// C3 linearisation over classes; external bases (torch.nn.Module) end the chain.
+    fn compute_mro(&mut self, class: &Rc<Class>) -> Vec<Value> {
+        let mut seqs: Vec<Vec<Value>> = Vec::new();
+        for b in &class.bases {
+            match b {
+                Value::Class(c) => {
+                    if Rc::ptr_eq(c, class) {
+                        continue;
+                    }
+                    seqs.push(c.mro.borrow().clone())
+                }
+                other => seqs.push(vec![other.clone()]),
+            }
+        }
+        seqs.push(class.bases.clone());
+        let mut out = vec![Value::Class(class.clone())];
+        let same = |a: &Value, b: &Value| match (a, b) {
+            (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
+            (Value::External(x), Value::External(y)) => x == y,
+            _ => false,
+        };
+        for _ in 0..1000 {
+            seqs.retain(|s| !s.is_empty());
+            if seqs.is_empty() {
+                break;
+            }
+            let head = seqs.iter().map(|s| s[0].clone()).find(|cand| !seqs.iter().any(|s| s[1..].iter().any(|x| same(x, cand))));
+            let Some(head) = head else {
+                // Inconsistent hierarchy: fall back to depth-first order.
+                for s in seqs.drain(..) {
+                    for v in s {
+                        if !out.iter().any(|o| same(o, &v)) {
+                            out.push(v);
+                        }
+                    }
+                }
+                break;
+            };
+            for s in seqs.iter_mut() {
+                if same(&s[0], &head) {
+                    s.remove(0);
+                }
+            }
+            out.push(head);
+        }
+        out
+    }
+}
+
+fn compact(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace() && *c != '\\').collect()
+}
+
+pub(super) fn truncate(s: &str, n: usize) -> String {
+    let s = s.replace(['\n', '\r'], " ");
+    if s.chars().count() <= n {
+        s
+    } else {
+        format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+fn contains_yield(node: Node) -> bool {
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "yield" => return true,
+            "function_definition" | "lambda" | "class_definition" => {
+                if n.id() != node.id() {
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c));
+    }
+    false
+}
+
+type Snapshot = Option<std::collections::HashMap<String, Value>>;
+
+fn snapshot(frame: &Frame) -> Snapshot {
+    frame.locals.as_ref().map(|l| l.vars.borrow().clone())
+}
+
+fn snapshot_now(frame: &Frame) -> Snapshot {
+    snapshot(frame)
+}
+
+fn restore(frame: &Frame, snap: &Snapshot) {
+    if let (Some(l), Some(s)) = (&frame.locals, snap) {
+        *l.vars.borrow_mut() = s.clone();
+    }
+}
+
+fn else_flow_if_then_normal(_else_flow: Flow) -> Flow {
+    Flow::Normal
+}

@@ -1,0 +1,338 @@
+//! The tracer: records operations on `Proxy` values as graph nodes, the way
+//! `torch.fx.Tracer` does, and runs shape inference on each node as it is created.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::stmt::Truth;
+use super::value::{Object, ObjKind, Value};
+use super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::graph::{Arg, Graph, NodeId, Op, Origin, RegionRole, RegionTag};
+use crate::semantic::FileId;
+use crate::shapes::rules::{self, Inputs, ModuleInfo};
+use crate::shapes::{DType, Meta, Scalar, ScalarOrigin};
+use crate::syntax::Span;
+
+/// A region of the graph that Dynamo would split: where control flow depends on tensor data.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub id: usize,
+    /// `if`, `elif`, `while`, `conditional expression`, `bool()`, …
+    pub kind: String,
+    pub cause: NodeId,
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+}
+
+/// Something that happened during tracing that later stages classify (e.g. a `yield`).
+#[derive(Clone, Debug)]
+pub struct TraceEvent {
+    pub kind: &'static str,
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+    pub detail: String,
+}
+
+#[derive(Default)]
+pub struct Tracer {
+    pub graph: Graph,
+    /// Qualified path of every module object reachable from the traced root (`layer1.0.conv1`).
+    pub module_paths: HashMap<usize, String>,
+    param_nodes: HashMap<String, NodeId>,
+    pub call_chain: Vec<(FileId, Span)>,
+    branch: Vec<RegionTag>,
+    pub regions: Vec<Region>,
+    pub events: Vec<TraceEvent>,
+    tensor_constants: usize,
+    /// Depth of inlined calls (bounded by `graph::inline::MAX_INLINE_DEPTH`).
+    pub inline_depth: usize,
+}
+
+impl Tracer {
+    pub fn new(root: &Rc<Object>) -> Self {
+        let mut t = Tracer::default();
+        let mut stack = vec![(root.clone(), String::new())];
+        while let Some((obj, path)) = stack.pop() {
+            if t.module_paths.contains_key(&obj.id) {
+                continue;
+            }
+            t.module_paths.insert(obj.id, path.clone());
+            for (name, child) in obj.children().into_iter().rev() {
+                let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+                stack.push((child, p));
+            }
+        }
+        t
+    }
+
+    fn origin(&self, file: FileId, span: Span) -> Origin {
+        Origin { file, span, call_chain: self.call_chain.clone() }
+    }
+
+    pub fn add_node(&mut self, candidate: &str, op: Op, target: String, args: Vec<Arg>, kwargs: Vec<(String, Arg)>, meta: Meta, file: FileId, span: Span) -> NodeId {
+        let id = self.graph.add(candidate, op, target, args, kwargs);
+        let origin = self.origin(file, span);
+        let tag = self.branch.last().copied();
+        let n = self.graph.node_mut(id);
+        n.meta = meta;
+        n.origin = Some(origin);
+        n.region = tag;
+        id
+    }
+
+    pub fn placeholder(&mut self, name: &str, default: Option<Arg>, meta: Meta, file: FileId, span: Span) -> NodeId {
+        let args = default.into_iter().collect();
+        self.add_node(name, Op::Placeholder, name.to_string(), args, vec![], meta, file, span)
+    }
+
+    /// One `get_attr` per parameter, reused by later reads (torch.fx's parameter proxy cache).
+    pub fn get_attr(&mut self, path: &str, meta: Meta, file: FileId, span: Span) -> NodeId {
+        if let Some(&n) = self.param_nodes.get(path) {
+            return n;
+        }
+        let n = self.add_node(path, Op::GetAttr, path.to_string(), vec![], vec![], meta, file, span);
+        self.param_nodes.insert(path.to_string(), n);
+        n
+    }
+
+    pub fn tensor_constant(&mut self, meta: Meta, file: FileId, span: Span) -> NodeId {
+        let name = format!("_tensor_constant{}", self.tensor_constants);
+        self.tensor_constants += 1;
+        self.add_node(&name, Op::GetAttr, name.clone(), vec![], vec![], meta, file, span)
+    }
+
+    pub fn meta(&self, n: NodeId) -> &Meta {
+        &self.graph.node(n).meta
+    }
+
+    pub fn open_region(&mut self, cause: NodeId, kind: &str, file: FileId, span: Span) -> usize {
+        let id = self.regions.len();
+        self.regions.push(Region { id, kind: kind.to_string(), cause, file, span, call_chain: self.call_chain.clone() });
+        let node = self.graph.node_mut(cause);
+        if node.region.is_none() {
+            node.region = Some(RegionTag { region: id, role: RegionRole::Cause });
+        }
+        id
+    }
+
+    pub fn set_branch(&mut self, region: usize, role: Option<RegionRole>) {
+        self.branch.retain(|t| t.region != region);
+        if let Some(role) = role {
+            self.branch.push(RegionTag { region, role });
+        }
+    }
+
+    pub fn note_generator(&mut self, file: FileId, span: Span) {
+        self.events.push(TraceEvent { kind: "yield", file, span, call_chain: self.call_chain.clone(), detail: String::new() });
+    }
+
+    pub fn event(&mut self, kind: &'static str, file: FileId, span: Span, detail: String) {
+        self.events.push(TraceEvent { kind, file, span, call_chain: self.call_chain.clone(), detail });
+    }
+
+    /// Whether branching on a node breaks the graph: tensors and data-derived scalars do;
+    /// shape-derived and constant scalars are specialised (decided) when known.
+    pub fn truth_of(&self, n: NodeId) -> Truth {
+        match self.meta(n) {
+            Meta::Scalar(s, origin) => match (s, origin) {
+                (_, ScalarOrigin::Data) => Truth::Data(n),
+                (Scalar::Bool(Some(b)), _) => Truth::Known(*b),
+                (Scalar::Int(Some(i)), _) => Truth::Known(*i != 0),
+                (Scalar::Float(Some(f)), _) => Truth::Known(*f != 0.0),
+                _ => Truth::Unknown,
+            },
+            Meta::Size(s) => Truth::Known(!s.is_empty()),
+            Meta::Seq(s) => Truth::Known(!s.is_empty()),
+            Meta::None => Truth::Known(false),
+            Meta::Tensor(_) => Truth::Data(n),
+            _ => Truth::Unknown,
+        }
+    }
+}
+
+/// Tensor attributes that torch.fx records as `getattr` nodes rather than method calls.
+pub fn is_tensor_attribute(name: &str) -> bool {
+    matches!(
+        name,
+        "shape" | "dtype" | "device" | "ndim" | "T" | "mT" | "H" | "mH" | "data" | "grad" | "requires_grad" | "is_cuda" | "layout" | "real" | "imag" | "is_sparse" | "is_quantized" | "names"
+    )
+}
+
+impl<'p> Interp<'p> {
+    fn tracer_mut(&mut self) -> &mut Tracer {
+        self.tracer.as_mut().expect("tracing")
+    }
+
+    /// Converts a value to a node argument, plus its abstract value for shape rules.
+    pub fn to_arg(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<(Arg, Meta)> {
+        Ok(match v {
+            Value::Proxy(n) => (Arg::Node(*n), self.tracer.as_ref().map(|t| t.meta(*n).clone()).unwrap_or_default()),
+            Value::None => (Arg::None, Meta::None),
+            Value::Bool(b) => (Arg::Bool(*b), Meta::Scalar(Scalar::Bool(Some(*b)), ScalarOrigin::Const)),
+            Value::Int(i) => (Arg::Int(*i), Meta::int(*i)),
+            Value::Float(f) => (Arg::Float(*f), Meta::Scalar(Scalar::Float(Some(*f)), ScalarOrigin::Const)),
+            Value::Str(s) => (Arg::Str(s.to_string()), Meta::Str(s.to_string())),
+            Value::Ellipsis => (Arg::Ellipsis, Meta::Ellipsis),
+            Value::Dtype(d) => (Arg::Dtype(d.as_str().to_string()), Meta::Dtype(*d)),
+            Value::Tuple(items) => {
+                let (args, metas) = self.to_args(frame, items, span)?;
+                (Arg::Tuple(args), Meta::Seq(metas))
+            }
+            Value::List(items) => {
+                let items = items.borrow().clone();
+                let (args, metas) = self.to_args(frame, &items, span)?;
+                (Arg::List(args), Meta::Seq(metas))
+            }
+            Value::Slice(s) => {
+                let mut args = Vec::new();
+                let mut metas = Vec::new();
+                for part in s.iter() {
+                    let (a, m) = self.to_arg(frame, part, span)?;
+                    args.push(a);
+                    metas.push(m);
+                }
+                let [a, b, c]: [Arg; 3] = args.try_into().expect("three parts");
+                let [ma, mb, mc]: [Meta; 3] = metas.try_into().expect("three parts");
+                (Arg::Slice(Box::new([a, b, c])), Meta::Slice(Box::new([ma, mb, mc])))
+            }
+            Value::TensorConst(t) => {
+                let meta = Meta::tensor(t.shape.as_ref().map(|s| crate::shapes::shape_of(s)), t.dtype);
+                let n = self.tracer_mut().tensor_constant(meta.clone(), frame.file_id, span);
+                (Arg::Node(n), meta)
+            }
+            Value::External(p) if p.starts_with("torch.") => match crate::shapes::DType::parse(p) {
+                Some(d) => (Arg::Dtype(d.as_str().to_string()), Meta::Dtype(d)),
+                None => (Arg::Repr(p.to_string()), Meta::Unknown),
+            },
+            Value::Dict(d) => {
+                let items = d.borrow().clone();
+                let text = items.iter().map(|(k, v)| format!("{k:?}: {v:?}")).collect::<Vec<_>>().join(", ");
+                (Arg::Repr(format!("{{{text}}}")), Meta::Unknown)
+            }
+            other => (Arg::Repr(format!("{other:?}")), Meta::Unknown),
+        })
+    }
+
+    fn to_args(&mut self, frame: &Frame, items: &[Value], span: Span) -> EResult<(Vec<Arg>, Vec<Meta>)> {
+        let mut args = Vec::with_capacity(items.len());
+        let mut metas = Vec::with_capacity(items.len());
+        for it in items {
+            let (a, m) = self.to_arg(frame, it, span)?;
+            args.push(a);
+            metas.push(m);
+        }
+        Ok((args, metas))
+    }
+
+    fn kw_args(&mut self, frame: &Frame, kwargs: &[(String, Value)], span: Span) -> EResult<(Vec<(String, Arg)>, Vec<(String, Meta)>)> {
+        let mut args = Vec::new();
+        let mut metas = Vec::new();
+        for (k, v) in kwargs {
+            let (a, m) = self.to_arg(frame, v, span)?;
+            args.push((k.clone(), a));
+            metas.push((k.clone(), m));
+        }
+        Ok((args, metas))
+    }
+
+    /// Records `call_function` of a canonical target (`torch.flatten`, `operator.add`).
+    pub fn trace_function(&mut self, frame: &Frame, target: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+        let (a, am) = self.to_args(frame, &args, span)?;
+        let (k, km) = self.kw_args(frame, &kwargs, span)?;
+        let short = target.rsplit('.').next().unwrap_or(target);
+        let meta = rules::call(short, &Inputs { args: &am, kwargs: &km });
+        let meta = self.shape_scalar(meta, &am, short);
+        let n = self.tracer_mut().add_node(short, Op::CallFunction, target.to_string(), a, k, meta, frame.file_id, span);
+        Ok(Value::Proxy(n))
+    }
+
+    /// Records `call_method` (`x.view(...)`, `x.size()`), receiver first.
+    pub fn trace_method(&mut self, frame: &Frame, method: &str, recv: Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(recv);
+        all.extend(args);
+        let (a, am) = self.to_args(frame, &all, span)?;
+        let (k, km) = self.kw_args(frame, &kwargs, span)?;
+        let meta = rules::call(method, &Inputs { args: &am, kwargs: &km });
+        let meta = self.shape_scalar(meta, &am, method);
+        let n = self.tracer_mut().add_node(method, Op::CallMethod, method.to_string(), a, k, meta, frame.file_id, span);
+        Ok(Value::Proxy(n))
+    }
+
+    /// Comparisons of data-derived scalars stay data-derived; `.item()` of anything is data.
+    fn shape_scalar(&self, meta: Meta, inputs: &[Meta], op: &str) -> Meta {
+        match meta {
+            Meta::Scalar(s, ScalarOrigin::Shape) if inputs.iter().any(|m| m.origin() == Some(ScalarOrigin::Data)) => Meta::Scalar(s, ScalarOrigin::Data),
+            Meta::Scalar(s, _) if op == "item" || op == "tolist" => Meta::Scalar(s, ScalarOrigin::Data),
+            m => m,
+        }
+    }
+
+    /// Records `call_module` for a leaf module (or an opaque submodule we could not build).
+    pub fn trace_module(&mut self, frame: &Frame, module: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+        let (path, class, obj) = match module {
+            Value::Object(o) => {
+                let path = self.tracer.as_ref().and_then(|t| t.module_paths.get(&o.id).cloned());
+                let Some(path) = path else {
+                    return Err(self.error(frame, span, codes::UNSUPPORTED, format!("module `{}` is not a submodule of the traced model", o.class_name())));
+                };
+                let class = match &o.kind {
+                    ObjKind::Leaf(c) => c.clone(),
+                    _ => o.class_name(),
+                };
+                (path, class, Some(o.clone()))
+            }
+            Value::Unknown(u) => match &u.path {
+                Some(p) => (p.clone(), String::new(), None),
+                None => return Err(self.error(frame, span, codes::UNSUPPORTED, "call of an unknown module")),
+            },
+            _ => return Err(self.error(frame, span, codes::UNSUPPORTED, "call_module on a non-module")),
+        };
+        let (a, am) = self.to_args(frame, &args, span)?;
+        let (k, km) = self.kw_args(frame, &kwargs, span)?;
+        let meta = match &obj {
+            Some(o) => {
+                let attr_meta = |name: &str| -> Meta { o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown) };
+                rules::call_module(&ModuleInfo { class: &class, attr: &attr_meta }, &Inputs { args: &am, kwargs: &km })
+            }
+            None => match am.first() {
+                Some(Meta::Tensor(t)) => Meta::tensor(None, t.dtype),
+                _ => Meta::Unknown,
+            },
+        };
+        let n = self.tracer_mut().add_node(&path, Op::CallModule, path.clone(), a, k, meta, frame.file_id, span);
+        Ok(Value::Proxy(n))
+    }
+
+    /// A parameter or buffer read in forward becomes a `get_attr` of its qualified path.
+    pub fn trace_param(&mut self, frame: &Frame, owner: &Rc<Object>, name: &str, p: &super::value::Param, span: Span) -> Value {
+        let Some(t) = self.tracer.as_mut() else { return Value::unknown("parameter") };
+        let base = t.module_paths.get(&owner.id).cloned().unwrap_or_default();
+        let path = if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
+        let meta = Meta::tensor(p.shape.as_ref().map(|s| crate::shapes::shape_of(s)), p.dtype);
+        Value::Proxy(t.get_attr(&path, meta, frame.file_id, span))
+    }
+}
+
+/// The abstract value of a constant Python value (for module attributes in shape rules).
+pub fn value_meta(v: &Value) -> Meta {
+    match v {
+        Value::None => Meta::None,
+        Value::Bool(b) => Meta::Scalar(Scalar::Bool(Some(*b)), ScalarOrigin::Const),
+        Value::Int(i) => Meta::int(*i),
+        Value::Float(f) => Meta::Scalar(Scalar::Float(Some(*f)), ScalarOrigin::Const),
+        Value::Str(s) => Meta::Str(s.to_string()),
+        Value::Tuple(t) => Meta::Seq(t.iter().map(value_meta).collect()),
+        Value::List(l) => Meta::Seq(l.borrow().iter().map(value_meta).collect()),
+        Value::Dtype(d) => Meta::Dtype(*d),
+        Value::Param(p) => Meta::tensor(p.shape.as_ref().map(|s| crate::shapes::shape_of(s)), p.dtype),
+        _ => Meta::Unknown,
+    }
+}
+
+pub fn default_input_meta() -> Meta {
+    Meta::tensor(None, DType::Float32)
+}

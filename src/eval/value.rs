@@ -1,0 +1,299 @@
+//! The evaluator's values: enough of Python's object model to run model constructors, plus
+//! `Proxy` (a graph node standing for a runtime value) and `Unknown` (what static evaluation
+//! could not determine, with the reason).
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use indexmap::IndexMap;
+
+use crate::graph::NodeId;
+use crate::semantic::{FileId, SourceFile};
+use crate::shapes::DType;
+use crate::syntax::Span;
+
+#[derive(Clone)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(Rc<str>),
+    Tuple(Rc<Vec<Value>>),
+    List(Rc<RefCell<Vec<Value>>>),
+    Dict(Rc<RefCell<Vec<(Value, Value)>>>),
+    Slice(Rc<[Value; 3]>),
+    Ellipsis,
+    Function(Rc<Function>),
+    /// A method bound to its receiver (`self._helper`, `Base.__init__` bound through `super()`).
+    BoundMethod(Rc<Value>, Rc<Function>),
+    Class(Rc<Class>),
+    Object(Rc<Object>),
+    /// A Python module of the project (a file under the root).
+    Module(Rc<ModuleNs>),
+    /// Something outside the project root, by canonical dotted path: `torch.nn.Linear`, `math.sqrt`.
+    External(Rc<str>),
+    /// A builtin function of Python (`len`, `range`, `isinstance`, …).
+    Builtin(Rc<str>),
+    /// A builtin method bound to a value: `layers.append`, `x.view` on a proxy, `d.items`.
+    Method(Rc<Value>, Rc<str>),
+    Partial(Rc<Partial>),
+    Proxy(NodeId),
+    Param(Rc<Param>),
+    /// A tensor created while evaluating a constructor (`torch.zeros(1, 1, d)`): its shape only.
+    TensorConst(Rc<TensorConst>),
+    Dtype(DType),
+    /// `super()` inside a method of `class_`, bound to `obj`.
+    Super(Rc<Value>, Rc<Class>),
+    Unknown(Rc<Unknown>),
+}
+
+#[derive(Debug)]
+pub struct Unknown {
+    pub reason: String,
+    /// Attribute path from the traced module (`layers.0`), when the unknown value is a submodule.
+    pub path: Option<String>,
+}
+
+pub struct Param {
+    pub shape: Option<Vec<i64>>,
+    pub dtype: DType,
+    pub is_buffer: bool,
+}
+
+pub struct TensorConst {
+    pub shape: Option<Vec<i64>>,
+    pub dtype: DType,
+}
+
+pub struct Partial {
+    pub func: Value,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(String, Value)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnKind {
+    Plain,
+    StaticMethod,
+    ClassMethod,
+    Property,
+}
+
+pub struct Function {
+    pub name: String,
+    pub qualname: String,
+    pub file: Arc<SourceFile>,
+    pub file_id: FileId,
+    /// The `function_definition` or `lambda` node, re-found by its span when called.
+    pub span: Span,
+    pub params: Vec<FnParam>,
+    pub closure: Option<Rc<Scope>>,
+    pub globals: Rc<ModuleNs>,
+    pub kind: FnKind,
+    pub is_lambda: bool,
+    pub is_generator: bool,
+}
+
+#[derive(Clone)]
+pub struct FnParam {
+    pub name: String,
+    pub kind: crate::catalog::ParamKind,
+    pub default: Option<Value>,
+}
+
+pub struct Class {
+    pub name: String,
+    pub qualname: String,
+    pub file_id: FileId,
+    pub span: Span,
+    pub bases: Vec<Value>,
+    pub ns: RefCell<IndexMap<String, Value>>,
+    /// Method resolution order, starting with this class; external bases (`torch.nn.Module`)
+    /// are represented by their `Value::External`.
+    pub mro: RefCell<Vec<Value>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjKind {
+    Plain,
+    /// An `nn.Module` whose forward is Python we can read (a user module).
+    Module,
+    /// A torch.nn module kept as a leaf (`call_module`), by class name (`Conv2d`).
+    Leaf(String),
+    /// torch.nn containers (`Sequential`, `ModuleList`, `ModuleDict`), possibly subclassed.
+    Container(String),
+}
+
+pub struct Object {
+    pub id: usize,
+    pub class: Value,
+    pub kind: ObjKind,
+    pub attrs: RefCell<IndexMap<String, Value>>,
+}
+
+impl Object {
+    pub fn is_module(&self) -> bool {
+        !matches!(self.kind, ObjKind::Plain)
+    }
+
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow().get(name).cloned()
+    }
+
+    /// Child modules in registration order, as `named_children()` yields them.
+    pub fn children(&self) -> Vec<(String, Rc<Object>)> {
+        self.attrs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Value::Object(o) if o.is_module() => Some((k.clone(), o.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn class_name(&self) -> String {
+        match &self.class {
+            Value::Class(c) => c.name.clone(),
+            Value::External(p) => p.rsplit('.').next().unwrap_or(p).to_string(),
+            _ => "object".into(),
+        }
+    }
+}
+
+/// A function's local scope; closures keep their defining scope alive.
+pub struct Scope {
+    pub vars: RefCell<HashMap<String, Value>>,
+    pub parent: Option<Rc<Scope>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadState {
+    NotLoaded,
+    Loading,
+    Loaded,
+}
+
+pub struct ModuleNs {
+    pub name: String,
+    pub file_id: FileId,
+    pub file: Arc<SourceFile>,
+    pub vars: RefCell<IndexMap<String, Value>>,
+    pub state: Cell<LoadState>,
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Rc::from(s))
+    }
+
+    pub fn unknown(reason: impl Into<String>) -> Value {
+        Value::Unknown(Rc::new(Unknown { reason: reason.into(), path: None }))
+    }
+
+    pub fn tuple(v: Vec<Value>) -> Value {
+        Value::Tuple(Rc::new(v))
+    }
+
+    pub fn list(v: Vec<Value>) -> Value {
+        Value::List(Rc::new(RefCell::new(v)))
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown(_))
+    }
+
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::None => "NoneType".into(),
+            Value::Bool(_) => "bool".into(),
+            Value::Int(_) => "int".into(),
+            Value::Float(_) => "float".into(),
+            Value::Str(_) => "str".into(),
+            Value::Tuple(_) => "tuple".into(),
+            Value::List(_) => "list".into(),
+            Value::Dict(_) => "dict".into(),
+            Value::Slice(_) => "slice".into(),
+            Value::Ellipsis => "ellipsis".into(),
+            Value::Function(_) | Value::BoundMethod(..) | Value::Builtin(_) | Value::Method(..) | Value::Partial(_) => "function".into(),
+            Value::Class(_) => "type".into(),
+            Value::Object(o) => o.class_name(),
+            Value::Module(_) => "module".into(),
+            Value::External(p) => p.to_string(),
+            Value::Proxy(_) => "Proxy".into(),
+            Value::Param(_) => "Parameter".into(),
+            Value::TensorConst(_) => "Tensor".into(),
+            Value::Dtype(_) => "dtype".into(),
+            Value::Super(..) => "super".into(),
+            Value::Unknown(_) => "unknown".into(),
+        }
+    }
+
+    /// Python equality for constants; None when it cannot be decided statically.
+    pub fn py_eq(&self, other: &Value) -> Option<bool> {
+        use Value::*;
+        Some(match (self, other) {
+            (None, None) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a == b,
+            (Int(a), Float(b)) | (Float(b), Int(a)) => (*a as f64) == *b,
+            (Bool(a), Int(b)) | (Int(b), Bool(a)) => (*a as i64) == *b,
+            (Str(a), Str(b)) => a == b,
+            (Tuple(a), Tuple(b)) => {
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y) == Some(true))
+            }
+            (List(a), List(b)) => {
+                let (a, b) = (a.borrow(), b.borrow());
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y) == Some(true))
+            }
+            (External(a), External(b)) => a == b,
+            (Dtype(a), Dtype(b)) => a == b,
+            (Class(a), Class(b)) => Rc::ptr_eq(a, b),
+            (Object(a), Object(b)) => Rc::ptr_eq(a, b),
+            (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => return Option::None,
+            (None, _) | (_, None) => false,
+            (Str(_), Int(_) | Float(_) | Bool(_)) | (Int(_) | Float(_) | Bool(_), Str(_)) => false,
+            _ => return Option::None,
+        })
+    }
+
+    /// Python identity (`is`), decidable for singletons and shared objects.
+    pub fn py_is(&self, other: &Value) -> Option<bool> {
+        use Value::*;
+        match (self, other) {
+            (Unknown(_), _) | (_, Unknown(_)) => Option::None,
+            (None, None) => Some(true),
+            (None, _) | (_, None) => Some(false),
+            (Bool(a), Bool(b)) => Some(a == b),
+            (Object(a), Object(b)) => Some(Rc::ptr_eq(a, b)),
+            (Class(a), Class(b)) => Some(Rc::ptr_eq(a, b)),
+            (External(a), External(b)) => Some(a == b),
+            (List(a), List(b)) => Some(Rc::ptr_eq(a, b)),
+            _ => self.py_eq(other),
+        }
+    }
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::None => f.write_str("None"),
+            Value::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Tuple(v) => f.debug_tuple("").field(&v).finish(),
+            Value::List(v) => write!(f, "{:?}", v.borrow()),
+            Value::Dict(_) => f.write_str("{...}"),
+            Value::Proxy(n) => write!(f, "Proxy({})", n.index()),
+            Value::External(p) => write!(f, "<{p}>"),
+            Value::Unknown(u) => write!(f, "<unknown: {}>", u.reason),
+            other => write!(f, "<{}>", other.type_name()),
+        }
+    }
+}

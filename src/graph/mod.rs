@@ -1,0 +1,186 @@
+//! Stage 4: the static FX graph — torch.fx's six opcodes, its node names, and the users of
+//! every node (petgraph edges from producer to consumer). The graph is built by the tracer in
+//! `crate::eval::trace`, which is where inlining happens (see `inline`).
+
+pub mod inline;
+pub mod names;
+
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use serde::Serialize;
+
+use crate::semantic::FileId;
+use crate::shapes::Meta;
+use crate::syntax::Span;
+use names::Namespace;
+
+pub type NodeId = NodeIndex<u32>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Placeholder,
+    GetAttr,
+    CallFunction,
+    CallMethod,
+    CallModule,
+    Output,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Placeholder => "placeholder",
+            Op::GetAttr => "get_attr",
+            Op::CallFunction => "call_function",
+            Op::CallMethod => "call_method",
+            Op::CallModule => "call_module",
+            Op::Output => "output",
+        }
+    }
+}
+
+/// A node argument: another node or a constant, in torch.fx's argument language.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Node(NodeId),
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Tuple(Vec<Arg>),
+    List(Vec<Arg>),
+    Slice(Box<[Arg; 3]>),
+    Ellipsis,
+    Dtype(String),
+    Device(String),
+    /// A value we keep for display only (e.g. a Python object torch.fx would embed).
+    Repr(String),
+}
+
+impl Arg {
+    pub fn nodes(&self, out: &mut Vec<NodeId>) {
+        match self {
+            Arg::Node(n) => out.push(*n),
+            Arg::Tuple(v) | Arg::List(v) => v.iter().for_each(|a| a.nodes(out)),
+            Arg::Slice(s) => s.iter().for_each(|a| a.nodes(out)),
+            _ => {}
+        }
+    }
+}
+
+/// Where a node came from: the file and byte span of the expression that produced it, plus
+/// the call sites that inlined it (outermost first), for "called from forward at …" messages.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Origin {
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub op: Op,
+    pub target: String,
+    pub args: Vec<Arg>,
+    pub kwargs: Vec<(String, Arg)>,
+    pub origin: Option<Origin>,
+    pub meta: Meta,
+    /// Graph-break region this node belongs to, and which side of it.
+    pub region: Option<RegionTag>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionRole {
+    /// The node whose value forces the break (e.g. the comparison in `if x.sum() > 0`).
+    Cause,
+    ThenBranch,
+    ElseBranch,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RegionTag {
+    pub region: usize,
+    pub role: RegionRole,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub g: StableDiGraph<Node, u32>,
+    /// Nodes in program (topological) order, as torch.fx lists them.
+    pub order: Vec<NodeId>,
+    namespace: Namespace,
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a node named after `candidate` with torch.fx's naming rules.
+    pub fn add(&mut self, candidate: &str, op: Op, target: String, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) -> NodeId {
+        let name = self.namespace.create_name(candidate);
+        let node = Node { name, op, target, args, kwargs, origin: None, meta: Meta::Unknown, region: None };
+        let id = self.g.add_node(node);
+        self.order.push(id);
+        self.connect(id);
+        id
+    }
+
+    fn connect(&mut self, id: NodeId) {
+        let mut inputs = Vec::new();
+        let n = &self.g[id];
+        n.args.iter().for_each(|a| a.nodes(&mut inputs));
+        n.kwargs.iter().for_each(|(_, a)| a.nodes(&mut inputs));
+        for (pos, src) in inputs.into_iter().enumerate() {
+            self.g.add_edge(src, id, pos as u32);
+        }
+    }
+
+    /// Replaces a node's inputs and rewires its edges (used by rewrites).
+    pub fn set_inputs(&mut self, id: NodeId, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) {
+        let incoming: Vec<_> = self.g.edges_directed(id, Direction::Incoming).map(|e| e.id()).collect();
+        for e in incoming {
+            self.g.remove_edge(e);
+        }
+        self.g[id].args = args;
+        self.g[id].kwargs = kwargs;
+        self.connect(id);
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.g[id]
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.g[id]
+    }
+
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.order.iter().map(move |&id| (id, &self.g[id]))
+    }
+
+    /// Nodes that consume `id`, in graph order, each once.
+    pub fn users(&self, id: NodeId) -> Vec<NodeId> {
+        let mut users: Vec<NodeId> = self.g.neighbors_directed(id, Direction::Outgoing).collect();
+        users.sort_by_key(|u| self.order.iter().position(|o| o == u));
+        users.dedup();
+        users
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<NodeId> {
+        self.order.iter().copied().find(|&id| self.g[id].name == name)
+    }
+}

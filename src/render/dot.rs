@@ -1,0 +1,53 @@
+use std::fmt::Write;
+
+use crate::analysis::GraphResult;
+use crate::graph::{Op, RegionRole};
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Graphviz DOT: one box per node (name, op[target], shape), edges from producers to users;
+/// graph-break causes in red, their branches in orange.
+pub fn render(r: &GraphResult) -> String {
+    let g = &r.graph;
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph \"{}\" {{", escape(&r.name));
+    let _ = writeln!(out, "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\", fontsize=10];");
+    for (id, n) in g.nodes() {
+        let mut label = format!("{}\\n{}[{}]", escape(&n.name), n.op.as_str(), escape(&n.target));
+        if n.meta.is_tensor() {
+            let _ = write!(label, "\\n{}", escape(&n.meta.describe()));
+        }
+        let color = match (n.region.map(|t| t.role), n.op) {
+            (Some(RegionRole::Cause), _) => "#f4a6a6",
+            (Some(_), _) => "#fbd38d",
+            (None, Op::Placeholder | Op::Output) => "#c3dafe",
+            (None, Op::GetAttr) => "#e2e8f0",
+            (None, Op::CallModule) => "#c6f6d5",
+            _ => "#ffffff",
+        };
+        let _ = writeln!(out, "  n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];", id.index(), label, color, escape(&n.name));
+    }
+    for (id, n) in g.nodes() {
+        let mut inputs = Vec::new();
+        n.args.iter().for_each(|a| a.nodes(&mut inputs));
+        n.kwargs.iter().for_each(|(_, a)| a.nodes(&mut inputs));
+        inputs.dedup();
+        for src in inputs {
+            let _ = writeln!(out, "  n{} -> n{};", src.index(), id.index());
+        }
+    }
+    out.push_str("}\n");
+    out
+}

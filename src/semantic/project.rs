@@ -1,0 +1,170 @@
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use tree_sitter::Tree;
+
+use crate::syntax::{self, LineIndex};
+
+/// One parsed Python file.
+#[derive(Debug)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    /// Dotted module name relative to the project root (`torchvision.models.resnet`).
+    pub module: String,
+    pub text: Arc<str>,
+    pub tree: Tree,
+    pub lines: LineIndex,
+}
+
+impl SourceFile {
+    pub fn new(path: PathBuf, module: String, text: Arc<str>, tree: Option<Tree>) -> Self {
+        let tree = tree.unwrap_or_else(|| syntax::parse(&text, None));
+        let lines = LineIndex::new(&text);
+        SourceFile { path, module, text, tree, lines }
+    }
+
+    /// Whether this file is a package's `__init__.py` (relative imports resolve from itself).
+    pub fn is_package(&self) -> bool {
+        self.path.file_name().map(|n| n == "__init__.py").unwrap_or(false)
+    }
+}
+
+pub type FileId = usize;
+
+/// The set of files an analysis may read: everything under `root`, with optional in-memory
+/// overlays (an editor's unsaved buffers) taking precedence over the disk.
+#[derive(Debug)]
+pub struct Project {
+    pub root: PathBuf,
+    overlays: HashMap<PathBuf, (Arc<str>, Option<Tree>)>,
+    files: RwLock<Vec<Arc<SourceFile>>>,
+    by_module: RwLock<HashMap<String, Option<FileId>>>,
+}
+
+impl Project {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Project {
+            root: root.into(),
+            overlays: HashMap::new(),
+            files: RwLock::new(Vec::new()),
+            by_module: RwLock::new(HashMap::new()),
+        }
+    }
+
+    /// The default root for a file: the nearest ancestor directory that is not a package
+    /// (has no `__init__.py`), so `pkg/models/resnet.py` resolves `pkg.ops` absolutely.
+    pub fn default_root(file: &Path) -> PathBuf {
+        let file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+        let mut dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        while dir.join("__init__.py").exists() {
+            match dir.parent() {
+                Some(p) => dir = p.to_path_buf(),
+                None => break,
+            }
+        }
+        dir
+    }
+
+    /// Registers an in-memory version of a file (used by the language server).
+    pub fn add_overlay(&mut self, path: impl Into<PathBuf>, text: Arc<str>, tree: Option<Tree>) {
+        self.overlays.insert(normalize(&path.into()), (text, tree));
+    }
+
+    pub fn file(&self, id: FileId) -> Arc<SourceFile> {
+        self.files.read().unwrap()[id].clone()
+    }
+
+    /// Module name of a path under the root, or the file stem when it lies outside.
+    pub fn module_name(&self, path: &Path) -> String {
+        let path = normalize(path);
+        let root = normalize(&self.root);
+        let rel = path.strip_prefix(&root).unwrap_or_else(|_| Path::new(path.file_name().unwrap_or_default()));
+        let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if let Some(last) = parts.last_mut() {
+            if let Some(stem) = last.strip_suffix(".py") {
+                *last = stem.to_string();
+            }
+        }
+        if parts.last().map(|p| p == "__init__").unwrap_or(false) {
+            parts.pop();
+        }
+        parts.join(".")
+    }
+
+    /// Loads (once) the file at `path`.
+    pub fn load_path(&self, path: &Path) -> std::io::Result<FileId> {
+        let path = normalize(path);
+        let module = self.module_name(&path);
+        if let Some(Some(id)) = self.by_module.read().unwrap().get(&module) {
+            if self.files.read().unwrap()[*id].path == path {
+                return Ok(*id);
+            }
+        }
+        if let Some(id) = self.files.read().unwrap().iter().position(|f| f.path == path) {
+            return Ok(id);
+        }
+        let (text, tree) = match self.overlays.get(&path) {
+            Some((t, tree)) => (t.clone(), tree.clone()),
+            None => (Arc::from(read_lossy(&path)?), None),
+        };
+        let file = Arc::new(SourceFile::new(path, module.clone(), text, tree));
+        let mut files = self.files.write().unwrap();
+        files.push(file);
+        let id = files.len() - 1;
+        self.by_module.write().unwrap().entry(module).or_insert(Some(id));
+        Ok(id)
+    }
+
+    /// Finds the file of a dotted module name inside the root: `a/b.py` or `a/b/__init__.py`.
+    pub fn resolve_module(&self, module: &str) -> Option<FileId> {
+        if let Some(hit) = self.by_module.read().unwrap().get(module) {
+            return *hit;
+        }
+        if module.is_empty() || module.split('.').any(|p| p.is_empty() || p.contains(['/', '\\'])) {
+            return None;
+        }
+        let mut base = self.root.clone();
+        for part in module.split('.') {
+            base.push(part);
+        }
+        let candidates = [base.with_extension("py"), base.join("__init__.py")];
+        let found = candidates
+            .iter()
+            .find(|c| self.overlays.contains_key(&normalize(c)) || c.is_file())
+            .and_then(|c| self.load_path(c).ok());
+        self.by_module.write().unwrap().insert(module.to_string(), found);
+        found
+    }
+
+    /// Resolves a relative import (`from ..ops import x` is level 2, module "ops") seen in `from`.
+    pub fn absolute_module(&self, from: &SourceFile, level: usize, module: &str) -> Option<String> {
+        if level == 0 {
+            return Some(module.to_string());
+        }
+        let mut parts: Vec<&str> = if from.module.is_empty() { vec![] } else { from.module.split('.').collect() };
+        let drop = if from.is_package() { level - 1 } else { level };
+        if drop > parts.len() {
+            return None;
+        }
+        parts.truncate(parts.len() - drop);
+        if !module.is_empty() {
+            parts.push(module);
+        }
+        Some(parts.join("."))
+    }
+}
+
+fn normalize(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Reads a file as text; invalid UTF-8 is replaced rather than refused, so a stray Latin-1
+/// comment does not hide a whole file from analysis.
+pub fn read_lossy(path: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}

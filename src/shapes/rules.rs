@@ -1,0 +1,1049 @@
+//! Shape rules: what each op produces, from the abstract values of its inputs. A rule that cannot
+//! decide returns `Meta::Unknown` (or a tensor of unknown shape) rather than guessing.
+
+use super::{concrete, shape_of, DType, Dim, Meta, Scalar, ScalarOrigin, Shape, TensorMeta};
+
+/// A leaf module as the shape rules see it: its torch.nn class and constructor attributes.
+pub struct ModuleInfo<'a> {
+    pub class: &'a str,
+    pub attr: &'a dyn Fn(&str) -> Meta,
+}
+
+/// Inputs of one op: positional and keyword arguments as abstract values.
+pub struct Inputs<'a> {
+    pub args: &'a [Meta],
+    pub kwargs: &'a [(String, Meta)],
+}
+
+impl Inputs<'_> {
+    /// The argument at `pos`, or the keyword `name`.
+    pub fn get(&self, pos: usize, name: &str) -> Option<&Meta> {
+        self.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or_else(|| self.args.get(pos))
+    }
+    fn tensor(&self, pos: usize, name: &str) -> Option<&TensorMeta> {
+        self.get(pos, name).and_then(Meta::as_tensor)
+    }
+    fn int(&self, pos: usize, name: &str) -> Option<i64> {
+        self.get(pos, name).and_then(Meta::as_int)
+    }
+    fn flag(&self, pos: usize, name: &str) -> bool {
+        matches!(self.get(pos, name), Some(Meta::Scalar(Scalar::Bool(Some(true)), _)))
+    }
+}
+
+fn same(t: &TensorMeta) -> Meta {
+    Meta::Tensor(t.clone())
+}
+
+fn tensor(shape: Option<Shape>, dtype: DType) -> Meta {
+    Meta::tensor(shape, dtype)
+}
+
+fn norm_dim(d: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let d = if d < 0 { d + r } else { d };
+    (0..r.max(1)).contains(&d).then_some(d as usize)
+}
+
+/// Broadcast two shapes with numpy/torch rules.
+pub fn broadcast(a: &Shape, b: &Shape) -> Option<Shape> {
+    let n = a.len().max(b.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n].clone() } else { Dim::Known(1) };
+        let db = if i + b.len() >= n { b[i + b.len() - n].clone() } else { Dim::Known(1) };
+        out.push(match (&da, &db) {
+            (Dim::Known(1), _) => db,
+            (_, Dim::Known(1)) => da,
+            (Dim::Known(x), Dim::Known(y)) if x == y => da,
+            (Dim::Known(_), Dim::Known(_)) => return None,
+            (Dim::Known(_), Dim::Unknown) => da,
+            (Dim::Unknown, _) => db,
+        });
+    }
+    Some(out)
+}
+
+fn scalar_dtype(m: &Meta) -> Option<DType> {
+    match m {
+        Meta::Scalar(Scalar::Float(_), _) => Some(DType::Float32),
+        Meta::Scalar(Scalar::Int(_), _) => Some(DType::Int64),
+        Meta::Scalar(Scalar::Bool(_), _) => Some(DType::Bool),
+        _ => None,
+    }
+}
+
+/// Element-wise binary op on tensors and/or scalars.
+fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
+    let compare = matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "and_" | "or_");
+    match (a, b) {
+        (Meta::Tensor(x), Meta::Tensor(y)) => {
+            let shape = match (&x.shape, &y.shape) {
+                (Some(p), Some(q)) => broadcast(p, q),
+                _ => None,
+            };
+            let dtype = if compare && !matches!(op, "and_" | "or_") { DType::Bool } else { DType::promote(x.dtype, y.dtype) };
+            let dtype = if op == "truediv" && !dtype.is_floating() { DType::Float32 } else { dtype };
+            tensor(shape, dtype)
+        }
+        (Meta::Tensor(t), s) | (s, Meta::Tensor(t)) => {
+            let mut dtype = if compare { DType::Bool } else { t.dtype };
+            if !compare && !t.dtype.is_floating() && (matches!(s, Meta::Scalar(Scalar::Float(_), _)) || op == "truediv") {
+                dtype = DType::Float32;
+            }
+            let _ = scalar_dtype(s);
+            tensor(t.shape.clone(), dtype)
+        }
+        (Meta::Size(x), Meta::Size(y)) if op == "add" => Meta::Size(x.iter().chain(y).cloned().collect()),
+        (Meta::Size(x), Meta::Size(y)) if op == "eq" || op == "ne" => {
+            let v = match (concrete(x), concrete(y)) {
+                (Some(p), Some(q)) => Some((p == q) == (op == "eq")),
+                _ => None,
+            };
+            Meta::Scalar(Scalar::Bool(v), ScalarOrigin::Shape)
+        }
+        (Meta::Scalar(x, ox), Meta::Scalar(y, oy)) => scalar_binary(op, x, y, combine_origin(*ox, *oy)),
+        _ => Meta::Unknown,
+    }
+}
+
+fn combine_origin(a: ScalarOrigin, b: ScalarOrigin) -> ScalarOrigin {
+    use ScalarOrigin::*;
+    match (a, b) {
+        (Data, _) | (_, Data) => Data,
+        (Shape, _) | (_, Shape) => Shape,
+        _ => Const,
+    }
+}
+
+/// Python arithmetic on scalars, keeping Python's int/float distinction.
+pub fn scalar_binary(op: &str, x: &Scalar, y: &Scalar, origin: ScalarOrigin) -> Meta {
+    let as_f = |s: &Scalar| match s {
+        Scalar::Int(v) => v.map(|v| v as f64),
+        Scalar::Float(v) => *v,
+        Scalar::Bool(v) => v.map(|b| b as i64 as f64),
+    };
+    let as_i = |s: &Scalar| match s {
+        Scalar::Int(v) => *v,
+        Scalar::Bool(v) => v.map(|b| b as i64),
+        Scalar::Float(_) => None,
+    };
+    let both_int = !matches!(x, Scalar::Float(_)) && !matches!(y, Scalar::Float(_));
+    let out = |s: Scalar| Meta::Scalar(s, origin);
+    match op {
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" => {
+            let v = as_f(x).zip(as_f(y)).map(|(a, b)| match op {
+                "eq" => a == b,
+                "ne" => a != b,
+                "lt" => a < b,
+                "le" => a <= b,
+                "gt" => a > b,
+                _ => a >= b,
+            });
+            out(Scalar::Bool(v))
+        }
+        "truediv" => out(Scalar::Float(as_f(x).zip(as_f(y)).and_then(|(a, b)| (b != 0.0).then(|| a / b)))),
+        _ if both_int => {
+            let v = as_i(x).zip(as_i(y)).and_then(|(a, b)| match op {
+                "add" => a.checked_add(b),
+                "sub" => a.checked_sub(b),
+                "mul" => a.checked_mul(b),
+                "floordiv" => (b != 0).then(|| a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 }),
+                "mod" => (b != 0).then(|| ((a % b) + b) % b),
+                "pow" => u32::try_from(b).ok().and_then(|e| a.checked_pow(e)),
+                _ => None,
+            });
+            out(Scalar::Int(v))
+        }
+        _ => {
+            let v = as_f(x).zip(as_f(y)).and_then(|(a, b)| match op {
+                "add" => Some(a + b),
+                "sub" => Some(a - b),
+                "mul" => Some(a * b),
+                "floordiv" => (b != 0.0).then(|| (a / b).floor()),
+                "mod" => (b != 0.0).then(|| a - b * (a / b).floor()),
+                "pow" => Some(a.powf(b)),
+                _ => None,
+            });
+            out(Scalar::Float(v))
+        }
+    }
+}
+
+/// Output shape of a convolution/pool window along one dimension.
+fn window(input: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil: bool) -> Option<i64> {
+    if stride <= 0 {
+        return None;
+    }
+    let eff = dilation * (kernel - 1) + 1;
+    let span = input + 2 * pad - eff;
+    if span < 0 {
+        return None;
+    }
+    let mut out = if ceil { (span + stride - 1) / stride + 1 } else { span / stride + 1 };
+    // torch: the last window must start inside the input or its left padding.
+    if ceil && (out - 1) * stride >= input + pad {
+        out -= 1;
+    }
+    Some(out)
+}
+
+fn tuple_n(m: &Meta, n: usize) -> Option<Vec<i64>> {
+    match m.as_int_list()? {
+        v if v.len() == 1 => Some(vec![v[0]; n]),
+        v if v.len() == n => Some(v),
+        _ => None,
+    }
+}
+
+/// Spatial output of conv/pool over the trailing `n` dims of `t`.
+fn spatial(t: &TensorMeta, n: usize, channels: Option<i64>, k: &Meta, s: &Meta, p: &Meta, d: &Meta, ceil: bool) -> Meta {
+    let dtype = t.dtype;
+    let Some(shape) = &t.shape else { return tensor(None, dtype) };
+    if shape.len() < n + 1 {
+        return tensor(None, dtype);
+    }
+    let k = tuple_n(k, n);
+    let s = match s {
+        Meta::None | Meta::Unknown => k.clone(),
+        Meta::Seq(v) if v.is_empty() => k.clone(),
+        m => tuple_n(m, n),
+    };
+    let padding = match p {
+        Meta::Str(mode) if mode == "valid" => Some(vec![0; n]),
+        Meta::Str(_) => None,
+        m => tuple_n(m, n),
+    };
+    let d = tuple_n(d, n);
+    let mut out = shape.clone();
+    let base = shape.len() - n;
+    if let Some(c) = channels {
+        out[base - 1] = Dim::Known(c);
+    }
+    for i in 0..n {
+        let dim = match (&shape[base + i], &k, &s, &d) {
+            (Dim::Known(x), Some(k), Some(s), Some(d)) => match &padding {
+                Some(p) => window(*x, k[i], s[i], p[i], d[i], ceil).map(Dim::Known).unwrap_or(Dim::Unknown),
+                // padding="same" keeps the spatial size (stride must be 1 for it to be allowed).
+                None if matches!(p, Meta::Str(m) if m == "same") => Dim::Known(*x),
+                None => Dim::Unknown,
+            },
+            _ => Dim::Unknown,
+        };
+        out[base + i] = dim;
+    }
+    tensor(Some(out), dtype)
+}
+
+fn adaptive(t: &TensorMeta, n: usize, size: &Meta) -> Meta {
+    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    if shape.len() < n {
+        return tensor(None, t.dtype);
+    }
+    let base = shape.len() - n;
+    let sizes: Vec<Option<i64>> = match size {
+        Meta::Seq(v) if v.len() == n => v.iter().map(Meta::as_int).collect(),
+        m => match m.as_int() {
+            Some(v) => vec![Some(v); n],
+            None => return tensor(None, t.dtype),
+        },
+    };
+    let mut out = shape.clone();
+    for (i, s) in sizes.into_iter().enumerate() {
+        if let Some(s) = s {
+            out[base + i] = Dim::Known(s);
+        }
+    }
+    tensor(Some(out), t.dtype)
+}
+
+fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
+    let Some(mut dims) = dims else { return tensor(None, t.dtype) };
+    let total = t.shape.as_ref().and_then(concrete).map(|s| s.iter().product::<i64>());
+    let minus: Vec<usize> = dims.iter().enumerate().filter(|(_, d)| **d == Dim::Known(-1)).map(|(i, _)| i).collect();
+    if minus.len() == 1 {
+        let known: Option<i64> = dims.iter().filter(|d| **d != Dim::Known(-1)).map(Dim::known).product();
+        dims[minus[0]] = match (total, known) {
+            (Some(t), Some(k)) if k != 0 && t % k == 0 => Dim::Known(t / k),
+            _ => Dim::Unknown,
+        };
+    }
+    tensor(Some(dims), t.dtype)
+}
+
+fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
+    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    if shape.is_empty() {
+        return tensor(Some(shape_of(&[1])), t.dtype);
+    }
+    let (Some(s), Some(e)) = (norm_dim(start, shape.len()), norm_dim(end, shape.len())) else {
+        return tensor(None, t.dtype);
+    };
+    if s > e {
+        return tensor(None, t.dtype);
+    }
+    let prod: Option<i64> = shape[s..=e].iter().map(Dim::known).product();
+    let mut out: Shape = shape[..s].to_vec();
+    out.push(prod.map(Dim::Known).unwrap_or(Dim::Unknown));
+    out.extend_from_slice(&shape[e + 1..]);
+    tensor(Some(out), t.dtype)
+}
+
+fn reduce(t: &TensorMeta, dims: Option<&Meta>, keepdim: bool, dtype: DType) -> Meta {
+    let Some(shape) = &t.shape else { return tensor(None, dtype) };
+    let dims: Vec<usize> = match dims {
+        None | Some(Meta::None) => return tensor(Some(if keepdim { vec![Dim::Known(1); shape.len()] } else { vec![] }), dtype),
+        Some(m) => match m.as_int_list() {
+            Some(v) => match v.iter().map(|&d| norm_dim(d, shape.len())).collect::<Option<Vec<_>>>() {
+                Some(v) => v,
+                None => return tensor(None, dtype),
+            },
+            None => return tensor(None, dtype),
+        },
+    };
+    let out = shape
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| if dims.contains(&i) { keepdim.then_some(Dim::Known(1)) } else { Some(d.clone()) })
+        .collect();
+    tensor(Some(out), dtype)
+}
+
+fn matmul(a: &TensorMeta, b: &TensorMeta) -> Meta {
+    let dtype = DType::promote(a.dtype, b.dtype);
+    let (Some(x), Some(y)) = (&a.shape, &b.shape) else { return tensor(None, dtype) };
+    let out = match (x.len(), y.len()) {
+        (0, _) | (_, 0) => return tensor(None, dtype),
+        (1, 1) => vec![],
+        (1, _) => {
+            let mut o = y[..y.len() - 2].to_vec();
+            o.push(y[y.len() - 1].clone());
+            o
+        }
+        (_, 1) => x[..x.len() - 1].to_vec(),
+        _ => {
+            let Some(mut batch) = broadcast(&x[..x.len() - 2].to_vec(), &y[..y.len() - 2].to_vec()) else {
+                return tensor(None, dtype);
+            };
+            batch.push(x[x.len() - 2].clone());
+            batch.push(y[y.len() - 1].clone());
+            batch
+        }
+    };
+    tensor(Some(out), dtype)
+}
+
+/// Shape of `t[index]` for basic and advanced indexing.
+fn index(t: &TensorMeta, idx: &Meta) -> Meta {
+    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    let items: Vec<&Meta> = match idx {
+        Meta::Seq(v) => v.iter().collect(),
+        m => vec![m],
+    };
+    let consumed = items.iter().filter(|m| !matches!(m, Meta::None | Meta::Ellipsis)).count();
+    let mut out = Vec::new();
+    let mut d = 0usize;
+    let mut advanced: Option<Shape> = None;
+    for item in items {
+        match item {
+            Meta::None => out.push(Dim::Known(1)),
+            Meta::Ellipsis => {
+                let skip = shape.len().saturating_sub(consumed);
+                out.extend_from_slice(&shape[d..(d + skip).min(shape.len())]);
+                d += skip;
+            }
+            Meta::Slice(s) => {
+                let Some(dim) = shape.get(d) else { return tensor(None, t.dtype) };
+                out.push(slice_len(dim, &s[0], &s[1], &s[2]));
+                d += 1;
+            }
+            Meta::Scalar(Scalar::Int(_), _) => {
+                d += 1;
+            }
+            Meta::Tensor(ix) if ix.dtype == DType::Bool => {
+                // Boolean masks give a data-dependent length.
+                let rank = ix.shape.as_ref().map(|s| s.len()).unwrap_or(1);
+                d += rank;
+                out.push(Dim::Unknown);
+            }
+            Meta::Tensor(ix) => {
+                advanced = match (&advanced, &ix.shape) {
+                    (None, Some(s)) => Some(s.clone()),
+                    (Some(a), Some(s)) => broadcast(a, s),
+                    _ => None,
+                };
+                if advanced.is_none() {
+                    return tensor(None, t.dtype);
+                }
+                out.push(Dim::Unknown); // placeholder replaced below
+                out.pop();
+                d += 1;
+            }
+            _ => return tensor(None, t.dtype),
+        }
+    }
+    if d > shape.len() {
+        return tensor(None, t.dtype);
+    }
+    out.extend_from_slice(&shape[d..]);
+    if let Some(a) = advanced {
+        let mut o = a;
+        o.extend(out);
+        out = o;
+    }
+    tensor(Some(out), t.dtype)
+}
+
+fn slice_len(dim: &Dim, start: &Meta, stop: &Meta, step: &Meta) -> Dim {
+    let Dim::Known(n) = dim else { return Dim::Unknown };
+    let n = *n;
+    let step = match step {
+        Meta::None => 1,
+        m => match m.as_int() {
+            Some(s) if s > 0 => s,
+            _ => return Dim::Unknown,
+        },
+    };
+    let clamp = |v: i64| if v < 0 { (v + n).max(0) } else { v.min(n) };
+    let s = match start {
+        Meta::None => 0,
+        m => match m.as_int() {
+            Some(v) => clamp(v),
+            None => return Dim::Unknown,
+        },
+    };
+    let e = match stop {
+        Meta::None => n,
+        m => match m.as_int() {
+            Some(v) => clamp(v),
+            None => return Dim::Unknown,
+        },
+    };
+    Dim::Known(if e > s { (e - s + step - 1) / step } else { 0 })
+}
+
+fn getitem(container: &Meta, idx: &Meta) -> Meta {
+    match container {
+        Meta::Tensor(t) => index(t, idx),
+        Meta::Size(s) => match idx {
+            Meta::Slice(sl) => {
+                let Some(n) = i64::try_from(s.len()).ok() else { return Meta::Unknown };
+                let len = slice_len(&Dim::Known(n), &sl[0], &sl[1], &sl[2]);
+                let start = match &sl[0] {
+                    Meta::None => 0,
+                    m => m.as_int().map(|v| if v < 0 { (v + n).max(0) } else { v.min(n) }).unwrap_or(0),
+                };
+                match (len, sl[2].as_int().unwrap_or(1)) {
+                    (Dim::Known(l), 1) => Meta::Size(s[start as usize..(start + l) as usize].to_vec()),
+                    _ => Meta::Unknown,
+                }
+            }
+            m => match m.as_int().and_then(|i| norm_dim(i, s.len())) {
+                Some(i) => Meta::Scalar(Scalar::Int(s[i].known()), ScalarOrigin::Shape),
+                None => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+            },
+        },
+        Meta::Seq(v) => match idx.as_int() {
+            Some(i) => {
+                let i = if i < 0 { i + v.len() as i64 } else { i };
+                v.get(i as usize).cloned().unwrap_or(Meta::Unknown)
+            }
+            None => Meta::Unknown,
+        },
+        _ => Meta::Unknown,
+    }
+}
+
+fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> Meta {
+    let Some(shape) = &t.shape else { return Meta::Unknown };
+    let Some(d) = norm_dim(dim, shape.len()) else { return Meta::Unknown };
+    let Some(n) = shape[d].known() else { return Meta::Unknown };
+    match sizes(n) {
+        Some(parts) => Meta::Seq(
+            parts
+                .into_iter()
+                .map(|p| {
+                    let mut s = shape.clone();
+                    s[d] = Dim::Known(p);
+                    tensor(Some(s), t.dtype)
+                })
+                .collect(),
+        ),
+        None => Meta::Unknown,
+    }
+}
+
+fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
+    let Meta::Seq(items) = items else { return Meta::Unknown };
+    let ts: Option<Vec<&TensorMeta>> = items.iter().map(Meta::as_tensor).collect();
+    let Some(ts) = ts else { return Meta::Unknown };
+    let Some(first) = ts.first() else { return Meta::Unknown };
+    let dtype = ts.iter().fold(first.dtype, |d, t| DType::promote(d, t.dtype));
+    let shapes: Option<Vec<&Shape>> = ts.iter().map(|t| t.shape.as_ref()).collect();
+    let Some(shapes) = shapes else { return tensor(None, dtype) };
+    let rank = shapes[0].len();
+    if stack {
+        let Some(d) = norm_dim(dim, rank + 1) else { return tensor(None, dtype) };
+        let mut out = shapes[0].clone();
+        out.insert(d, Dim::Known(shapes.len() as i64));
+        return tensor(Some(out), dtype);
+    }
+    let Some(d) = norm_dim(dim, rank) else { return tensor(None, dtype) };
+    let mut out = shapes[0].clone();
+    let total: Option<i64> = shapes.iter().map(|s| s.get(d).and_then(Dim::known)).sum();
+    out[d] = total.map(Dim::Known).unwrap_or(Dim::Unknown);
+    tensor(Some(out), dtype)
+}
+
+fn varargs_dims(inp: &Inputs, from: usize, name: &str) -> Option<Shape> {
+    match inp.args.get(from) {
+        Some(m @ (Meta::Seq(_) | Meta::Size(_))) if inp.args.len() == from + 1 => m.as_dims(),
+        Some(_) => Meta::Seq(inp.args[from..].to_vec()).as_dims(),
+        None => inp.get(usize::MAX, name).and_then(Meta::as_dims),
+    }
+}
+
+fn permute(t: &TensorMeta, order: Option<Vec<i64>>) -> Meta {
+    let (Some(shape), Some(order)) = (&t.shape, order) else { return tensor(None, t.dtype) };
+    let idx: Option<Vec<usize>> = order.iter().map(|&d| norm_dim(d, shape.len())).collect();
+    match idx {
+        Some(idx) if idx.len() == shape.len() => tensor(Some(idx.iter().map(|&i| shape[i].clone()).collect()), t.dtype),
+        _ => tensor(None, t.dtype),
+    }
+}
+
+fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
+    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    match (a.and_then(|a| norm_dim(a, shape.len())), b.and_then(|b| norm_dim(b, shape.len()))) {
+        (Some(a), Some(b)) => {
+            let mut s = shape.clone();
+            s.swap(a, b);
+            tensor(Some(s), t.dtype)
+        }
+        _ => tensor(None, t.dtype),
+    }
+}
+
+/// Rule for a function or method on tensors, by its short name (`relu`, `view`, `add`, …).
+/// `method` is true for `call_method`, where argument 0 is the tensor itself.
+pub fn call(name: &str, inp: &Inputs) -> Meta {
+    let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
+    let t0 = a0.as_tensor();
+    match name {
+        "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
+        | "and_" | "or_" | "maximum" | "minimum" | "logical_and" | "logical_or" | "floor_divide" | "remainder" | "iadd"
+        | "imul" | "isub" | "itruediv" | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" => {
+            let op = match name {
+                "div" | "itruediv" | "div_" => "truediv",
+                "floor_divide" => "floordiv",
+                "remainder" | "fmod" => "mod",
+                "iadd" | "add_" => "add",
+                "imul" | "mul_" => "mul",
+                "isub" | "sub_" => "sub",
+                "maximum" | "minimum" | "atan2" => "add",
+                n => n,
+            };
+            let b = inp.get(1, "other").cloned().unwrap_or(Meta::Unknown);
+            binary(op, &a0, &b)
+        }
+        "matmul" | "bmm" | "mm" => match (t0, inp.get(1, "other").or(inp.get(1, "mat2")).and_then(Meta::as_tensor)) {
+            (Some(a), Some(b)) => matmul(a, b),
+            _ => Meta::Unknown,
+        },
+        "neg" | "pos" | "invert" | "abs" | "relu" | "relu_" | "gelu" | "silu" | "sigmoid" | "tanh" | "hardswish" | "hardsigmoid"
+        | "relu6" | "leaky_relu" | "elu" | "selu" | "celu" | "mish" | "softplus" | "hardtanh" | "dropout" | "dropout2d"
+        | "dropout1d" | "alpha_dropout" | "contiguous" | "clone" | "detach" | "exp" | "log" | "sqrt" | "rsqrt" | "sin"
+        | "cos" | "erf" | "softmax" | "log_softmax" | "layer_norm" | "batch_norm" | "group_norm" | "instance_norm"
+        | "rms_norm" | "normalize" | "clamp" | "clip" | "clamp_" | "sigmoid_" | "tanh_" | "masked_fill" | "masked_fill_"
+        | "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "square" | "reciprocal"
+        | "floor" | "ceil" | "round" | "sign" | "tril" | "triu" | "cumsum" | "flip" | "roll" | "local_response_norm"
+        | "requires_grad_" | "fill_" | "zero_" | "copy_" | "hardswish_" | "logsigmoid" | "softsign" | "tanhshrink"
+        | "silu_" | "gelu_" | "relu6_" | "exp_" | "nan_to_num" | "sgn" | "log1p" | "expm1" | "pow_" | "erfinv" => match t0 {
+            Some(t) => {
+                let mut m = same(t);
+                if name == "erf" || name == "exp" || name == "sqrt" || name == "softmax" || name == "log_softmax" {
+                    if let Meta::Tensor(tm) = &mut m {
+                        if !tm.dtype.is_floating() {
+                            tm.dtype = DType::Float32;
+                        }
+                    }
+                }
+                m
+            }
+            None => Meta::Unknown,
+        },
+        "logical_not" | "isnan" | "isinf" | "isfinite" => t0.map(|t| tensor(t.shape.clone(), DType::Bool)).unwrap_or(Meta::Unknown),
+        "float" | "double" | "half" | "bfloat16" | "long" | "int" | "bool" | "to" | "type" | "type_as" => {
+            let Some(t) = t0 else { return Meta::Unknown };
+            let dtype = match name {
+                "float" => Some(DType::Float32),
+                "double" => Some(DType::Float64),
+                "half" => Some(DType::Float16),
+                "bfloat16" => Some(DType::Bfloat16),
+                "long" => Some(DType::Int64),
+                "int" => Some(DType::Int32),
+                "bool" => Some(DType::Bool),
+                "type_as" => inp.get(1, "other").and_then(Meta::as_tensor).map(|o| o.dtype),
+                _ => inp.args.iter().skip(1).chain(inp.kwargs.iter().map(|(_, v)| v)).find_map(|m| match m {
+                    Meta::Dtype(d) => Some(*d),
+                    Meta::Tensor(o) => Some(o.dtype),
+                    _ => None,
+                }),
+            };
+            tensor(t.shape.clone(), dtype.unwrap_or(t.dtype))
+        }
+        "where" => {
+            let parts: Vec<Meta> = (0..3).map(|i| inp.args.get(i).cloned().unwrap_or(Meta::Unknown)).collect();
+            let ab = binary("add", &parts[1], &parts[2]);
+            binary("mul", &ab, &parts[0])
+        }
+        "linear" => {
+            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            match (&x.shape, &w.shape) {
+                (Some(xs), Some(ws)) if !xs.is_empty() && ws.len() == 2 => {
+                    let mut s = xs.clone();
+                    *s.last_mut().unwrap() = ws[0].clone();
+                    tensor(Some(s), x.dtype)
+                }
+                _ => tensor(None, x.dtype),
+            }
+        }
+        "scaled_dot_product_attention" => {
+            let (Some(q), Some(v)) = (t0, inp.get(2, "value").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            match (&q.shape, &v.shape) {
+                (Some(qs), Some(vs)) if !qs.is_empty() && !vs.is_empty() => {
+                    let mut s = qs.clone();
+                    *s.last_mut().unwrap() = vs.last().unwrap().clone();
+                    tensor(Some(s), q.dtype)
+                }
+                _ => tensor(None, q.dtype),
+            }
+        }
+        "size" => match t0.and_then(|t| t.shape.clone()) {
+            Some(shape) => match inp.get(1, "dim").and_then(Meta::as_int) {
+                Some(d) => match norm_dim(d, shape.len()) {
+                    Some(i) => Meta::Scalar(Scalar::Int(shape[i].known()), ScalarOrigin::Shape),
+                    None => Meta::Unknown,
+                },
+                None if inp.get(1, "dim").is_some() => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+                None => Meta::Size(shape),
+            },
+            None if inp.get(1, "dim").is_some() => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+            None => Meta::Unknown,
+        },
+        "dim" | "ndimension" => match t0.and_then(|t| t.shape.as_ref()) {
+            Some(s) => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape),
+            None => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+        },
+        "numel" | "len" => match t0.and_then(|t| t.shape.as_ref()) {
+            Some(s) if name == "len" => Meta::Scalar(Scalar::Int(s.first().and_then(Dim::known)), ScalarOrigin::Shape),
+            Some(s) => Meta::Scalar(Scalar::Int(s.iter().map(Dim::known).product()), ScalarOrigin::Shape),
+            None => match &a0 {
+                Meta::Size(s) if name == "len" => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape),
+                Meta::Seq(s) if name == "len" => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Const),
+                _ => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+            },
+        },
+        "getattr" => match (&a0, inp.args.get(1)) {
+            (Meta::Tensor(t), Some(Meta::Str(attr))) => match attr.as_str() {
+                "shape" => t.shape.clone().map(Meta::Size).unwrap_or(Meta::Unknown),
+                "dtype" => Meta::Dtype(t.dtype),
+                "ndim" => t.shape.as_ref().map(|s| Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape)).unwrap_or(Meta::Unknown),
+                "T" | "mT" | "data" => match (attr.as_str(), &t.shape) {
+                    ("T", Some(s)) => tensor(Some(s.iter().rev().cloned().collect()), t.dtype),
+                    ("mT", Some(s)) if s.len() >= 2 => {
+                        let mut s = s.clone();
+                        let n = s.len();
+                        s.swap(n - 1, n - 2);
+                        tensor(Some(s), t.dtype)
+                    }
+                    ("data", _) => same(t),
+                    _ => tensor(None, t.dtype),
+                },
+                _ => Meta::Unknown,
+            },
+            _ => Meta::Unknown,
+        },
+        "getitem" => getitem(&a0, inp.args.get(1).unwrap_or(&Meta::Unknown)),
+        "view" | "reshape" => match t0 {
+            Some(t) => reshape(t, varargs_dims(inp, 1, "shape")),
+            None => Meta::Unknown,
+        },
+        "view_as" | "reshape_as" | "expand_as" => match inp.get(1, "other").and_then(Meta::as_tensor) {
+            Some(o) => tensor(o.shape.clone(), t0.map(|t| t.dtype).unwrap_or(o.dtype)),
+            None => Meta::Unknown,
+        },
+        "expand" => match (t0, varargs_dims(inp, 1, "size")) {
+            (Some(t), Some(dims)) => {
+                let src = t.shape.clone().unwrap_or_default();
+                let off = dims.len().saturating_sub(src.len());
+                let out = dims
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| match d {
+                        Dim::Known(-1) if i >= off => src[i - off].clone(),
+                        d => d.clone(),
+                    })
+                    .collect();
+                tensor(Some(out), t.dtype)
+            }
+            (Some(t), None) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
+        "repeat" => match (t0, varargs_dims(inp, 1, "repeats")) {
+            (Some(t), Some(reps)) => match &t.shape {
+                Some(s) => {
+                    let mut src = vec![Dim::Known(1); reps.len().saturating_sub(s.len())];
+                    src.extend(s.iter().cloned());
+                    let out = src
+                        .iter()
+                        .zip(&reps)
+                        .map(|(a, b)| match (a.known(), b.known()) {
+                            (Some(x), Some(y)) => Dim::Known(x * y),
+                            _ => Dim::Unknown,
+                        })
+                        .collect();
+                    tensor(Some(out), t.dtype)
+                }
+                None => tensor(None, t.dtype),
+            },
+            _ => Meta::Unknown,
+        },
+        "flatten" => match t0 {
+            Some(t) => flatten(t, inp.int(1, "start_dim").unwrap_or(0), inp.int(2, "end_dim").unwrap_or(-1)),
+            None => Meta::Unknown,
+        },
+        "permute" => match t0 {
+            Some(t) => permute(t, varargs_dims(inp, 1, "dims").and_then(|d| concrete(&d))),
+            None => Meta::Unknown,
+        },
+        "transpose" | "swapaxes" => match t0 {
+            Some(t) => transpose(t, inp.int(1, "dim0"), inp.int(2, "dim1")),
+            None => Meta::Unknown,
+        },
+        "t" => match t0 {
+            Some(t) if t.shape.as_ref().map(|s| s.len() < 2).unwrap_or(false) => same(t),
+            Some(t) => transpose(t, Some(0), Some(1)),
+            None => Meta::Unknown,
+        },
+        "unsqueeze" => match (t0, inp.int(1, "dim")) {
+            (Some(t), Some(d)) => match &t.shape {
+                Some(s) => match norm_dim(d, s.len() + 1) {
+                    Some(i) => {
+                        let mut s = s.clone();
+                        s.insert(i, Dim::Known(1));
+                        tensor(Some(s), t.dtype)
+                    }
+                    None => tensor(None, t.dtype),
+                },
+                None => tensor(None, t.dtype),
+            },
+            _ => Meta::Unknown,
+        },
+        "squeeze" => match t0 {
+            Some(t) => match (&t.shape, inp.get(1, "dim").and_then(Meta::as_int_list)) {
+                (Some(s), Some(dims)) => {
+                    let dims: Vec<usize> = dims.iter().filter_map(|&d| norm_dim(d, s.len())).collect();
+                    let out = s.iter().enumerate().filter(|(i, d)| !(dims.contains(i) && **d == Dim::Known(1))).map(|(_, d)| d.clone()).collect();
+                    tensor(Some(out), t.dtype)
+                }
+                (Some(s), None) if s.iter().all(|d| d.known().is_some()) => {
+                    tensor(Some(s.iter().filter(|d| **d != Dim::Known(1)).cloned().collect()), t.dtype)
+                }
+                _ => tensor(None, t.dtype),
+            },
+            None => Meta::Unknown,
+        },
+        "chunk" => match (t0, inp.int(1, "chunks")) {
+            (Some(t), Some(c)) if c > 0 => chunks(t, inp.int(2, "dim").unwrap_or(0), |n| {
+                let size = (n + c - 1) / c;
+                if size == 0 {
+                    return Some(vec![]);
+                }
+                let mut parts = vec![];
+                let mut left = n;
+                while left > 0 {
+                    parts.push(size.min(left));
+                    left -= size.min(left);
+                }
+                Some(parts)
+            }),
+            _ => Meta::Unknown,
+        },
+        "split" | "split_with_sizes" | "tensor_split" if name != "tensor_split" => match t0 {
+            Some(t) => {
+                let dim = inp.int(2, "dim").unwrap_or(0);
+                match inp.get(1, "split_size_or_sections").or(inp.get(1, "split_size")).or(inp.get(1, "split_sizes")) {
+                    Some(Meta::Seq(v)) => {
+                        let sizes: Option<Vec<i64>> = v.iter().map(Meta::as_int).collect();
+                        chunks(t, dim, move |_| sizes.clone())
+                    }
+                    Some(m) => match m.as_int() {
+                        Some(sz) if sz > 0 => chunks(t, dim, |n| {
+                            let mut parts = vec![];
+                            let mut left = n;
+                            while left > 0 {
+                                parts.push(sz.min(left));
+                                left -= sz.min(left);
+                            }
+                            Some(parts)
+                        }),
+                        _ => Meta::Unknown,
+                    },
+                    None => Meta::Unknown,
+                }
+            }
+            None => Meta::Unknown,
+        },
+        "unbind" => match t0 {
+            Some(t) => chunks(t, inp.int(1, "dim").unwrap_or(0), |n| Some(vec![1; n as usize])).map_seq(|m| squeeze_dim(m, inp.int(1, "dim").unwrap_or(0))),
+            None => Meta::Unknown,
+        },
+        "cat" | "concat" | "concatenate" => cat(&a0, inp.int(1, "dim").unwrap_or(0), false),
+        "stack" => cat(&a0, inp.int(1, "dim").unwrap_or(0), true),
+        "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var" | "std" | "norm" | "all" | "any" => {
+            let Some(t) = t0 else { return Meta::Unknown };
+            let dtype = match name {
+                "all" | "any" => DType::Bool,
+                "sum" | "prod" if !t.dtype.is_floating() => DType::Int64,
+                _ => t.dtype,
+            };
+            let dim_name = if name == "norm" { "dim" } else { "dim" };
+            let dim_pos = if name == "norm" { 2 } else { 1 };
+            reduce(t, inp.get(dim_pos, dim_name), inp.flag(dim_pos + 1, "keepdim"), dtype)
+        }
+        "max" | "min" | "argmax" | "argmin" | "median" => {
+            let Some(t) = t0 else { return Meta::Unknown };
+            match inp.get(1, "dim") {
+                Some(Meta::Tensor(o)) => binary("add", &a0, &Meta::Tensor(o.clone())),
+                Some(d) if !matches!(d, Meta::None) => {
+                    let keep = inp.flag(2, "keepdim");
+                    if name.starts_with("arg") {
+                        reduce(t, Some(d), keep, DType::Int64)
+                    } else {
+                        Meta::Seq(vec![reduce(t, Some(d), keep, t.dtype), reduce(t, Some(d), keep, DType::Int64)])
+                    }
+                }
+                _ => tensor(Some(vec![]), if name.starts_with("arg") { DType::Int64 } else { t.dtype }),
+            }
+        }
+        "item" => match t0 {
+            Some(t) if t.dtype.is_floating() => Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data),
+            Some(t) if t.dtype == DType::Bool => Meta::Scalar(Scalar::Bool(None), ScalarOrigin::Data),
+            Some(_) => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Data),
+            None => Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data),
+        },
+        "adaptive_avg_pool2d" | "adaptive_max_pool2d" => match t0 {
+            Some(t) => adaptive(t, 2, inp.get(1, "output_size").unwrap_or(&Meta::Unknown)),
+            None => Meta::Unknown,
+        },
+        "adaptive_avg_pool1d" | "adaptive_max_pool1d" => match t0 {
+            Some(t) => adaptive(t, 1, inp.get(1, "output_size").unwrap_or(&Meta::Unknown)),
+            None => Meta::Unknown,
+        },
+        "max_pool2d" | "avg_pool2d" | "max_pool1d" | "avg_pool1d" => match t0 {
+            Some(t) => {
+                let n = if name.ends_with("2d") { 2 } else { 1 };
+                let k = inp.get(1, "kernel_size").cloned().unwrap_or(Meta::Unknown);
+                let s = inp.get(2, "stride").cloned().unwrap_or(Meta::None);
+                let p = inp.get(3, "padding").cloned().unwrap_or(Meta::int(0));
+                let (d, ceil_pos) = if name.starts_with("max") { (inp.get(4, "dilation").cloned().unwrap_or(Meta::int(1)), 5) } else { (Meta::int(1), 4) };
+                spatial(t, n, None, &k, &s, &p, &d, inp.flag(ceil_pos, "ceil_mode"))
+            }
+            None => Meta::Unknown,
+        },
+        "conv2d" | "conv1d" => {
+            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            let n = if name == "conv2d" { 2 } else { 1 };
+            let Some(ws) = &w.shape else { return tensor(None, x.dtype) };
+            let k = Meta::Seq(ws[2..].iter().map(|d| d.known().map(Meta::int).unwrap_or(Meta::Unknown)).collect());
+            let s = inp.get(3, "stride").cloned().unwrap_or(Meta::int(1));
+            let p = inp.get(4, "padding").cloned().unwrap_or(Meta::int(0));
+            let d = inp.get(5, "dilation").cloned().unwrap_or(Meta::int(1));
+            spatial(x, n, ws[0].known(), &k, &s, &p, &d, false)
+        }
+        "embedding" => {
+            let (Some(ix), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            match (&ix.shape, &w.shape) {
+                (Some(s), Some(ws)) if ws.len() == 2 => {
+                    let mut s = s.clone();
+                    s.push(ws[1].clone());
+                    tensor(Some(s), w.dtype)
+                }
+                _ => tensor(None, w.dtype),
+            }
+        }
+        "_assert" | "print" => Meta::None,
+        "zeros" | "ones" | "empty" | "randn" | "rand" | "full" => {
+            let dims = varargs_dims(inp, 0, "size");
+            let dtype = inp.kwargs.iter().find(|(k, _)| k == "dtype").and_then(|(_, m)| if let Meta::Dtype(d) = m { Some(*d) } else { None });
+            tensor(dims, dtype.unwrap_or(DType::Float32))
+        }
+        "arange" => {
+            let ints: Vec<Option<i64>> = inp.args.iter().map(Meta::as_int).collect();
+            let len = match ints.as_slice() {
+                [Some(e)] => Some(*e),
+                [Some(s), Some(e)] => Some(e - s),
+                [Some(s), Some(e), Some(st)] if *st != 0 => Some((e - s + st - st.signum()) / st),
+                _ => None,
+            };
+            tensor(Some(vec![len.map(|l| Dim::Known(l.max(0))).unwrap_or(Dim::Unknown)]), DType::Int64)
+        }
+        _ => match t0 {
+            // Unknown op on a tensor: a tensor of unknown shape is the honest answer.
+            Some(t) => tensor(None, t.dtype),
+            None => Meta::Unknown,
+        },
+    }
+}
+
+trait MapSeq {
+    fn map_seq(self, f: impl Fn(Meta) -> Meta) -> Meta;
+}
+impl MapSeq for Meta {
+    fn map_seq(self, f: impl Fn(Meta) -> Meta) -> Meta {
+        match self {
+            Meta::Seq(v) => Meta::Seq(v.into_iter().map(f).collect()),
+            m => m,
+        }
+    }
+}
+
+fn squeeze_dim(m: Meta, dim: i64) -> Meta {
+    match m {
+        Meta::Tensor(TensorMeta { shape: Some(mut s), dtype }) => match norm_dim(dim, s.len()) {
+            Some(d) => {
+                s.remove(d);
+                tensor(Some(s), dtype)
+            }
+            None => tensor(None, dtype),
+        },
+        m => m,
+    }
+}
+
+/// Rule for calling a torch.nn leaf module.
+pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
+    let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
+    let Some(t) = a0.as_tensor() else { return Meta::Unknown };
+    let attr = |n: &str| (m.attr)(n);
+    match m.class {
+        "Linear" | "LazyLinear" | "NonDynamicallyQuantizableLinear" => match (&t.shape, attr("out_features").as_int()) {
+            (Some(s), Some(o)) if !s.is_empty() => {
+                let mut s = s.clone();
+                *s.last_mut().unwrap() = Dim::Known(o);
+                tensor(Some(s), t.dtype)
+            }
+            _ => tensor(None, t.dtype),
+        },
+        "Conv1d" | "Conv2d" | "Conv3d" => {
+            let n = match m.class { "Conv1d" => 1, "Conv2d" => 2, _ => 3 };
+            spatial(t, n, attr("out_channels").as_int(), &attr("kernel_size"), &attr("stride"), &attr("padding"), &attr("dilation"), false)
+        }
+        "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            let n = match m.class { "ConvTranspose1d" => 1, "ConvTranspose2d" => 2, _ => 3 };
+            let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+            if shape.len() < n + 1 {
+                return tensor(None, t.dtype);
+            }
+            let (k, s, p, d, op) = (
+                tuple_n(&attr("kernel_size"), n),
+                tuple_n(&attr("stride"), n),
+                tuple_n(&attr("padding"), n),
+                tuple_n(&attr("dilation"), n),
+                tuple_n(&attr("output_padding"), n),
+            );
+            let mut out = shape.clone();
+            let base = shape.len() - n;
+            out[base - 1] = attr("out_channels").as_int().map(Dim::Known).unwrap_or(Dim::Unknown);
+            for i in 0..n {
+                out[base + i] = match (shape[base + i].known(), &k, &s, &p, &d, &op) {
+                    (Some(x), Some(k), Some(s), Some(p), Some(d), Some(op)) => Dim::Known((x - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1),
+                    _ => Dim::Unknown,
+                };
+            }
+            tensor(Some(out), t.dtype)
+        }
+        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
+            let n = if m.class.ends_with("1d") { 1 } else if m.class.ends_with("2d") { 2 } else { 3 };
+            let dil = if m.class.starts_with("Max") { attr("dilation") } else { Meta::int(1) };
+            let ceil = matches!(attr("ceil_mode"), Meta::Scalar(Scalar::Bool(Some(true)), _));
+            spatial(t, n, None, &attr("kernel_size"), &attr("stride"), &attr("padding"), &dil, ceil)
+        }
+        "AdaptiveAvgPool1d" | "AdaptiveMaxPool1d" => adaptive(t, 1, &attr("output_size")),
+        "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" => adaptive(t, 2, &attr("output_size")),
+        "AdaptiveAvgPool3d" | "AdaptiveMaxPool3d" => adaptive(t, 3, &attr("output_size")),
+        "Flatten" => flatten(t, attr("start_dim").as_int().unwrap_or(1), attr("end_dim").as_int().unwrap_or(-1)),
+        "Embedding" => match (&t.shape, attr("embedding_dim").as_int()) {
+            (Some(s), Some(d)) => {
+                let mut s = s.clone();
+                s.push(Dim::Known(d));
+                tensor(Some(s), DType::Float32)
+            }
+            _ => tensor(None, DType::Float32),
+        },
+        "MultiheadAttention" => {
+            let need_weights = !matches!(inp.get(usize::MAX, "need_weights"), Some(Meta::Scalar(Scalar::Bool(Some(false)), _)));
+            let out = tensor(t.shape.clone(), t.dtype);
+            let weights = if need_weights { Meta::tensor(None, t.dtype) } else { Meta::None };
+            Meta::Seq(vec![out, weights])
+        }
+        "Identity" | "ReLU" | "ReLU6" | "GELU" | "SiLU" | "Sigmoid" | "Tanh" | "Hardswish" | "Hardsigmoid" | "LeakyReLU"
+        | "ELU" | "SELU" | "CELU" | "Mish" | "Softplus" | "PReLU" | "Hardtanh" | "Softmax" | "LogSoftmax" | "Softmax2d"
+        | "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" | "BatchNorm1d" | "BatchNorm2d"
+        | "BatchNorm3d" | "LayerNorm" | "GroupNorm" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
+        | "LocalResponseNorm" | "RMSNorm" | "SyncBatchNorm" | "Tanhshrink" | "Softsign" | "LogSigmoid" | "Hardshrink"
+        | "Softshrink" | "Threshold" | "GLU" | "TransformerEncoderLayer" | "TransformerDecoderLayer" | "TransformerEncoder" => {
+            if m.class == "GLU" {
+                return tensor(None, t.dtype);
+            }
+            same(t)
+        }
+        _ => tensor(None, t.dtype),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &[i64]) -> Meta {
+        Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    #[test]
+    fn conv_and_pool_windows_match_torch() {
+        assert_eq!(window(224, 7, 2, 3, 1, false), Some(112));
+        assert_eq!(window(112, 3, 2, 1, 1, false), Some(56));
+        // SqueezeNet's ceil_mode pools: 109 → 54 with kernel 3 stride 2.
+        assert_eq!(window(109, 3, 2, 0, 1, true), Some(54));
+        assert_eq!(window(13, 3, 2, 0, 1, true), Some(6));
+    }
+
+    #[test]
+    fn view_infers_minus_one_and_matmul_broadcasts() {
+        let inp = [t(&[2, 3, 4]), Meta::int(2), Meta::int(-1)];
+        let out = call("view", &Inputs { args: &inp, kwargs: &[] });
+        assert_eq!(out, t(&[2, 12]));
+        let mm = [t(&[2, 1, 5, 4]), t(&[3, 4, 6])];
+        assert_eq!(call("matmul", &Inputs { args: &mm, kwargs: &[] }), t(&[2, 3, 5, 6]));
+    }
+
+    #[test]
+    fn indexing_with_slices_none_and_ints() {
+        let idx = Meta::Seq(vec![Meta::Slice(Box::new([Meta::None, Meta::None, Meta::None])), Meta::int(0)]);
+        assert_eq!(getitem(&t(&[4, 5, 6]), &idx), t(&[4, 6]));
+        let idx = Meta::Seq(vec![Meta::Ellipsis, Meta::Slice(Box::new([Meta::None, Meta::int(2), Meta::None])), Meta::None]);
+        assert_eq!(getitem(&t(&[4, 5, 6]), &idx), t(&[4, 5, 2, 1]));
+    }
+
+    #[test]
+    fn shape_scalars_keep_their_origin() {
+        let size = call("size", &Inputs { args: &[t(&[8, 16]), Meta::int(-1)], kwargs: &[] });
+        assert_eq!(size, Meta::Scalar(Scalar::Int(Some(16)), ScalarOrigin::Shape));
+        let item = call("item", &Inputs { args: &[t(&[])], kwargs: &[] });
+        assert_eq!(item.origin(), Some(ScalarOrigin::Data));
+        let cmp = binary("gt", &size, &Meta::int(2));
+        assert_eq!(cmp, Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Shape));
+    }
+}

@@ -1,0 +1,82 @@
+//! Stage 1: source text → tree-sitter syntax tree, plus the position bookkeeping every later
+//! stage shares. Everything downstream speaks byte offsets; conversion to lines and columns
+//! happens only at the edges (CLI output, JSON, the language server).
+
+mod line_index;
+pub mod queries;
+
+pub use line_index::{LineCol, LineIndex};
+
+use tree_sitter::{Node, Parser, Tree};
+
+/// A byte range in one source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+    pub fn of(node: Node<'_>) -> Self {
+        Span { start: node.start_byte(), end: node.end_byte() }
+    }
+    pub fn contains(&self, offset: usize) -> bool {
+        self.start <= offset && offset <= self.end
+    }
+    pub fn cover(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}
+
+pub fn python_language() -> tree_sitter::Language {
+    tree_sitter_python::LANGUAGE.into()
+}
+
+/// Parses Python source. `old` is the previous tree after `Tree::edit`, for incremental reparses.
+pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
+    thread_local! {
+        static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(new_parser());
+    }
+    PARSER.with(|p| {
+        let mut p = p.borrow_mut();
+        // tree-sitter only returns None when cancelled or without a language; neither applies.
+        p.parse(text, old).unwrap_or_else(|| new_parser().parse(text, None).expect("python parser"))
+    })
+}
+
+fn new_parser() -> Parser {
+    let mut p = Parser::new();
+    p.set_language(&python_language()).expect("tree-sitter-python is ABI compatible");
+    p
+}
+
+/// The source text of a node.
+pub fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
+    src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+/// First syntax error (ERROR or MISSING node) in the tree, if any.
+pub fn first_error(tree: &Tree) -> Option<(Span, String)> {
+    let root = tree.root_node();
+    if !root.has_error() {
+        return None;
+    }
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        if node.is_missing() {
+            return Some((Span::of(node), format!("syntax error: missing `{}`", node.kind())));
+        }
+        if node.is_error() {
+            return Some((Span::of(node), "syntax error".to_string()));
+        }
+        if node.has_error() {
+            let children: Vec<_> = node.children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+    Some((Span::of(root), "syntax error".to_string()))
+}

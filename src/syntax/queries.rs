@@ -1,0 +1,88 @@
+//! Tree-sitter queries from `queries/*.scm`, compiled once per process.
+
+use std::sync::OnceLock;
+use tree_sitter::{Query, QueryCursor, StreamingIterator, Tree};
+
+use super::{python_language, Span};
+
+fn compiled(cell: &'static OnceLock<Query>, source: &str) -> &'static Query {
+    cell.get_or_init(|| Query::new(&python_language(), source).expect("bundled query compiles"))
+}
+
+pub fn classes() -> &'static Query {
+    static Q: OnceLock<Query> = OnceLock::new();
+    compiled(&Q, include_str!("../../queries/classes.scm"))
+}
+
+pub fn imports() -> &'static Query {
+    static Q: OnceLock<Query> = OnceLock::new();
+    compiled(&Q, include_str!("../../queries/imports.scm"))
+}
+
+/// A class definition found in a file: its name, the span of the whole definition, and the
+/// source text of its base-class expressions.
+#[derive(Clone, Debug)]
+pub struct ClassSite {
+    pub name: String,
+    pub span: Span,
+    pub name_span: Span,
+    pub bases: Vec<String>,
+    /// Nesting: true for classes defined at module level.
+    pub top_level: bool,
+}
+
+pub fn class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
+    let q = classes();
+    let idx_name = q.capture_index_for_name("class.name").unwrap();
+    let idx_bases = q.capture_index_for_name("class.bases").unwrap();
+    let idx_class = q.capture_index_for_name("class").unwrap();
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(q, tree.root_node(), src.as_bytes());
+    let mut out = Vec::new();
+    while let Some(m) = matches.next() {
+        let mut site = ClassSite {
+            name: String::new(),
+            span: Span::default(),
+            name_span: Span::default(),
+            bases: vec![],
+            top_level: false,
+        };
+        for c in m.captures() {
+            if c.index == idx_name {
+                site.name = super::text(c.node, src).to_string();
+                site.name_span = Span::of(c.node);
+            } else if c.index == idx_class {
+                site.span = Span::of(c.node);
+                let mut parent = c.node.parent();
+                if parent.map(|p| p.kind() == "decorated_definition").unwrap_or(false) {
+                    parent = parent.and_then(|p| p.parent());
+                }
+                site.top_level = parent.map(|p| p.kind() == "module").unwrap_or(false);
+            } else if c.index == idx_bases {
+                let mut w = c.node.walk();
+                for arg in c.node.named_children(&mut w) {
+                    if arg.kind() != "keyword_argument" && arg.kind() != "comment" {
+                        site.bases.push(super::text(arg, src).to_string());
+                    }
+                }
+            }
+        }
+        out.push(site);
+    }
+    out.sort_by_key(|s| s.span.start);
+    out
+}
+
+/// Spans of every import statement, in source order.
+pub fn import_spans(tree: &Tree, src: &str) -> Vec<Span> {
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(imports(), tree.root_node(), src.as_bytes());
+    let mut out = Vec::new();
+    while let Some(m) = matches.next() {
+        for c in m.captures() {
+            out.push(Span::of(c.node));
+        }
+    }
+    out.sort();
+    out
+}
