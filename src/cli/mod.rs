@@ -71,7 +71,7 @@ fn run(cli: Cli) -> ExitCode {
                     if !out.ends_with('\n') {
                         println!();
                     }
-                    for d in &a.diagnostics {
+                    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
                         let f = a.project.file(d.file);
                         let lc = f.lines.line_col(&f.text, d.span.start);
                         eprintln!("{}:{}:{}: {} {}", f.path.display(), lc.line + 1, lc.col + 1, d.code, d.message);

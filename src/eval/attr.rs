@@ -47,6 +47,16 @@ impl<'p> Interp<'p> {
                         return Ok(o.class.clone());
                     }
                 }
+                if name == "__module__" {
+                    if let Value::Class(c) = &o.class {
+                        let module = self.project.file(c.file_id).module.clone();
+                        return Ok(Value::str(&module));
+                    }
+                    return Ok(Value::str("torch.nn"));
+                }
+                if name.starts_with("__") && name.ends_with("__") {
+                    return Ok(Value::unknown(format!("`{name}`")));
+                }
                 if o.get("__incomplete__").is_some() {
                     return Ok(Value::unknown(format!("`{name}` of a partly constructed `{}`", o.class_name())));
                 }

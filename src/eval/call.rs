@@ -211,7 +211,15 @@ impl<'p> Interp<'p> {
             t.inline_depth -= 1;
         }
         self.call_depth -= 1;
-        result
+        match result {
+            // What the evaluator cannot follow inside a helper makes the helper's result unknown;
+            // the caller goes on. Errors the model itself raises still propagate.
+            Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
+                self.note_error(&e);
+                Ok(Value::unknown(format!("result of `{}`: {}", f.name, e.message)))
+            }
+            other => other,
+        }
     }
 
     /// The class a method was defined in, for zero-argument `super()`.
@@ -650,7 +658,7 @@ impl<'p> Interp<'p> {
                 }
                 Value::tuple((0..n).flat_map(|_| x.iter().cloned()).collect())
             }
-            ("mod", Str(_), _) => Value::unknown("string formatting"),
+            ("mod", Str(fmt), _) => percent_format(fmt, &b).map(|s| Value::str(&s)).unwrap_or_else(|| Value::unknown("string formatting")),
             ("eq", _, _) | ("ne", _, _) => match a.py_eq(&b) {
                 Some(e) => Bool(e == (name == "eq")),
                 Option::None => Value::unknown("comparison"),
@@ -935,6 +943,35 @@ fn num(v: &Value) -> Option<crate::shapes::Scalar> {
         Value::Bool(b) => Some(Scalar::Int(Some(*b as i64))),
         _ => None,
     }
+}
+
+/// printf-style `"denselayer%d" % (i + 1)` for the simple conversions module names use.
+fn percent_format(fmt: &str, args: &Value) -> Option<String> {
+    let items: Vec<Value> = match args {
+        Value::Tuple(t) => t.to_vec(),
+        v => vec![v.clone()],
+    };
+    let mut it = items.into_iter();
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            'd' | 'i' => out.push_str(&as_int(&it.next()?)?.to_string()),
+            's' | 'r' => match it.next()? {
+                Value::Str(s) => out.push_str(&s),
+                Value::Int(i) => out.push_str(&i.to_string()),
+                Value::Float(f) => out.push_str(&format!("{f:?}")),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 fn round_half_even(f: f64) -> f64 {

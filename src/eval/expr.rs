@@ -65,12 +65,13 @@ impl<'p> Interp<'p> {
             "false" => Ok(Value::Bool(false)),
             "none" => Ok(Value::None),
             "ellipsis" => Ok(Value::Ellipsis),
-            "string" => Ok(string_value(node, &src)),
+            "string" => self.eval_string(frame, node),
             "concatenated_string" => {
                 let mut c = node.walk();
                 let mut out = String::new();
-                for s in node.named_children(&mut c) {
-                    match string_value(s, &src) {
+                let parts: Vec<Node> = node.named_children(&mut c).collect();
+                for s in parts {
+                    match self.eval_string(frame, s)? {
                         Value::Str(p) => out.push_str(&p),
                         other => return Ok(other),
                     }
@@ -497,24 +498,51 @@ fn parse_int(t: &str) -> Option<i64> {
     }
 }
 
-/// A string literal's value; f-strings and byte strings are unknown (their text rarely matters).
-fn string_value(node: Node, src: &str) -> Value {
-    let mut c = node.walk();
-    let mut out = String::new();
-    let mut prefix = String::new();
-    for ch in node.children(&mut c) {
-        match ch.kind() {
-            "string_start" => prefix = text(ch, src).trim_end_matches(['"', '\'']).to_ascii_lowercase(),
-            "string_content" => out.push_str(text(ch, src)),
-            "escape_sequence" => out.push_str(&unescape(text(ch, src))),
-            "interpolation" => return Value::unknown("f-string"),
-            _ => {}
+impl<'p> Interp<'p> {
+    /// A string literal's value, with f-string interpolations of simple values (module names
+    /// like `f"stage{i}"` are built this way); byte strings are unknown.
+    fn eval_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let src = frame.file.text.clone();
+        let mut c = node.walk();
+        let mut out = String::new();
+        let mut prefix = String::new();
+        let kids: Vec<Node> = node.children(&mut c).collect();
+        for ch in kids {
+            match ch.kind() {
+                "string_start" => prefix = text(ch, &src).trim_end_matches(['"', '\'']).to_ascii_lowercase(),
+                "string_content" => {
+                    // Escapes inside string_content are separate nodes; copy the text between.
+                    let mut cc = ch.walk();
+                    let mut pos = ch.start_byte();
+                    for esc in ch.named_children(&mut cc) {
+                        out.push_str(src.get(pos..esc.start_byte()).unwrap_or(""));
+                        out.push_str(&if prefix.contains('r') { text(esc, &src).to_string() } else { unescape(text(esc, &src)) });
+                        pos = esc.end_byte();
+                    }
+                    out.push_str(src.get(pos..ch.end_byte()).unwrap_or(""));
+                }
+                "escape_sequence" => out.push_str(&unescape(text(ch, &src))),
+                "interpolation" => {
+                    let Some(e) = ch.child_by_field_name("expression") else { return Ok(Value::unknown("f-string")) };
+                    if ch.child_by_field_name("format_specifier").is_some() {
+                        return Ok(Value::unknown("formatted f-string"));
+                    }
+                    match self.eval_expr(frame, e)? {
+                        Value::Str(s) => out.push_str(&s),
+                        Value::Int(i) => out.push_str(&i.to_string()),
+                        Value::Bool(b) => out.push_str(if b { "True" } else { "False" }),
+                        Value::None => out.push_str("None"),
+                        _ => return Ok(Value::unknown("f-string")),
+                    }
+                }
+                _ => {}
+            }
         }
+        if prefix.contains('b') {
+            return Ok(Value::unknown("bytes literal"));
+        }
+        Ok(Value::str(&out))
     }
-    if prefix.contains('b') {
-        return Value::unknown("bytes literal");
-    }
-    Value::str(&out)
 }
 
 fn unescape(s: &str) -> String {

@@ -11,6 +11,14 @@ use crate::diagnostics::codes;
 use crate::semantic::FileId;
 use crate::syntax::Span;
 
+/// Packages whose semantics come from the catalogue, never from reading their source, even
+/// when they sit under the project root (a `site-packages` root holds torch itself).
+const ALWAYS_EXTERNAL: &[&str] = &[
+    "torch", "numpy", "typing", "typing_extensions", "functools", "collections", "math", "copy", "warnings", "logging",
+    "time", "dataclasses", "enum", "abc", "itertools", "os", "sys", "inspect", "re", "operator", "builtins", "types",
+    "contextlib", "importlib", "weakref", "__future__", "PIL", "scipy", "pandas",
+];
+
 impl<'p> Interp<'p> {
     pub fn load_module(&mut self, file_id: FileId) -> EResult<Rc<ModuleNs>> {
         if let Some(ns) = self.modules.get(&file_id) {
@@ -52,6 +60,10 @@ impl<'p> Interp<'p> {
 
     /// The value of `import a.b.c` for the dotted path: a project module or an external name.
     pub fn import_module(&mut self, dotted: &str) -> Value {
+        let top = dotted.split('.').next().unwrap_or(dotted);
+        if ALWAYS_EXTERNAL.contains(&top) {
+            return Value::External(Rc::from(dotted));
+        }
         match self.project.resolve_module(dotted) {
             Some(id) => match self.load_module(id) {
                 Ok(ns) => Value::Module(ns),

@@ -73,7 +73,11 @@ impl Tracer {
     }
 
     pub fn add_node(&mut self, candidate: &str, op: Op, target: String, args: Vec<Arg>, kwargs: Vec<(String, Arg)>, meta: Meta, file: FileId, span: Span) -> NodeId {
-        let id = self.graph.add(candidate, op, target, args, kwargs);
+        // torch.fx snake-cases every generated name; placeholders keep the argument's name.
+        let id = match op {
+            Op::Placeholder | Op::Output => self.graph.add(candidate, op, target, args, kwargs),
+            _ => self.graph.add(&crate::graph::names::snake_case(candidate), op, target, args, kwargs),
+        };
         let origin = self.origin(file, span);
         let tag = self.branch.last().copied();
         let n = self.graph.node_mut(id);
