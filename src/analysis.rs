@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::{default_input_meta, Region, TraceEvent};
-use crate::eval::value::{FnKind, ObjKind, Value};
+use crate::eval::value::{FnKind, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, Op};
 use crate::semantic::{FileId, Project};

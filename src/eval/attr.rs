@@ -376,13 +376,10 @@ impl<'p> Interp<'p> {
 /// `torch.float32` and friends, `math.pi`, or a longer external path.
 pub fn external_attr(path: &str, name: &str) -> Value {
     let full = format!("{path}.{name}");
+    // `torch.float`, `torch.long`, … are dtype aliases just as `torch.float32` is.
     if path == "torch" {
-        if let Some(d) = DType::parse(name) {
-            if !matches!(name, "float" | "int" | "bool" | "long" | "half" | "double" | "short") || matches!(name, "float" | "long" | "half" | "double" | "int" | "bool" | "short") {
-                if matches!(name, "float32" | "float64" | "float16" | "bfloat16" | "int64" | "int32" | "int16" | "int8" | "uint8" | "bool" | "float" | "long" | "half" | "double" | "int" | "short") {
-                    return Value::Dtype(d);
-                }
-            }
+        if let Some(d) = DType::parse(name).filter(|_| !matches!(name, "f32" | "f64" | "f16" | "bf16" | "i64" | "i32" | "i16" | "i8" | "u8")) {
+            return Value::Dtype(d);
         }
     }
     match full.as_str() {

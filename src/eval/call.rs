@@ -687,6 +687,13 @@ impl<'p> Interp<'p> {
                 "or_" => x | y,
                 _ => x ^ y,
             }),
+            ("or_", Dict(x), Dict(y)) => {
+                let mut items = x.borrow().clone();
+                for (k, v) in y.borrow().iter() {
+                    super::expr::dict_insert(&mut items, k.clone(), v.clone());
+                }
+                Value::Dict(Rc::new(RefCell::new(items)))
+            }
             ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => match (as_int(&a), as_int(&b)) {
                 (Some(x), Some(y)) => Int(match name {
                     "and_" => x & y,
@@ -697,13 +704,6 @@ impl<'p> Interp<'p> {
                 }),
                 _ => Value::unknown("bitwise operation"),
             },
-            ("or_", Dict(x), Dict(y)) => {
-                let mut items = x.borrow().clone();
-                for (k, v) in y.borrow().iter() {
-                    super::expr::dict_insert(&mut items, k.clone(), v.clone());
-                }
-                Value::Dict(Rc::new(RefCell::new(items)))
-            }
             _ => match (num(&a), num(&b)) {
                 (Some(x), Some(y)) => {
                     let origin = crate::shapes::ScalarOrigin::Const;
@@ -1135,10 +1135,3 @@ pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
     }
 }
 
-pub fn fn_kind_plain() -> FnKind {
-    FnKind::Plain
-}
-
-pub fn find_param<'a>(f: &'a Function, name: &str) -> Option<&'a super::value::FnParam> {
-    f.params.iter().find(|p| p.name == name)
-}

@@ -532,6 +532,11 @@ impl<'p> Interp<'p> {
                         Value::Int(i) => out.push_str(&i.to_string()),
                         Value::Bool(b) => out.push_str(if b { "True" } else { "False" }),
                         Value::None => out.push_str("None"),
+                        // torch.fx formats a traced value as its proxy's repr.
+                        Value::Proxy(n) => match self.tracer.as_ref() {
+                            Some(t) => out.push_str(&format!("Proxy({})", t.graph.node(n).name)),
+                            None => return Ok(Value::unknown("f-string")),
+                        },
                         _ => return Ok(Value::unknown("f-string")),
                     }
                 }

@@ -9,7 +9,6 @@ use super::value::{LoadState, ModuleNs, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::semantic::FileId;
-use crate::syntax::Span;
 
 /// Packages whose semantics come from the catalogue, never from reading their source, even
 /// when they sit under the project root (a `site-packages` root holds torch itself).
@@ -34,8 +33,8 @@ impl<'p> Interp<'p> {
         });
         ns.vars.borrow_mut().insert("__name__".into(), Value::str(&file.module));
         self.modules.insert(file_id, ns.clone());
-        if let Some((span, msg)) = crate::syntax::first_error(&file.tree) {
-            self.note(file_id, span, codes::SYNTAX_ERROR, msg);
+        for (span, msg) in &file.syntax_errors {
+            self.note(file_id, *span, codes::SYNTAX_ERROR, msg.clone());
         }
         let frame = Frame { file: file.clone(), file_id, globals: ns.clone(), locals: None, class: None, receiver: None };
         let root = file.tree.root_node();
@@ -96,7 +95,15 @@ impl<'p> Interp<'p> {
         collect_bound_names(stmt, &src, &mut names);
         for n in names {
             let v = Value::unknown(format!("`{n}` could not be evaluated: {reason}"));
-            self.set_var(frame, &n, v);
+            match n.strip_prefix("self.") {
+                // `self.layers = <unsupported>`: the attribute exists, its value is unknown.
+                Some(attr) => {
+                    if let Some(Value::Object(o)) = &frame.receiver {
+                        o.attrs.borrow_mut().insert(attr.to_string(), v);
+                    }
+                }
+                None => self.set_var(frame, &n, v),
+            }
         }
     }
 }
@@ -140,6 +147,9 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
 fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
     match node.kind() {
         "identifier" => out.push(crate::syntax::text(node, src).to_string()),
+        "attribute" if crate::syntax::text(node, src).starts_with("self.") && node.child_by_field_name("object").map(|o| o.kind() == "identifier").unwrap_or(false) => {
+            out.push(crate::syntax::text(node, src).to_string())
+        }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
             let mut c = node.walk();
             for ch in node.named_children(&mut c) {
@@ -148,8 +158,4 @@ fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String
         }
         _ => {}
     }
-}
-
-pub(super) fn span_of(node: tree_sitter::Node) -> Span {
-    Span::of(node)
 }

@@ -11,7 +11,7 @@ use super::stmt::Truth;
 use super::trace::value_meta;
 use super::value::{FnParam, ObjKind, Object, Param, TensorConst, Value};
 use super::{EResult, Frame, Interp};
-use crate::catalog::{self, ModuleSpec, ParamKind, ShapeExpr};
+use crate::catalog::{self, ModuleSpec, ShapeExpr};
 use crate::diagnostics::codes;
 use crate::semantic::SourceFile;
 use crate::shapes::rules::{self, Inputs};
@@ -623,8 +623,4 @@ fn math_fn(name: &str, args: &[Value]) -> Value {
         },
         _ => Value::unknown(format!("math.{name}")),
     }
-}
-
-pub fn param_kind_is_var(k: ParamKind) -> bool {
-    matches!(k, ParamKind::VarPositional | ParamKind::VarKeyword)
 }

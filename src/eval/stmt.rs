@@ -25,7 +25,22 @@ impl<'p> Interp<'p> {
         let mut cursor = block.walk();
         let stmts: Vec<Node> = block.named_children(&mut cursor).collect();
         for s in stmts {
-            match self.exec_stmt(frame, s)? {
+            let flow = match self.exec_stmt(frame, s) {
+                Ok(flow) => flow,
+                // What the evaluator cannot follow costs one statement, not the whole function:
+                // its targets become unknown and evaluation goes on, so one unsupported line in
+                // a constructor or forward still leaves a useful module tree and graph.
+                Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
+                    self.note_error(&e);
+                    if s.kind() == "return_statement" {
+                        return Ok(Flow::Return(Value::unknown(e.message)));
+                    }
+                    self.bind_unknown_targets(frame, s, &e.message);
+                    Flow::Normal
+                }
+                Err(e) => return Err(e),
+            };
+            match flow {
                 Flow::Normal => {}
                 other => return Ok(other),
             }
@@ -393,7 +408,12 @@ impl<'p> Interp<'p> {
                 // Loop over something we cannot enumerate: trace the body once so its
                 // operations still show, and say so.
                 self.note_error(&e);
-                vec![Value::unknown(e.message.clone())]
+                // Items of an unknown submodule container are themselves unknown submodules.
+                let path = match &iterable {
+                    Value::Unknown(u) => u.path.as_ref().map(|p| format!("{p}.?")),
+                    _ => None,
+                };
+                vec![Value::Unknown(Rc::new(super::value::Unknown { reason: e.message.clone(), path }))]
             }
             Err(e) => return Err(e),
         };

@@ -36,6 +36,9 @@ pub struct TraceEvent {
     pub detail: String,
 }
 
+/// Largest graph a single trace may record.
+pub const MAX_GRAPH_NODES: usize = 50_000;
+
 #[derive(Default)]
 pub struct Tracer {
     pub graph: Graph,
@@ -246,7 +249,8 @@ impl<'p> Interp<'p> {
     pub fn trace_function(&mut self, frame: &Frame, target: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
         let (a, am) = self.to_args(frame, &args, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
-        let short = target.rsplit('.').next().unwrap_or(target);
+        self.check_graph_size(frame, span)?;
+        let short = if target.starts_with('<') { "unknown" } else { target.rsplit('.').next().unwrap_or(target) };
         let meta = rules::call(short, &Inputs { args: &am, kwargs: &km });
         let meta = self.shape_scalar(meta, &am, short);
         let n = self.tracer_mut().add_node(short, Op::CallFunction, target.to_string(), a, k, meta, frame.file_id, span);
@@ -260,10 +264,22 @@ impl<'p> Interp<'p> {
         all.extend(args);
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
+        self.check_graph_size(frame, span)?;
         let meta = rules::call(method, &Inputs { args: &am, kwargs: &km });
         let meta = self.shape_scalar(meta, &am, method);
         let n = self.tracer_mut().add_node(method, Op::CallMethod, method.to_string(), a, k, meta, frame.file_id, span);
         Ok(Value::Proxy(n))
+    }
+
+    /// Graphs are bounded: an unbounded loop over traced values must end in a diagnostic, not
+    /// in memory exhaustion.
+    fn check_graph_size(&self, frame: &Frame, span: Span) -> EResult<()> {
+        match self.tracer.as_ref() {
+            Some(t) if t.graph.len() >= MAX_GRAPH_NODES => {
+                Err(self.error(frame, span, codes::BUDGET, format!("graph exceeds {MAX_GRAPH_NODES} nodes (an unbounded loop?)")))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Comparisons of data-derived scalars stay data-derived; `.item()` of anything is data.
@@ -297,6 +313,7 @@ impl<'p> Interp<'p> {
         };
         let (a, am) = self.to_args(frame, &args, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
+        self.check_graph_size(frame, span)?;
         let meta = match &obj {
             Some(o) => {
                 let attr_meta = |name: &str| -> Meta { o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown) };

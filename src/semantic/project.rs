@@ -12,16 +12,21 @@ pub struct SourceFile {
     pub path: PathBuf,
     /// Dotted module name relative to the project root (`torchvision.models.resnet`).
     pub module: String,
+    /// The text the evaluator reads: the file's text, except that lines holding syntax errors
+    /// are blanked (same byte offsets) so a half-typed line does not hide the rest of the file.
     pub text: Arc<str>,
     pub tree: Tree,
     pub lines: LineIndex,
+    /// Syntax errors of the original text.
+    pub syntax_errors: Vec<(syntax::Span, String)>,
 }
 
 impl SourceFile {
     pub fn new(path: PathBuf, module: String, text: Arc<str>, tree: Option<Tree>) -> Self {
         let tree = tree.unwrap_or_else(|| syntax::parse(&text, None));
         let lines = LineIndex::new(&text);
-        SourceFile { path, module, text, tree, lines }
+        let (text, tree, syntax_errors) = syntax::recover(text, tree);
+        SourceFile { path, module, text, tree, lines, syntax_errors }
     }
 
     /// Whether this file is a package's `__init__.py` (relative imports resolve from itself).

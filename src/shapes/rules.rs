@@ -20,9 +20,6 @@ impl Inputs<'_> {
     pub fn get(&self, pos: usize, name: &str) -> Option<&Meta> {
         self.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or_else(|| self.args.get(pos))
     }
-    fn tensor(&self, pos: usize, name: &str) -> Option<&TensorMeta> {
-        self.get(pos, name).and_then(Meta::as_tensor)
-    }
     fn int(&self, pos: usize, name: &str) -> Option<i64> {
         self.get(pos, name).and_then(Meta::as_int)
     }

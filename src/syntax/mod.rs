@@ -58,6 +58,33 @@ pub fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
     src.get(node.start_byte()..node.end_byte()).unwrap_or("")
 }
 
+/// Error recovery for analysis: while the tree has errors, blank the line where the first one
+/// starts (spaces, so every byte offset stays valid) and reparse. An unclosed parenthesis would
+/// otherwise swallow every class below it. Returns the text and tree to analyse, and the
+/// errors of the original text.
+pub fn recover(text: std::sync::Arc<str>, tree: Tree) -> (std::sync::Arc<str>, Tree, Vec<(Span, String)>) {
+    let Some(first) = first_error(&tree) else { return (text, tree, vec![]) };
+    let errors = vec![first];
+    let mut bytes = text.as_bytes().to_vec();
+    let mut current = tree;
+    for _ in 0..8 {
+        let Some((span, _)) = first_error(&current) else { break };
+        let start = bytes[..span.start.min(bytes.len())].iter().rposition(|b| *b == b'\n' || *b == b'\r').map(|p| p + 1).unwrap_or(0);
+        let end = bytes[span.start.min(bytes.len())..].iter().position(|b| *b == b'\n' || *b == b'\r').map(|p| p + span.start).unwrap_or(bytes.len());
+        if bytes[start..end].iter().all(|b| *b == b' ') {
+            break;
+        }
+        for b in &mut bytes[start..end] {
+            // Keep UTF-8 valid: every byte of the line becomes a space.
+            *b = b' ';
+        }
+        let Ok(s) = std::str::from_utf8(&bytes) else { break };
+        current = parse(s, None);
+    }
+    let recovered = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
+    (std::sync::Arc::from(recovered), current, errors)
+}
+
 /// First syntax error (ERROR or MISSING node) in the tree, if any.
 pub fn first_error(tree: &Tree) -> Option<(Span, String)> {
     let root = tree.root_node();

@@ -1,0 +1,147 @@
+//! The graph must equal what torch.fx records. Expectations in `tests/expected/fx/` were
+//! generated with real torch by `scripts/expect/gen_fx_expectations.py`; this test needs no torch.
+//! torchvision cases read torchvision's source from `$STATICFX_TORCHVISION_ROOT` (a directory
+//! holding the `torchvision/` package; `.ci/run` unzips the wheel there). Under CI they are
+//! mandatory; locally they are skipped with a message when the variable is unset.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+use staticfx::shapes::DType;
+
+struct Case {
+    id: String,
+    file: PathBuf,
+    root: Option<PathBuf>,
+    entry: String,
+    inputs: Vec<InputSpec>,
+}
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+fn inputs_of(v: &Value) -> Vec<InputSpec> {
+    v.as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, spec)| InputSpec {
+            name: name.clone(),
+            shape: spec["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect(),
+            dtype: DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
+        })
+        .collect()
+}
+
+/// The fields compared: torch.fx's name, opcode, target, and the shape/dtype ShapeProp records.
+fn key(n: &Value) -> String {
+    format!("{} {} {} {} {}", n["name"], n["op"], n["target"], n["shape"], n["dtype"])
+}
+
+/// Python-level torch.nn.functional wrappers re-pass their defaults as keywords through
+/// `handle_torch_function` (`F.relu(x)` is recorded as `relu(x, inplace=False)`); we record the
+/// call as written, so arguments of those targets are compared only for node references.
+fn args_key(n: &Value) -> String {
+    let target = n["target"].as_str().unwrap_or("");
+    if target.starts_with("torch.nn.functional.") {
+        let mut refs = Vec::new();
+        collect_refs(&n["args"], &mut refs);
+        collect_refs(&n["kwargs"], &mut refs);
+        return refs.join(",");
+    }
+    let kwargs: std::collections::BTreeMap<String, Value> = n["kwargs"].as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
+    format!("{} {}", n["args"], serde_json::to_string(&kwargs).unwrap())
+}
+
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) if m.contains_key("node") => out.push(m["node"].to_string()),
+        Value::Object(m) => m.values().for_each(|x| collect_refs(x, out)),
+        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
+        _ => {}
+    }
+}
+
+fn run_case(case: &Case) -> Result<(usize, usize), String> {
+    let expected = read_json(&manifest_dir().join(format!("tests/expected/fx/{}.json", case.id)));
+    let opts = GraphOptions { root: case.root.clone(), class: None, entry: Some(case.entry.clone()), inputs: case.inputs.clone() };
+    let analysis = analyze_file(&case.file, &opts).map_err(|e| format!("{}: {e}", case.id))?;
+    let json: Value = serde_json::from_str(&staticfx::render::json::render(&analysis.project, &analysis.graphs)).unwrap();
+    let got = json["graphs"][0]["nodes"].as_array().unwrap().clone();
+    let want = expected["nodes"].as_array().unwrap();
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        if key(g) != key(w) {
+            return Err(format!("{}: node {i} differs:\n  got      {}\n  expected {}", case.id, key(g), key(w)));
+        }
+        if args_key(g) != args_key(w) {
+            return Err(format!("{}: arguments of node {i} ({}) differ:\n  got      {}\n  expected {}", case.id, g["name"], args_key(g), args_key(w)));
+        }
+    }
+    if got.len() != want.len() {
+        return Err(format!("{}: {} nodes, torch.fx has {}", case.id, got.len(), want.len()));
+    }
+    Ok((got.len(), want.len()))
+}
+
+fn check_all(cases: Vec<Case>) {
+    let mut failures = Vec::new();
+    for case in &cases {
+        // Deep models need a deep stack; the CLI runs on a big thread for the same reason.
+        let c = Case { id: case.id.clone(), file: case.file.clone(), root: case.root.clone(), entry: case.entry.clone(), inputs: case.inputs.clone() };
+        let r = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run_case(&c)).unwrap().join().unwrap();
+        match r {
+            Ok((n, _)) => eprintln!("{:<24} {n:>4} nodes  identical to torch.fx", case.id),
+            Err(e) => failures.push(e),
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} cases differ from torch.fx:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+#[test]
+fn own_fixtures_match_torch_fx() {
+    let dir = manifest_dir().join("tests/fixtures/models");
+    let manifest = read_json(&dir.join("manifest.json"));
+    let cases = manifest
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| Case {
+            id: c["id"].as_str().unwrap().into(),
+            file: dir.join(c["file"].as_str().unwrap()),
+            root: None,
+            entry: c["entry"].as_str().unwrap().into(),
+            inputs: inputs_of(&c["inputs"]),
+        })
+        .collect::<Vec<_>>();
+    assert!(cases.len() >= 12);
+    check_all(cases);
+}
+
+#[test]
+fn torchvision_models_match_torch_fx() {
+    let Some(root) = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from) else {
+        assert!(std::env::var_os("CI").is_none(), "CI must set STATICFX_TORCHVISION_ROOT (see .ci/run)");
+        eprintln!("skipped: set STATICFX_TORCHVISION_ROOT to a directory containing torchvision/ to run");
+        return;
+    };
+    let cases_json = read_json(&manifest_dir().join("scripts/expect/torchvision_cases.json"));
+    let cases = cases_json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| Case {
+            id: c["id"].as_str().unwrap().into(),
+            file: root.join("torchvision").join(c["file"].as_str().unwrap()),
+            root: Some(root.clone()),
+            entry: c["entry"].as_str().unwrap().into(),
+            inputs: inputs_of(&c["inputs"]),
+        })
+        .collect::<Vec<_>>();
+    assert!(cases.len() >= 12);
+    check_all(cases);
+}

@@ -1,0 +1,137 @@
+//! Golden graphs (text format) for our fixtures, per class and instantiated, and the analysis
+//! limits reported on broken input. Review snapshot changes by eye: they are the product.
+
+use std::path::PathBuf;
+
+use staticfx::analysis::{analyze_file, FileAnalysis, GraphOptions, InputSpec};
+
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+}
+
+fn analyze(rel: &str, opts: GraphOptions) -> FileAnalysis {
+    let path = fixture(rel);
+    std::thread::Builder::new()
+        .stack_size(64 << 20)
+        .spawn(move || analyze_file(&path, &opts).expect("analysis runs"))
+        .unwrap()
+        .join()
+        .expect("no panic")
+}
+
+fn text(a: &FileAnalysis) -> String {
+    let mut out: String = a.graphs.iter().map(staticfx::render::text::render).collect::<Vec<_>>().join("\n");
+    let mut diags: Vec<String> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.file == a.file)
+        .map(|d| {
+            let f = a.project.file(d.file);
+            let lc = f.lines.line_col(&f.text, d.span.start);
+            format!("{}:{}: {} {}", lc.line + 1, lc.col + 1, d.code, d.message)
+        })
+        .collect();
+    diags.sort();
+    if !diags.is_empty() {
+        out.push_str("\nDiagnostics:\n");
+        out.push_str(&diags.join("\n"));
+        out.push('\n');
+    }
+    out
+}
+
+macro_rules! per_class {
+    ($name:ident, $file:literal) => {
+        #[test]
+        fn $name() {
+            let a = analyze($file, GraphOptions::default());
+            insta::assert_snapshot!(text(&a));
+        }
+    };
+}
+
+per_class!(per_class_mlp, "models/mlp.py");
+per_class!(per_class_cnn, "models/cnn.py");
+per_class!(per_class_residual, "models/residual.py");
+per_class!(per_class_attention, "models/attention.py");
+per_class!(per_class_transformer_block, "models/transformer_block.py");
+per_class!(per_class_sequential, "models/sequential.py");
+per_class!(per_class_flags, "models/flags.py");
+per_class!(per_class_inheritance, "models/inheritance.py");
+
+#[test]
+fn instantiated_resnet_style_block_with_shapes() {
+    let opts = GraphOptions {
+        entry: Some("ResidualNet()".into()),
+        inputs: vec!["x=2x3x32x32".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze("models/residual.py", opts);
+    assert_eq!(a.graphs.len(), 1, "exactly one graph with --entry");
+    insta::assert_snapshot!(text(&a));
+}
+
+#[test]
+fn class_filter_and_missing_class() {
+    let a = analyze("models/mlp.py", GraphOptions { class: Some("SimpleNet".into()), ..Default::default() });
+    assert_eq!(a.graphs.len(), 1);
+    assert_eq!(a.graphs[0].name, "SimpleNet.forward");
+    let path = fixture("models/mlp.py");
+    let err = analyze_file(&path, &GraphOptions { class: Some("Nope".into()), ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("Nope"), "{err}");
+}
+
+#[test]
+fn syntax_error_reports_location_and_keeps_other_classes() {
+    let a = analyze("errors/syntax_error.py", GraphOptions::default());
+    let syntax: Vec<_> = a.diagnostics.iter().filter(|d| d.code == "FX901").collect();
+    assert!(!syntax.is_empty(), "a syntax error diagnostic");
+    let f = a.project.file(a.file);
+    let line = f.lines.line_col(&f.text, syntax[0].span.start).line + 1;
+    assert!((11..=12).contains(&line), "reported near the broken call, got line {line}");
+    assert!(a.graphs.iter().any(|g| g.name == "StillFine.forward" && g.error.is_none()), "the intact class still gets its graph");
+}
+
+#[test]
+fn unknown_names_give_diagnostics_and_opaque_nodes() {
+    let a = analyze("errors/unknown_names.py", GraphOptions::default());
+    insta::assert_snapshot!(text(&a));
+    let g = &a.graphs[0];
+    let targets: Vec<&str> = g.graph.nodes().map(|(_, n)| n.target.as_str()).collect();
+    assert!(targets.contains(&"fc"), "known submodule still a call_module: {targets:?}");
+    assert!(targets.contains(&"block"), "unknown submodule stays an opaque call_module: {targets:?}");
+}
+
+#[test]
+fn unsupported_constructs_and_budgets_do_not_panic() {
+    let a = analyze("errors/unsupported.py", GraphOptions::default());
+    let mut diags: Vec<String> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.file == a.file)
+        .map(|d| {
+            let f = a.project.file(d.file);
+            format!("{}: {} {}", f.lines.line_col(&f.text, d.span.start).line + 1, d.code, d.message)
+        })
+        .collect();
+    diags.sort();
+    insta::assert_snapshot!(diags.join("\n"));
+    let looping = a.graphs.iter().find(|g| g.name == "Looping.forward").unwrap();
+    assert!(looping.graph.len() <= staticfx::eval::trace::MAX_GRAPH_NODES + 1, "the node cap holds");
+    assert_eq!(looping.graph.node(looping.graph.order[1]).target, "layers.?", "unknown container items stay opaque submodules");
+    let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.contains(&"FX904"), "evaluation budget reported: {codes:?}");
+    let rec = a.graphs.iter().find(|g| g.name == "Recursive.forward").expect("graph for Recursive");
+    assert!(rec.error.is_some() || a.diagnostics.iter().any(|d| d.message.contains("inlining stopped") || d.message.contains("depth")), "recursion stopped with a message");
+}
+
+#[test]
+fn bad_entry_expression_is_an_error_not_a_panic() {
+    let path = fixture("models/mlp.py");
+    for entry in ["SimpleNet(", "NoSuchClass()", "1 + 2"] {
+        let opts = GraphOptions { entry: Some(entry.into()), ..Default::default() };
+        let p = path.clone();
+        let r = std::thread::spawn(move || analyze_file(&p, &opts).map(|_| ())).join().expect("no panic");
+        assert!(r.is_err(), "`{entry}` must be rejected");
+    }
+}
