@@ -364,26 +364,38 @@ impl<'p> Interp<'p> {
                 }
             }
             Truth::Unknown => {
+                // A condition on something unknown (a constructor argument, a config field).
+                // Validation branches that raise are the usual case (`if dim % heads: raise`), so
+                // a side that raises is dropped in favour of the other; if both raise, so do we.
+                let snapshot = snapshot(frame);
+                let then_result = match body {
+                    Some(b) => self.exec_block(frame, b),
+                    None => Ok(Flow::Normal),
+                };
                 if !self.tracing() {
-                    // Constructors: take the first branch; unknown arguments stay unknown below.
-                    return match body {
-                        Some(b) => self.exec_block(frame, b),
-                        None => Ok(Flow::Normal),
+                    return match then_result {
+                        Err(e) if e.code == codes::RAISED => {
+                            restore(frame, &snapshot);
+                            run_alts(self, alts).map_err(|_| e)
+                        }
+                        other => other,
                     };
                 }
-                let snapshot = snapshot(frame);
-                let then_flow = match body {
-                    Some(b) => self.exec_block(frame, b)?,
-                    None => Flow::Normal,
-                };
                 let after_then = snapshot_now(frame);
                 restore(frame, &snapshot);
-                let else_flow = run_alts(self, alts)?;
-                if matches!(then_flow, Flow::Normal) {
-                    restore(frame, &after_then);
-                    Ok(else_flow_if_then_normal(else_flow))
-                } else {
-                    Ok(then_flow)
+                let else_result = run_alts(self, alts);
+                match (then_result, else_result) {
+                    (Ok(Flow::Normal), Ok(else_flow)) => {
+                        restore(frame, &after_then);
+                        Ok(else_flow_if_then_normal(else_flow))
+                    }
+                    (Ok(then_flow), Ok(_)) => Ok(then_flow),
+                    (Ok(then_flow), Err(e)) if e.code == codes::RAISED => {
+                        restore(frame, &after_then);
+                        Ok(then_flow)
+                    }
+                    (Err(e), Ok(else_flow)) if e.code == codes::RAISED => Ok(else_flow),
+                    (Err(e), _) | (_, Err(e)) => Err(e),
                 }
             }
         }
@@ -758,6 +770,7 @@ impl<'p> Interp<'p> {
         let same = |a: &Value, b: &Value| match (a, b) {
             (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
             (Value::External(x), Value::External(y)) => x == y,
+            (Value::Unknown(x), Value::Unknown(y)) => Rc::ptr_eq(x, y),
             _ => false,
         };
         for _ in 0..1000 {
@@ -765,8 +778,8 @@ impl<'p> Interp<'p> {
             if seqs.is_empty() {
                 break;
             }
-            let head = seqs.iter().map(|s| s[0].clone()).find(|cand| !seqs.iter().any(|s| s[1..].iter().any(|x| same(x, cand))));
-            let Some(head) = head else {
+            let head = seqs.iter().position(|s| !seqs.iter().any(|t| t[1..].iter().any(|x| same(x, &s[0]))));
+            let Some(head_seq) = head else {
                 // Inconsistent hierarchy: fall back to depth-first order.
                 for s in seqs.drain(..) {
                     for v in s {
@@ -777,12 +790,17 @@ impl<'p> Interp<'p> {
                 }
                 break;
             };
+            // Remove the head from its own sequence unconditionally, so even values without an
+            // identity (unknown bases) make progress.
+            let head = seqs[head_seq].remove(0);
             for s in seqs.iter_mut() {
-                if same(&s[0], &head) {
+                if !s.is_empty() && same(&s[0], &head) {
                     s.remove(0);
                 }
             }
-            out.push(head);
+            if !out.iter().any(|o| same(o, &head)) {
+                out.push(head);
+            }
         }
         out
     }

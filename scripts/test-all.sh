@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test of the project. Works on a fresh machine: it fetches what the tests read
+# (torchvision's *source*, from its wheel on PyPI — torch itself is never needed) into
+# target/test-data, then runs the Rust test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+data="$PWD/target/test-data"
+mkdir -p "$data"
+
+# torchvision's model sources, for the torch.fx fidelity test (expectations are committed).
+tv_version=0.29.2
+if [ ! -f "$data/torchvision-$tv_version/torchvision/models/resnet.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "torchvision==$tv_version" -d "$data/wheels"
+  rm -rf "$data/torchvision-$tv_version"
+  python3 -m zipfile -e "$data"/wheels/torchvision-"$tv_version"-*.whl "$data/torchvision-$tv_version"
+fi
+export STATICFX_TORCHVISION_ROOT="$data/torchvision-$tv_version"
+
+cargo test --locked --all-targets
