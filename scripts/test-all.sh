@@ -17,4 +17,13 @@ if [ ! -f "$data/torchvision-$tv_version/torchvision/models/resnet.py" ]; then
 fi
 export STATICFX_TORCHVISION_ROOT="$data/torchvision-$tv_version"
 
+# Graphviz checks that our DOT output is valid.
+if ! command -v dot >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq graphviz >/dev/null
+  else
+    echo "note: install graphviz (apt-get install graphviz) to run the DOT validity test" >&2
+  fi
+fi
+
 cargo test --locked --all-targets

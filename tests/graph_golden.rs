@@ -135,3 +135,40 @@ fn bad_entry_expression_is_an_error_not_a_panic() {
         assert!(r.is_err(), "`{entry}` must be rejected");
     }
 }
+
+/// DOT output must be valid Graphviz: every fixture's graphs go through the real `dot`.
+#[test]
+fn dot_output_parses_with_graphviz() {
+    let has_dot = std::process::Command::new("dot").arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
+    if !has_dot {
+        assert!(std::env::var_os("CI").is_none(), "CI must install graphviz (scripts/test-all.sh does)");
+        eprintln!("skipped: graphviz `dot` not installed");
+        return;
+    }
+    let dir = fixture("models");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().map(|e| e != "py").unwrap_or(true) {
+            continue;
+        }
+        let rel = format!("models/{}", path.file_name().unwrap().to_str().unwrap());
+        let a = analyze(&rel, GraphOptions::default());
+        for g in &a.graphs {
+            let dot = staticfx::render::dot::render(g);
+            let mut child = std::process::Command::new("dot")
+                .arg("-Tsvg")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(dot.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}: dot rejected the graph: {}", g.name, String::from_utf8_lossy(&out.stderr));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "checked {checked} graphs");
+}
