@@ -1,0 +1,115 @@
+//! Numeric kernels of the bundled CPU executor.
+//!
+//! Every kernel takes `ndarray` tensors (NCHW for images, like PyTorch) and
+//! returns a fresh owned tensor. Shape problems are reported as
+//! [`KernelError`] rather than panics, because the shapes come from user
+//! models that the static graph builder could only partially check.
+//!
+//! Kernels never alias their inputs: `view`, `reshape`, `permute` and friends
+//! return copies, so an interpreter that wants PyTorch's in-place-through-view
+//! behaviour has to model it itself.
+//!
+//! Dropout: the executor runs models in inference mode, where
+//! `torch.nn.functional.dropout(x, p, training=False)` is the identity; see
+//! [`elementwise::dropout`].
+
+pub mod elementwise;
+pub mod reduce;
+pub mod shape_ops;
+pub mod softmax;
+
+mod util;
+
+#[cfg(test)]
+mod testutil;
+
+use ndarray::ArrayD;
+
+/// Dense f32 tensor, the value type of every kernel.
+pub type Tensor = ArrayD<f32>;
+
+/// Integer tensor used for indices (embedding lookups, argmax results).
+pub type IndexTensor = ArrayD<i64>;
+
+pub type Result<T, E = KernelError> = std::result::Result<T, E>;
+
+/// Why a kernel refused its inputs.
+///
+/// Each variant carries the name of the op so that an interpreter can show
+/// the failure next to the graph node without further bookkeeping.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KernelError {
+    /// Two operands whose shapes do not fit together.
+    #[error("{op}: shapes {lhs:?} and {rhs:?} are incompatible: {reason}")]
+    ShapeMismatch {
+        op: &'static str,
+        lhs: Vec<usize>,
+        rhs: Vec<usize>,
+        reason: String,
+    },
+    /// A single operand whose shape or arguments the op cannot accept.
+    #[error("{op}: invalid input of shape {shape:?}: {reason}")]
+    InvalidArgument {
+        op: &'static str,
+        shape: Vec<usize>,
+        reason: String,
+    },
+    /// A dimension argument outside `[-rank, rank)`.
+    #[error("{op}: dimension {dim} is out of range for a tensor of rank {rank}")]
+    DimOutOfRange {
+        op: &'static str,
+        dim: isize,
+        rank: usize,
+    },
+    /// An index into a dimension, or an embedding row, that does not exist.
+    #[error("{op}: index {index} is out of range for a dimension of size {size}")]
+    IndexOutOfRange {
+        op: &'static str,
+        index: i64,
+        size: usize,
+    },
+    /// Something PyTorch allows that this executor deliberately does not do.
+    #[error("{op}: unsupported: {reason}")]
+    Unsupported { op: &'static str, reason: String },
+}
+
+impl KernelError {
+    pub(crate) fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
+        KernelError::ShapeMismatch {
+            op,
+            lhs: lhs.to_vec(),
+            rhs: rhs.to_vec(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn invalid(op: &'static str, shape: &[usize], reason: impl Into<String>) -> Self {
+        KernelError::InvalidArgument {
+            op,
+            shape: shape.to_vec(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The op that raised the error.
+    pub fn op(&self) -> &'static str {
+        match self {
+            KernelError::ShapeMismatch { op, .. }
+            | KernelError::InvalidArgument { op, .. }
+            | KernelError::DimOutOfRange { op, .. }
+            | KernelError::IndexOutOfRange { op, .. }
+            | KernelError::Unsupported { op, .. } => op,
+        }
+    }
+}
+
+pub use elementwise::{
+    add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne, pow, sub, unary,
+    unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
+};
+pub use reduce::{amax, amin, argmax, argmin, mean, std, sum, var};
+pub use shape_ops::{
+    cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice, slice_dim, split,
+    split_sizes, squeeze, stack, transpose, unsqueeze, view, SliceSpec,
+};
+pub use softmax::{log_softmax, softmax};
