@@ -13,7 +13,9 @@
 //! `torch.nn.functional.dropout(x, p, training=False)` is the identity; see
 //! [`elementwise::dropout`].
 
+pub mod conv;
 pub mod elementwise;
+pub mod linear;
 pub mod reduce;
 pub mod shape_ops;
 pub mod softmax;
@@ -103,10 +105,12 @@ impl KernelError {
     }
 }
 
+pub use conv::{conv1d, conv2d, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams, ConvPadding, ConvTranspose2dParams};
 pub use elementwise::{
     add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne, pow, sub, unary,
     unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
 };
+pub use linear::{addmm, bmm, linear, linear_act, matmul};
 pub use reduce::{amax, amin, argmax, argmin, mean, std, sum, var};
 pub use shape_ops::{
     cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice, slice_dim, split,
