@@ -16,6 +16,8 @@
 pub mod conv;
 pub mod elementwise;
 pub mod linear;
+pub mod norm;
+pub mod pool;
 pub mod reduce;
 pub mod shape_ops;
 pub mod softmax;
@@ -111,6 +113,11 @@ pub use elementwise::{
     unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
 };
 pub use linear::{addmm, bmm, linear, linear_act, matmul};
+pub use norm::{batch_norm, group_norm, instance_norm, layer_norm, rms_norm};
+pub use pool::{
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+    max_pool1d, max_pool2d, AvgPool2dParams, MaxPool2dParams,
+};
 pub use reduce::{amax, amin, argmax, argmin, mean, std, sum, var};
 pub use shape_ops::{
     cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice, slice_dim, split,
