@@ -15,6 +15,8 @@
 
 pub mod conv;
 pub mod elementwise;
+pub mod embedding;
+pub mod init;
 pub mod linear;
 pub mod norm;
 pub mod pool;
@@ -112,6 +114,7 @@ pub use elementwise::{
     add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne, pow, sub, unary,
     unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
 };
+pub use embedding::embedding;
 pub use linear::{addmm, bmm, linear, linear_act, matmul};
 pub use norm::{batch_norm, group_norm, instance_norm, layer_norm, rms_norm};
 pub use pool::{
