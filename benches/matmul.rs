@@ -41,14 +41,18 @@ fn flops() -> ItemsCount {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn ndarray_dot_1024_single_thread(bencher: Bencher) {
     let (a, b) = operands();
-    bencher.counter(flops()).bench_local(|| black_box(&a).dot(black_box(&b)));
+    bencher
+        .counter(flops())
+        .bench_local(|| black_box(&a).dot(black_box(&b)));
 }
 
 #[cfg(feature = "threaded-matmul")]
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn ndarray_dot_1024_matrixmultiply_threading(bencher: Bencher) {
     let (a, b) = operands();
-    bencher.counter(flops()).bench_local(|| black_box(&a).dot(black_box(&b)));
+    bencher
+        .counter(flops())
+        .bench_local(|| black_box(&a).dot(black_box(&b)));
 }
 
 /// The executor's own `matmul` kernel: in the default build it splits large
@@ -58,7 +62,9 @@ fn ndarray_dot_1024_matrixmultiply_threading(bencher: Bencher) {
 fn kernels_matmul_1024(bencher: Bencher) {
     let (a, b) = operands();
     let (a, b): (Tensor, Tensor) = (a.into_dyn(), b.into_dyn());
-    bencher.counter(flops()).bench_local(|| matmul(black_box(&a), black_box(&b)));
+    bencher
+        .counter(flops())
+        .bench_local(|| matmul(black_box(&a), black_box(&b)));
 }
 
 fn gemm_crate(a: &Array2<f32>, b: &Array2<f32>, par: gemm::Parallelism) -> Array2<f32> {
@@ -94,26 +100,48 @@ fn gemm_crate(a: &Array2<f32>, b: &Array2<f32>, par: gemm::Parallelism) -> Array
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn gemm_crate_1024_single_thread(bencher: Bencher) {
     let (a, b) = operands();
-    bencher.counter(flops()).bench_local(|| gemm_crate(black_box(&a), black_box(&b), gemm::Parallelism::None));
+    bencher
+        .counter(flops())
+        .bench_local(|| gemm_crate(black_box(&a), black_box(&b), gemm::Parallelism::None));
 }
 
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn gemm_crate_1024_rayon(bencher: Bencher) {
     let (a, b) = operands();
     let threads = rayon::current_num_threads();
-    bencher.counter(flops()).bench_local(|| gemm_crate(black_box(&a), black_box(&b), gemm::Parallelism::Rayon(threads)));
+    bencher.counter(flops()).bench_local(|| {
+        gemm_crate(
+            black_box(&a),
+            black_box(&b),
+            gemm::Parallelism::Rayon(threads),
+        )
+    });
 }
 
 /// conv2d on a ResNet-stage-1 shape: 1×64×56×56, 64 filters of 3×3,
 /// padding 1, through the im2col + GEMM path.
 #[divan::bench(sample_count = 30, sample_size = 1)]
 fn conv2d_im2col_1x64x56x56_k3(bencher: Bencher) {
-    let x = Tensor::from_shape_fn(IxDyn(&[1, 64, 56, 56]), |d| ((d[1] * 3 + d[2] * 7 + d[3]) % 17) as f32 / 17.0 - 0.5);
-    let w = Tensor::from_shape_fn(IxDyn(&[64, 64, 3, 3]), |d| ((d[0] + d[1] * 5 + d[2] * 3 + d[3]) % 13) as f32 / 13.0 - 0.5);
+    let x = Tensor::from_shape_fn(IxDyn(&[1, 64, 56, 56]), |d| {
+        ((d[1] * 3 + d[2] * 7 + d[3]) % 17) as f32 / 17.0 - 0.5
+    });
+    let w = Tensor::from_shape_fn(IxDyn(&[64, 64, 3, 3]), |d| {
+        ((d[0] + d[1] * 5 + d[2] * 3 + d[3]) % 13) as f32 / 13.0 - 0.5
+    });
     let b = Tensor::zeros(IxDyn(&[64]));
-    let p = Conv2dParams { padding: ConvPadding::Explicit([1, 1]), ..Default::default() };
-    let flops = 2 * 64 * 64 * 9 * 56 * 56;
+    let p = Conv2dParams {
+        padding: ConvPadding::Explicit([1, 1]),
+        ..Default::default()
+    };
+    let flops: usize = 2 * 64 * 64 * 9 * 56 * 56;
     // Check the sanity of the output shape once, outside the timed loop.
-    assert_eq!(conv2d(&x, &w, Some(&b), &p).map(|y| y.shape().to_vec()).ok(), Some(vec![1, 64, 56, 56]));
-    bencher.counter(ItemsCount::new(flops)).bench_local(|| conv2d(black_box(&x), black_box(&w), Some(&b), &p));
+    assert_eq!(
+        conv2d(&x, &w, Some(&b), &p)
+            .map(|y| y.shape().to_vec())
+            .ok(),
+        Some(vec![1, 64, 56, 56])
+    );
+    bencher
+        .counter(ItemsCount::new(flops))
+        .bench_local(|| conv2d(black_box(&x), black_box(&w), Some(&b), &p));
 }

@@ -49,7 +49,12 @@ pub struct Conv2dParams {
 
 impl Default for Conv2dParams {
     fn default() -> Self {
-        Conv2dParams { stride: [1, 1], padding: ConvPadding::default(), dilation: [1, 1], groups: 1 }
+        Conv2dParams {
+            stride: [1, 1],
+            padding: ConvPadding::default(),
+            dilation: [1, 1],
+            groups: 1,
+        }
     }
 }
 
@@ -64,7 +69,12 @@ pub struct Conv1dParams {
 
 impl Default for Conv1dParams {
     fn default() -> Self {
-        Conv1dParams { stride: 1, padding: ConvPadding::default(), dilation: 1, groups: 1 }
+        Conv1dParams {
+            stride: 1,
+            padding: ConvPadding::default(),
+            dilation: 1,
+            groups: 1,
+        }
     }
 }
 
@@ -80,7 +90,13 @@ pub struct ConvTranspose2dParams {
 
 impl Default for ConvTranspose2dParams {
     fn default() -> Self {
-        ConvTranspose2dParams { stride: [1, 1], padding: [0, 0], output_padding: [0, 0], dilation: [1, 1], groups: 1 }
+        ConvTranspose2dParams {
+            stride: [1, 1],
+            padding: [0, 0],
+            output_padding: [0, 0],
+            dilation: [1, 1],
+            groups: 1,
+        }
     }
 }
 
@@ -117,7 +133,11 @@ impl Geom {
 /// `0..len`, clipped to `0..out`.
 fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, usize) {
     let s = stride as isize;
-    let lo = if offset < 0 { ((-offset) + s - 1) / s } else { 0 };
+    let lo = if offset < 0 {
+        ((-offset) + s - 1) / s
+    } else {
+        0
+    };
     let last = len as isize - 1 - offset;
     let hi = if last < 0 { 0 } else { last / s + 1 };
     let lo = (lo as usize).min(out);
@@ -126,8 +146,12 @@ fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, 
 }
 
 fn check_positive(op: &'static str, shape: &[usize], what: &str, v: &[usize]) -> Result<()> {
-    if v.iter().any(|&x| x == 0) {
-        return Err(KernelError::invalid(op, shape, format!("{what} must be positive, got {v:?}")));
+    if v.contains(&0) {
+        return Err(KernelError::invalid(
+            op,
+            shape,
+            format!("{what} must be positive, got {v:?}"),
+        ));
     }
     Ok(())
 }
@@ -135,24 +159,53 @@ fn check_positive(op: &'static str, shape: &[usize], what: &str, v: &[usize]) ->
 /// `F.conv2d(x, weight, bias, stride, padding, dilation, groups)` for
 /// `x` of shape `(N, C, H, W)` or unbatched `(C, H, W)` and `weight` of
 /// shape `(O, C/groups, KH, KW)`.
-pub fn conv2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, p: &Conv2dParams) -> Result<Tensor> {
+pub fn conv2d(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: &Conv2dParams,
+) -> Result<Tensor> {
     conv2d_impl("conv2d", x, weight, bias, p)
 }
 
-fn conv2d_impl(op: &'static str, x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, p: &Conv2dParams) -> Result<Tensor> {
+fn conv2d_impl(
+    op: &'static str,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: &Conv2dParams,
+) -> Result<Tensor> {
     let unbatched = x.ndim() == 3;
     if x.ndim() != 4 && !unbatched {
-        return Err(KernelError::shapes(op, x.shape(), weight.shape(), "input must be 3-D (C, H, W) or 4-D (N, C, H, W)"));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "input must be 3-D (C, H, W) or 4-D (N, C, H, W)",
+        ));
     }
     if weight.ndim() != 4 {
-        return Err(KernelError::shapes(op, x.shape(), weight.shape(), "weight must be 4-D (O, C/groups, KH, KW)"));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "weight must be 4-D (O, C/groups, KH, KW)",
+        ));
     }
-    let xs: Vec<usize> = if unbatched { [&[1], x.shape()].concat() } else { x.shape().to_vec() };
+    let xs: Vec<usize> = if unbatched {
+        [&[1], x.shape()].concat()
+    } else {
+        x.shape().to_vec()
+    };
     let ws = weight.shape();
     check_positive(op, x.shape(), "stride", &p.stride)?;
     check_positive(op, x.shape(), "dilation", &p.dilation)?;
     if p.groups == 0 {
-        return Err(KernelError::invalid(op, x.shape(), "groups must be positive"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "groups must be positive",
+        ));
     }
     let (c_in, h, w) = (xs[1], xs[2], xs[3]);
     let (c_out, wc, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
@@ -174,16 +227,28 @@ fn conv2d_impl(op: &'static str, x: &Tensor, weight: &Tensor, bias: Option<&Tens
     }
     if let Some(b) = bias {
         if b.ndim() != 1 || b.len() != c_out {
-            return Err(KernelError::shapes(op, ws, b.shape(), format!("bias must be 1-D with {c_out} elements")));
+            return Err(KernelError::shapes(
+                op,
+                ws,
+                b.shape(),
+                format!("bias must be 1-D with {c_out} elements"),
+            ));
         }
     }
-    let eff = [p.dilation[0] * (kh.max(1) - 1) + 1, p.dilation[1] * (kw.max(1) - 1) + 1];
+    let eff = [
+        p.dilation[0] * (kh.max(1) - 1) + 1,
+        p.dilation[1] * (kw.max(1) - 1) + 1,
+    ];
     let (before, after) = match p.padding {
         ConvPadding::Explicit(pd) => (pd, pd),
         ConvPadding::Valid => ([0, 0], [0, 0]),
         ConvPadding::Same => {
             if p.stride != [1, 1] {
-                return Err(KernelError::invalid(op, x.shape(), "padding='same' is not supported for strided convolutions"));
+                return Err(KernelError::invalid(
+                    op,
+                    x.shape(),
+                    "padding='same' is not supported for strided convolutions",
+                ));
             }
             let total = [eff[0] - 1, eff[1] - 1];
             let before = [total[0] / 2, total[1] / 2];
@@ -222,8 +287,11 @@ fn conv2d_impl(op: &'static str, x: &Tensor, weight: &Tensor, bias: Option<&Tens
     } else {
         im2col_conv(op, &g, &x_data, &w_data, b_data.as_deref())?
     };
-    let shape: Vec<usize> =
-        if unbatched { vec![g.c_out, g.oh, g.ow] } else { vec![g.n, g.c_out, g.oh, g.ow] };
+    let shape: Vec<usize> = if unbatched {
+        vec![g.c_out, g.oh, g.ow]
+    } else {
+        vec![g.n, g.c_out, g.oh, g.ow]
+    };
     from_vec(op, &shape, out)
 }
 
@@ -254,7 +322,10 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32]) {
                         let s = start as usize;
                         drow[lo..hi].copy_from_slice(&srow[s..s + (hi - lo)]);
                     } else {
-                        for (d, s) in drow[lo..hi].iter_mut().zip(srow[start as usize..].iter().step_by(g.stride[1])) {
+                        for (d, s) in drow[lo..hi]
+                            .iter_mut()
+                            .zip(srow[start as usize..].iter().step_by(g.stride[1]))
+                        {
                             *d = *s;
                         }
                     }
@@ -263,13 +334,23 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32]) {
         }
     };
     if cols.len() >= 1 << 16 && g.cg() > 1 {
-        cols.par_chunks_mut(rows_per_channel).enumerate().for_each(fill_channel);
+        cols.par_chunks_mut(rows_per_channel)
+            .enumerate()
+            .for_each(fill_channel);
     } else {
-        cols.chunks_mut(rows_per_channel).enumerate().for_each(fill_channel);
+        cols.chunks_mut(rows_per_channel)
+            .enumerate()
+            .for_each(fill_channel);
     }
 }
 
-fn im2col_conv(op: &'static str, g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Result<Vec<f32>> {
+fn im2col_conv(
+    op: &'static str,
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+) -> Result<Vec<f32>> {
     let (cg, og, l) = (g.cg(), g.og(), g.oh * g.ow);
     let kk = cg * g.kh * g.kw;
     let mut out = vec![0.0f32; g.n * g.c_out * l];
@@ -282,14 +363,21 @@ fn im2col_conv(op: &'static str, g: &Geom, x: &[f32], w: &[f32], bias: Option<&[
         }
     }
     let beta = if bias.is_some() { 1.0 } else { 0.0 };
-    let pointwise = g.kh == 1 && g.kw == 1 && g.stride == [1, 1] && g.pad == [0, 0] && g.oh == g.h && g.ow == g.w;
+    let pointwise = g.kh == 1
+        && g.kw == 1
+        && g.stride == [1, 1]
+        && g.pad == [0, 0]
+        && g.oh == g.h
+        && g.ow == g.w;
     let internal = |_| KernelError::invalid(op, &[g.n, g.c_in, g.h, g.w], "internal layout error");
     // Task t computes group t % groups of image t / groups; its output block
     // is contiguous because channels of one group are adjacent.
     let task = |(t, out_block): (usize, &mut [f32])| -> Result<()> {
         let (img, grp) = (t / g.groups, t % g.groups);
-        let planes = &x[(img * g.c_in + grp * cg) * g.h * g.w..(img * g.c_in + (grp + 1) * cg) * g.h * g.w];
-        let wg = ArrayView2::from_shape((og, kk), &w[grp * og * kk..(grp + 1) * og * kk]).map_err(internal)?;
+        let planes =
+            &x[(img * g.c_in + grp * cg) * g.h * g.w..(img * g.c_in + (grp + 1) * cg) * g.h * g.w];
+        let wg = ArrayView2::from_shape((og, kk), &w[grp * og * kk..(grp + 1) * og * kk])
+            .map_err(internal)?;
         let c = ArrayViewMut2::from_shape((og, l), out_block).map_err(internal)?;
         if pointwise {
             let cols = ArrayView2::from_shape((kk, l), planes).map_err(internal)?;
@@ -345,7 +433,10 @@ fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
                             *d += wv * s;
                         }
                     } else {
-                        for (d, s) in drow[lo..hi].iter_mut().zip(srow[start..].iter().step_by(g.stride[1])) {
+                        for (d, s) in drow[lo..hi]
+                            .iter_mut()
+                            .zip(srow[start..].iter().step_by(g.stride[1]))
+                        {
                             *d += wv * s;
                         }
                     }
@@ -364,7 +455,11 @@ fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
 /// Inserts a unit height so that 1-D inputs can run through the 2-D code.
 fn add_unit_height(op: &'static str, t: &Tensor, rank_ok: &[usize]) -> Result<Tensor> {
     if !rank_ok.contains(&t.ndim()) {
-        return Err(KernelError::invalid(op, t.shape(), format!("expected a tensor of rank {rank_ok:?}")));
+        return Err(KernelError::invalid(
+            op,
+            t.shape(),
+            format!("expected a tensor of rank {rank_ok:?}"),
+        ));
     }
     let mut shape = t.shape().to_vec();
     shape.insert(t.ndim() - 1, 1);
@@ -381,13 +476,28 @@ fn drop_unit_height(op: &'static str, t: Tensor) -> Result<Tensor> {
 
 /// `F.conv1d` for `x` of shape `(N, C, L)` or `(C, L)` and `weight` of
 /// shape `(O, C/groups, K)`.
-pub fn conv1d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, p: &Conv1dParams) -> Result<Tensor> {
+pub fn conv1d(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: &Conv1dParams,
+) -> Result<Tensor> {
     const OP: &str = "conv1d";
     if weight.ndim() != 3 {
-        return Err(KernelError::shapes(OP, x.shape(), weight.shape(), "weight must be 3-D (O, C/groups, K)"));
+        return Err(KernelError::shapes(
+            OP,
+            x.shape(),
+            weight.shape(),
+            "weight must be 3-D (O, C/groups, K)",
+        ));
     }
     let x4 = add_unit_height(OP, x, &[2, 3]).map_err(|_| {
-        KernelError::shapes(OP, x.shape(), weight.shape(), "input must be 2-D (C, L) or 3-D (N, C, L)")
+        KernelError::shapes(
+            OP,
+            x.shape(),
+            weight.shape(),
+            "input must be 2-D (C, L) or 3-D (N, C, L)",
+        )
     })?;
     let w4 = add_unit_height(OP, weight, &[3])?;
     let p2 = Conv2dParams {
@@ -400,15 +510,25 @@ pub fn conv1d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, p: &Conv1dPara
         dilation: [1, p.dilation],
         groups: p.groups,
     };
-    let y = conv2d_impl(OP, &x4, &w4, bias, &p2).map_err(|e| rename_shapes(e, x.shape(), weight.shape()))?;
+    let y = conv2d_impl(OP, &x4, &w4, bias, &p2)
+        .map_err(|e| rename_shapes(e, x.shape(), weight.shape()))?;
     drop_unit_height(OP, y)
 }
 
 /// Reports errors raised on the internal 4-D tensors with the caller's shapes.
 fn rename_shapes(e: KernelError, x: &[usize], w: &[usize]) -> KernelError {
     match e {
-        KernelError::ShapeMismatch { op, reason, .. } => KernelError::ShapeMismatch { op, lhs: x.to_vec(), rhs: w.to_vec(), reason },
-        KernelError::InvalidArgument { op, reason, .. } => KernelError::InvalidArgument { op, shape: x.to_vec(), reason },
+        KernelError::ShapeMismatch { op, reason, .. } => KernelError::ShapeMismatch {
+            op,
+            lhs: x.to_vec(),
+            rhs: w.to_vec(),
+            reason,
+        },
+        KernelError::InvalidArgument { op, reason, .. } => KernelError::InvalidArgument {
+            op,
+            shape: x.to_vec(),
+            reason,
+        },
         other => other,
     }
 }
@@ -419,7 +539,12 @@ fn rename_shapes(e: KernelError, x: &[usize], w: &[usize]) -> KernelError {
 /// Computed as the adjoint of conv2d: one GEMM per (image, group) gives
 /// every input pixel's contribution to each kernel tap, and col2im adds
 /// them into the strided output positions.
-pub fn conv_transpose2d(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, p: &ConvTranspose2dParams) -> Result<Tensor> {
+pub fn conv_transpose2d(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: &ConvTranspose2dParams,
+) -> Result<Tensor> {
     conv_transpose2d_impl("conv_transpose2d", x, weight, bias, p)
 }
 
@@ -432,45 +557,90 @@ fn conv_transpose2d_impl(
 ) -> Result<Tensor> {
     let unbatched = x.ndim() == 3;
     if x.ndim() != 4 && !unbatched {
-        return Err(KernelError::shapes(op, x.shape(), weight.shape(), "input must be 3-D (C, H, W) or 4-D (N, C, H, W)"));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "input must be 3-D (C, H, W) or 4-D (N, C, H, W)",
+        ));
     }
     if weight.ndim() != 4 {
-        return Err(KernelError::shapes(op, x.shape(), weight.shape(), "weight must be 4-D (C, O/groups, KH, KW)"));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "weight must be 4-D (C, O/groups, KH, KW)",
+        ));
     }
     check_positive(op, x.shape(), "stride", &p.stride)?;
     check_positive(op, x.shape(), "dilation", &p.dilation)?;
     if p.groups == 0 {
-        return Err(KernelError::invalid(op, x.shape(), "groups must be positive"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "groups must be positive",
+        ));
     }
     for i in 0..2 {
         if p.output_padding[i] >= p.stride[i] && p.output_padding[i] >= p.dilation[i] {
-            return Err(KernelError::invalid(op, x.shape(), "output padding must be smaller than either stride or dilation"));
+            return Err(KernelError::invalid(
+                op,
+                x.shape(),
+                "output padding must be smaller than either stride or dilation",
+            ));
         }
     }
-    let xs: Vec<usize> = if unbatched { [&[1], x.shape()].concat() } else { x.shape().to_vec() };
+    let xs: Vec<usize> = if unbatched {
+        [&[1], x.shape()].concat()
+    } else {
+        x.shape().to_vec()
+    };
     let ws = weight.shape();
     let (n, c_in, h, w) = (xs[0], xs[1], xs[2], xs[3]);
     let (wc, og, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
     if wc != c_in {
-        return Err(KernelError::shapes(op, x.shape(), ws, format!("weight expects {wc} input channels, input has {c_in}")));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            ws,
+            format!("weight expects {wc} input channels, input has {c_in}"),
+        ));
     }
     if c_in % p.groups != 0 {
-        return Err(KernelError::shapes(op, x.shape(), ws, format!("input channels {c_in} not divisible by groups={}", p.groups)));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            ws,
+            format!("input channels {c_in} not divisible by groups={}", p.groups),
+        ));
     }
     let c_out = og * p.groups;
     if let Some(b) = bias {
         if b.ndim() != 1 || b.len() != c_out {
-            return Err(KernelError::shapes(op, ws, b.shape(), format!("bias must be 1-D with {c_out} elements")));
+            return Err(KernelError::shapes(
+                op,
+                ws,
+                b.shape(),
+                format!("bias must be 1-D with {c_out} elements"),
+            ));
         }
     }
     let size = |i: usize, len: usize, k: usize| -> Option<usize> {
-        let full = (len.checked_sub(1)?) * p.stride[i] + p.dilation[i] * (k.checked_sub(1)?) + p.output_padding[i] + 1;
+        let full = (len.checked_sub(1)?) * p.stride[i]
+            + p.dilation[i] * (k.checked_sub(1)?)
+            + p.output_padding[i]
+            + 1;
         full.checked_sub(2 * p.padding[i]).filter(|&s| s > 0)
     };
     let (oh, ow) = match (size(0, h, kh), size(1, w, kw)) {
         (Some(a), Some(b)) => (a, b),
         _ => {
-            return Err(KernelError::shapes(op, x.shape(), ws, "the output would have no elements"));
+            return Err(KernelError::shapes(
+                op,
+                x.shape(),
+                ws,
+                "the output would have no elements",
+            ));
         }
     };
     let cg = c_in / p.groups;
@@ -483,8 +653,13 @@ fn conv_transpose2d_impl(
     let mut out = vec![0.0f32; n * c_out * l_out];
     let task = |(t, out_block): (usize, &mut [f32])| -> Result<()> {
         let (img, grp) = (t / p.groups, t % p.groups);
-        let xg = ArrayView2::from_shape((cg, l_in), &x_data[(img * c_in + grp * cg) * l_in..][..cg * l_in]).map_err(internal)?;
-        let wg = ArrayView2::from_shape((cg, rows), &w_data[grp * cg * rows..][..cg * rows]).map_err(internal)?;
+        let xg = ArrayView2::from_shape(
+            (cg, l_in),
+            &x_data[(img * c_in + grp * cg) * l_in..][..cg * l_in],
+        )
+        .map_err(internal)?;
+        let wg = ArrayView2::from_shape((cg, rows), &w_data[grp * cg * rows..][..cg * rows])
+            .map_err(internal)?;
         let mut cols = vec![0.0f32; rows * l_in];
         let cv = ArrayViewMut2::from_shape((rows, l_in), &mut cols[..]).map_err(internal)?;
         gemm_into(1.0, wg.t(), xg, 0.0, cv);
@@ -504,7 +679,8 @@ fn conv_transpose2d_impl(
                         continue;
                     }
                     for iy in 0..h {
-                        let oy = (iy * p.stride[0] + ki * p.dilation[0]) as isize - p.padding[0] as isize;
+                        let oy = (iy * p.stride[0] + ki * p.dilation[0]) as isize
+                            - p.padding[0] as isize;
                         if oy < 0 || oy >= oh as isize {
                             continue;
                         }
@@ -523,12 +699,18 @@ fn conv_transpose2d_impl(
     if !out.is_empty() {
         let tasks = n * p.groups;
         if tasks > 1 && rows * cg * l_in * tasks >= 1 << 20 {
-            out.par_chunks_mut(og * l_out).enumerate().try_for_each(task)?;
+            out.par_chunks_mut(og * l_out)
+                .enumerate()
+                .try_for_each(task)?;
         } else {
             out.chunks_mut(og * l_out).enumerate().try_for_each(task)?;
         }
     }
-    let shape: Vec<usize> = if unbatched { vec![c_out, oh, ow] } else { vec![n, c_out, oh, ow] };
+    let shape: Vec<usize> = if unbatched {
+        vec![c_out, oh, ow]
+    } else {
+        vec![n, c_out, oh, ow]
+    };
     from_vec(op, &shape, out)
 }
 
@@ -547,10 +729,21 @@ pub fn conv_transpose1d(
 ) -> Result<Tensor> {
     const OP: &str = "conv_transpose1d";
     if weight.ndim() != 3 {
-        return Err(KernelError::shapes(OP, x.shape(), weight.shape(), "weight must be 3-D (C, O/groups, K)"));
+        return Err(KernelError::shapes(
+            OP,
+            x.shape(),
+            weight.shape(),
+            "weight must be 3-D (C, O/groups, K)",
+        ));
     }
-    let x4 = add_unit_height(OP, x, &[2, 3])
-        .map_err(|_| KernelError::shapes(OP, x.shape(), weight.shape(), "input must be 2-D (C, L) or 3-D (N, C, L)"))?;
+    let x4 = add_unit_height(OP, x, &[2, 3]).map_err(|_| {
+        KernelError::shapes(
+            OP,
+            x.shape(),
+            weight.shape(),
+            "input must be 2-D (C, L) or 3-D (N, C, L)",
+        )
+    })?;
     let w4 = add_unit_height(OP, weight, &[3])?;
     let p2 = ConvTranspose2dParams {
         stride: [1, stride],
@@ -559,7 +752,8 @@ pub fn conv_transpose1d(
         dilation: [1, dilation],
         groups,
     };
-    let y = conv_transpose2d_impl(OP, &x4, &w4, bias, &p2).map_err(|e| rename_shapes(e, x.shape(), weight.shape()))?;
+    let y = conv_transpose2d_impl(OP, &x4, &w4, bias, &p2)
+        .map_err(|e| rename_shapes(e, x.shape(), weight.shape()))?;
     drop_unit_height(OP, y)
 }
 
@@ -573,7 +767,15 @@ mod tests {
     }
 
     /// Straightforward seven-loop convolution used as an in-crate oracle.
-    fn naive_conv2d(x: &Tensor, w: &Tensor, b: Option<&Tensor>, s: [usize; 2], pd: [usize; 2], d: [usize; 2], groups: usize) -> Tensor {
+    fn naive_conv2d(
+        x: &Tensor,
+        w: &Tensor,
+        b: Option<&Tensor>,
+        s: [usize; 2],
+        pd: [usize; 2],
+        d: [usize; 2],
+        groups: usize,
+    ) -> Tensor {
         let (n, c, h, wd) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
         let (o, cg, kh, kw) = (w.shape()[0], w.shape()[1], w.shape()[2], w.shape()[3]);
         let oh = (h + 2 * pd[0] - d[0] * (kh - 1) - 1) / s[0] + 1;
@@ -592,8 +794,10 @@ mod tests {
                                 for kj in 0..kw {
                                     let iy = (oy * s[0] + ki * d[0]) as isize - pd[0] as isize;
                                     let ix = (ox * s[1] + kj * d[1]) as isize - pd[1] as isize;
-                                    if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < wd {
-                                        acc += x[[ni, grp * cg + ci, iy as usize, ix as usize]] as f64
+                                    if iy >= 0 && ix >= 0 && (iy as usize) < h && (ix as usize) < wd
+                                    {
+                                        acc += x[[ni, grp * cg + ci, iy as usize, ix as usize]]
+                                            as f64
                                             * w[[oc, ci, ki, kj]] as f64;
                                     }
                                 }
@@ -612,15 +816,25 @@ mod tests {
         // All-ones 3x3 kernel with padding 1 counts each pixel's neighbourhood.
         let x = Tensor::ones(ndarray::IxDyn(&[1, 1, 3, 3]));
         let w = Tensor::ones(ndarray::IxDyn(&[1, 1, 3, 3]));
-        let p = Conv2dParams { padding: ConvPadding::Explicit([1, 1]), ..Default::default() };
+        let p = Conv2dParams {
+            padding: ConvPadding::Explicit([1, 1]),
+            ..Default::default()
+        };
         let y = conv2d(&x, &w, Some(&t(&[1], &[0.5])), &p).unwrap();
-        assert_eq!(y, t(&[1, 1, 3, 3], &[4.5, 6.5, 4.5, 6.5, 9.5, 6.5, 4.5, 6.5, 4.5]));
+        assert_eq!(
+            y,
+            t(
+                &[1, 1, 3, 3],
+                &[4.5, 6.5, 4.5, 6.5, 9.5, 6.5, 4.5, 6.5, 4.5]
+            )
+        );
     }
 
     #[test]
     fn matches_naive_loops_across_configurations() {
-        let configs: &[([usize; 2], [usize; 2], [usize; 2], usize, usize, usize)] = &[
-            // stride, padding, dilation, groups, c_in, c_out
+        // stride, padding, dilation, groups, c_in, c_out
+        type Config = ([usize; 2], [usize; 2], [usize; 2], usize, usize, usize);
+        let configs: &[Config] = &[
             ([1, 1], [0, 0], [1, 1], 1, 3, 4),
             ([2, 1], [1, 2], [1, 1], 1, 3, 5),
             ([1, 2], [2, 1], [2, 1], 3, 6, 9),
@@ -632,7 +846,12 @@ mod tests {
             let x = arange(&[2, c, 9, 11]).mapv(|v| (v * 0.731).sin());
             let w = arange(&[o, c / groups, 3, 2]).mapv(|v| (v * 0.377).cos());
             let b = arange(&[o]).mapv(|v| v * 0.1 - 0.2);
-            let p = Conv2dParams { stride: s, padding: ConvPadding::Explicit(pd), dilation: d, groups };
+            let p = Conv2dParams {
+                stride: s,
+                padding: ConvPadding::Explicit(pd),
+                dilation: d,
+                groups,
+            };
             let got = conv2d(&x, &w, Some(&b), &p).unwrap();
             let want = naive_conv2d(&x, &w, Some(&b), s, pd, d, groups);
             assert_close_f32(&format!("{p:?}"), &got, &want, 1e-5);
@@ -645,23 +864,40 @@ mod tests {
         let w = arange(&[2, 3, 1, 1]);
         let y = conv2d(&x, &w, None, &Conv2dParams::default()).unwrap();
         assert_eq!(y.shape(), &[2, 4, 5]);
-        let x4 = x.clone().into_shape_with_order(ndarray::IxDyn(&[1, 3, 4, 5])).unwrap();
+        let x4 = x
+            .clone()
+            .into_shape_with_order(ndarray::IxDyn(&[1, 3, 4, 5]))
+            .unwrap();
         let want = naive_conv2d(&x4, &w, None, [1, 1], [0, 0], [1, 1], 1);
-        assert_close_f32("pointwise", &y, &want.into_shape_with_order(ndarray::IxDyn(&[2, 4, 5])).unwrap(), 1e-6);
+        assert_close_f32(
+            "pointwise",
+            &y,
+            &want
+                .into_shape_with_order(ndarray::IxDyn(&[2, 4, 5]))
+                .unwrap(),
+            1e-6,
+        );
     }
 
     #[test]
     fn same_padding_with_even_kernel_pads_the_end() {
         let x = arange(&[1, 1, 4, 4]);
         let w = Tensor::ones(ndarray::IxDyn(&[1, 1, 2, 2]));
-        let p = Conv2dParams { padding: ConvPadding::Same, ..Default::default() };
+        let p = Conv2dParams {
+            padding: ConvPadding::Same,
+            ..Default::default()
+        };
         let y = conv2d(&x, &w, None, &p).unwrap();
         assert_eq!(y.shape(), &[1, 1, 4, 4]);
         // Top-left output sums x[0..2, 0..2] = 0 + 1 + 4 + 5.
         assert_eq!(y[[0, 0, 0, 0]], 10.0);
         // Bottom-right output only sees x[3,3] = 15 plus padding.
         assert_eq!(y[[0, 0, 3, 3]], 15.0);
-        let strided = Conv2dParams { stride: [2, 2], padding: ConvPadding::Same, ..Default::default() };
+        let strided = Conv2dParams {
+            stride: [2, 2],
+            padding: ConvPadding::Same,
+            ..Default::default()
+        };
         assert!(conv2d(&x, &w, None, &strided).is_err());
     }
 
@@ -671,14 +907,42 @@ mod tests {
         let p = Conv2dParams::default();
         assert!(conv2d(&x, &arange(&[2, 3, 3, 3]), None, &p).is_err());
         assert!(conv2d(&x, &arange(&[2, 4, 7, 3]), None, &p).is_err());
-        assert!(conv2d(&x, &arange(&[3, 2, 3, 3]), None, &Conv2dParams { groups: 2, ..p }).is_err());
+        assert!(conv2d(
+            &x,
+            &arange(&[3, 2, 3, 3]),
+            None,
+            &Conv2dParams { groups: 2, ..p }
+        )
+        .is_err());
         assert!(conv2d(&x, &arange(&[2, 4, 3, 3]), Some(&arange(&[3])), &p).is_err());
         assert!(conv2d(&arange(&[4, 5]), &arange(&[2, 4, 3, 3]), None, &p).is_err());
-        assert!(conv2d(&x, &arange(&[2, 4, 3, 3]), None, &Conv2dParams { stride: [0, 1], ..p }).is_err());
-        assert!(conv1d(&arange(&[1, 4, 5]), &arange(&[2, 3, 3]), None, &Conv1dParams::default()).is_err());
+        assert!(conv2d(
+            &x,
+            &arange(&[2, 4, 3, 3]),
+            None,
+            &Conv2dParams {
+                stride: [0, 1],
+                ..p
+            }
+        )
+        .is_err());
+        assert!(conv1d(
+            &arange(&[1, 4, 5]),
+            &arange(&[2, 3, 3]),
+            None,
+            &Conv1dParams::default()
+        )
+        .is_err());
         let e = conv2d(&x, &arange(&[2, 3, 3, 3]), None, &p).unwrap_err();
-        assert!(e.to_string().contains("[1, 4, 5, 5]") && e.to_string().contains("[2, 3, 3, 3]"), "{e}");
-        let tp = ConvTranspose2dParams { output_padding: [2, 0], stride: [2, 2], ..Default::default() };
+        assert!(
+            e.to_string().contains("[1, 4, 5, 5]") && e.to_string().contains("[2, 3, 3, 3]"),
+            "{e}"
+        );
+        let tp = ConvTranspose2dParams {
+            output_padding: [2, 0],
+            stride: [2, 2],
+            ..Default::default()
+        };
         assert!(conv_transpose2d(&x, &arange(&[4, 2, 3, 3]), None, &tp).is_err());
     }
 
@@ -688,8 +952,19 @@ mod tests {
             serde_json::Value::String(s) if s == "valid" => ConvPadding::Valid,
             _ => ConvPadding::Explicit(case.pair("padding")),
         };
-        let p = Conv2dParams { stride: case.pair("stride"), padding, dilation: case.pair("dilation"), groups: case.usize("groups") };
-        conv2d(&case.input("x"), &case.input("weight"), case.input_opt("bias").as_ref(), &p).unwrap()
+        let p = Conv2dParams {
+            stride: case.pair("stride"),
+            padding,
+            dilation: case.pair("dilation"),
+            groups: case.usize("groups"),
+        };
+        conv2d(
+            &case.input("x"),
+            &case.input("weight"),
+            case.input_opt("bias").as_ref(),
+            &p,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -708,8 +983,19 @@ mod tests {
                 serde_json::Value::String(s) if s == "same" => ConvPadding::Same,
                 _ => ConvPadding::Explicit([case.usize("padding")]),
             };
-            let p = Conv1dParams { stride: case.usize("stride"), padding, dilation: case.usize("dilation"), groups: case.usize("groups") };
-            let y = conv1d(&case.input("x"), &case.input("weight"), case.input_opt("bias").as_ref(), &p).unwrap();
+            let p = Conv1dParams {
+                stride: case.usize("stride"),
+                padding,
+                dilation: case.usize("dilation"),
+                groups: case.usize("groups"),
+            };
+            let y = conv1d(
+                &case.input("x"),
+                &case.input("weight"),
+                case.input_opt("bias").as_ref(),
+                &p,
+            )
+            .unwrap();
             assert_close(&case.name, &y, &case.expected(), 1e-5);
         }
     }
@@ -725,7 +1011,13 @@ mod tests {
                 dilation: case.pair("dilation"),
                 groups: case.usize("groups"),
             };
-            let y = conv_transpose2d(&case.input("x"), &case.input("weight"), case.input_opt("bias").as_ref(), &p).unwrap();
+            let y = conv_transpose2d(
+                &case.input("x"),
+                &case.input("weight"),
+                case.input_opt("bias").as_ref(),
+                &p,
+            )
+            .unwrap();
             assert_close(&case.name, &y, &case.expected(), 1e-5);
         }
         let case = fx.case("conv_transpose1d");

@@ -130,8 +130,16 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         let d = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -141,7 +149,9 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
                 op,
                 a,
                 b,
-                format!("size {da} does not broadcast against size {db} at dimension {i} of the result"),
+                format!(
+                    "size {da} does not broadcast against size {db} at dimension {i} of the result"
+                ),
             ));
         };
         out.push(d);
@@ -149,7 +159,12 @@ pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Ve
     Ok(out)
 }
 
-fn zip_map(op: &'static str, a: &Tensor, b: &Tensor, f: impl Fn(f32, f32) -> f32) -> Result<Tensor> {
+fn zip_map(
+    op: &'static str,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(f32, f32) -> f32,
+) -> Result<Tensor> {
     if a.shape() == b.shape() {
         return Ok(Zip::from(a).and(b).map_collect(|&x, &y| f(x, y)));
     }
@@ -240,16 +255,19 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let ab = broadcast_shapes(OP, a.shape(), b.shape())?;
     let shape = broadcast_shapes(OP, cond.shape(), &ab)?;
     let dim = IxDyn(&shape);
-    let cv = cond
-        .broadcast(dim.clone())
-        .ok_or_else(|| KernelError::shapes(OP, cond.shape(), &shape, "condition does not broadcast"))?;
-    let av = a
-        .broadcast(dim.clone())
-        .ok_or_else(|| KernelError::shapes(OP, a.shape(), &shape, "first value does not broadcast"))?;
-    let bv = b
-        .broadcast(dim)
-        .ok_or_else(|| KernelError::shapes(OP, b.shape(), &shape, "second value does not broadcast"))?;
-    Ok(Zip::from(&cv).and(&av).and(&bv).map_collect(|&c, &x, &y| if c != 0.0 { x } else { y }))
+    let cv = cond.broadcast(dim.clone()).ok_or_else(|| {
+        KernelError::shapes(OP, cond.shape(), &shape, "condition does not broadcast")
+    })?;
+    let av = a.broadcast(dim.clone()).ok_or_else(|| {
+        KernelError::shapes(OP, a.shape(), &shape, "first value does not broadcast")
+    })?;
+    let bv = b.broadcast(dim).ok_or_else(|| {
+        KernelError::shapes(OP, b.shape(), &shape, "second value does not broadcast")
+    })?;
+    Ok(Zip::from(&cv)
+        .and(&av)
+        .and(&bv)
+        .map_collect(|&c, &x, &y| if c != 0.0 { x } else { y }))
 }
 
 /// `approximate=` argument of `torch.nn.functional.gelu`.
@@ -269,7 +287,9 @@ pub enum Unary {
     Identity,
     Relu,
     Relu6,
-    LeakyRelu { negative_slope: f32 },
+    LeakyRelu {
+        negative_slope: f32,
+    },
     Gelu(GeluApproximate),
     Silu,
     Sigmoid,
@@ -277,11 +297,21 @@ pub enum Unary {
     Tanh,
     Hardswish,
     Hardsigmoid,
-    Hardtanh { min: f32, max: f32 },
-    Elu { alpha: f32 },
+    Hardtanh {
+        min: f32,
+        max: f32,
+    },
+    Elu {
+        alpha: f32,
+    },
     Selu,
-    Celu { alpha: f32 },
-    Softplus { beta: f32, threshold: f32 },
+    Celu {
+        alpha: f32,
+    },
+    Softplus {
+        beta: f32,
+        threshold: f32,
+    },
     Mish,
     Exp,
     Expm1,
@@ -304,16 +334,24 @@ pub enum Unary {
     Trunc,
     Erf,
     /// `torch.clamp`; with `min > max` every element becomes `max`, as in torch.
-    Clamp { min: Option<f32>, max: Option<f32> },
+    Clamp {
+        min: Option<f32>,
+        max: Option<f32>,
+    },
 }
 
 impl Unary {
     /// `F.leaky_relu` with PyTorch's default slope 0.01.
-    pub const LEAKY_RELU: Unary = Unary::LeakyRelu { negative_slope: 0.01 };
+    pub const LEAKY_RELU: Unary = Unary::LeakyRelu {
+        negative_slope: 0.01,
+    };
     /// `F.elu` with PyTorch's default alpha 1.0.
     pub const ELU: Unary = Unary::Elu { alpha: 1.0 };
     /// `F.softplus` with PyTorch's defaults beta=1, threshold=20.
-    pub const SOFTPLUS: Unary = Unary::Softplus { beta: 1.0, threshold: 20.0 };
+    pub const SOFTPLUS: Unary = Unary::Softplus {
+        beta: 1.0,
+        threshold: 20.0,
+    };
 
     pub fn name(self) -> &'static str {
         match self {
@@ -634,7 +672,11 @@ pub fn softplus(x: &Tensor, beta: f32, threshold: f32) -> Tensor {
 /// `torch.clamp`. Like torch, it refuses to run with neither bound.
 pub fn clamp(x: &Tensor, min: Option<f32>, max: Option<f32>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
-        return Err(KernelError::invalid("clamp", x.shape(), "at least one of min and max must be given"));
+        return Err(KernelError::invalid(
+            "clamp",
+            x.shape(),
+            "at least one of min and max must be given",
+        ));
     }
     Ok(unary(Unary::Clamp { min, max }, x))
 }
@@ -674,7 +716,10 @@ mod tests {
         let b = t(&[3], &[10.0, 20.0, 30.0]);
         let c = add(&a, &b).unwrap();
         assert_eq!(c.shape(), &[2, 3]);
-        assert_eq!(c.iter().copied().collect::<Vec<_>>(), vec![11.0, 21.0, 31.0, 12.0, 22.0, 32.0]);
+        assert_eq!(
+            c.iter().copied().collect::<Vec<_>>(),
+            vec![11.0, 21.0, 31.0, 12.0, 22.0, 32.0]
+        );
     }
 
     #[test]
@@ -706,9 +751,18 @@ mod tests {
     fn comparisons_return_zero_one() {
         let a = t(&[3], &[1.0, 2.0, 3.0]);
         let b = t(&[], &[2.0]);
-        assert_eq!(lt(&a, &b).unwrap().into_raw_vec_and_offset().0, vec![1.0, 0.0, 0.0]);
-        assert_eq!(eq(&a, &b).unwrap().into_raw_vec_and_offset().0, vec![0.0, 1.0, 0.0]);
-        assert_eq!(ge(&a, &b).unwrap().into_raw_vec_and_offset().0, vec![0.0, 1.0, 1.0]);
+        assert_eq!(
+            lt(&a, &b).unwrap().into_raw_vec_and_offset().0,
+            vec![1.0, 0.0, 0.0]
+        );
+        assert_eq!(
+            eq(&a, &b).unwrap().into_raw_vec_and_offset().0,
+            vec![0.0, 1.0, 0.0]
+        );
+        assert_eq!(
+            ge(&a, &b).unwrap().into_raw_vec_and_offset().0,
+            vec![0.0, 1.0, 1.0]
+        );
     }
 
     #[test]
@@ -736,7 +790,10 @@ mod tests {
         let b = t(&[], &[-1.0]);
         let y = where_(&c, &a, &b).unwrap();
         assert_eq!(y.shape(), &[2, 3]);
-        assert_eq!(y.into_raw_vec_and_offset().0, vec![1.0, 2.0, 3.0, -1.0, -1.0, -1.0]);
+        assert_eq!(
+            y.into_raw_vec_and_offset().0,
+            vec![1.0, 2.0, 3.0, -1.0, -1.0, -1.0]
+        );
         assert!(where_(&t(&[4], &[0.0; 4]), &a, &b).is_err());
     }
 
@@ -754,7 +811,10 @@ mod tests {
     fn dropout_is_identity_in_eval_and_refuses_training() {
         let x = t(&[3], &[1.0, 2.0, 3.0]);
         assert_eq!(dropout(&x, 0.5, false).unwrap(), x);
-        assert!(matches!(dropout(&x, 0.5, true), Err(KernelError::Unsupported { .. })));
+        assert!(matches!(
+            dropout(&x, 0.5, true),
+            Err(KernelError::Unsupported { .. })
+        ));
         assert!(dropout(&x, 1.5, false).is_err());
     }
 
@@ -778,14 +838,18 @@ mod tests {
 
     #[test]
     fn unary_against_torch() {
-        let fx = Fixture::load(include_str!("../../../tests/fixtures/kernels/elementwise.json"));
+        let fx = Fixture::load(include_str!(
+            "../../../tests/fixtures/kernels/elementwise.json"
+        ));
         let mut failures = Vec::new();
         for case in fx.cases_with_prefix("unary/") {
             let x = case.input("x");
             let op = match case.name.trim_start_matches("unary/") {
                 "relu" => Unary::Relu,
                 "relu6" => Unary::Relu6,
-                "leaky_relu_0.2" => Unary::LeakyRelu { negative_slope: 0.2 },
+                "leaky_relu_0.2" => Unary::LeakyRelu {
+                    negative_slope: 0.2,
+                },
                 "gelu" | "gelu_tail" => Unary::Gelu(GeluApproximate::None),
                 "gelu_tanh" | "gelu_tanh_tail" => Unary::Gelu(GeluApproximate::Tanh),
                 "silu" => Unary::Silu,
@@ -794,13 +858,19 @@ mod tests {
                 "tanh" => Unary::Tanh,
                 "hardswish" => Unary::Hardswish,
                 "hardsigmoid" => Unary::Hardsigmoid,
-                "hardtanh" => Unary::Hardtanh { min: -1.0, max: 1.0 },
+                "hardtanh" => Unary::Hardtanh {
+                    min: -1.0,
+                    max: 1.0,
+                },
                 "elu" => Unary::ELU,
                 "elu_0.5" => Unary::Elu { alpha: 0.5 },
                 "selu" => Unary::Selu,
                 "celu_2" => Unary::Celu { alpha: 2.0 },
                 "softplus" => Unary::SOFTPLUS,
-                "softplus_b2_t5" => Unary::Softplus { beta: 2.0, threshold: 5.0 },
+                "softplus_b2_t5" => Unary::Softplus {
+                    beta: 2.0,
+                    threshold: 5.0,
+                },
                 "mish" => Unary::Mish,
                 "exp" => Unary::Exp,
                 "expm1" => Unary::Expm1,
@@ -814,8 +884,14 @@ mod tests {
                 "sin" => Unary::Sin,
                 "round" => Unary::Round,
                 "reciprocal" => Unary::Reciprocal,
-                "clamp" => Unary::Clamp { min: Some(-0.5), max: Some(0.75) },
-                "clamp_min" => Unary::Clamp { min: Some(0.1), max: None },
+                "clamp" => Unary::Clamp {
+                    min: Some(-0.5),
+                    max: Some(0.75),
+                },
+                "clamp_min" => Unary::Clamp {
+                    min: Some(0.1),
+                    max: None,
+                },
                 other => panic!("fixture has unknown unary case {other}"),
             };
             let y = unary(op, &x);
@@ -826,7 +902,9 @@ mod tests {
 
     #[test]
     fn binary_against_torch() {
-        let fx = Fixture::load(include_str!("../../../tests/fixtures/kernels/elementwise.json"));
+        let fx = Fixture::load(include_str!(
+            "../../../tests/fixtures/kernels/elementwise.json"
+        ));
         for case in fx.cases_with_prefix("binary/") {
             let a = case.input("a");
             let b = case.input("b");

@@ -21,7 +21,10 @@ pub struct Rng {
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
-        Rng { state: seed, spare_normal: None }
+        Rng {
+            state: seed,
+            spare_normal: None,
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -74,7 +77,9 @@ pub fn uniform(shape: &[usize], low: f32, high: f32, rng: &mut Rng) -> Tensor {
 
 /// `torch.empty(shape).normal_(mean, std)`.
 pub fn normal(shape: &[usize], mean: f32, std: f32, rng: &mut Rng) -> Tensor {
-    Tensor::from_shape_simple_fn(IxDyn(shape), || (mean as f64 + std as f64 * rng.standard_normal()) as f32)
+    Tensor::from_shape_simple_fn(IxDyn(shape), || {
+        (mean as f64 + std as f64 * rng.standard_normal()) as f32
+    })
 }
 
 /// `torch.nn.init._calculate_fan_in_and_fan_out`: for a weight of shape
@@ -140,7 +145,12 @@ pub fn kaiming_uniform_bound(shape: &[usize], mode: FanMode, nl: Nonlinearity) -
 }
 
 /// `torch.nn.init.kaiming_uniform_(w, a, mode, nonlinearity)`.
-pub fn kaiming_uniform(shape: &[usize], mode: FanMode, nl: Nonlinearity, rng: &mut Rng) -> Result<Tensor> {
+pub fn kaiming_uniform(
+    shape: &[usize],
+    mode: FanMode,
+    nl: Nonlinearity,
+    rng: &mut Rng,
+) -> Result<Tensor> {
     if shape.contains(&0) {
         // PyTorch leaves zero-element tensors alone rather than dividing by 0.
         return Ok(Tensor::zeros(IxDyn(shape)));
@@ -150,7 +160,12 @@ pub fn kaiming_uniform(shape: &[usize], mode: FanMode, nl: Nonlinearity, rng: &m
 }
 
 /// `torch.nn.init.kaiming_normal_(w, a, mode, nonlinearity)`.
-pub fn kaiming_normal(shape: &[usize], mode: FanMode, nl: Nonlinearity, rng: &mut Rng) -> Result<Tensor> {
+pub fn kaiming_normal(
+    shape: &[usize],
+    mode: FanMode,
+    nl: Nonlinearity,
+    rng: &mut Rng,
+) -> Result<Tensor> {
     if shape.contains(&0) {
         return Ok(Tensor::zeros(IxDyn(shape)));
     }
@@ -179,13 +194,26 @@ pub fn xavier_normal(shape: &[usize], gain: f64, rng: &mut Rng) -> Result<Tensor
 ///
 /// For transposed convolutions pass the weight's own shape
 /// `(in, out/groups, *k)`: PyTorch computes the fan from it the same way.
-pub fn default_weight_and_bias(weight_shape: &[usize], bias_len: Option<usize>, rng: &mut Rng) -> Result<(Tensor, Option<Tensor>)> {
-    let w = kaiming_uniform(weight_shape, FanMode::FanIn, Nonlinearity::LeakyRelu(5f64.sqrt()), rng)?;
+pub fn default_weight_and_bias(
+    weight_shape: &[usize],
+    bias_len: Option<usize>,
+    rng: &mut Rng,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let w = kaiming_uniform(
+        weight_shape,
+        FanMode::FanIn,
+        Nonlinearity::LeakyRelu(5f64.sqrt()),
+        rng,
+    )?;
     let b = match bias_len {
         None => None,
         Some(n) => {
             let (fan_in, _) = fan_in_and_fan_out(weight_shape)?;
-            let bound = if fan_in > 0 { 1.0 / (fan_in as f64).sqrt() } else { 0.0 } as f32;
+            let bound = if fan_in > 0 {
+                1.0 / (fan_in as f64).sqrt()
+            } else {
+                0.0
+            } as f32;
             Some(uniform(&[n], -bound, bound, rng))
         }
     };
@@ -193,8 +221,17 @@ pub fn default_weight_and_bias(weight_shape: &[usize], bias_len: Option<usize>, 
 }
 
 /// Parameters of a fresh `nn.Linear(in_features, out_features, bias)`.
-pub fn linear_params(in_features: usize, out_features: usize, bias: bool, rng: &mut Rng) -> Result<(Tensor, Option<Tensor>)> {
-    default_weight_and_bias(&[out_features, in_features], bias.then_some(out_features), rng)
+pub fn linear_params(
+    in_features: usize,
+    out_features: usize,
+    bias: bool,
+    rng: &mut Rng,
+) -> Result<(Tensor, Option<Tensor>)> {
+    default_weight_and_bias(
+        &[out_features, in_features],
+        bias.then_some(out_features),
+        rng,
+    )
 }
 
 /// Parameters of a fresh `nn.Conv2d(in, out, kernel, groups=, bias=)`.
@@ -213,7 +250,11 @@ pub fn conv2d_params(
             format!("in_channels and out_channels must be divisible by groups={groups}"),
         ));
     }
-    default_weight_and_bias(&[out_channels, in_channels / groups, kernel[0], kernel[1]], bias.then_some(out_channels), rng)
+    default_weight_and_bias(
+        &[out_channels, in_channels / groups, kernel[0], kernel[1]],
+        bias.then_some(out_channels),
+        rng,
+    )
 }
 
 /// Weight of a fresh `nn.Embedding`: `N(0, 1)`.
@@ -235,9 +276,18 @@ mod tests {
 
     #[test]
     fn seeded_streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let c: Vec<u64> = { let mut r = Rng::new(8); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let c: Vec<u64> = {
+            let mut r = Rng::new(8);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         assert_ne!(a, c);
         // SplitMix64's published first output for seed 0.
@@ -277,7 +327,12 @@ mod tests {
         assert!(w.iter().all(|v| v.abs() <= 1.0 / 27f32.sqrt()));
         assert!(conv2d_params(5, 4, [3, 3], 2, true, &mut rng).is_err());
         assert!(fan_in_and_fan_out(&[3]).is_err());
-        assert_eq!(kaiming_uniform(&[0, 3], FanMode::FanIn, Nonlinearity::Relu, &mut rng).unwrap().len(), 0);
+        assert_eq!(
+            kaiming_uniform(&[0, 3], FanMode::FanIn, Nonlinearity::Relu, &mut rng)
+                .unwrap()
+                .len(),
+            0
+        );
     }
 
     #[test]
@@ -287,9 +342,15 @@ mod tests {
             let shape = case.usizes("shape");
             let (fi, fo) = fan_in_and_fan_out(&shape).unwrap();
             assert_eq!([fi, fo], case.pair("expected_fans"), "{}", case.name);
-            let bound = kaiming_uniform_bound(&shape, FanMode::FanIn, Nonlinearity::LeakyRelu(5f64.sqrt())).unwrap();
+            let bound =
+                kaiming_uniform_bound(&shape, FanMode::FanIn, Nonlinearity::LeakyRelu(5f64.sqrt()))
+                    .unwrap();
             let want = case.f32("kaiming_a_sqrt5_bound") as f64;
-            assert!((bound - want).abs() <= 1e-6 * want, "{}: {bound} vs {want}", case.name);
+            assert!(
+                (bound - want).abs() <= 1e-6 * want,
+                "{}: {bound} vs {want}",
+                case.name
+            );
         }
         let c = fx.case("gains");
         let cases = [

@@ -24,7 +24,13 @@ const PARALLEL_MIN_SLAB: usize = 32;
 /// slabs computed on rayon's pool, since matrixmultiply itself is
 /// single-threaded. With the `threaded-matmul` feature matrixmultiply
 /// threads internally, and splitting here too would oversubscribe the cores.
-pub(crate) fn gemm_into(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, beta: f32, mut c: ArrayViewMut2<'_, f32>) {
+pub(crate) fn gemm_into(
+    alpha: f32,
+    a: ArrayView2<'_, f32>,
+    b: ArrayView2<'_, f32>,
+    beta: f32,
+    mut c: ArrayViewMut2<'_, f32>,
+) {
     let (m, k) = a.dim();
     let p = b.dim().1;
     let threads = rayon::current_num_threads();
@@ -41,12 +47,18 @@ pub(crate) fn gemm_into(alpha: f32, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f3
     let slabs = threads.min(long / PARALLEL_MIN_SLAB);
     let slab = long.div_ceil(slabs);
     if split_along_rows {
-        let tasks: Vec<_> = a.axis_chunks_iter(Axis(0), slab).zip(c.axis_chunks_iter_mut(Axis(0), slab)).collect();
+        let tasks: Vec<_> = a
+            .axis_chunks_iter(Axis(0), slab)
+            .zip(c.axis_chunks_iter_mut(Axis(0), slab))
+            .collect();
         tasks.into_par_iter().for_each(|(a_s, mut c_s)| {
             ndarray::linalg::general_mat_mul(alpha, &a_s, &b, beta, &mut c_s);
         });
     } else {
-        let tasks: Vec<_> = b.axis_chunks_iter(Axis(1), slab).zip(c.axis_chunks_iter_mut(Axis(1), slab)).collect();
+        let tasks: Vec<_> = b
+            .axis_chunks_iter(Axis(1), slab)
+            .zip(c.axis_chunks_iter_mut(Axis(1), slab))
+            .collect();
         tasks.into_par_iter().for_each(|(b_s, mut c_s)| {
             ndarray::linalg::general_mat_mul(alpha, &a, &b_s, beta, &mut c_s);
         });
@@ -64,10 +76,18 @@ pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     const OP: &str = "mm";
     let (a2, b2) = (as_2d(OP, a)?, as_2d(OP, b)?);
     if a2.dim().1 != b2.dim().0 {
-        return Err(KernelError::shapes(OP, a.shape(), b.shape(), "inner dimensions differ"));
+        return Err(KernelError::shapes(
+            OP,
+            a.shape(),
+            b.shape(),
+            "inner dimensions differ",
+        ));
     }
     let mut out = Tensor::zeros(IxDyn(&[a2.dim().0, b2.dim().1]));
-    let c = out.view_mut().into_dimensionality::<Ix2>().map_err(|_| KernelError::invalid(OP, a.shape(), "internal"))?;
+    let c = out
+        .view_mut()
+        .into_dimensionality::<Ix2>()
+        .map_err(|_| KernelError::invalid(OP, a.shape(), "internal"))?;
     gemm_into(1.0, a2, b2, 0.0, c);
     Ok(out)
 }
@@ -80,7 +100,12 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     const OP: &str = "matmul";
     let (ra, rb) = (a.ndim(), b.ndim());
     if ra == 0 || rb == 0 {
-        return Err(KernelError::shapes(OP, a.shape(), b.shape(), "both arguments need to be at least 1-D"));
+        return Err(KernelError::shapes(
+            OP,
+            a.shape(),
+            b.shape(),
+            "both arguments need to be at least 1-D",
+        ));
     }
     let mut a_shape = a.shape().to_vec();
     let mut b_shape = b.shape().to_vec();
@@ -102,8 +127,14 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let batch_a = &a_shape[..a_shape.len() - 2];
     let batch_b = &b_shape[..b_shape.len() - 2];
-    let batch = broadcast_shapes(OP, batch_a, batch_b)
-        .map_err(|_| KernelError::shapes(OP, a.shape(), b.shape(), "batch dimensions do not broadcast"))?;
+    let batch = broadcast_shapes(OP, batch_a, batch_b).map_err(|_| {
+        KernelError::shapes(
+            OP,
+            a.shape(),
+            b.shape(),
+            "batch dimensions do not broadcast",
+        )
+    })?;
     let nbatch: usize = batch.iter().product();
 
     let mut out_shape = batch.clone();
@@ -167,15 +198,21 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if m * p > 0 {
         let total_macs = nbatch.saturating_mul(m).saturating_mul(k).saturating_mul(p);
         if nbatch > 1 && total_macs >= PARALLEL_MIN_MACS && !cfg!(feature = "threaded-matmul") {
-            out.par_chunks_mut(m * p).zip(offsets.par_iter()).try_for_each(&run)?;
+            out.par_chunks_mut(m * p)
+                .zip(offsets.par_iter())
+                .try_for_each(run)?;
         } else if nbatch == 1 {
             // A single large product still gets split by gemm_into.
-            let a2 = ArrayView2::from_shape((m, k), &a_data[offsets[0].0..offsets[0].0 + m * k]).map_err(internal)?;
-            let b2 = ArrayView2::from_shape((k, p), &b_data[offsets[0].1..offsets[0].1 + k * p]).map_err(internal)?;
+            let a2 = ArrayView2::from_shape((m, k), &a_data[offsets[0].0..offsets[0].0 + m * k])
+                .map_err(internal)?;
+            let b2 = ArrayView2::from_shape((k, p), &b_data[offsets[0].1..offsets[0].1 + k * p])
+                .map_err(internal)?;
             let c = ArrayViewMut2::from_shape((m, p), &mut out[..]).map_err(internal)?;
             gemm_into(1.0, a2, b2, 0.0, c);
         } else {
-            out.chunks_mut(m * p).zip(offsets.iter()).try_for_each(&run)?;
+            out.chunks_mut(m * p)
+                .zip(offsets.iter())
+                .try_for_each(&run)?;
         }
     }
     from_vec(OP, &out_shape, out)
@@ -185,36 +222,72 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     const OP: &str = "bmm";
     if a.ndim() != 3 || b.ndim() != 3 {
-        return Err(KernelError::shapes(OP, a.shape(), b.shape(), "both arguments must be 3-D"));
+        return Err(KernelError::shapes(
+            OP,
+            a.shape(),
+            b.shape(),
+            "both arguments must be 3-D",
+        ));
     }
     if a.shape()[0] != b.shape()[0] {
-        return Err(KernelError::shapes(OP, a.shape(), b.shape(), "batch sizes differ"));
+        return Err(KernelError::shapes(
+            OP,
+            a.shape(),
+            b.shape(),
+            "batch sizes differ",
+        ));
     }
     matmul(a, b).map_err(|e| match e {
-        KernelError::ShapeMismatch { lhs, rhs, reason, .. } => KernelError::ShapeMismatch { op: OP, lhs, rhs, reason },
+        KernelError::ShapeMismatch {
+            lhs, rhs, reason, ..
+        } => KernelError::ShapeMismatch {
+            op: OP,
+            lhs,
+            rhs,
+            reason,
+        },
         other => other,
     })
 }
 
 /// `torch.addmm(input, mat1, mat2, beta=, alpha=)`: `beta * input + alpha * mat1 @ mat2`,
 /// with `input` broadcast to the product's shape.
-pub fn addmm(input: &Tensor, mat1: &Tensor, mat2: &Tensor, beta: f32, alpha: f32) -> Result<Tensor> {
+pub fn addmm(
+    input: &Tensor,
+    mat1: &Tensor,
+    mat2: &Tensor,
+    beta: f32,
+    alpha: f32,
+) -> Result<Tensor> {
     const OP: &str = "addmm";
     let (a2, b2) = (as_2d(OP, mat1)?, as_2d(OP, mat2)?);
     let (m, k) = a2.dim();
     let (k2, p) = b2.dim();
     if k != k2 {
-        return Err(KernelError::shapes(OP, mat1.shape(), mat2.shape(), "inner dimensions differ"));
+        return Err(KernelError::shapes(
+            OP,
+            mat1.shape(),
+            mat2.shape(),
+            "inner dimensions differ",
+        ));
     }
-    let init = input
-        .broadcast(IxDyn(&[m, p]))
-        .ok_or_else(|| KernelError::shapes(OP, input.shape(), &[m, p], "input does not broadcast to the product"))?;
+    let init = input.broadcast(IxDyn(&[m, p])).ok_or_else(|| {
+        KernelError::shapes(
+            OP,
+            input.shape(),
+            &[m, p],
+            "input does not broadcast to the product",
+        )
+    })?;
     let mut out = init.to_owned();
     if beta == 0.0 {
         // PyTorch ignores `input` entirely (NaNs included) when beta is 0.
         out.fill(0.0);
     }
-    let c = out.view_mut().into_dimensionality::<Ix2>().map_err(|_| KernelError::invalid(OP, input.shape(), "internal"))?;
+    let c = out
+        .view_mut()
+        .into_dimensionality::<Ix2>()
+        .map_err(|_| KernelError::invalid(OP, input.shape(), "internal"))?;
     gemm_into(alpha, a2, b2, if beta == 0.0 { 0.0 } else { beta }, c);
     Ok(out)
 }
@@ -228,20 +301,39 @@ pub fn linear(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tens
 /// `act(F.linear(x, weight, bias))` in one pass: the bias seeds the output
 /// that the product accumulates into (addmm-style, `beta = 1`) and the
 /// activation runs in place, so no intermediate tensor is allocated.
-pub fn linear_act(x: &Tensor, weight: &Tensor, bias: Option<&Tensor>, act: Unary) -> Result<Tensor> {
+pub fn linear_act(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    act: Unary,
+) -> Result<Tensor> {
     let mut y = linear_impl("linear_act", x, weight, bias)?;
     unary_inplace(act, &mut y);
     Ok(y)
 }
 
-fn linear_impl(op: &'static str, x: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+fn linear_impl(
+    op: &'static str,
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+) -> Result<Tensor> {
     if x.ndim() == 0 {
-        return Err(KernelError::shapes(op, x.shape(), weight.shape(), "input must be at least 1-D"));
+        return Err(KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "input must be at least 1-D",
+        ));
     }
-    let w = weight
-        .view()
-        .into_dimensionality::<Ix2>()
-        .map_err(|_| KernelError::shapes(op, x.shape(), weight.shape(), "weight must be 2-D (out_features, in_features)"))?;
+    let w = weight.view().into_dimensionality::<Ix2>().map_err(|_| {
+        KernelError::shapes(
+            op,
+            x.shape(),
+            weight.shape(),
+            "weight must be 2-D (out_features, in_features)",
+        )
+    })?;
     let (out_f, in_f) = w.dim();
     let k = x.shape()[x.ndim() - 1];
     if k != in_f {
@@ -254,7 +346,12 @@ fn linear_impl(op: &'static str, x: &Tensor, weight: &Tensor, bias: Option<&Tens
     }
     if let Some(b) = bias {
         if b.ndim() != 1 || b.len() != out_f {
-            return Err(KernelError::shapes(op, weight.shape(), b.shape(), format!("bias must be 1-D with {out_f} elements")));
+            return Err(KernelError::shapes(
+                op,
+                weight.shape(),
+                b.shape(),
+                format!("bias must be 1-D with {out_f} elements"),
+            ));
         }
     }
     let rows: usize = x.shape()[..x.ndim() - 1].iter().product();
@@ -329,7 +426,12 @@ mod tests {
         let e = matmul(&a, &b).unwrap_err();
         assert_eq!(
             e,
-            KernelError::shapes("matmul", &[2, 3], &[4, 2], "contracted dimensions differ (3 vs 4)")
+            KernelError::shapes(
+                "matmul",
+                &[2, 3],
+                &[4, 2],
+                "contracted dimensions differ (3 vs 4)"
+            )
         );
         let e = matmul(&arange(&[2, 2, 3]), &arange(&[3, 3, 4])).unwrap_err();
         assert!(matches!(e, KernelError::ShapeMismatch { op: "matmul", .. }));
@@ -351,7 +453,11 @@ mod tests {
         let want = a2.dot(&b2).into_dyn();
         assert_close("split", &got, &want.mapv(|v| v as f64), 1e-6);
         // Wide rather than tall: splits along columns.
-        let wide = matmul(&b.t().to_owned(), &arange(&[97, 700]).mapv(|v| (v * 0.01).sin())).unwrap();
+        let wide = matmul(
+            &b.t().to_owned(),
+            &arange(&[97, 700]).mapv(|v| (v * 0.01).sin()),
+        )
+        .unwrap();
         assert_eq!(wide.shape(), &[120, 700]);
     }
 
@@ -375,7 +481,14 @@ mod tests {
         let y = bmm(&case.input("a"), &case.input("b")).unwrap();
         assert_close("bmm", &y, &case.expected(), 1e-5);
         let case = fx.case("addmm");
-        let y = addmm(&case.input("input"), &case.input("a"), &case.input("b"), case.f32("beta"), case.f32("alpha")).unwrap();
+        let y = addmm(
+            &case.input("input"),
+            &case.input("a"),
+            &case.input("b"),
+            case.f32("beta"),
+            case.f32("alpha"),
+        )
+        .unwrap();
         assert_close("addmm", &y, &case.expected(), 1e-5);
     }
 

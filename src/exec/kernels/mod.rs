@@ -80,7 +80,12 @@ pub enum KernelError {
 }
 
 impl KernelError {
-    pub(crate) fn shapes(op: &'static str, lhs: &[usize], rhs: &[usize], reason: impl Into<String>) -> Self {
+    pub(crate) fn shapes(
+        op: &'static str,
+        lhs: &[usize],
+        rhs: &[usize],
+        reason: impl Into<String>,
+    ) -> Self {
         KernelError::ShapeMismatch {
             op,
             lhs: lhs.to_vec(),
@@ -109,21 +114,24 @@ impl KernelError {
     }
 }
 
-pub use conv::{conv1d, conv2d, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams, ConvPadding, ConvTranspose2dParams};
+pub use conv::{
+    conv1d, conv2d, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams, ConvPadding,
+    ConvTranspose2dParams,
+};
 pub use elementwise::{
-    add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne, pow, sub, unary,
-    unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
+    add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne,
+    pow, sub, unary, unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
 };
 pub use embedding::embedding;
 pub use linear::{addmm, bmm, linear, linear_act, matmul};
 pub use norm::{batch_norm, group_norm, instance_norm, layer_norm, rms_norm};
 pub use pool::{
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
-    max_pool1d, max_pool2d, AvgPool2dParams, MaxPool2dParams,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
+    avg_pool2d, max_pool1d, max_pool2d, AvgPool2dParams, MaxPool2dParams,
 };
 pub use reduce::{amax, amin, argmax, argmin, mean, std, sum, var};
 pub use shape_ops::{
-    cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice, slice_dim, split,
-    split_sizes, squeeze, stack, transpose, unsqueeze, view, SliceSpec,
+    cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice,
+    slice_dim, split, split_sizes, squeeze, stack, transpose, unsqueeze, view, SliceSpec,
 };
 pub use softmax::{log_softmax, softmax};

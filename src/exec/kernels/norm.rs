@@ -22,7 +22,11 @@ pub fn batch_norm(
 ) -> Result<Tensor> {
     const OP: &str = "batch_norm";
     if x.ndim() < 2 {
-        return Err(KernelError::invalid(OP, x.shape(), "input must have at least 2 dimensions (N, C, *)"));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            "input must have at least 2 dimensions (N, C, *)",
+        ));
     }
     let c = x.shape()[1];
     check_vector(OP, "running_mean", Some(running_mean), c, x.shape())?;
@@ -61,7 +65,11 @@ fn moments(xs: &[f32]) -> (f64, f64) {
     (mean, var)
 }
 
-fn check_normalized_shape(op: &'static str, x: &Tensor, normalized_shape: &[usize]) -> Result<usize> {
+fn check_normalized_shape(
+    op: &'static str,
+    x: &Tensor,
+    normalized_shape: &[usize],
+) -> Result<usize> {
     let k = normalized_shape.len();
     if k == 0 || k > x.ndim() || x.shape()[x.ndim() - k..] != *normalized_shape {
         return Err(KernelError::shapes(
@@ -74,7 +82,12 @@ fn check_normalized_shape(op: &'static str, x: &Tensor, normalized_shape: &[usiz
     Ok(normalized_shape.iter().product())
 }
 
-fn check_affine(op: &'static str, what: &str, t: Option<&Tensor>, normalized_shape: &[usize]) -> Result<()> {
+fn check_affine(
+    op: &'static str,
+    what: &str,
+    t: Option<&Tensor>,
+    normalized_shape: &[usize],
+) -> Result<()> {
     match t {
         Some(t) if t.shape() != normalized_shape => Err(KernelError::shapes(
             op,
@@ -123,7 +136,12 @@ pub fn layer_norm(
 
 /// `F.rms_norm(x, normalized_shape, weight, eps)`. With `eps = None` it uses
 /// `torch.finfo(float32).eps`, PyTorch's default.
-pub fn rms_norm(x: &Tensor, normalized_shape: &[usize], weight: Option<&Tensor>, eps: Option<f32>) -> Result<Tensor> {
+pub fn rms_norm(
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    eps: Option<f32>,
+) -> Result<Tensor> {
     const OP: &str = "rms_norm";
     let inner = check_normalized_shape(OP, x, normalized_shape)?;
     check_affine(OP, "weight", weight, normalized_shape)?;
@@ -145,7 +163,13 @@ pub fn rms_norm(x: &Tensor, normalized_shape: &[usize], weight: Option<&Tensor>,
 
 /// `F.group_norm(x, num_groups, weight, bias, eps)` for `x` of shape
 /// `(N, C, *)`; statistics over each group of `C / num_groups` channels.
-pub fn group_norm(x: &Tensor, num_groups: usize, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f32) -> Result<Tensor> {
+pub fn group_norm(
+    x: &Tensor,
+    num_groups: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f32,
+) -> Result<Tensor> {
     group_norm_impl("group_norm", x, num_groups, weight, bias, eps)
 }
 
@@ -158,14 +182,20 @@ fn group_norm_impl(
     eps: f32,
 ) -> Result<Tensor> {
     if x.ndim() < 2 {
-        return Err(KernelError::invalid(op, x.shape(), "input must have at least 2 dimensions (N, C, *)"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "input must have at least 2 dimensions (N, C, *)",
+        ));
     }
     let c = x.shape()[1];
     if num_groups == 0 || c % num_groups != 0 {
         return Err(KernelError::invalid(
             op,
             x.shape(),
-            format!("number of channels {c} must be divisible by the number of groups {num_groups}"),
+            format!(
+                "number of channels {c} must be divisible by the number of groups {num_groups}"
+            ),
         ));
     }
     check_vector(op, "weight", weight, c, x.shape())?;
@@ -185,7 +215,9 @@ fn group_norm_impl(
                 let ch = grp * cpg + ci;
                 let s = rstd * w.as_ref().map_or(1.0, |w| w[ch] as f64);
                 let sh = b.as_ref().map_or(0.0, |b| b[ch] as f64) - mean * s;
-                plane.iter_mut().for_each(|v| *v = (*v as f64 * s + sh) as f32);
+                plane
+                    .iter_mut()
+                    .for_each(|v| *v = (*v as f64 * s + sh) as f32);
             }
         }
     }
@@ -196,10 +228,19 @@ fn group_norm_impl(
 /// (the default, and what `nn.InstanceNorm2d` does without
 /// `track_running_stats`): per-sample, per-channel statistics, which is
 /// group norm with one channel per group.
-pub fn instance_norm(x: &Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>, eps: f32) -> Result<Tensor> {
+pub fn instance_norm(
+    x: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f32,
+) -> Result<Tensor> {
     const OP: &str = "instance_norm";
     if x.ndim() < 2 {
-        return Err(KernelError::invalid(OP, x.shape(), "input must have at least 2 dimensions (N, C, *)"));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            "input must have at least 2 dimensions (N, C, *)",
+        ));
     }
     group_norm_impl(OP, x, x.shape()[1], weight, bias, eps)
 }
@@ -219,7 +260,9 @@ mod tests {
         let x = t(&[1, 3], &[1.0, 2.0, 3.0]);
         let y = layer_norm(&x, &[3], None, None, 0.0).unwrap();
         let s = (1.5f32).sqrt();
-        assert!((y[[0, 0]] + s).abs() < 1e-6 && y[[0, 1]].abs() < 1e-7 && (y[[0, 2]] - s).abs() < 1e-6);
+        assert!(
+            (y[[0, 0]] + s).abs() < 1e-6 && y[[0, 1]].abs() < 1e-7 && (y[[0, 2]] - s).abs() < 1e-6
+        );
     }
 
     #[test]
@@ -246,7 +289,15 @@ mod tests {
         assert!(group_norm(&x, 2, None, None, 1e-5).is_err());
         assert!(group_norm(&x, 3, Some(&arange(&[4])), None, 1e-5).is_err());
         assert!(batch_norm(&x, &arange(&[4]), &arange(&[3]), None, None, 1e-5).is_err());
-        assert!(batch_norm(&arange(&[3]), &arange(&[3]), &arange(&[3]), None, None, 1e-5).is_err());
+        assert!(batch_norm(
+            &arange(&[3]),
+            &arange(&[3]),
+            &arange(&[3]),
+            None,
+            None,
+            1e-5
+        )
+        .is_err());
         let e = layer_norm(&x, &[5], None, None, 1e-5).unwrap_err();
         assert_eq!(
             e,
@@ -298,13 +349,23 @@ mod tests {
         }
         for case in fx.cases_with_prefix("rms_norm/") {
             let eps = case.param_opt("eps").map(|_| case.f32("eps"));
-            let y = rms_norm(&case.input("x"), &case.usizes("normalized_shape"), case.input_opt("weight").as_ref(), eps)
-                .unwrap();
+            let y = rms_norm(
+                &case.input("x"),
+                &case.usizes("normalized_shape"),
+                case.input_opt("weight").as_ref(),
+                eps,
+            )
+            .unwrap();
             assert_close(&case.name, &y, &case.expected(), 1e-5);
         }
         let case = fx.case("instance_norm");
-        let y = instance_norm(&case.input("x"), case.input_opt("weight").as_ref(), case.input_opt("bias").as_ref(), case.f32("eps"))
-            .unwrap();
+        let y = instance_norm(
+            &case.input("x"),
+            case.input_opt("weight").as_ref(),
+            case.input_opt("bias").as_ref(),
+            case.f32("eps"),
+        )
+        .unwrap();
         assert_close("instance_norm", &y, &case.expected(), 1e-5);
     }
 }

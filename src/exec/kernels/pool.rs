@@ -24,7 +24,13 @@ pub struct MaxPool2dParams {
 
 impl MaxPool2dParams {
     pub fn new(kernel: [usize; 2]) -> Self {
-        MaxPool2dParams { kernel, stride: kernel, padding: [0, 0], dilation: [1, 1], ceil_mode: false }
+        MaxPool2dParams {
+            kernel,
+            stride: kernel,
+            padding: [0, 0],
+            dilation: [1, 1],
+            ceil_mode: false,
+        }
     }
 }
 
@@ -55,8 +61,21 @@ impl AvgPool2dParams {
 
 /// PyTorch's `pooling_output_shape`: with `ceil_mode` the last window may
 /// hang over the end, but must start inside the input or left padding.
-fn pool_out_size(len: usize, k: usize, pad: usize, stride: usize, dilation: usize, ceil_mode: bool) -> Option<usize> {
-    let (len, k, pad, stride, dilation) = (len as i64, k as i64, pad as i64, stride as i64, dilation as i64);
+fn pool_out_size(
+    len: usize,
+    k: usize,
+    pad: usize,
+    stride: usize,
+    dilation: usize,
+    ceil_mode: bool,
+) -> Option<usize> {
+    let (len, k, pad, stride, dilation) = (
+        len as i64,
+        k as i64,
+        pad as i64,
+        stride as i64,
+        dilation as i64,
+    );
     let num = len + 2 * pad - dilation * (k - 1) - 1 + if ceil_mode { stride - 1 } else { 0 };
     if num < 0 {
         return None;
@@ -71,12 +90,20 @@ fn pool_out_size(len: usize, k: usize, pad: usize, stride: usize, dilation: usiz
 /// Splits `x` into `(planes, H, W)`, remembering the leading shape.
 fn planes_of(op: &'static str, x: &Tensor) -> Result<(Vec<usize>, usize, usize)> {
     if x.ndim() != 3 && x.ndim() != 4 {
-        return Err(KernelError::invalid(op, x.shape(), "expected a 3-D (C, H, W) or 4-D (N, C, H, W) input"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "expected a 3-D (C, H, W) or 4-D (N, C, H, W) input",
+        ));
     }
     let r = x.ndim();
     let (h, w) = (x.shape()[r - 2], x.shape()[r - 1]);
     if h == 0 || w == 0 {
-        return Err(KernelError::invalid(op, x.shape(), "expected non-empty spatial dimensions"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "expected non-empty spatial dimensions",
+        ));
     }
     Ok((x.shape()[..r - 2].to_vec(), h, w))
 }
@@ -113,12 +140,21 @@ fn map_planes(
     from_vec(op, &shape, out)
 }
 
-fn check_window_args(op: &'static str, x: &Tensor, kernel: [usize; 2], stride: [usize; 2], padding: [usize; 2], dilation: [usize; 2]) -> Result<()> {
+fn check_window_args(
+    op: &'static str,
+    x: &Tensor,
+    kernel: [usize; 2],
+    stride: [usize; 2],
+    padding: [usize; 2],
+    dilation: [usize; 2],
+) -> Result<()> {
     if kernel.contains(&0) || stride.contains(&0) || dilation.contains(&0) {
         return Err(KernelError::invalid(
             op,
             x.shape(),
-            format!("kernel {kernel:?}, stride {stride:?} and dilation {dilation:?} must be positive"),
+            format!(
+                "kernel {kernel:?}, stride {stride:?} and dilation {dilation:?} must be positive"
+            ),
         ));
     }
     if padding[0] > kernel[0] / 2 || padding[1] > kernel[1] / 2 {
@@ -131,16 +167,31 @@ fn check_window_args(op: &'static str, x: &Tensor, kernel: [usize; 2], stride: [
     Ok(())
 }
 
-fn output_hw(op: &'static str, x: &Tensor, h: usize, w: usize, kernel: [usize; 2], stride: [usize; 2], padding: [usize; 2], dilation: [usize; 2], ceil_mode: bool) -> Result<(usize, usize)> {
-    match (
-        pool_out_size(h, kernel[0], padding[0], stride[0], dilation[0], ceil_mode),
-        pool_out_size(w, kernel[1], padding[1], stride[1], dilation[1], ceil_mode),
-    ) {
+fn output_hw(
+    op: &'static str,
+    x: &Tensor,
+    (h, w): (usize, usize),
+    p: &MaxPool2dParams,
+) -> Result<(usize, usize)> {
+    let size = |i: usize, len: usize| {
+        pool_out_size(
+            len,
+            p.kernel[i],
+            p.padding[i],
+            p.stride[i],
+            p.dilation[i],
+            p.ceil_mode,
+        )
+    };
+    match (size(0, h), size(1, w)) {
         (Some(oh), Some(ow)) => Ok((oh, ow)),
         _ => Err(KernelError::invalid(
             op,
             x.shape(),
-            format!("output size is too small for kernel {kernel:?}, stride {stride:?}, padding {padding:?}, dilation {dilation:?}"),
+            format!(
+                "output size is too small for kernel {:?}, stride {:?}, padding {:?}, dilation {:?}",
+                p.kernel, p.stride, p.padding, p.dilation
+            ),
         )),
     }
 }
@@ -154,7 +205,7 @@ pub fn max_pool2d(x: &Tensor, p: &MaxPool2dParams) -> Result<Tensor> {
 fn max_pool2d_impl(op: &'static str, x: &Tensor, p: &MaxPool2dParams) -> Result<Tensor> {
     let (lead, h, w) = planes_of(op, x)?;
     check_window_args(op, x, p.kernel, p.stride, p.padding, p.dilation)?;
-    let (oh, ow) = output_hw(op, x, h, w, p.kernel, p.stride, p.padding, p.dilation, p.ceil_mode)?;
+    let (oh, ow) = output_hw(op, x, (h, w), p)?;
     let [kh, kw] = p.kernel;
     let [sh, sw] = p.stride;
     let [dh, dw] = p.dilation;
@@ -162,7 +213,10 @@ fn max_pool2d_impl(op: &'static str, x: &Tensor, p: &MaxPool2dParams) -> Result<
     // Window taps inside the input: start at the first tap >= 0.
     let taps = move |o: usize, s: usize, pad: usize, d: usize, k: usize, len: usize| {
         let start = (o * s) as isize - pad as isize;
-        (0..k).map(move |i| start + (i * d) as isize).filter(move |&v| v >= 0 && (v as usize) < len).map(|v| v as usize)
+        (0..k)
+            .map(move |i| start + (i * d) as isize)
+            .filter(move |&v| v >= 0 && (v as usize) < len)
+            .map(|v| v as usize)
     };
     map_planes(op, x, &lead, (h, w), (oh, ow), |src, oy, ox| {
         let mut best = f32::NEG_INFINITY;
@@ -193,9 +247,20 @@ fn avg_pool2d_impl(op: &'static str, x: &Tensor, p: &AvgPool2dParams) -> Result<
     let (lead, h, w) = planes_of(op, x)?;
     check_window_args(op, x, p.kernel, p.stride, p.padding, [1, 1])?;
     if p.divisor_override == Some(0) {
-        return Err(KernelError::invalid(op, x.shape(), "divisor must be not zero"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "divisor must be not zero",
+        ));
     }
-    let (oh, ow) = output_hw(op, x, h, w, p.kernel, p.stride, p.padding, [1, 1], p.ceil_mode)?;
+    let window = MaxPool2dParams {
+        kernel: p.kernel,
+        stride: p.stride,
+        padding: p.padding,
+        dilation: [1, 1],
+        ceil_mode: p.ceil_mode,
+    };
+    let (oh, ow) = output_hw(op, x, (h, w), &window)?;
     let window = move |o: usize, s: usize, pad: usize, k: usize, len: usize| {
         let start = (o * s) as isize - pad as isize;
         let end = (start + k as isize).min((len + pad) as isize);
@@ -209,7 +274,14 @@ fn avg_pool2d_impl(op: &'static str, x: &Tensor, p: &AvgPool2dParams) -> Result<
         if y0 >= y1 || x0 >= x1 {
             return 0.0;
         }
-        let sum: f64 = (y0..y1).map(|iy| src[iy * w + x0..iy * w + x1].iter().map(|&v| v as f64).sum::<f64>()).sum();
+        let sum: f64 = (y0..y1)
+            .map(|iy| {
+                src[iy * w + x0..iy * w + x1]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .sum::<f64>()
+            })
+            .sum();
         let divisor = match p.divisor_override {
             Some(d) => d,
             None if p.count_include_pad => ny * nx,
@@ -237,7 +309,14 @@ fn adaptive_avg_impl(op: &'static str, x: &Tensor, [oh, ow]: [usize; 2]) -> Resu
     map_planes(op, x, &lead, (h, w), (oh, ow), |src, oy, ox| {
         let (y0, y1) = adaptive_window(oy, h, oh);
         let (x0, x1) = adaptive_window(ox, w, ow);
-        let sum: f64 = (y0..y1).map(|iy| src[iy * w + x0..iy * w + x1].iter().map(|&v| v as f64).sum::<f64>()).sum();
+        let sum: f64 = (y0..y1)
+            .map(|iy| {
+                src[iy * w + x0..iy * w + x1]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .sum::<f64>()
+            })
+            .sum();
         (sum / ((y1 - y0) * (x1 - x0)) as f64) as f32
     })
 }
@@ -268,15 +347,27 @@ fn adaptive_max_impl(op: &'static str, x: &Tensor, [oh, ow]: [usize; 2]) -> Resu
 }
 
 /// Runs a 2-D pool on a 1-D input `(N, C, L)` or `(C, L)` viewed as height 1.
-fn via_2d(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor>) -> Result<Tensor> {
+fn via_2d(
+    op: &'static str,
+    x: &Tensor,
+    f: impl FnOnce(&Tensor) -> Result<Tensor>,
+) -> Result<Tensor> {
     if x.ndim() != 2 && x.ndim() != 3 {
-        return Err(KernelError::invalid(op, x.shape(), "expected a 2-D (C, L) or 3-D (N, C, L) input"));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            "expected a 2-D (C, L) or 3-D (N, C, L) input",
+        ));
     }
     let mut shape = x.shape().to_vec();
     shape.insert(x.ndim() - 1, 1);
     let x4 = from_vec(op, &shape, contiguous_data(x).into_owned())?;
     let y = f(&x4).map_err(|e| match e {
-        KernelError::InvalidArgument { op, reason, .. } => KernelError::InvalidArgument { op, shape: x.shape().to_vec(), reason },
+        KernelError::InvalidArgument { op, reason, .. } => KernelError::InvalidArgument {
+            op,
+            shape: x.shape().to_vec(),
+            reason,
+        },
         other => other,
     })?;
     let mut out_shape = y.shape().to_vec();
@@ -285,14 +376,34 @@ fn via_2d(op: &'static str, x: &Tensor, f: impl FnOnce(&Tensor) -> Result<Tensor
 }
 
 /// `F.max_pool1d(x, kernel, stride, padding, dilation, ceil_mode)`.
-pub fn max_pool1d(x: &Tensor, kernel: usize, stride: usize, padding: usize, dilation: usize, ceil_mode: bool) -> Result<Tensor> {
+pub fn max_pool1d(
+    x: &Tensor,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+    ceil_mode: bool,
+) -> Result<Tensor> {
     const OP: &str = "max_pool1d";
-    let p = MaxPool2dParams { kernel: [1, kernel], stride: [1, stride], padding: [0, padding], dilation: [1, dilation], ceil_mode };
+    let p = MaxPool2dParams {
+        kernel: [1, kernel],
+        stride: [1, stride],
+        padding: [0, padding],
+        dilation: [1, dilation],
+        ceil_mode,
+    };
     via_2d(OP, x, |x4| max_pool2d_impl(OP, x4, &p))
 }
 
 /// `F.avg_pool1d(x, kernel, stride, padding, ceil_mode, count_include_pad)`.
-pub fn avg_pool1d(x: &Tensor, kernel: usize, stride: usize, padding: usize, ceil_mode: bool, count_include_pad: bool) -> Result<Tensor> {
+pub fn avg_pool1d(
+    x: &Tensor,
+    kernel: usize,
+    stride: usize,
+    padding: usize,
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> Result<Tensor> {
     const OP: &str = "avg_pool1d";
     let p = AvgPool2dParams {
         kernel: [1, kernel],
@@ -390,7 +501,12 @@ mod tests {
                 dilation: case.pair("dilation"),
                 ceil_mode: case.bool("ceil_mode"),
             };
-            assert_close(&case.name, &max_pool2d(&case.input("x"), &p).unwrap(), &case.expected(), 1e-5);
+            assert_close(
+                &case.name,
+                &max_pool2d(&case.input("x"), &p).unwrap(),
+                &case.expected(),
+                1e-5,
+            );
         }
         for case in fx.cases_with_prefix("avg_pool2d/") {
             let p = AvgPool2dParams {
@@ -399,9 +515,16 @@ mod tests {
                 padding: case.pair("padding"),
                 ceil_mode: case.bool("ceil_mode"),
                 count_include_pad: case.bool("count_include_pad"),
-                divisor_override: case.param_opt("divisor_override").map(|_| case.usize("divisor_override")),
+                divisor_override: case
+                    .param_opt("divisor_override")
+                    .map(|_| case.usize("divisor_override")),
             };
-            assert_close(&case.name, &avg_pool2d(&case.input("x"), &p).unwrap(), &case.expected(), 1e-5);
+            assert_close(
+                &case.name,
+                &avg_pool2d(&case.input("x"), &p).unwrap(),
+                &case.expected(),
+                1e-5,
+            );
         }
         for case in fx.cases_with_prefix("adaptive_avg_pool2d/") {
             let y = adaptive_avg_pool2d(&case.input("x"), case.pair("output_size")).unwrap();
@@ -419,10 +542,26 @@ mod tests {
         let y = adaptive_max_pool1d(&case.input("x"), case.usize("output_size")).unwrap();
         assert_close("adaptive_max_pool1d", &y, &case.expected(), 1e-5);
         let case = fx.case("max_pool1d");
-        let y = max_pool1d(&case.input("x"), case.usize("kernel"), case.usize("stride"), case.usize("padding"), case.usize("dilation"), case.bool("ceil_mode")).unwrap();
+        let y = max_pool1d(
+            &case.input("x"),
+            case.usize("kernel"),
+            case.usize("stride"),
+            case.usize("padding"),
+            case.usize("dilation"),
+            case.bool("ceil_mode"),
+        )
+        .unwrap();
         assert_close("max_pool1d", &y, &case.expected(), 1e-5);
         let case = fx.case("avg_pool1d");
-        let y = avg_pool1d(&case.input("x"), case.usize("kernel"), case.usize("stride"), case.usize("padding"), case.bool("ceil_mode"), case.bool("count_include_pad")).unwrap();
+        let y = avg_pool1d(
+            &case.input("x"),
+            case.usize("kernel"),
+            case.usize("stride"),
+            case.usize("padding"),
+            case.bool("ceil_mode"),
+            case.bool("count_include_pad"),
+        )
+        .unwrap();
         assert_close("avg_pool1d", &y, &case.expected(), 1e-5);
     }
 }

@@ -22,22 +22,38 @@ struct Rows {
 
 fn to_rows(op: &'static str, x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Rows> {
     let rank = x.ndim();
-    let mut red = if dims.is_empty() { (0..rank).collect() } else { normalize_dims(op, dims, rank)? };
+    let mut red = if dims.is_empty() {
+        (0..rank).collect()
+    } else {
+        normalize_dims(op, dims, rank)?
+    };
     red.sort_unstable();
     let kept: Vec<usize> = (0..rank).filter(|d| !red.contains(d)).collect();
     let reduced: usize = red.iter().map(|&d| x.shape()[d]).product();
     let out_shape: Vec<usize> = if keepdim {
-        (0..rank).map(|d| if red.contains(&d) { 1 } else { x.shape()[d] }).collect()
+        (0..rank)
+            .map(|d| if red.contains(&d) { 1 } else { x.shape()[d] })
+            .collect()
     } else {
         kept.iter().map(|&d| x.shape()[d]).collect()
     };
     let order: Vec<usize> = kept.iter().chain(red.iter()).copied().collect();
     let permuted = x.view().permuted_axes(IxDyn(&order));
     let data = permuted.as_standard_layout().iter().copied().collect();
-    Ok(Rows { data, reduced, out_shape })
+    Ok(Rows {
+        data,
+        reduced,
+        out_shape,
+    })
 }
 
-fn reduce_with(op: &'static str, x: &Tensor, dims: &[isize], keepdim: bool, f: impl Fn(&[f32]) -> f32) -> Result<Tensor> {
+fn reduce_with(
+    op: &'static str,
+    x: &Tensor,
+    dims: &[isize],
+    keepdim: bool,
+    f: impl Fn(&[f32]) -> f32,
+) -> Result<Tensor> {
     let rows = to_rows(op, x, dims, keepdim)?;
     let n_out: usize = rows.out_shape.iter().product();
     let out: Vec<f32> = if rows.reduced == 0 {
@@ -59,19 +75,31 @@ pub fn sum(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
 
 /// `torch.mean(x, dims, keepdim)`; NaN for an empty reduction, like torch.
 pub fn mean(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    reduce_with("mean", x, dims, keepdim, |r| (sum64(r) / r.len() as f64) as f32)
+    reduce_with("mean", x, dims, keepdim, |r| {
+        (sum64(r) / r.len() as f64) as f32
+    })
 }
 
 /// `torch.prod` over several dims (torch itself takes one dim at a time).
 pub fn prod(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
-    reduce_with("prod", x, dims, keepdim, |r| r.iter().map(|&v| v as f64).product::<f64>() as f32)
+    reduce_with("prod", x, dims, keepdim, |r| {
+        r.iter().map(|&v| v as f64).product::<f64>() as f32
+    })
 }
 
 fn check_nonempty(op: &'static str, x: &Tensor, dims: &[isize]) -> Result<()> {
     let rank = x.ndim();
-    let red = if dims.is_empty() { (0..rank).collect() } else { normalize_dims(op, dims, rank)? };
+    let red = if dims.is_empty() {
+        (0..rank).collect()
+    } else {
+        normalize_dims(op, dims, rank)?
+    };
     if let Some(&d) = red.iter().find(|&&d| x.shape()[d] == 0) {
-        return Err(KernelError::invalid(op, x.shape(), format!("expected reduction dim {d} to have non-zero size")));
+        return Err(KernelError::invalid(
+            op,
+            x.shape(),
+            format!("expected reduction dim {d} to have non-zero size"),
+        ));
     }
     Ok(())
 }
@@ -80,7 +108,13 @@ fn check_nonempty(op: &'static str, x: &Tensor, dims: &[isize]) -> Result<()> {
 pub fn amax(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     check_nonempty("amax", x, dims)?;
     reduce_with("amax", x, dims, keepdim, |r| {
-        r.iter().copied().fold(f32::NEG_INFINITY, |m, v| if v.is_nan() || m.is_nan() { f32::NAN } else { m.max(v) })
+        r.iter().copied().fold(f32::NEG_INFINITY, |m, v| {
+            if v.is_nan() || m.is_nan() {
+                f32::NAN
+            } else {
+                m.max(v)
+            }
+        })
     })
 }
 
@@ -88,13 +122,24 @@ pub fn amax(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
 pub fn amin(x: &Tensor, dims: &[isize], keepdim: bool) -> Result<Tensor> {
     check_nonempty("amin", x, dims)?;
     reduce_with("amin", x, dims, keepdim, |r| {
-        r.iter().copied().fold(f32::INFINITY, |m, v| if v.is_nan() || m.is_nan() { f32::NAN } else { m.min(v) })
+        r.iter().copied().fold(f32::INFINITY, |m, v| {
+            if v.is_nan() || m.is_nan() {
+                f32::NAN
+            } else {
+                m.min(v)
+            }
+        })
     })
 }
 
 /// `torch.var(x, dims, correction=, keepdim)`: divides by `N - correction`
 /// (clamped at 0, which yields NaN or inf as in torch).
-pub fn var_correction(x: &Tensor, dims: &[isize], correction: f64, keepdim: bool) -> Result<Tensor> {
+pub fn var_correction(
+    x: &Tensor,
+    dims: &[isize],
+    correction: f64,
+    keepdim: bool,
+) -> Result<Tensor> {
     reduce_with("var", x, dims, keepdim, |r| var64(r, correction) as f32)
 }
 
@@ -122,23 +167,48 @@ enum Arg {
     Min,
 }
 
-fn arg_reduce(op: &'static str, x: &Tensor, dim: Option<isize>, keepdim: bool, which: Arg) -> Result<IndexTensor> {
+fn arg_reduce(
+    op: &'static str,
+    x: &Tensor,
+    dim: Option<isize>,
+    keepdim: bool,
+    which: Arg,
+) -> Result<IndexTensor> {
     let (rows, out_shape) = match dim {
         None => {
             if x.is_empty() {
-                return Err(KernelError::invalid(op, x.shape(), "expected a non-empty tensor when no dim is given"));
+                return Err(KernelError::invalid(
+                    op,
+                    x.shape(),
+                    "expected a non-empty tensor when no dim is given",
+                ));
             }
             let shape = if keepdim { vec![1; x.ndim()] } else { vec![] };
             let data: Vec<f32> = x.iter().copied().collect();
             let n = data.len();
-            (Rows { data, reduced: n, out_shape: shape.clone() }, shape)
+            (
+                Rows {
+                    data,
+                    reduced: n,
+                    out_shape: shape.clone(),
+                },
+                shape,
+            )
         }
         Some(d) => {
             let dn = normalize_dim(op, d, x.ndim().max(1))?;
             if x.ndim() > 0 && x.shape()[dn] == 0 {
-                return Err(KernelError::invalid(op, x.shape(), format!("expected reduction dim {dn} to have non-zero size")));
+                return Err(KernelError::invalid(
+                    op,
+                    x.shape(),
+                    format!("expected reduction dim {dn} to have non-zero size"),
+                ));
             }
-            let dims: Vec<isize> = if x.ndim() == 0 { vec![] } else { vec![dn as isize] };
+            let dims: Vec<isize> = if x.ndim() == 0 {
+                vec![]
+            } else {
+                vec![dn as isize]
+            };
             let rows = to_rows(op, x, &dims, keepdim)?;
             let shape = rows.out_shape.clone();
             (rows, shape)
@@ -200,9 +270,21 @@ mod tests {
         assert_eq!(amax(&x, &[0], false).unwrap(), t(&[3], &[3.0, 4.0, 5.0]));
         assert_eq!(amin(&x, &[1], true).unwrap(), t(&[2, 1], &[0.0, 3.0]));
         assert_eq!(var(&x, &[1], true, false).unwrap(), t(&[2], &[1.0, 1.0]));
-        assert_eq!(var(&x, &[1], false, false).unwrap(), t(&[2], &[2.0 / 3.0, 2.0 / 3.0]));
-        assert_eq!(prod(&t(&[3], &[2.0, 3.0, 4.0]), &[0], false).unwrap(), t(&[], &[24.0]));
-        assert_eq!(argmax(&x, Some(1), false).unwrap().into_raw_vec_and_offset().0, vec![2, 2]);
+        assert_eq!(
+            var(&x, &[1], false, false).unwrap(),
+            t(&[2], &[2.0 / 3.0, 2.0 / 3.0])
+        );
+        assert_eq!(
+            prod(&t(&[3], &[2.0, 3.0, 4.0]), &[0], false).unwrap(),
+            t(&[], &[24.0])
+        );
+        assert_eq!(
+            argmax(&x, Some(1), false)
+                .unwrap()
+                .into_raw_vec_and_offset()
+                .0,
+            vec![2, 2]
+        );
         assert_eq!(argmax(&x, None, true).unwrap().shape(), &[1, 1]);
         assert_eq!(argmin(&x, None, false).unwrap()[[]], 0);
     }
@@ -211,7 +293,10 @@ mod tests {
     fn edge_cases_follow_torch() {
         let empty = Tensor::zeros(IxDyn(&[0, 3]));
         assert_eq!(sum(&empty, &[0], false).unwrap(), t(&[3], &[0.0; 3]));
-        assert!(mean(&empty, &[0], false).unwrap().iter().all(|v| v.is_nan()));
+        assert!(mean(&empty, &[0], false)
+            .unwrap()
+            .iter()
+            .all(|v| v.is_nan()));
         assert!(amax(&empty, &[0], false).is_err());
         assert_eq!(amax(&empty, &[1], false).unwrap().shape(), &[0]);
         assert!(argmax(&empty, Some(0), false).is_err());
@@ -222,7 +307,10 @@ mod tests {
         let ties = t(&[4], &[1.0, 5.0, 5.0, 0.0]);
         assert_eq!(argmax(&ties, Some(0), false).unwrap()[[]], 1);
         assert!(sum(&arange(&[2, 3]), &[0, 0], false).is_err());
-        assert!(matches!(sum(&arange(&[2, 3]), &[2], false), Err(KernelError::DimOutOfRange { .. })));
+        assert!(matches!(
+            sum(&arange(&[2, 3]), &[2], false),
+            Err(KernelError::DimOutOfRange { .. })
+        ));
     }
 
     #[test]

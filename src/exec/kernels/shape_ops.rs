@@ -20,12 +20,16 @@ fn infer_shape(op: &'static str, x: &Tensor, shape: &[isize]) -> Result<Vec<usiz
     for (i, &s) in shape.iter().enumerate() {
         if s == -1 {
             if infer.replace(i).is_some() {
-                return Err(bad(format!("only one dimension can be inferred in {shape:?}")));
+                return Err(bad(format!(
+                    "only one dimension can be inferred in {shape:?}"
+                )));
             }
         } else if s < 0 {
             return Err(bad(format!("invalid size {s} in shape {shape:?}")));
         } else {
-            known = known.checked_mul(s as usize).ok_or_else(|| bad(format!("shape {shape:?} overflows")))?;
+            known = known
+                .checked_mul(s as usize)
+                .ok_or_else(|| bad(format!("shape {shape:?} overflows")))?;
         }
     }
     let numel = x.len();
@@ -33,11 +37,17 @@ fn infer_shape(op: &'static str, x: &Tensor, shape: &[isize]) -> Result<Vec<usiz
     match infer {
         Some(i) => {
             if known == 0 || numel % known != 0 {
-                return Err(bad(format!("shape {shape:?} is invalid for input of size {numel}")));
+                return Err(bad(format!(
+                    "shape {shape:?} is invalid for input of size {numel}"
+                )));
             }
             out[i] = numel / known;
         }
-        None if known != numel => return Err(bad(format!("shape {shape:?} is invalid for input of size {numel}"))),
+        None if known != numel => {
+            return Err(bad(format!(
+                "shape {shape:?} is invalid for input of size {numel}"
+            )))
+        }
         None => {}
     }
     Ok(out)
@@ -68,7 +78,10 @@ pub fn permute(x: &Tensor, dims: &[isize]) -> Result<Tensor> {
         return Err(KernelError::invalid(
             OP,
             x.shape(),
-            format!("number of dims in {dims:?} does not match the input rank {}", x.ndim()),
+            format!(
+                "number of dims in {dims:?} does not match the input rank {}",
+                x.ndim()
+            ),
         ));
     }
     let order = normalize_dims(OP, dims, x.ndim())?;
@@ -83,7 +96,10 @@ pub fn transpose(x: &Tensor, d0: isize, d1: isize) -> Result<Tensor> {
         normalize_dim(OP, d1, 1)?;
         return Ok(x.clone());
     }
-    let (a, b) = (normalize_dim(OP, d0, x.ndim())?, normalize_dim(OP, d1, x.ndim())?);
+    let (a, b) = (
+        normalize_dim(OP, d0, x.ndim())?,
+        normalize_dim(OP, d1, x.ndim())?,
+    );
     let mut v = x.view();
     v.swap_axes(a, b);
     Ok(to_standard(v))
@@ -97,9 +113,16 @@ pub fn flatten(x: &Tensor, start_dim: isize, end_dim: isize) -> Result<Tensor> {
         normalize_dim(OP, end_dim, 1)?;
         return from_vec(OP, &[1], contiguous_data(x).into_owned());
     }
-    let (s, e) = (normalize_dim(OP, start_dim, x.ndim())?, normalize_dim(OP, end_dim, x.ndim())?);
+    let (s, e) = (
+        normalize_dim(OP, start_dim, x.ndim())?,
+        normalize_dim(OP, end_dim, x.ndim())?,
+    );
     if s > e {
-        return Err(KernelError::invalid(OP, x.shape(), format!("start_dim {start_dim} comes after end_dim {end_dim}")));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            format!("start_dim {start_dim} comes after end_dim {end_dim}"),
+        ));
     }
     let sh = x.shape();
     let mut out: Vec<usize> = sh[..s].to_vec();
@@ -130,8 +153,10 @@ pub fn squeeze(x: &Tensor, dims: Option<&[isize]>) -> Result<Tensor> {
         }
         Some(ds) => normalize_dims(OP, ds, rank)?,
     };
-    let out: Vec<usize> =
-        (0..rank).filter(|d| !(chosen.contains(d) && x.shape()[*d] == 1)).map(|d| x.shape()[d]).collect();
+    let out: Vec<usize> = (0..rank)
+        .filter(|d| !(chosen.contains(d) && x.shape()[*d] == 1))
+        .map(|d| x.shape()[d])
+        .collect();
     from_vec(OP, &out, contiguous_data(x).into_owned())
 }
 
@@ -139,17 +164,29 @@ pub fn squeeze(x: &Tensor, dims: Option<&[isize]>) -> Result<Tensor> {
 /// are skipped when concatenating higher-rank tensors.
 pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
     const OP: &str = "cat";
-    let Some(reference) = tensors.iter().find(|t| !(t.ndim() == 1 && t.len() == 0)).or(tensors.first()) else {
-        return Err(KernelError::invalid(OP, &[], "expected a non-empty list of tensors"));
+    let Some(reference) = tensors
+        .iter()
+        .find(|t| !(t.ndim() == 1 && t.is_empty()))
+        .or(tensors.first())
+    else {
+        return Err(KernelError::invalid(
+            OP,
+            &[],
+            "expected a non-empty list of tensors",
+        ));
     };
     if reference.ndim() == 0 {
-        return Err(KernelError::invalid(OP, reference.shape(), "zero-dimensional tensors cannot be concatenated"));
+        return Err(KernelError::invalid(
+            OP,
+            reference.shape(),
+            "zero-dimensional tensors cannot be concatenated",
+        ));
     }
     let d = normalize_dim(OP, dim, reference.ndim())?;
     let parts: Vec<&Tensor> = tensors
         .iter()
         .copied()
-        .filter(|t| !(t.ndim() == 1 && t.len() == 0 && reference.ndim() != 1))
+        .filter(|t| !(t.ndim() == 1 && t.is_empty() && reference.ndim() != 1))
         .collect();
     for t in &parts {
         let same_rank = t.ndim() == reference.ndim();
@@ -174,14 +211,24 @@ pub fn cat(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
 pub fn stack(tensors: &[&Tensor], dim: isize) -> Result<Tensor> {
     const OP: &str = "stack";
     let Some(first) = tensors.first() else {
-        return Err(KernelError::invalid(OP, &[], "expected a non-empty list of tensors"));
+        return Err(KernelError::invalid(
+            OP,
+            &[],
+            "expected a non-empty list of tensors",
+        ));
     };
     let d = normalize_dim(OP, dim, first.ndim() + 1)?;
     if let Some(t) = tensors.iter().find(|t| t.shape() != first.shape()) {
-        return Err(KernelError::shapes(OP, first.shape(), t.shape(), "stack expects each tensor to be equal size"));
+        return Err(KernelError::shapes(
+            OP,
+            first.shape(),
+            t.shape(),
+            "stack expects each tensor to be equal size",
+        ));
     }
     let views: Vec<_> = tensors.iter().map(|t| t.view()).collect();
-    let out = ndarray::stack(Axis(d), &views).map_err(|e| KernelError::invalid(OP, first.shape(), format!("internal: {e}")))?;
+    let out = ndarray::stack(Axis(d), &views)
+        .map_err(|e| KernelError::invalid(OP, first.shape(), format!("internal: {e}")))?;
     Ok(to_standard(out.view()))
 }
 
@@ -207,10 +254,18 @@ pub fn split(x: &Tensor, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
         if len == 0 {
             return Ok(vec![x.clone()]);
         }
-        return Err(KernelError::invalid(OP, x.shape(), format!("split_size can only be 0 if dimension size is 0, but got dimension size of {len}")));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            format!(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of {len}"
+            ),
+        ));
     }
     let n = len.div_ceil(split_size).max(1);
-    let sizes: Vec<usize> = (0..n).map(|i| split_size.min(len - (i * split_size).min(len))).collect();
+    let sizes: Vec<usize> = (0..n)
+        .map(|i| split_size.min(len - (i * split_size).min(len)))
+        .collect();
     Ok(pieces(x, d, &sizes))
 }
 
@@ -224,7 +279,10 @@ pub fn split_sizes(x: &Tensor, sizes: &[usize], dim: isize) -> Result<Vec<Tensor
         return Err(KernelError::invalid(
             OP,
             x.shape(),
-            format!("split sizes {sizes:?} sum to {total}, expected {} (the size of dimension {d})", x.shape()[d]),
+            format!(
+                "split sizes {sizes:?} sum to {total}, expected {} (the size of dimension {d})",
+                x.shape()[d]
+            ),
         ));
     }
     Ok(pieces(x, d, sizes))
@@ -235,7 +293,11 @@ pub fn split_sizes(x: &Tensor, sizes: &[usize], dim: isize) -> Result<Vec<Tensor
 pub fn chunk(x: &Tensor, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
     const OP: &str = "chunk";
     if chunks == 0 {
-        return Err(KernelError::invalid(OP, x.shape(), "chunk expects `chunks` to be greater than 0"));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            "chunk expects `chunks` to be greater than 0",
+        ));
     }
     let d = normalize_dim(OP, dim, x.ndim())?;
     let len = x.shape()[d];
@@ -263,14 +325,24 @@ pub fn expand(x: &Tensor, sizes: &[isize]) -> Result<Tensor> {
     for (i, &s) in sizes.iter().enumerate() {
         let target = if i < lead {
             if s < 0 {
-                return Err(KernelError::invalid(OP, x.shape(), format!("size {s} is not allowed for a new leading dimension")));
+                return Err(KernelError::invalid(
+                    OP,
+                    x.shape(),
+                    format!("size {s} is not allowed for a new leading dimension"),
+                ));
             }
             s as usize
         } else {
             let cur = x.shape()[i - lead];
             match s {
                 -1 => cur,
-                s if s < 0 => return Err(KernelError::invalid(OP, x.shape(), format!("invalid size {s}"))),
+                s if s < 0 => {
+                    return Err(KernelError::invalid(
+                        OP,
+                        x.shape(),
+                        format!("invalid size {s}"),
+                    ))
+                }
                 s if s as usize == cur || cur == 1 => s as usize,
                 s => {
                     return Err(KernelError::invalid(
@@ -304,7 +376,11 @@ impl SliceSpec {
     }
     /// `:`.
     pub fn full() -> Self {
-        SliceSpec { start: None, stop: None, step: 1 }
+        SliceSpec {
+            start: None,
+            stop: None,
+            step: 1,
+        }
     }
 
     /// Python's clamping of negative and out-of-range bounds against `len`;
@@ -323,10 +399,18 @@ impl SliceSpec {
 pub fn slice(x: &Tensor, specs: &[SliceSpec]) -> Result<Tensor> {
     const OP: &str = "slice";
     if specs.len() > x.ndim() {
-        return Err(KernelError::invalid(OP, x.shape(), format!("too many indices ({}) for the tensor", specs.len())));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            format!("too many indices ({}) for the tensor", specs.len()),
+        ));
     }
     if let Some(s) = specs.iter().find(|s| s.step <= 0) {
-        return Err(KernelError::invalid(OP, x.shape(), format!("slice step must be positive, got {}", s.step)));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            format!("slice step must be positive, got {}", s.step),
+        ));
     }
     let v = x.slice_each_axis(|ad| {
         let i = ad.axis.index();
@@ -342,7 +426,13 @@ pub fn slice(x: &Tensor, specs: &[SliceSpec]) -> Result<Tensor> {
 }
 
 /// `aten::slice(x, dim, start, end, step)`: a slice on one dimension.
-pub fn slice_dim(x: &Tensor, dim: isize, start: Option<isize>, stop: Option<isize>, step: isize) -> Result<Tensor> {
+pub fn slice_dim(
+    x: &Tensor,
+    dim: isize,
+    start: Option<isize>,
+    stop: Option<isize>,
+    step: isize,
+) -> Result<Tensor> {
     const OP: &str = "slice";
     let d = normalize_dim(OP, dim, x.ndim())?;
     let mut specs = vec![SliceSpec::full(); d + 1];
@@ -355,9 +445,17 @@ pub fn select(x: &Tensor, dim: isize, index: isize) -> Result<Tensor> {
     const OP: &str = "select";
     let d = normalize_dim(OP, dim, x.ndim())?;
     let len = x.shape()[d];
-    let i = if index < 0 { index + len as isize } else { index };
+    let i = if index < 0 {
+        index + len as isize
+    } else {
+        index
+    };
     if i < 0 || i >= len as isize {
-        return Err(KernelError::IndexOutOfRange { op: OP, index: index as i64, size: len });
+        return Err(KernelError::IndexOutOfRange {
+            op: OP,
+            index: index as i64,
+            size: len,
+        });
     }
     Ok(to_standard(x.index_axis(Axis(d), i as usize)))
 }
@@ -367,15 +465,29 @@ pub fn narrow(x: &Tensor, dim: isize, start: isize, length: usize) -> Result<Ten
     const OP: &str = "narrow";
     let d = normalize_dim(OP, dim, x.ndim())?;
     let len = x.shape()[d];
-    let s = if start < 0 { start + len as isize } else { start };
+    let s = if start < 0 {
+        start + len as isize
+    } else {
+        start
+    };
     if s < 0 || s > len as isize {
-        return Err(KernelError::IndexOutOfRange { op: OP, index: start as i64, size: len });
+        return Err(KernelError::IndexOutOfRange {
+            op: OP,
+            index: start as i64,
+            size: len,
+        });
     }
     let s = s as usize;
     if s + length > len {
-        return Err(KernelError::invalid(OP, x.shape(), format!("start ({s}) + length ({length}) exceeds dimension size ({len})")));
+        return Err(KernelError::invalid(
+            OP,
+            x.shape(),
+            format!("start ({s}) + length ({length}) exceeds dimension size ({len})"),
+        ));
     }
-    Ok(to_standard(x.slice_axis(Axis(d), Slice::from(s..s + length))))
+    Ok(to_standard(
+        x.slice_axis(Axis(d), Slice::from(s..s + length)),
+    ))
 }
 
 /// `x.repeat(repeats)`: tiles the tensor; extra leading repeats add
@@ -386,15 +498,25 @@ pub fn repeat(x: &Tensor, repeats: &[usize]) -> Result<Tensor> {
         return Err(KernelError::invalid(
             OP,
             x.shape(),
-            format!("number of repeat dims ({}) can not be smaller than the number of tensor dims ({})", repeats.len(), x.ndim()),
+            format!(
+                "number of repeat dims ({}) can not be smaller than the number of tensor dims ({})",
+                repeats.len(),
+                x.ndim()
+            ),
         ));
     }
     let lead = repeats.len() - x.ndim();
-    let padded: Vec<usize> = std::iter::repeat_n(1, lead).chain(x.shape().iter().copied()).collect();
+    let padded: Vec<usize> = std::iter::repeat_n(1, lead)
+        .chain(x.shape().iter().copied())
+        .collect();
     // View x as (1, s0, 1, s1, ...), broadcast to (r0, s0, r1, s1, ...),
     // and merge each pair: one bulk copy instead of per-element indexing.
     let interleaved: Vec<usize> = padded.iter().flat_map(|&s| [1, s]).collect();
-    let target: Vec<usize> = padded.iter().zip(repeats).flat_map(|(&s, &r)| [r, s]).collect();
+    let target: Vec<usize> = padded
+        .iter()
+        .zip(repeats)
+        .flat_map(|(&s, &r)| [r, s])
+        .collect();
     let base = from_vec(OP, &interleaved, contiguous_data(x).into_owned())?;
     let b = base
         .broadcast(IxDyn(&target))
@@ -412,7 +534,10 @@ pub fn pad(x: &Tensor, pads: &[isize], value: f32) -> Result<Tensor> {
         return Err(KernelError::invalid(
             OP,
             x.shape(),
-            format!("padding length {} must be even and at most twice the rank", pads.len()),
+            format!(
+                "padding length {} must be even and at most twice the rank",
+                pads.len()
+            ),
         ));
     }
     let rank = x.ndim();
@@ -429,7 +554,10 @@ pub fn pad(x: &Tensor, pads: &[isize], value: f32) -> Result<Tensor> {
             return Err(KernelError::invalid(
                 OP,
                 x.shape(),
-                format!("padding ({}, {}) of dimension {d} gives a negative size {n}", before[d], after[d]),
+                format!(
+                    "padding ({}, {}) of dimension {d} gives a negative size {n}",
+                    before[d], after[d]
+                ),
             ));
         }
         out_shape.push(n as usize);
@@ -461,7 +589,9 @@ pub fn pad(x: &Tensor, pads: &[isize], value: f32) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::kernels::testutil::{arange, assert_close_pointwise as assert_close, t, Fixture};
+    use crate::exec::kernels::testutil::{
+        arange, assert_close_pointwise as assert_close, t, Fixture,
+    };
 
     fn vals(x: &Tensor) -> Vec<f32> {
         x.iter().copied().collect()
@@ -477,10 +607,16 @@ mod tests {
         assert!(reshape(&x, &[7]).is_err());
         assert!(reshape(&x, &[-2, 12]).is_err());
         assert!(reshape(&Tensor::zeros(IxDyn(&[0, 3])), &[-1, 0]).is_err());
-        assert_eq!(reshape(&t(&[1], &[5.0]), &[]).unwrap().shape(), &[] as &[usize]);
+        assert_eq!(
+            reshape(&t(&[1], &[5.0]), &[]).unwrap().shape(),
+            &[] as &[usize]
+        );
         // A transposed input reshapes in its logical (row-major) order.
         let xt = transpose(&arange(&[2, 3]), 0, 1).unwrap();
-        assert_eq!(vals(&reshape(&xt, &[-1]).unwrap()), vec![0., 3., 1., 4., 2., 5.]);
+        assert_eq!(
+            vals(&reshape(&xt, &[-1]).unwrap()),
+            vec![0., 3., 1., 4., 2., 5.]
+        );
     }
 
     #[test]
@@ -517,7 +653,15 @@ mod tests {
         let skipped = cat(&[&Tensor::zeros(IxDyn(&[0])), &a], 0).unwrap();
         assert_eq!(skipped, a);
         let e = cat(&[&a, &arange(&[2, 4])], 0).unwrap_err();
-        assert_eq!(e, KernelError::shapes("cat", &[2, 3], &[2, 4], "sizes must match except in dimension 0"));
+        assert_eq!(
+            e,
+            KernelError::shapes(
+                "cat",
+                &[2, 3],
+                &[2, 4],
+                "sizes must match except in dimension 0"
+            )
+        );
         assert!(cat(&[], 0).is_err());
         let s = stack(&[&a, &a], -1).unwrap();
         assert_eq!(s.shape(), &[2, 3, 2]);
@@ -528,7 +672,10 @@ mod tests {
     fn split_chunk_follow_torch_counts() {
         let x = arange(&[6, 2]);
         let c = chunk(&x, 4, 0).unwrap();
-        assert_eq!(c.iter().map(|p| p.shape()[0]).collect::<Vec<_>>(), vec![2, 2, 2]);
+        assert_eq!(
+            c.iter().map(|p| p.shape()[0]).collect::<Vec<_>>(),
+            vec![2, 2, 2]
+        );
         let c = chunk(&arange(&[5]), 4, 0).unwrap();
         assert_eq!(c.iter().map(|p| p.len()).collect::<Vec<_>>(), vec![2, 2, 1]);
         assert_eq!(chunk(&Tensor::zeros(IxDyn(&[0])), 3, 0).unwrap().len(), 3);
@@ -553,14 +700,24 @@ mod tests {
         assert!(slice(&x, &[SliceSpec::new(None, None, -1)]).is_err());
         assert!(slice(&x, &[SliceSpec::full(), SliceSpec::full()]).is_err());
         let m = arange(&[3, 4]);
-        assert_eq!(vals(&slice_dim(&m, 1, Some(1), None, 2).unwrap()), vec![1., 3., 5., 7., 9., 11.]);
+        assert_eq!(
+            vals(&slice_dim(&m, 1, Some(1), None, 2).unwrap()),
+            vec![1., 3., 5., 7., 9., 11.]
+        );
     }
 
     #[test]
     fn select_narrow_expand_repeat_pad() {
         let x = arange(&[2, 3]);
         assert_eq!(vals(&select(&x, 1, -1).unwrap()), vec![2., 5.]);
-        assert_eq!(select(&x, 0, 2).unwrap_err(), KernelError::IndexOutOfRange { op: "select", index: 2, size: 2 });
+        assert_eq!(
+            select(&x, 0, 2).unwrap_err(),
+            KernelError::IndexOutOfRange {
+                op: "select",
+                index: 2,
+                size: 2
+            }
+        );
         assert_eq!(vals(&narrow(&x, 1, -2, 2).unwrap()), vec![1., 2., 4., 5.]);
         assert!(narrow(&x, 1, 2, 2).is_err());
         let e = expand(&t(&[3, 1], &[1., 2., 3.]), &[2, -1, 4]).unwrap();
@@ -570,7 +727,10 @@ mod tests {
         assert!(expand(&x, &[-1, 2, 3]).is_err());
         let r = repeat(&t(&[2], &[1., 2.]), &[2, 3]).unwrap();
         assert_eq!(r.shape(), &[2, 6]);
-        assert_eq!(vals(&r), vec![1., 2., 1., 2., 1., 2., 1., 2., 1., 2., 1., 2.]);
+        assert_eq!(
+            vals(&r),
+            vec![1., 2., 1., 2., 1., 2., 1., 2., 1., 2., 1., 2.]
+        );
         assert!(repeat(&x, &[2]).is_err());
         let p = pad(&t(&[1, 2], &[1., 2.]), &[1, 2], 9.0).unwrap();
         assert_eq!(vals(&p), vec![9., 1., 2., 9., 9.]);
@@ -583,24 +743,57 @@ mod tests {
 
     #[test]
     fn against_torch() {
-        let fx = Fixture::load(include_str!("../../../tests/fixtures/kernels/shape_ops.json"));
+        let fx = Fixture::load(include_str!(
+            "../../../tests/fixtures/kernels/shape_ops.json"
+        ));
         let c = fx.case("permute");
-        assert_close("permute", &permute(&c.input("x"), &c.isizes("dims")).unwrap(), &c.expected(), 0.0);
+        assert_close(
+            "permute",
+            &permute(&c.input("x"), &c.isizes("dims")).unwrap(),
+            &c.expected(),
+            0.0,
+        );
         let c = fx.case("slice");
         let specs: Vec<SliceSpec> = c
             .param("specs")
             .as_array()
             .unwrap()
             .iter()
-            .map(|s| SliceSpec::new(s[0].as_i64().map(|v| v as isize), s[1].as_i64().map(|v| v as isize), s[2].as_i64().unwrap_or(1) as isize))
+            .map(|s| {
+                SliceSpec::new(
+                    s[0].as_i64().map(|v| v as isize),
+                    s[1].as_i64().map(|v| v as isize),
+                    s[2].as_i64().unwrap_or(1) as isize,
+                )
+            })
             .collect();
-        assert_close("slice", &slice(&c.input("x"), &specs).unwrap(), &c.expected(), 0.0);
+        assert_close(
+            "slice",
+            &slice(&c.input("x"), &specs).unwrap(),
+            &c.expected(),
+            0.0,
+        );
         let c = fx.case("pad");
-        assert_close("pad", &pad(&c.input("x"), &c.isizes("pads"), c.f32("value")).unwrap(), &c.expected(), 0.0);
+        assert_close(
+            "pad",
+            &pad(&c.input("x"), &c.isizes("pads"), c.f32("value")).unwrap(),
+            &c.expected(),
+            0.0,
+        );
         let c = fx.case("repeat");
-        assert_close("repeat", &repeat(&c.input("x"), &c.usizes("repeats")).unwrap(), &c.expected(), 0.0);
+        assert_close(
+            "repeat",
+            &repeat(&c.input("x"), &c.usizes("repeats")).unwrap(),
+            &c.expected(),
+            0.0,
+        );
         let c = fx.case("expand");
-        assert_close("expand", &expand(&c.input("x"), &c.isizes("sizes")).unwrap(), &c.expected(), 0.0);
+        assert_close(
+            "expand",
+            &expand(&c.input("x"), &c.isizes("sizes")).unwrap(),
+            &c.expected(),
+            0.0,
+        );
         let c = fx.case("chunk");
         let got = chunk(&c.input("x"), c.usize("chunks"), c.isize("dim")).unwrap();
         let want = c.expected_list();

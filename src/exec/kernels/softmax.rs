@@ -41,7 +41,11 @@ fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
     // PyTorch accepts dim 0 / -1 on a 0-d tensor, treating it as one element.
     let d = normalize_dim(op, dim, x.ndim().max(1))?;
     let shape = x.shape();
-    let (len, inner) = if x.ndim() == 0 { (1, 1) } else { (shape[d], shape[d + 1..].iter().product::<usize>()) };
+    let (len, inner) = if x.ndim() == 0 {
+        (1, 1)
+    } else {
+        (shape[d], shape[d + 1..].iter().product::<usize>())
+    };
     let mut data = contiguous_data(x).into_owned();
     let block = len * inner;
     if block == 0 {
@@ -78,7 +82,11 @@ fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
                         *s += ((v - m) as f64).exp();
                     }
                 }
-                let shift: Vec<f64> = maxes.iter().zip(&sums).map(|(&m, s)| m as f64 + s.ln()).collect();
+                let shift: Vec<f64> = maxes
+                    .iter()
+                    .zip(&sums)
+                    .map(|(&m, s)| m as f64 + s.ln())
+                    .collect();
                 for row in chunk.chunks_exact_mut(inner) {
                     for (v, &sh) in row.iter_mut().zip(&shift) {
                         *v = (*v as f64 - sh) as f32;
@@ -103,7 +111,9 @@ mod tests {
         let y = softmax(&x, 1).unwrap();
         let e = std::f32::consts::E;
         assert!((y[[0, 0]] - 0.5).abs() < 1e-7);
-        assert!((y[[1, 0]] - 1.0 / (1.0 + e)).abs() < 1e-7 && (y[[1, 1]] - e / (1.0 + e)).abs() < 1e-7);
+        assert!(
+            (y[[1, 0]] - 1.0 / (1.0 + e)).abs() < 1e-7 && (y[[1, 1]] - e / (1.0 + e)).abs() < 1e-7
+        );
         let l = log_softmax(&x, -1).unwrap();
         assert!((l[[0, 1]] + 2f32.ln()).abs() < 1e-7);
         assert!((l[[1, 0]] + (1.0 + e).ln()).abs() < 1e-6);
@@ -118,7 +128,14 @@ mod tests {
             let sums = y.sum_axis(ndarray::Axis(((d + 4) % 4) as usize));
             assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-6), "dim {d}");
         }
-        assert!(matches!(softmax(&x, 4), Err(KernelError::DimOutOfRange { op: "softmax", dim: 4, rank: 4 })));
+        assert!(matches!(
+            softmax(&x, 4),
+            Err(KernelError::DimOutOfRange {
+                op: "softmax",
+                dim: 4,
+                rank: 4
+            })
+        ));
     }
 
     #[test]

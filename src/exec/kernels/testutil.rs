@@ -40,7 +40,10 @@ impl Fixture {
         self.cases
             .iter()
             .find(|c| c["name"] == name)
-            .map(|v| Case { name: name.to_string(), v })
+            .map(|v| Case {
+                name: name.to_string(),
+                v,
+            })
             .unwrap_or_else(|| panic!("fixture has no case {name}"))
     }
 
@@ -49,9 +52,15 @@ impl Fixture {
             .cases
             .iter()
             .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
-            .map(|v| Case { name: v["name"].as_str().unwrap_or_default().to_string(), v })
+            .map(|v| Case {
+                name: v["name"].as_str().unwrap_or_default().to_string(),
+                v,
+            })
             .collect();
-        assert!(!out.is_empty(), "fixture has no cases starting with {prefix}");
+        assert!(
+            !out.is_empty(),
+            "fixture has no cases starting with {prefix}"
+        );
         out
     }
 }
@@ -80,7 +89,12 @@ fn number(d: &Value) -> f64 {
 }
 
 fn f64_tensor(v: &Value) -> ArrayD<f64> {
-    let data: Vec<f64> = v["data"].as_array().expect("tensor has data").iter().map(number).collect();
+    let data: Vec<f64> = v["data"]
+        .as_array()
+        .expect("tensor has data")
+        .iter()
+        .map(number)
+        .collect();
     ArrayD::from_shape_vec(IxDyn(&shape_of(v)), data).expect("fixture tensor shape")
 }
 
@@ -101,7 +115,12 @@ impl Case<'_> {
 
     pub fn input_i64(&self, key: &str) -> ArrayD<i64> {
         let v = &self.v["inputs"][key];
-        let data: Vec<i64> = v["data"].as_array().expect("data").iter().map(|d| d.as_i64().expect("int")).collect();
+        let data: Vec<i64> = v["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|d| d.as_i64().expect("int"))
+            .collect();
         ArrayD::from_shape_vec(IxDyn(&shape_of(v)), data).expect("fixture tensor shape")
     }
 
@@ -111,13 +130,23 @@ impl Case<'_> {
 
     pub fn expected_i64(&self) -> ArrayD<i64> {
         let v = &self.v["expected"];
-        let data: Vec<i64> = v["data"].as_array().expect("data").iter().map(|d| d.as_i64().expect("int")).collect();
+        let data: Vec<i64> = v["data"]
+            .as_array()
+            .expect("data")
+            .iter()
+            .map(|d| d.as_i64().expect("int"))
+            .collect();
         ArrayD::from_shape_vec(IxDyn(&shape_of(v)), data).expect("fixture tensor shape")
     }
 
     /// For ops with several outputs (split, chunk).
     pub fn expected_list(&self) -> Vec<ArrayD<f64>> {
-        self.v["expected_list"].as_array().expect("expected_list").iter().map(f64_tensor).collect()
+        self.v["expected_list"]
+            .as_array()
+            .expect("expected_list")
+            .iter()
+            .map(f64_tensor)
+            .collect()
     }
 
     pub fn param(&self, key: &str) -> &Value {
@@ -148,11 +177,21 @@ impl Case<'_> {
     }
 
     pub fn usizes(&self, key: &str) -> Vec<usize> {
-        self.param(key).as_array().expect("list").iter().map(|d| d.as_u64().expect("usize") as usize).collect()
+        self.param(key)
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|d| d.as_u64().expect("usize") as usize)
+            .collect()
     }
 
     pub fn isizes(&self, key: &str) -> Vec<isize> {
-        self.param(key).as_array().expect("list").iter().map(|d| d.as_i64().expect("int") as isize).collect()
+        self.param(key)
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|d| d.as_i64().expect("int") as isize)
+            .collect()
     }
 
     pub fn pair(&self, key: &str) -> [usize; 2] {
@@ -199,7 +238,10 @@ fn report(name: &str, err: f64) {
 }
 
 fn peak(expected: &ArrayD<f64>) -> f64 {
-    expected.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()))
+    expected
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()))
 }
 
 /// Tolerance check for kernels that accumulate (matmul, conv, norms, pools,
@@ -215,13 +257,21 @@ pub(crate) fn assert_close(name: &str, actual: &Tensor, expected: &ArrayD<f64>, 
     assert_eq!(actual.shape(), expected.shape(), "{name}: shape");
     let err = max_rel_error(actual, expected, 1e-2 * peak(expected));
     report(name, err);
-    assert!(err <= tol, "{name}: max relative error {err:e} exceeds {tol:e}");
+    assert!(
+        err <= tol,
+        "{name}: max relative error {err:e} exceeds {tol:e}"
+    );
 }
 
 /// Tolerance check for pointwise maps, where every output is one rounding
 /// (or one libm call) away from exact: plain relative error everywhere.
 #[track_caller]
-pub(crate) fn assert_close_pointwise(name: &str, actual: &Tensor, expected: &ArrayD<f64>, tol: f64) {
+pub(crate) fn assert_close_pointwise(
+    name: &str,
+    actual: &Tensor,
+    expected: &ArrayD<f64>,
+    tol: f64,
+) {
     if let Err(msg) = check_pointwise(name, actual, expected, tol) {
         panic!("{msg}");
     }
@@ -229,16 +279,27 @@ pub(crate) fn assert_close_pointwise(name: &str, actual: &Tensor, expected: &Arr
 
 /// [`assert_close_pointwise`] as a value, for tests that gather every
 /// failing case before reporting.
-pub(crate) fn check_pointwise(name: &str, actual: &Tensor, expected: &ArrayD<f64>, tol: f64) -> Result<(), String> {
+pub(crate) fn check_pointwise(
+    name: &str,
+    actual: &Tensor,
+    expected: &ArrayD<f64>,
+    tol: f64,
+) -> Result<(), String> {
     if actual.shape() != expected.shape() {
-        return Err(format!("{name}: shape {:?} vs {:?}", actual.shape(), expected.shape()));
+        return Err(format!(
+            "{name}: shape {:?} vs {:?}",
+            actual.shape(),
+            expected.shape()
+        ));
     }
     let err = max_rel_error(actual, expected, 0.0);
     report(name, err);
     if err <= tol {
         Ok(())
     } else {
-        Err(format!("{name}: max relative error {err:e} exceeds {tol:e}"))
+        Err(format!(
+            "{name}: max relative error {err:e} exceeds {tol:e}"
+        ))
     }
 }
 

@@ -23,7 +23,11 @@ pub(crate) fn normalize_dims(op: &'static str, dims: &[isize], rank: usize) -> R
     for &d in dims {
         let n = normalize_dim(op, d, rank)?;
         if seen[n] {
-            return Err(KernelError::invalid(op, &[], format!("dimension {d} appears more than once")));
+            return Err(KernelError::invalid(
+                op,
+                &[],
+                format!("dimension {d} appears more than once"),
+            ));
         }
         seen[n] = true;
         out.push(n);
@@ -45,8 +49,13 @@ pub(crate) fn contiguous_data(x: &Tensor) -> Cow<'_, [f32]> {
 /// Builds a tensor from row-major data whose length is known to match.
 pub(crate) fn from_vec(op: &'static str, shape: &[usize], data: Vec<f32>) -> Result<Tensor> {
     let len = data.len();
-    ArrayD::from_shape_vec(IxDyn(shape), data)
-        .map_err(|e| KernelError::invalid(op, shape, format!("internal: {len} elements do not fill the shape ({e})")))
+    ArrayD::from_shape_vec(IxDyn(shape), data).map_err(|e| {
+        KernelError::invalid(
+            op,
+            shape,
+            format!("internal: {len} elements do not fill the shape ({e})"),
+        )
+    })
 }
 
 /// Owned row-major copy of a view, whatever its strides.
@@ -55,7 +64,13 @@ pub(crate) fn to_standard(view: ArrayViewD<'_, f32>) -> Tensor {
 }
 
 /// Validates an optional per-channel parameter such as a norm's weight.
-pub(crate) fn check_vector(op: &'static str, what: &str, t: Option<&Tensor>, len: usize, x_shape: &[usize]) -> Result<()> {
+pub(crate) fn check_vector(
+    op: &'static str,
+    what: &str,
+    t: Option<&Tensor>,
+    len: usize,
+    x_shape: &[usize],
+) -> Result<()> {
     if let Some(t) = t {
         if t.ndim() != 1 || t.len() != len {
             return Err(KernelError::shapes(
