@@ -27,6 +27,8 @@ pub mod softmax;
 mod util;
 
 #[cfg(test)]
+mod robustness;
+#[cfg(test)]
 mod testutil;
 
 use ndarray::ArrayD;
@@ -119,17 +121,19 @@ pub use conv::{
     ConvTranspose2dParams,
 };
 pub use elementwise::{
-    add, binary, binary_scalar, div, dropout, eq, ge, gelu, gt, le, lt, maximum, minimum, mul, ne,
-    pow, sub, unary, unary_inplace, where_, BinaryOp, GeluApproximate, Unary,
+    abs, add, binary, binary_scalar, broadcast_shapes, clamp, div, dropout, elu, eq, erf, exp, ge,
+    gelu, gt, hardsigmoid, hardswish, le, leaky_relu, log, lt, maximum, minimum, mish, mul, ne,
+    neg, pow, relu, relu6, rsqrt, sigmoid, silu, softplus, sqrt, sub, tanh, unary, unary_inplace,
+    where_, BinaryOp, GeluApproximate, Unary,
 };
-pub use embedding::embedding;
-pub use linear::{addmm, bmm, linear, linear_act, matmul};
+pub use embedding::{embedding, embedding_from_f32};
+pub use linear::{addmm, bmm, linear, linear_act, matmul, mm};
 pub use norm::{batch_norm, group_norm, instance_norm, layer_norm, rms_norm};
 pub use pool::{
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
     avg_pool2d, max_pool1d, max_pool2d, AvgPool2dParams, MaxPool2dParams,
 };
-pub use reduce::{amax, amin, argmax, argmin, mean, std, sum, var};
+pub use reduce::{amax, amin, argmax, argmin, mean, prod, std, sum, var, var_correction};
 pub use shape_ops::{
     cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice,
     slice_dim, split, split_sizes, squeeze, stack, transpose, unsqueeze, view, SliceSpec,

@@ -53,6 +53,25 @@ fn infer_shape(op: &'static str, x: &Tensor, shape: &[isize]) -> Result<Vec<usiz
     Ok(out)
 }
 
+/// Refuses outputs whose element count overflows `usize` (ndarray would
+/// panic on such a shape; absurd sizes come from bad user arguments).
+fn check_numel(op: &'static str, x: &Tensor, shape: &[usize]) -> Result<()> {
+    let mut n = 1usize;
+    for &d in shape {
+        n = n
+            .checked_mul(d)
+            .filter(|&n| n <= isize::MAX as usize / std::mem::size_of::<f32>())
+            .ok_or_else(|| {
+                KernelError::invalid(
+                    op,
+                    x.shape(),
+                    format!("output shape {shape:?} is too large"),
+                )
+            })?;
+    }
+    Ok(())
+}
+
 /// `x.reshape(shape)`, with at most one `-1`.
 pub fn reshape(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     let out = infer_shape("reshape", x, shape)?;
@@ -274,8 +293,9 @@ pub fn split(x: &Tensor, split_size: usize, dim: isize) -> Result<Vec<Tensor>> {
 pub fn split_sizes(x: &Tensor, sizes: &[usize], dim: isize) -> Result<Vec<Tensor>> {
     const OP: &str = "split_with_sizes";
     let d = normalize_dim(OP, dim, x.ndim())?;
-    let total: usize = sizes.iter().sum();
-    if total != x.shape()[d] {
+    let total = sizes.iter().try_fold(0usize, |acc, &s| acc.checked_add(s));
+    if total != Some(x.shape()[d]) {
+        let total = total.map_or_else(|| "more than usize::MAX".to_string(), |t| t.to_string());
         return Err(KernelError::invalid(
             OP,
             x.shape(),
@@ -302,8 +322,14 @@ pub fn chunk(x: &Tensor, chunks: usize, dim: isize) -> Result<Vec<Tensor>> {
     let d = normalize_dim(OP, dim, x.ndim())?;
     let len = x.shape()[d];
     if len == 0 {
-        // torch returns `chunks` empty pieces here rather than one.
-        return Ok(vec![x.clone(); chunks]);
+        // torch returns `chunks` empty pieces here rather than one; an
+        // absurd count must fail as an error, not as an allocation abort.
+        let mut out = Vec::new();
+        out.try_reserve_exact(chunks).map_err(|_| {
+            KernelError::invalid(OP, x.shape(), format!("cannot return {chunks} chunks"))
+        })?;
+        out.resize(chunks, x.clone());
+        return Ok(out);
     }
     split(x, len.div_ceil(chunks), dim)
 }
@@ -355,6 +381,7 @@ pub fn expand(x: &Tensor, sizes: &[isize]) -> Result<Tensor> {
         };
         out.push(target);
     }
+    check_numel(OP, x, &out)?;
     let v = x
         .broadcast(IxDyn(&out))
         .ok_or_else(|| KernelError::invalid(OP, x.shape(), format!("cannot expand to {out:?}")))?;
@@ -478,7 +505,7 @@ pub fn narrow(x: &Tensor, dim: isize, start: isize, length: usize) -> Result<Ten
         });
     }
     let s = s as usize;
-    if s + length > len {
+    if s.checked_add(length).is_none_or(|end| end > len) {
         return Err(KernelError::invalid(
             OP,
             x.shape(),
@@ -521,7 +548,12 @@ pub fn repeat(x: &Tensor, repeats: &[usize]) -> Result<Tensor> {
     let b = base
         .broadcast(IxDyn(&target))
         .ok_or_else(|| KernelError::invalid(OP, x.shape(), "internal broadcast failure"))?;
-    let out_shape: Vec<usize> = padded.iter().zip(repeats).map(|(&s, &r)| s * r).collect();
+    let out_shape: Vec<usize> = padded
+        .iter()
+        .zip(repeats)
+        .map(|(&s, &r)| s.saturating_mul(r))
+        .collect();
+    check_numel(OP, x, &out_shape)?;
     let data: Vec<f32> = b.iter().copied().collect();
     from_vec(OP, &out_shape, data)
 }
@@ -562,27 +594,30 @@ pub fn pad(x: &Tensor, pads: &[isize], value: f32) -> Result<Tensor> {
         }
         out_shape.push(n as usize);
     }
+    check_numel(OP, x, &out_shape)?;
     let mut out = Tensor::from_elem(IxDyn(&out_shape), value);
-    // Intersection of the input with the output window, in both frames.
-    let src_range = |d: usize| {
-        let lo = (-before[d]).max(0);
-        let hi = x.shape()[d] as isize - (-after[d]).max(0);
-        (lo, hi.max(lo))
-    };
-    let dst_range = |d: usize| {
-        let (lo, hi) = src_range(d);
-        let start = lo + before[d];
-        (start, start + (hi - lo))
-    };
-    let src = x.slice_each_axis(|ad| {
-        let (lo, hi) = src_range(ad.axis.index());
-        Slice::new(lo, Some(hi), 1)
-    });
-    out.slice_each_axis_mut(|ad| {
-        let (lo, hi) = dst_range(ad.axis.index());
-        Slice::new(lo, Some(hi), 1)
-    })
-    .assign(&src);
+    // Input index i lands at output index i + before; copy the indices for
+    // which both are in range (crops can remove more than the input holds).
+    let src: Vec<(isize, isize)> = (0..rank)
+        .map(|d| {
+            (
+                (-before[d]).max(0),
+                (x.shape()[d] as isize).min(out_shape[d] as isize - before[d]),
+            )
+        })
+        .collect();
+    if src.iter().all(|(lo, hi)| lo < hi) {
+        let from = x.slice_each_axis(|ad| {
+            let (lo, hi) = src[ad.axis.index()];
+            Slice::new(lo, Some(hi), 1)
+        });
+        out.slice_each_axis_mut(|ad| {
+            let d = ad.axis.index();
+            let (lo, hi) = src[d];
+            Slice::new(lo + before[d], Some(hi + before[d]), 1)
+        })
+        .assign(&from);
+    }
     Ok(out)
 }
 
