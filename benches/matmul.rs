@@ -145,3 +145,20 @@ fn conv2d_im2col_1x64x56x56_k3(bencher: Bencher) {
         .counter(ItemsCount::new(flops))
         .bench_local(|| conv2d(black_box(&x), black_box(&w), Some(&b), &p));
 }
+
+/// Activations run after every matmul, so their cost per element matters
+/// too; gelu (exact) is the most expensive of them.
+#[divan::bench(args = ["gelu", "gelu_tanh", "silu", "relu"], sample_count = 20, sample_size = 1)]
+fn unary_1m_elements(bencher: Bencher, op: &str) {
+    use staticfx::exec::kernels::{unary, GeluApproximate, Unary};
+    let op = match op {
+        "gelu" => Unary::Gelu(GeluApproximate::None),
+        "gelu_tanh" => Unary::Gelu(GeluApproximate::Tanh),
+        "silu" => Unary::Silu,
+        _ => Unary::Relu,
+    };
+    let x = Tensor::from_shape_fn(IxDyn(&[1 << 20]), |d| (d[0] % 2000) as f32 / 250.0 - 4.0);
+    bencher
+        .counter(ItemsCount::new(1usize << 20))
+        .bench_local(|| unary(op, black_box(&x)));
+}
