@@ -5,6 +5,8 @@
 //! and group norms reduce over thousands of elements, where an f32 running
 //! sum drifts well past the 1e-5 relative error the executor aims for.
 
+use rayon::prelude::*;
+
 use super::util::{check_vector, contiguous_data, from_vec};
 use super::{KernelError, Result, Tensor};
 
@@ -55,6 +57,22 @@ pub fn batch_norm(
         }
     }
     from_vec(OP, x.shape(), out)
+}
+
+/// Below this many elements the rows are not worth handing to rayon.
+const PARALLEL_MIN_ELEMENTS: usize = 1 << 15;
+
+/// Applies `f` to each `len`-element row, across rayon's threads when the
+/// tensor is large (a transformer's activations are thousands of rows).
+fn for_each_row(data: &mut [f32], len: usize, f: impl Fn(&mut [f32]) + Sync + Send) {
+    if len == 0 {
+        return;
+    }
+    if data.len() >= PARALLEL_MIN_ELEMENTS && data.len() > len {
+        data.par_chunks_mut(len).for_each(f);
+    } else {
+        data.chunks_exact_mut(len).for_each(f);
+    }
 }
 
 /// Mean and biased variance of a slice, in f64.
@@ -115,22 +133,21 @@ pub fn layer_norm(
     let w = weight.map(contiguous_data);
     let b = bias.map(contiguous_data);
     let mut out = contiguous_data(x).into_owned();
-    if inner > 0 {
-        for row in out.chunks_exact_mut(inner) {
-            let (mean, var) = moments(row);
-            let rstd = 1.0 / (var + eps as f64).sqrt();
-            for (i, v) in row.iter_mut().enumerate() {
-                let mut y = (*v as f64 - mean) * rstd;
-                if let Some(w) = &w {
-                    y *= w[i] as f64;
-                }
-                if let Some(b) = &b {
-                    y += b[i] as f64;
-                }
-                *v = y as f32;
+    let normalize = |row: &mut [f32]| {
+        let (mean, var) = moments(row);
+        let rstd = 1.0 / (var + eps as f64).sqrt();
+        for (i, v) in row.iter_mut().enumerate() {
+            let mut y = (*v as f64 - mean) * rstd;
+            if let Some(w) = &w {
+                y *= w[i] as f64;
             }
+            if let Some(b) = &b {
+                y += b[i] as f64;
+            }
+            *v = y as f32;
         }
-    }
+    };
+    for_each_row(&mut out, inner, normalize);
     from_vec(OP, x.shape(), out)
 }
 
@@ -148,16 +165,14 @@ pub fn rms_norm(
     let eps = eps.unwrap_or(f32::EPSILON) as f64;
     let w = weight.map(contiguous_data);
     let mut out = contiguous_data(x).into_owned();
-    if inner > 0 {
-        for row in out.chunks_exact_mut(inner) {
-            let ms = row.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / inner as f64;
-            let r = 1.0 / (ms + eps).sqrt();
-            for (i, v) in row.iter_mut().enumerate() {
-                let y = *v as f64 * r * w.as_ref().map_or(1.0, |w| w[i] as f64);
-                *v = y as f32;
-            }
+    for_each_row(&mut out, inner, |row| {
+        let ms = row.iter().map(|&v| (v as f64) * (v as f64)).sum::<f64>() / inner as f64;
+        let r = 1.0 / (ms + eps).sqrt();
+        for (i, v) in row.iter_mut().enumerate() {
+            let y = *v as f64 * r * w.as_ref().map_or(1.0, |w| w[i] as f64);
+            *v = y as f32;
         }
-    }
+    });
     from_vec(OP, x.shape(), out)
 }
 
@@ -279,6 +294,26 @@ mod tests {
         .unwrap();
         // Channel 0: (x - 1) / 2 * 2 + 0.5; channel 1: (x - 10) / 5.
         assert_eq!(y, t(&[1, 2, 1, 2], &[0.5, 2.5, 0.0, 2.0]));
+    }
+
+    #[test]
+    fn parallel_rows_match_serial() {
+        // 40960 elements takes the rayon path; one batch alone stays serial.
+        let x = arange(&[4, 64, 160]).mapv(|v| (v * 0.017).cos() * 3.0 + 1.0);
+        let w = arange(&[160]).mapv(|v| 1.0 + v * 0.01);
+        let whole = layer_norm(&x, &[160], Some(&w), None, 1e-5).unwrap();
+        let whole_rms = rms_norm(&x, &[160], Some(&w), None).unwrap();
+        for b in 0..4 {
+            let xb = x.index_axis(ndarray::Axis(0), b).to_owned();
+            assert_eq!(
+                whole.index_axis(ndarray::Axis(0), b),
+                layer_norm(&xb, &[160], Some(&w), None, 1e-5).unwrap()
+            );
+            assert_eq!(
+                whole_rms.index_axis(ndarray::Axis(0), b),
+                rms_norm(&xb, &[160], Some(&w), None).unwrap()
+            );
+        }
     }
 
     #[test]

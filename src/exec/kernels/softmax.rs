@@ -7,6 +7,8 @@
 //! `inner` elements at a time, which keeps the loops contiguous instead of
 //! gathering a strided lane per output position.
 
+use rayon::prelude::*;
+
 use super::util::{contiguous_data, from_vec, normalize_dim};
 use super::{Result, Tensor};
 
@@ -37,6 +39,58 @@ fn nan_max(a: f32, b: f32) -> f32 {
     }
 }
 
+/// Below this many elements the work is not worth handing to rayon.
+const PARALLEL_MIN_ELEMENTS: usize = 1 << 15;
+
+/// Softmax of one `(len, inner)` block along its first axis.
+fn normalize_block(
+    chunk: &mut [f32],
+    inner: usize,
+    kind: Kind,
+    maxes: &mut [f32],
+    sums: &mut [f64],
+) {
+    maxes.copy_from_slice(&chunk[..inner]);
+    for row in chunk.chunks_exact(inner).skip(1) {
+        for (m, &v) in maxes.iter_mut().zip(row) {
+            *m = nan_max(*m, v);
+        }
+    }
+    sums.iter_mut().for_each(|s| *s = 0.0);
+    match kind {
+        Kind::Softmax => {
+            for row in chunk.chunks_exact_mut(inner) {
+                for ((v, &m), s) in row.iter_mut().zip(maxes.iter()).zip(sums.iter_mut()) {
+                    *v = (*v - m).exp();
+                    *s += *v as f64;
+                }
+            }
+            sums.iter_mut().for_each(|s| *s = 1.0 / *s);
+            for row in chunk.chunks_exact_mut(inner) {
+                for (v, &r) in row.iter_mut().zip(sums.iter()) {
+                    *v = (*v as f64 * r) as f32;
+                }
+            }
+        }
+        Kind::LogSoftmax => {
+            for row in chunk.chunks_exact(inner) {
+                for ((&v, &m), s) in row.iter().zip(maxes.iter()).zip(sums.iter_mut()) {
+                    *s += ((v - m) as f64).exp();
+                }
+            }
+            // sums now becomes the per-lane shift max + log(sum).
+            for (s, &m) in sums.iter_mut().zip(maxes.iter()) {
+                *s = m as f64 + s.ln();
+            }
+            for row in chunk.chunks_exact_mut(inner) {
+                for (v, &sh) in row.iter_mut().zip(sums.iter()) {
+                    *v = (*v as f64 - sh) as f32;
+                }
+            }
+        }
+    }
+}
+
 fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
     // PyTorch accepts dim 0 / -1 on a 0-d tensor, treating it as one element.
     let d = normalize_dim(op, dim, x.ndim().max(1))?;
@@ -51,48 +105,18 @@ fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
     if block == 0 {
         return from_vec(op, shape, data);
     }
-    let mut maxes = vec![0.0f32; inner];
-    let mut sums = vec![0.0f64; inner];
-    for chunk in data.chunks_exact_mut(block) {
-        maxes.copy_from_slice(&chunk[..inner]);
-        for row in chunk.chunks_exact(inner).skip(1) {
-            for (m, &v) in maxes.iter_mut().zip(row) {
-                *m = nan_max(*m, v);
-            }
-        }
-        sums.iter_mut().for_each(|s| *s = 0.0);
-        match kind {
-            Kind::Softmax => {
-                for row in chunk.chunks_exact_mut(inner) {
-                    for ((v, &m), s) in row.iter_mut().zip(&maxes).zip(sums.iter_mut()) {
-                        *v = (*v - m).exp();
-                        *s += *v as f64;
-                    }
-                }
-                let inv: Vec<f64> = sums.iter().map(|s| 1.0 / s).collect();
-                for row in chunk.chunks_exact_mut(inner) {
-                    for (v, &r) in row.iter_mut().zip(&inv) {
-                        *v = (*v as f64 * r) as f32;
-                    }
-                }
-            }
-            Kind::LogSoftmax => {
-                for row in chunk.chunks_exact(inner) {
-                    for ((&v, &m), s) in row.iter().zip(&maxes).zip(sums.iter_mut()) {
-                        *s += ((v - m) as f64).exp();
-                    }
-                }
-                let shift: Vec<f64> = maxes
-                    .iter()
-                    .zip(&sums)
-                    .map(|(&m, s)| m as f64 + s.ln())
-                    .collect();
-                for row in chunk.chunks_exact_mut(inner) {
-                    for (v, &sh) in row.iter_mut().zip(&shift) {
-                        *v = (*v as f64 - sh) as f32;
-                    }
-                }
-            }
+    // Blocks are independent; large tensors (attention scores) split them
+    // across rayon's threads, each with its own scratch rows.
+    let scratch = || (vec![0.0f32; inner], vec![0.0f64; inner]);
+    if data.len() >= PARALLEL_MIN_ELEMENTS && data.len() > block {
+        data.par_chunks_mut(block)
+            .for_each_init(scratch, |(maxes, sums), chunk| {
+                normalize_block(chunk, inner, kind, maxes, sums)
+            });
+    } else {
+        let (mut maxes, mut sums) = scratch();
+        for chunk in data.chunks_exact_mut(block) {
+            normalize_block(chunk, inner, kind, &mut maxes, &mut sums);
         }
     }
     from_vec(op, shape, data)
@@ -136,6 +160,29 @@ mod tests {
                 rank: 4
             })
         ));
+    }
+
+    #[test]
+    fn parallel_blocks_match_serial() {
+        // 40960 elements takes the rayon path; each batch alone stays serial.
+        let x = arange(&[4, 64, 160]).mapv(|v| (v * 0.013).sin() * 6.0);
+        for dim in [1, -1] {
+            let whole = softmax(&x, dim).unwrap();
+            let whole_log = log_softmax(&x, dim).unwrap();
+            // The same axis of a batch slice, which has one dimension less.
+            let slice_dim = if dim > 0 { dim - 1 } else { dim };
+            for b in 0..4 {
+                let xb = x.index_axis(ndarray::Axis(0), b).to_owned();
+                assert_eq!(
+                    whole.index_axis(ndarray::Axis(0), b),
+                    softmax(&xb, slice_dim).unwrap()
+                );
+                assert_eq!(
+                    whole_log.index_axis(ndarray::Axis(0), b),
+                    log_softmax(&xb, slice_dim).unwrap()
+                );
+            }
+        }
     }
 
     #[test]
