@@ -73,9 +73,9 @@ fn bool_f32(b: bool) -> f32 {
     }
 }
 
-// Python's float `%` algorithm: fmod, then shift into the divisor's sign.
-// Using `a - b * floor(a / b)` instead would lose the exact zero for some
-// large quotients and disagree with torch on signs of zero.
+// torch.remainder's algorithm: the exact fmod, shifted into the divisor's
+// sign. `a - b * floor(a / b)` is not the same when a / b rounds up: for
+// 1 % 0.1 it gives 0 where torch gives 0.0999….
 fn py_remainder(a: f32, b: f32) -> f32 {
     let m = a % b;
     if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
@@ -876,6 +876,14 @@ mod tests {
         assert_eq!(fd.into_raw_vec_and_offset().0, vec![3.0, -4.0, -4.0, 3.0]);
         let r = binary(BinaryOp::Remainder, &a, &b).unwrap();
         assert_eq!(r.into_raw_vec_and_offset().0, vec![1.0, 1.0, -1.0, -1.0]);
+        // 1 / 0.1 rounds to 10, but 0.1f32 fits only 9 times into 1.
+        let (one, tenth) = (t(&[1], &[1.0]), t(&[1], &[0.1]));
+        assert_eq!(
+            binary(BinaryOp::FloorDivide, &one, &tenth).unwrap()[[0]],
+            9.0
+        );
+        let r = binary(BinaryOp::Remainder, &one, &tenth).unwrap()[[0]];
+        assert!((r - 0.1).abs() < 1e-6, "{r}");
     }
 
     #[test]
