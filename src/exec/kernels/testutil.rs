@@ -231,9 +231,10 @@ pub(crate) fn max_rel_error(actual: &Tensor, expected: &ArrayD<f64>, floor: f64)
 
 /// With `KERNELS_REPORT_ERRORS` set, prints every comparison's error so the
 /// margins under the tolerance can be reviewed (`-- --nocapture`).
-fn report(name: &str, err: f64) {
+fn report(name: &str, err: f64, actual: &Tensor, expected: &ArrayD<f64>) {
     if std::env::var_os("KERNELS_REPORT_ERRORS").is_some() {
-        eprintln!("{name}: {err:.3e}");
+        let plain = max_rel_error(actual, expected, 0.0);
+        eprintln!("{name}: {err:.3e} (plain relative error {plain:.3e})");
     }
 }
 
@@ -256,7 +257,7 @@ fn peak(expected: &ArrayD<f64>) -> f64 {
 pub(crate) fn assert_close(name: &str, actual: &Tensor, expected: &ArrayD<f64>, tol: f64) {
     assert_eq!(actual.shape(), expected.shape(), "{name}: shape");
     let err = max_rel_error(actual, expected, 1e-2 * peak(expected));
-    report(name, err);
+    report(name, err, actual, expected);
     assert!(
         err <= tol,
         "{name}: max relative error {err:e} exceeds {tol:e}"
@@ -293,7 +294,7 @@ pub(crate) fn check_pointwise(
         ));
     }
     let err = max_rel_error(actual, expected, 0.0);
-    report(name, err);
+    report(name, err, actual, expected);
     if err <= tol {
         Ok(())
     } else {
