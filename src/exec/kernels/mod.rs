@@ -12,6 +12,18 @@
 //! Dropout: the executor runs models in inference mode, where
 //! `torch.nn.functional.dropout(x, p, training=False)` is the identity; see
 //! [`elementwise::dropout`].
+//!
+//! Accuracy: results are f32, but reductions (sums, means, variances,
+//! softmax normalisers) accumulate in f64 and composite activations are
+//! evaluated in f64, so outputs agree with PyTorch's float64 results to
+//! within 1e-5 relative (see `testutil` for how near-zero outputs of
+//! accumulating kernels are judged).
+//!
+//! Threading: large products, convolutions, pools, softmax, norms and
+//! unary maps split their work on rayon's global pool. Built with the
+//! `threaded-matmul` feature, GEMMs are instead threaded inside
+//! matrixmultiply (limit with `MATMUL_NUM_THREADS`) and the kernels stop
+//! splitting products themselves.
 
 pub mod conv;
 pub mod elementwise;
