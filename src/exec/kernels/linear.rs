@@ -1,7 +1,7 @@
 //! Matrix products: `matmul` with torch's broadcasting, `bmm`, `addmm`,
 //! `linear` and a fused `linear_act`.
 //!
-//! All products go through [`gemm_into`], i.e. ndarray's `general_mat_mul`
+//! All products go through `gemm_into`, i.e. ndarray's `general_mat_mul`
 //! (matrixmultiply) on 2-D views, which accepts arbitrary strides, so
 //! transposed weights are never copied.
 
