@@ -9,6 +9,8 @@ pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
 pub mod eval;
+/// Stage 8 (in progress): the bundled CPU executor; today its numeric kernels.
+pub mod exec;
 pub mod graph;
 pub mod render;
 pub mod semantic;

@@ -1,0 +1,207 @@
+//! `softmax` and `log_softmax` over any dimension.
+//!
+//! Both subtract the maximum along the dimension before exponentiating, so
+//! large logits cannot overflow, and accumulate the normaliser in f64. The
+//! tensor is walked as `(outer, dim, inner)` blocks of its row-major data:
+//! for inner dimensions of size > 1 the reduction runs across whole rows of
+//! `inner` elements at a time, which keeps the loops contiguous instead of
+//! gathering a strided lane per output position.
+
+use rayon::prelude::*;
+
+use super::util::{contiguous_data, from_vec, normalize_dim};
+use super::{Result, Tensor};
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Softmax,
+    LogSoftmax,
+}
+
+/// `torch.softmax(x, dim)`.
+pub fn softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
+    run("softmax", x, dim, Kind::Softmax)
+}
+
+/// `torch.log_softmax(x, dim)`.
+pub fn log_softmax(x: &Tensor, dim: isize) -> Result<Tensor> {
+    run("log_softmax", x, dim, Kind::LogSoftmax)
+}
+
+// NaN anywhere in a lane must make the whole lane NaN, as in torch.
+fn nan_max(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// Below this many elements the work is not worth handing to rayon.
+const PARALLEL_MIN_ELEMENTS: usize = 1 << 15;
+
+/// Softmax of one `(len, inner)` block along its first axis.
+fn normalize_block(
+    chunk: &mut [f32],
+    inner: usize,
+    kind: Kind,
+    maxes: &mut [f32],
+    sums: &mut [f64],
+) {
+    maxes.copy_from_slice(&chunk[..inner]);
+    for row in chunk.chunks_exact(inner).skip(1) {
+        for (m, &v) in maxes.iter_mut().zip(row) {
+            *m = nan_max(*m, v);
+        }
+    }
+    sums.iter_mut().for_each(|s| *s = 0.0);
+    match kind {
+        Kind::Softmax => {
+            for row in chunk.chunks_exact_mut(inner) {
+                for ((v, &m), s) in row.iter_mut().zip(maxes.iter()).zip(sums.iter_mut()) {
+                    *v = (*v - m).exp();
+                    *s += *v as f64;
+                }
+            }
+            sums.iter_mut().for_each(|s| *s = 1.0 / *s);
+            for row in chunk.chunks_exact_mut(inner) {
+                for (v, &r) in row.iter_mut().zip(sums.iter()) {
+                    *v = (*v as f64 * r) as f32;
+                }
+            }
+        }
+        Kind::LogSoftmax => {
+            for row in chunk.chunks_exact(inner) {
+                for ((&v, &m), s) in row.iter().zip(maxes.iter()).zip(sums.iter_mut()) {
+                    *s += ((v - m) as f64).exp();
+                }
+            }
+            // sums now becomes the per-lane shift max + log(sum).
+            for (s, &m) in sums.iter_mut().zip(maxes.iter()) {
+                *s = m as f64 + s.ln();
+            }
+            for row in chunk.chunks_exact_mut(inner) {
+                for (v, &sh) in row.iter_mut().zip(sums.iter()) {
+                    *v = (*v as f64 - sh) as f32;
+                }
+            }
+        }
+    }
+}
+
+fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
+    // PyTorch accepts dim 0 / -1 on a 0-d tensor, treating it as one element.
+    let d = normalize_dim(op, dim, x.ndim().max(1))?;
+    let shape = x.shape();
+    let (len, inner) = if x.ndim() == 0 {
+        (1, 1)
+    } else {
+        (shape[d], shape[d + 1..].iter().product::<usize>())
+    };
+    let mut data = contiguous_data(x).into_owned();
+    let block = len * inner;
+    if block == 0 {
+        return from_vec(op, shape, data);
+    }
+    // Blocks are independent; large tensors (attention scores) split them
+    // across rayon's threads, each with its own scratch rows.
+    let scratch = || (vec![0.0f32; inner], vec![0.0f64; inner]);
+    if data.len() >= PARALLEL_MIN_ELEMENTS && data.len() > block {
+        data.par_chunks_mut(block)
+            .for_each_init(scratch, |(maxes, sums), chunk| {
+                normalize_block(chunk, inner, kind, maxes, sums)
+            });
+    } else {
+        let (mut maxes, mut sums) = scratch();
+        for chunk in data.chunks_exact_mut(block) {
+            normalize_block(chunk, inner, kind, &mut maxes, &mut sums);
+        }
+    }
+    from_vec(op, shape, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::kernels::testutil::{arange, assert_close, t, Fixture};
+    use crate::exec::kernels::KernelError;
+
+    #[test]
+    fn hand_checked_and_stable_for_huge_logits() {
+        // exp(1000) overflows f32; the max shift makes it exp(0) and exp(1).
+        let x = t(&[2, 2], &[0.0, 0.0, 1000.0, 1001.0]);
+        let y = softmax(&x, 1).unwrap();
+        let e = std::f32::consts::E;
+        assert!((y[[0, 0]] - 0.5).abs() < 1e-7);
+        assert!(
+            (y[[1, 0]] - 1.0 / (1.0 + e)).abs() < 1e-7 && (y[[1, 1]] - e / (1.0 + e)).abs() < 1e-7
+        );
+        let l = log_softmax(&x, -1).unwrap();
+        assert!((l[[0, 1]] + 2f32.ln()).abs() < 1e-7);
+        assert!((l[[1, 0]] + (1.0 + e).ln()).abs() < 1e-6);
+        assert!(l.iter().all(|v| v.is_finite()));
+    }
+
+    #[test]
+    fn rows_sum_to_one_along_any_dim() {
+        let x = arange(&[2, 3, 4, 5]).mapv(|v| (v * 0.37).sin() * 4.0);
+        for d in -4..4 {
+            let y = softmax(&x, d).unwrap();
+            let sums = y.sum_axis(ndarray::Axis(((d + 4) % 4) as usize));
+            assert!(sums.iter().all(|s| (s - 1.0).abs() < 1e-6), "dim {d}");
+        }
+        assert!(matches!(
+            softmax(&x, 4),
+            Err(KernelError::DimOutOfRange {
+                op: "softmax",
+                dim: 4,
+                rank: 4
+            })
+        ));
+    }
+
+    #[test]
+    fn parallel_blocks_match_serial() {
+        // 40960 elements takes the rayon path; each batch alone stays serial.
+        let x = arange(&[4, 64, 160]).mapv(|v| (v * 0.013).sin() * 6.0);
+        for dim in [1, -1] {
+            let whole = softmax(&x, dim).unwrap();
+            let whole_log = log_softmax(&x, dim).unwrap();
+            // The same axis of a batch slice, which has one dimension less.
+            let slice_dim = if dim > 0 { dim - 1 } else { dim };
+            for b in 0..4 {
+                let xb = x.index_axis(ndarray::Axis(0), b).to_owned();
+                assert_eq!(
+                    whole.index_axis(ndarray::Axis(0), b),
+                    softmax(&xb, slice_dim).unwrap()
+                );
+                assert_eq!(
+                    whole_log.index_axis(ndarray::Axis(0), b),
+                    log_softmax(&xb, slice_dim).unwrap()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn zero_d_and_nan_rows() {
+        assert_eq!(softmax(&t(&[], &[3.0]), 0).unwrap()[[]], 1.0);
+        let y = softmax(&t(&[1, 2], &[f32::NAN, 1.0]), 1).unwrap();
+        assert!(y.iter().all(|v| v.is_nan()));
+    }
+
+    #[test]
+    fn against_torch() {
+        let fx = Fixture::load(include_str!("../../../tests/fixtures/kernels/softmax.json"));
+        for case in fx.cases_with_prefix("softmax/") {
+            let y = softmax(&case.input("x"), case.isize("dim")).unwrap();
+            assert_close(&case.name, &y, &case.expected(), 1e-5);
+        }
+        for case in fx.cases_with_prefix("log_softmax/") {
+            let y = log_softmax(&case.input("x"), case.isize("dim")).unwrap();
+            assert_close(&case.name, &y, &case.expected(), 1e-5);
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The bundled CPU executor.
+
+pub mod kernels;
