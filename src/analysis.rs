@@ -59,6 +59,8 @@ pub struct GraphResult {
     pub graph: Graph,
     pub regions: Vec<Region>,
     pub events: Vec<TraceEvent>,
+    /// Where Dynamo would break this graph (GraphBreakAnnotationPass), in source order.
+    pub breaks: Vec<crate::breaks::Finding>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
 }
@@ -98,7 +100,10 @@ pub fn analyze_in_project(project: Project, path: &Path, opts: &GraphOptions) ->
     let file = project.load_path(path).map_err(|source| AnalysisError::Io { path: path.to_path_buf(), source })?;
     let (graphs, diagnostics) = {
         let mut interp = Interp::new(&project);
-        let graphs = run(&mut interp, file, opts)?;
+        let mut graphs = run(&mut interp, file, opts)?;
+        for g in graphs.iter_mut() {
+            g.breaks = crate::breaks::annotate(&project, g);
+        }
         (graphs, std::mem::take(&mut interp.diagnostics))
     };
     Ok(FileAnalysis { project, file, graphs, diagnostics })
@@ -206,6 +211,7 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         graph: Graph::new(),
         regions: vec![],
         events: vec![],
+        breaks: vec![],
         error: None,
     };
     let Value::Object(obj) = root else {
