@@ -16,7 +16,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         }
         let mut f = cx.finding("FX101", "GB0170", region.file, region.span, &region.call_chain);
         let cond = cx.source(region.file, region.span);
-        f.message = format!("Data-dependent branching: the `{}` condition `{}` is a tensor, so its value is only known at run time", region.kind, super::snippet(&cond));
+        f.message = format!("the `{}` condition `{}` is a tensor, so its value is only known at run time", region.kind, super::snippet(&cond));
         f.region = Some(region.id);
         f.node = Some(region.cause);
         f.impact_nodes = cx.impact_after(region.cause);

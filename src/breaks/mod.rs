@@ -146,7 +146,10 @@ impl<'a> Ctx<'a> {
             .map(|&(file, span)| {
                 let call = self.source(file, span);
                 let call = call.lines().next().unwrap_or("").trim().to_string();
-                (file, span, format!("called from here: `{call}`"))
+                let f = self.project.file(file);
+                let line = f.lines.line_of(span.start) + 1;
+                let name = f.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                (file, span, format!("called from {name}:{line}: `{call}`"))
             })
             .collect()
     }

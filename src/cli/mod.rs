@@ -64,7 +64,7 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Graph { file, class, entry, inputs, root, format } => {
-            let opts = GraphOptions { root, class, entry, inputs };
+            let opts = GraphOptions { root, class, entry, inputs, ..Default::default() };
             match analysis::analyze_file(&file, &opts) {
                 Ok(a) => {
                     let out = match format {

@@ -48,7 +48,11 @@ pub fn render(r: &GraphResult) -> String {
     for (i, f) in proven.iter().enumerate() {
         let _ = writeln!(out, "{}. {} {} {} (line {})", i + 1, f.code, f.gb_id, f.gb_type, f.line);
         let _ = writeln!(out, "   {}", f.message);
-        let _ = writeln!(out, "   Severity: {:?}; impact: {} nodes", f.severity, f.impact_nodes);
+        for (_, _, via) in &f.related {
+            let _ = writeln!(out, "   {via}");
+        }
+        let severity = format!("{:?}", f.severity).to_lowercase();
+        let _ = writeln!(out, "   Severity: {severity}; impact: {} nodes after the break", f.impact_nodes);
         let _ = writeln!(out, "   Fix: {}", f.hint);
     }
     let possible = r.breaks.iter().filter(|f| f.gb_id.is_empty()).count();
