@@ -44,6 +44,8 @@ pub struct GraphOptions {
     pub class: Option<String>,
     pub entry: Option<String>,
     pub inputs: Vec<InputSpec>,
+    /// Share parsed files with other analyses of the same run (batch checks).
+    pub parse_cache: Option<crate::semantic::project::ParseCache>,
 }
 
 /// One traced forward.
@@ -92,7 +94,10 @@ fn diag_of(e: &EvalError) -> Diagnostic {
 /// `--entry` model.
 pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
     let root = opts.root.clone().unwrap_or_else(|| Project::default_root(path));
-    let project = Project::new(root);
+    let mut project = Project::new(root);
+    if let Some(cache) = &opts.parse_cache {
+        project = project.with_parse_cache(cache.clone());
+    }
     analyze_in_project(project, path, opts)
 }
 

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::{self, GraphOptions};
 use crate::diagnostics::Severity;
+use crate::semantic::project::ParseCache;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -120,8 +121,8 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Every finding and analysis-limit diagnostic of one file, before filtering.
-pub fn check_file(path: &Path, root: Option<PathBuf>) -> Result<Vec<Message>, String> {
-    let opts = GraphOptions { root, ..Default::default() };
+pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>) -> Result<Vec<Message>, String> {
+    let opts = GraphOptions { root, parse_cache: cache, ..Default::default() };
     let a = analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?;
     let filename = path.display().to_string();
     let mut out = Vec::new();
@@ -132,7 +133,7 @@ pub fn check_file(path: &Path, root: Option<PathBuf>) -> Result<Vec<Message>, St
             if f.file != a.file {
                 continue;
             }
-            let message = if f.gb_id.is_empty() { f.message.clone() } else { format!("{} ({}: {})", f.message, f.gb_id, f.gb_type) };
+            let message = if f.gb_id.is_empty() { f.message.clone() } else { format!("{}: {} ({})", f.gb_type, f.message, f.gb_id) };
             out.push(Message {
                 filename: filename.clone(),
                 code: f.code.to_string(),
@@ -176,9 +177,10 @@ pub fn check_file(path: &Path, root: Option<PathBuf>) -> Result<Vec<Message>, St
 
 /// Runs `f` on its own thread with a stack large enough for the recursive evaluator, and
 /// turns a panic into an error for that file instead of taking the whole run down.
-fn guarded(path: &Path, root: Option<PathBuf>) -> Result<Vec<Message>, String> {
+fn guarded(path: &Path, root: Option<PathBuf>, cache: &ParseCache) -> Result<Vec<Message>, String> {
     let p = path.to_path_buf();
-    let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || check_file(&p, root));
+    let cache = cache.clone();
+    let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || check_file(&p, root, Some(cache)));
     match handle {
         Ok(h) => h.join().unwrap_or_else(|_| Err("internal error while analysing this file (a bug in staticfx)".into())),
         Err(e) => Err(format!("cannot start analysis thread: {e}")),
@@ -204,7 +206,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     // Each file runs on its own big-stack thread; rayon only bounds how many run at once.
-    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files.par_iter().map(|p| (p.clone(), guarded(p, root.clone()))).collect();
+    let cache = ParseCache::default();
+    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files.par_iter().map(|p| (p.clone(), guarded(p, root.clone(), &cache))).collect();
     let mut messages = Vec::new();
     let mut errors = 0;
     for (path, r) in results {
