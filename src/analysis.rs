@@ -44,6 +44,8 @@ pub struct GraphOptions {
     pub class: Option<String>,
     pub entry: Option<String>,
     pub inputs: Vec<InputSpec>,
+    /// Share parsed files with other analyses of the same run (batch checks).
+    pub parse_cache: Option<crate::semantic::project::ParseCache>,
 }
 
 /// One traced forward.
@@ -59,6 +61,8 @@ pub struct GraphResult {
     pub graph: Graph,
     pub regions: Vec<Region>,
     pub events: Vec<TraceEvent>,
+    /// Where Dynamo would break this graph (GraphBreakAnnotationPass), in source order.
+    pub breaks: Vec<crate::breaks::Finding>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
 }
@@ -90,7 +94,10 @@ fn diag_of(e: &EvalError) -> Diagnostic {
 /// `--entry` model.
 pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
     let root = opts.root.clone().unwrap_or_else(|| Project::default_root(path));
-    let project = Project::new(root);
+    let mut project = Project::new(root);
+    if let Some(cache) = &opts.parse_cache {
+        project = project.with_parse_cache(cache.clone());
+    }
     analyze_in_project(project, path, opts)
 }
 
@@ -98,7 +105,10 @@ pub fn analyze_in_project(project: Project, path: &Path, opts: &GraphOptions) ->
     let file = project.load_path(path).map_err(|source| AnalysisError::Io { path: path.to_path_buf(), source })?;
     let (graphs, diagnostics) = {
         let mut interp = Interp::new(&project);
-        let graphs = run(&mut interp, file, opts)?;
+        let mut graphs = run(&mut interp, file, opts)?;
+        for g in graphs.iter_mut() {
+            g.breaks = crate::breaks::annotate(&project, g);
+        }
         (graphs, std::mem::take(&mut interp.diagnostics))
     };
     Ok(FileAnalysis { project, file, graphs, diagnostics })
@@ -206,6 +216,7 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         graph: Graph::new(),
         regions: vec![],
         events: vec![],
+        breaks: vec![],
         error: None,
     };
     let Value::Object(obj) = root else {

@@ -5,6 +5,7 @@
 //! `graph` → `shapes` → `render`, driven by `analysis`; `cli` is a thin front end.
 
 pub mod analysis;
+pub mod breaks;
 pub mod catalog;
 pub mod cli;
 pub mod diagnostics;

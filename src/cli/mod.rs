@@ -1,5 +1,7 @@
 //! The command line: a thin adapter from arguments to the analysis API and back to text.
 
+pub mod check;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -41,6 +43,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
     },
+    /// Report where torch.compile would break the graph, like a linter (ruff-style output).
+    Check(check::CheckArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -58,8 +62,9 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Check(args) => check::run(args),
         Command::Graph { file, class, entry, inputs, root, format } => {
-            let opts = GraphOptions { root, class, entry, inputs };
+            let opts = GraphOptions { root, class, entry, inputs, ..Default::default() };
             match analysis::analyze_file(&file, &opts) {
                 Ok(a) => {
                     let out = match format {

@@ -14,6 +14,7 @@ use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::inline::MAX_INLINE_DEPTH;
 use crate::syntax::{text, Span};
+use crate::shapes::{Meta, Scalar, ScalarOrigin};
 
 pub type Kwargs = Vec<(String, Value)>;
 
@@ -182,7 +183,9 @@ impl<'p> Interp<'p> {
         };
         if f.is_generator && inline {
             if let Some(t) = self.tracer.as_mut() {
-                t.event("generator", f.file_id, f.span, f.name.clone());
+                // Only a generator *root* is refused by Dynamo; inlined generator helpers are fine.
+                let detail = if t.inline_depth == 0 { "root".to_string() } else { f.name.clone() };
+                t.event("generator", f.file_id, f.span, detail);
             }
         }
         self.call_depth += 1;
@@ -559,7 +562,18 @@ impl<'p> Interp<'p> {
                 if let Some(t) = self.tracer.as_mut() {
                     t.event("convert", frame.file_id, span, name.to_string());
                 }
-                self.trace_function(frame, &format!("builtins.{name}"), vec![v.clone()], vec![], span)
+                let out = self.trace_function(frame, &format!("builtins.{name}"), vec![v.clone()], vec![], span)?;
+                // The result is a Python number read from the data, not a tensor: branching on it
+                // later is plain Python (the break already happened here).
+                if let (Value::Proxy(n), Some(t)) = (&out, self.tracer.as_mut()) {
+                    let s = match name {
+                        "int" => Scalar::Int(None),
+                        "float" => Scalar::Float(None),
+                        _ => Scalar::Bool(None),
+                    };
+                    t.graph.node_mut(*n).meta = Meta::Scalar(s, ScalarOrigin::Data);
+                }
+                Ok(out)
             }
             _ => Ok(match (name, v) {
                 ("int", Value::Int(i)) => Value::Int(*i),

@@ -11,6 +11,7 @@ mod call;
 mod expr;
 mod module;
 mod objects;
+mod release;
 mod stmt;
 pub mod trace;
 pub mod value;
@@ -85,6 +86,16 @@ pub struct Interp<'p> {
     pub tracer: Option<Tracer>,
     /// Parsed catalogue expressions (parameter-shape formulas), by their text.
     expr_cache: std::collections::HashMap<String, Arc<SourceFile>>,
+}
+
+impl Drop for Interp<'_> {
+    fn drop(&mut self) {
+        let mut s = release::Scrubber::default();
+        for ns in self.modules.values() {
+            s.module(ns);
+        }
+        s.drain();
+    }
 }
 
 impl<'p> Interp<'p> {

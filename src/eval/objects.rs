@@ -489,7 +489,15 @@ impl<'p> Interp<'p> {
         match path {
             "functools.partial" => return Ok(self.make_partial(args, kwargs)),
             "collections.OrderedDict" | "typing.OrderedDict" => return self.call_value(frame, &Value::Builtin(Rc::from("dict")), args, kwargs, span),
-            "copy.deepcopy" | "copy.copy" => return Ok(a0),
+            "copy.deepcopy" | "copy.copy" => {
+                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
+                if short == "deepcopy" && has_proxy(&a0) {
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event("deepcopy", frame.file_id, span, path.to_string());
+                    }
+                }
+                return Ok(a0);
+            }
             "typing.cast" | "torch.jit.annotate" => return Ok(args.get(1).cloned().unwrap_or(Value::None)),
             "torch.jit.is_scripting" | "torch.jit.is_tracing" | "torch.compiler.is_compiling" | "torch._dynamo.is_compiling" | "torch.compiler.is_dynamo_compiling"
             | "torch.fx._symbolic_trace.is_fx_tracing" | "torch._C._get_tracing_state" | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
@@ -524,8 +532,13 @@ impl<'p> Interp<'p> {
         if path.starts_with("logging.") {
             if let Some(t) = self.tracer.as_mut() {
                 if !matches!(short, "getLogger" | "basicConfig") {
-                    t.event("log", frame.file_id, span, short.to_string());
+                    // The full path tells a root-logger call (`logging.info`) from a logger
+                    // method (`logging.Logger.info`): Dynamo breaks differently on them.
+                    t.event("log", frame.file_id, span, path.to_string());
                 }
+            }
+            if short == "getLogger" {
+                return Ok(Value::External(Rc::from("logging.Logger")));
             }
             return Ok(Value::unknown("logger"));
         }

@@ -34,6 +34,8 @@ pub struct TraceEvent {
     pub span: Span,
     pub call_chain: Vec<(FileId, Span)>,
     pub detail: String,
+    /// Graph nodes recorded before the event: what a break here would separate from the rest.
+    pub nodes_before: usize,
 }
 
 /// Largest graph a single trace may record.
@@ -133,11 +135,13 @@ impl Tracer {
     }
 
     pub fn note_generator(&mut self, file: FileId, span: Span) {
-        self.events.push(TraceEvent { kind: "yield", file, span, call_chain: self.call_chain.clone(), detail: String::new() });
+        let nodes_before = self.graph.order.len();
+        self.events.push(TraceEvent { kind: "yield", file, span, call_chain: self.call_chain.clone(), detail: String::new(), nodes_before });
     }
 
     pub fn event(&mut self, kind: &'static str, file: FileId, span: Span, detail: String) {
-        self.events.push(TraceEvent { kind, file, span, call_chain: self.call_chain.clone(), detail });
+        let nodes_before = self.graph.order.len();
+        self.events.push(TraceEvent { kind, file, span, call_chain: self.call_chain.clone(), detail, nodes_before });
     }
 
     /// Whether branching on a node breaks the graph: tensors and data-derived scalars do;

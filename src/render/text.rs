@@ -11,11 +11,15 @@ pub fn render(r: &GraphResult) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Graph: {}", r.name);
     let _ = writeln!(out, "{}", "=".repeat(50));
-    for (_, n) in g.nodes() {
+    for (id, n) in g.nodes() {
         let mut args: Vec<String> = n.args.iter().map(|a| arg_text(g, a)).collect();
         args.extend(n.kwargs.iter().map(|(k, v)| format!("{k}={}", arg_text(g, v))));
         let args = if n.op == Op::Placeholder && !n.args.is_empty() { String::new() } else { args.join(", ") };
         let _ = write!(out, "{}: {}[{}]({})", n.name, n.op.as_str(), n.target, args);
+        let caused: Vec<&crate::breaks::Finding> = r.breaks.iter().filter(|f| f.node == Some(id)).collect();
+        if !caused.is_empty() && n.region.is_none_or(|t| t.role != RegionRole::Cause) {
+            out.push_str(" [GRAPH_BREAK]");
+        }
         if let Some(tag) = n.region {
             match tag.role {
                 RegionRole::Cause => out.push_str(" [GRAPH_BREAK]"),
@@ -29,19 +33,35 @@ pub fn render(r: &GraphResult) -> String {
             }
         }
         out.push('\n');
+        for f in caused {
+            let _ = writeln!(out, "  └─ Break Reason: {} ({}): {}", f.gb_type, f.gb_id, f.message);
+            let _ = writeln!(out, "  └─ Workaround: {}", f.hint);
+        }
     }
     out.push('\n');
     let _ = writeln!(out, "Graph Break Summary:");
     let _ = writeln!(out, "{}", "-".repeat(50));
-    if r.regions.is_empty() {
+    let proven: Vec<&crate::breaks::Finding> = r.breaks.iter().filter(|f| !f.gb_id.is_empty()).collect();
+    if proven.is_empty() {
         let _ = writeln!(out, "No graph breaks detected!");
-    } else {
-        for (i, region) in r.regions.iter().enumerate() {
-            let _ = writeln!(out, "{}. Data-dependent control flow ({}) at node {}", i + 1, region.kind, g.node(region.cause).name);
+    }
+    for (i, f) in proven.iter().enumerate() {
+        let _ = writeln!(out, "{}. {} {} {} (line {})", i + 1, f.code, f.gb_id, f.gb_type, f.line);
+        let _ = writeln!(out, "   {}", f.message);
+        for (_, _, via) in &f.related {
+            let _ = writeln!(out, "   {via}");
         }
+        let severity = format!("{:?}", f.severity).to_lowercase();
+        let _ = writeln!(out, "   Severity: {severity}; impact: {} nodes after the break", f.impact_nodes);
+        let _ = writeln!(out, "   Fix: {}", f.hint);
+    }
+    let possible = r.breaks.iter().filter(|f| f.gb_id.is_empty()).count();
+    if possible > 0 {
+        let _ = writeln!(out, "({possible} possible break(s) at calls staticfx cannot see into; see `staticfx check`)");
     }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "\nTracing stopped early: {} ({})", e.message, e.code);
     }
     out
 }
+

@@ -45,7 +45,13 @@ pub struct Project {
     overlays: HashMap<PathBuf, (Arc<str>, Option<Tree>)>,
     files: RwLock<Vec<Arc<SourceFile>>>,
     by_module: RwLock<HashMap<String, Option<FileId>>>,
+    parse_cache: Option<ParseCache>,
 }
+
+/// Parsed files shared by the projects of one batch run (`staticfx check` over many files):
+/// every model file imports the same package modules, and parsing them again for each file
+/// dominated the run time. Keyed by path and module name (the name depends on the root).
+pub type ParseCache = Arc<std::sync::Mutex<HashMap<(PathBuf, String), Arc<SourceFile>>>>;
 
 impl Project {
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -54,7 +60,13 @@ impl Project {
             overlays: HashMap::new(),
             files: RwLock::new(Vec::new()),
             by_module: RwLock::new(HashMap::new()),
+            parse_cache: None,
         }
+    }
+
+    pub fn with_parse_cache(mut self, cache: ParseCache) -> Self {
+        self.parse_cache = Some(cache);
+        self
     }
 
     /// The default root for a file: the nearest ancestor directory that is not a package
@@ -109,11 +121,27 @@ impl Project {
         if let Some(id) = self.files.read().unwrap().iter().position(|f| f.path == path) {
             return Ok(id);
         }
-        let (text, tree) = match self.overlays.get(&path) {
-            Some((t, tree)) => (t.clone(), tree.clone()),
-            None => (Arc::from(read_lossy(&path)?), None),
+        let file = match self.overlays.get(&path) {
+            Some((t, tree)) => Arc::new(SourceFile::new(path, module.clone(), t.clone(), tree.clone())),
+            None => match &self.parse_cache {
+                Some(cache) => {
+                    let key = (path.clone(), module.clone());
+                    let hit = cache.lock().unwrap().get(&key).cloned();
+                    match hit {
+                        Some(f) => f,
+                        None => {
+                            let f = Arc::new(SourceFile::new(path, module.clone(), Arc::from(read_lossy(&key.0)?), None));
+                            cache.lock().unwrap().insert(key, f.clone());
+                            f
+                        }
+                    }
+                }
+                None => {
+                    let text = Arc::from(read_lossy(&path)?);
+                    Arc::new(SourceFile::new(path, module.clone(), text, None))
+                }
+            },
         };
-        let file = Arc::new(SourceFile::new(path, module.clone(), text, tree));
         let mut files = self.files.write().unwrap();
         files.push(file);
         let id = files.len() - 1;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Wall time of `staticfx check` (release build) next to `ruff check --select E,F` on the same
+# files, in one run. Sources: the transformers and timm wheels unzipped under $CORPUS
+# (default /work/corpus/src); they are not part of the repository.
+#
+#   scripts/bench/check_vs_ruff.sh [CORPUS_DIR]
+#
+# staticfx exits 1 when it has findings and 2 on a per-file error; only a crash (signal or
+# "internal error") fails this script.
+set -u
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+corpus="${1:-/work/corpus/src}"
+ruff="${RUFF:-/work/venv/bin/ruff}"
+targets=("$corpus/transformers" "$corpus/timm")
+out="${TMPDIR:-/tmp}/staticfx-bench"
+mkdir -p "$out"
+
+cargo build --release -j 2 --manifest-path "$here/Cargo.toml" >/dev/null || exit 3
+bin="$here/target/release/staticfx"
+nfiles=$(find "${targets[@]}" -name '*.py' | wc -l)
+nlines=$(find "${targets[@]}" -name '*.py' -print0 | xargs -0 cat | wc -l)
+echo "corpus: $nfiles Python files, $nlines lines (${targets[*]})"
+
+now() { date +%s.%N; }
+
+t0=$(now)
+"$bin" check --output-format json "${targets[@]}" >"$out/staticfx.json" 2>"$out/staticfx.err"
+sfx_status=$?
+t1=$(now)
+"$ruff" check --select E,F --no-cache --output-format json --exit-zero "${targets[@]}" >"$out/ruff.json" 2>"$out/ruff.err"
+ruff_status=$?
+t2=$(now)
+
+sfx=$(echo "$t1 - $t0" | bc)
+rf=$(echo "$t2 - $t1" | bc)
+echo "staticfx check: ${sfx}s (exit $sfx_status)"
+echo "ruff check --select E,F: ${rf}s (exit $ruff_status)"
+echo "ratio staticfx/ruff: $(echo "scale=1; $sfx / $rf" | bc)x"
+python3 - "$out/staticfx.json" <<'PY'
+import collections, json, sys
+msgs = json.load(open(sys.argv[1]))
+by = collections.Counter(m["code"] for m in msgs)
+print("staticfx findings:", len(msgs), dict(sorted(by.items())))
+PY
+echo "per-file errors: $(grep -c '^staticfx: ' "$out/staticfx.err" || true) (see $out/staticfx.err)"
+if grep -q "internal error" "$out/staticfx.err" || [ "$sfx_status" -gt 2 ]; then
+    echo "FAIL: staticfx crashed" >&2
+    exit 1
+fi

@@ -1,0 +1,30 @@
+//! FX111 / GB0003: a generator `forward` (a `yield` in its body). Dynamo refuses the whole
+//! frame before tracing, so nothing is compiled; it reports the `def` line. A generator
+//! *helper* consumed inside forward is inlined and fine.
+
+use super::{Ctx, Finding};
+
+pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
+    for e in cx.events("generator").filter(|e| e.detail == "root") {
+        // The def line only: Dynamo points there, not at the whole body.
+        let header = cx.source(e.file, e.span).find('\n').map(|n| e.span.start + n).unwrap_or(e.span.end);
+        let mut f = cx.finding("FX111", "GB0003", e.file, crate::syntax::Span::new(e.span.start, header), &e.call_chain);
+        f.impact_nodes = cx.impact_from(0);
+        f.message = "forward is a generator (it contains `yield`): Dynamo refuses to trace the whole frame".into();
+        f.hint = "return a list or tuple of the per-step results instead of yielding them; keep the generator in a helper that forward consumes".into();
+        out.push(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::breaks::testing::{codes, HEAD};
+
+    #[test]
+    fn generator_forward_but_not_helper() {
+        let src = format!("{HEAD}        yield self.fc(x)\n");
+        assert_eq!(codes(&src), vec![(9, "GB0003")]);
+        let src = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def _steps(self, x):\n        yield self.fc(x)\n        yield x\n\n    def forward(self, x):\n        return sum(self._steps(x))\n";
+        assert_eq!(codes(src), vec![]);
+    }
+}

@@ -1,0 +1,62 @@
+//! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
+//! `bool(t)`, `math.*(t)` — and with it anything derived from it, such as a data-dependent
+//! `range(...)` bound. Dynamo 2.15 reports all of these as the `Tensor.item()` break.
+
+use super::{Ctx, Finding};
+
+pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
+    for e in cx.result.events.iter().filter(|e| (e.kind == "method" && e.detail == "item") || e.kind == "convert") {
+        let nodes = cx.nodes_at(e.file, e.span);
+        // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
+        // only a conversion whose input is still a tensor breaks.
+        let Some(&node) = nodes.iter().find(|&&n| super::receiver(cx, n).is_some_and(|r| super::is_tensor(cx, r))) else { continue };
+        let call = cx.source(e.file, e.span);
+        let what = if e.kind == "method" { ".item()".to_string() } else { format!("{}()", e.detail) };
+        let mut f = cx.finding_at_event("FX102", "GB0124", e);
+        f.node = Some(node);
+        f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));
+        f.hint = match e.detail.as_str() {
+            "bool" => "keep the condition a tensor and select with torch.where(...) instead of converting it to a Python bool".into(),
+            _ => format!(
+                "keep `{}` a 0-d tensor and use it in tensor operations; if a Python number is needed, set torch._dynamo.config.capture_scalar_outputs = True",
+                super::snippet(&receiver_text(&call))
+            ),
+        };
+        out.push(f);
+    }
+}
+
+/// `h.max().item()` → `h.max()`, `int(t.sum())` → `t.sum()`.
+fn receiver_text(call: &str) -> String {
+    let c = call.trim();
+    if let Some(r) = c.strip_suffix(".item()") {
+        return r.to_string();
+    }
+    match (c.find('('), c.rfind(')')) {
+        (Some(a), Some(b)) if b > a => c[a + 1..b].to_string(),
+        _ => c.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::breaks::testing::{codes, HEAD};
+
+    #[test]
+    fn item_and_casts() {
+        let src = format!("{HEAD}        h = self.fc(x)\n        a = h.max().item()\n        b = int(h.argmax())\n        c = float(h.std())\n        d = bool((h < 0).any())\n        return h * a * b * c\n");
+        assert_eq!(codes(&src), vec![(11, "GB0124"), (12, "GB0124"), (13, "GB0124"), (14, "GB0124")]);
+    }
+
+    #[test]
+    fn conversion_of_a_converted_number_and_range_bound_are_one_break() {
+        let src = format!("{HEAD}        h = self.fc(x)\n        n = int((x > 0).sum().item()) % 3 + 1\n        m = int(n)\n        for _ in range(n):\n            h = torch.tanh(h)\n        return h\n");
+        assert_eq!(codes(&src), vec![(11, "GB0124")]);
+    }
+
+    #[test]
+    fn casts_of_shapes_are_fine() {
+        let src = format!("{HEAD}        n = int(x.shape[0]) * float(x.size(-1))\n        return self.fc(x) * int(n) + len(x)\n");
+        assert_eq!(codes(&src), vec![]);
+    }
+}

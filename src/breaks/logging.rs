@@ -1,0 +1,37 @@
+//! FX106 / GB0291 or GB4841: logging in forward. A method of a module logger
+//! (`logger = logging.getLogger(__name__)`, then `logger.warning(...)`) is GB0291; the
+//! root-logger functions (`logging.info(...)`) make Dynamo trace into `logging` itself, where it
+//! fails on `Logger.handlers` (GB4841).
+
+use super::{Ctx, Finding};
+
+pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
+    for e in cx.events("log") {
+        let method = e.detail.rsplit('.').next().unwrap_or("");
+        if !matches!(method, "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical" | "fatal" | "log") {
+            continue;
+        }
+        let root = !e.detail.starts_with("logging.Logger.");
+        let mut f = cx.finding_at_event("FX106", if root { "GB4841" } else { "GB0291" }, e);
+        let call = super::snippet(&cx.source(e.file, e.span));
+        f.message = if root {
+            format!("root-logger call `{call}`: Dynamo traces into logging and fails on Logger.handlers")
+        } else {
+            format!("logger call `{call}` in forward is not supported by Dynamo")
+        };
+        f.hint = "move the log call out of forward (e.g. into a forward hook), or guard it with `if not torch.compiler.is_compiling():`".into();
+        f.fix_available = true;
+        out.push(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::breaks::testing::codes;
+
+    #[test]
+    fn module_logger_and_root_logger() {
+        let src = "import logging\nimport torch\nfrom torch import nn\nlogger = logging.getLogger(__name__)\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        logger.warning(\"x %s\", x.shape)\n        logging.info(\"y\")\n        return self.fc(x)\n";
+        assert_eq!(codes(src), vec![(12, "GB0291"), (13, "GB4841")]);
+    }
+}

@@ -1,0 +1,353 @@
+//! GraphBreakAnnotationPass: turns what the tracer saw (regions, events, graph nodes) into
+//! findings that say where TorchDynamo would break the graph, in Dynamo's own terms (gb id and
+//! gb_type), with a hint written for the site. One rule per file; each rule only reads the
+//! traced graph and the source, so rules are independent and can be tested alone.
+//!
+//! Precision first: a rule reports only what it can prove from the graph's metadata
+//! (tensor vs. Python value, dtype, shape-derived vs. data-derived scalars). What the analyser
+//! cannot see into is reported separately, at low severity, under its own code (FX190).
+
+pub mod registry;
+
+mod backward;
+mod c_extension;
+mod class_in_forward;
+mod data_dependent_branch;
+mod deepcopy;
+mod dynamic_shape_op;
+mod explicit_graph_break;
+mod generator;
+mod item;
+mod logging;
+mod numpy;
+mod print;
+mod requires_grad;
+mod time;
+mod tolist;
+mod unknown_call;
+
+use serde::Serialize;
+use tree_sitter::Node as TsNode;
+
+use crate::analysis::GraphResult;
+use crate::diagnostics::Severity;
+use crate::eval::trace::TraceEvent;
+use crate::graph::{NodeId, Op};
+use crate::semantic::{FileId, Project};
+use crate::syntax::Span;
+
+/// Every code a rule can emit, with a one-line title (for `--select` help and docs).
+pub const CODES: &[(&str, &str)] = &[
+    ("FX101", "data-dependent branch"),
+    ("FX102", "tensor converted to a Python scalar"),
+    ("FX103", "Tensor.tolist()"),
+    ("FX104", "dynamic-shape operator"),
+    ("FX105", "print() in forward"),
+    ("FX106", "logging in forward"),
+    ("FX107", "wall-clock time in forward"),
+    ("FX108", "explicit graph break"),
+    ("FX109", "requires_grad_() in forward"),
+    ("FX110", "backward() in forward"),
+    ("FX111", "generator forward"),
+    ("FX112", "class statement in forward"),
+    ("FX113", "copy.deepcopy of a tensor"),
+    ("FX114", "numpy operation Dynamo does not model"),
+    ("FX115", "call into a C extension"),
+    ("FX190", "possible graph break: call the analyser cannot see into"),
+];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    pub code: &'static str,
+    /// Dynamo's graph-break id (`GB0170`); empty for a possible break (FX190).
+    pub gb_id: &'static str,
+    pub gb_type: &'static str,
+    pub message: String,
+    pub hint: String,
+    pub severity: Severity,
+    #[serde(skip)]
+    pub file: FileId,
+    pub span: Span,
+    /// 1-based line and character column of `span.start` (and of `span.end`).
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The call chain from `forward` to the site, outermost first.
+    #[serde(skip)]
+    pub related: Vec<(FileId, Span, String)>,
+    pub fix_available: bool,
+    /// Graph nodes traced after the break: what Dynamo would put in another graph (or run eagerly).
+    pub impact_nodes: usize,
+    pub region: Option<usize>,
+    /// The graph node that causes the break, when there is one.
+    #[serde(skip)]
+    pub node: Option<NodeId>,
+}
+
+impl Finding {
+    pub fn url(&self) -> Option<String> {
+        registry::url(self.gb_id)
+    }
+}
+
+/// What a rule reads: the traced forward and the source it came from.
+pub struct Ctx<'a> {
+    pub project: &'a Project,
+    pub result: &'a GraphResult,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(project: &'a Project, result: &'a GraphResult) -> Self {
+        Ctx { project, result }
+    }
+
+    pub fn source(&self, file: FileId, span: Span) -> String {
+        let f = self.project.file(file);
+        f.text.get(span.start..span.end).unwrap_or("").to_string()
+    }
+
+    /// Calls `visit` with the smallest syntax node covering `span`.
+    pub fn with_syntax<R>(&self, file: FileId, span: Span, visit: impl FnOnce(TsNode, &str) -> R) -> Option<R> {
+        let f = self.project.file(file);
+        let node = f.tree.root_node().descendant_for_byte_range(span.start, span.end)?;
+        Some(visit(node, &f.text))
+    }
+
+    pub fn events(&self, kind: &str) -> impl Iterator<Item = &'a TraceEvent> + '_ {
+        let kind = kind.to_string();
+        self.result.events.iter().filter(move |e| e.kind == kind)
+    }
+
+    /// Graph nodes recorded for exactly this source span (a call site).
+    pub fn nodes_at(&self, file: FileId, span: Span) -> Vec<NodeId> {
+        self.result
+            .graph
+            .nodes()
+            .filter(|(_, n)| n.origin.as_ref().is_some_and(|o| o.file == file && o.span == span))
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// Operation nodes (not placeholders, parameters or the output) from position `from` on.
+    pub fn impact_from(&self, from: usize) -> usize {
+        let g = &self.result.graph;
+        g.order.iter().skip(from).filter(|&&id| !matches!(g.node(id).op, Op::Placeholder | Op::Output | Op::GetAttr)).count()
+    }
+
+    pub fn impact_after(&self, node: NodeId) -> usize {
+        let pos = self.result.graph.order.iter().position(|&n| n == node).map(|p| p + 1).unwrap_or(usize::MAX);
+        self.impact_from(pos)
+    }
+
+    pub fn related(&self, chain: &[(FileId, Span)]) -> Vec<(FileId, Span, String)> {
+        chain
+            .iter()
+            .map(|&(file, span)| {
+                let call = self.source(file, span);
+                let call = call.lines().next().unwrap_or("").trim().to_string();
+                let f = self.project.file(file);
+                let line = f.lines.line_of(span.start) + 1;
+                let name = f.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                (file, span, format!("called from {name}:{line}: `{call}`"))
+            })
+            .collect()
+    }
+
+    /// A finding with Dynamo's wording for `gb_id`; rules fill in message details and the hint.
+    pub fn finding(&self, code: &'static str, gb_id: &'static str, file: FileId, span: Span, chain: &[(FileId, Span)]) -> Finding {
+        Finding {
+            code,
+            gb_id,
+            gb_type: registry::gb_type(gb_id),
+            message: String::new(),
+            hint: String::new(),
+            severity: Severity::Warning,
+            file,
+            span,
+            line: 0,
+            column: 0,
+            end_line: 0,
+            end_column: 0,
+            related: self.related(chain),
+            fix_available: false,
+            impact_nodes: 0,
+            region: None,
+            node: None,
+        }
+    }
+
+    pub fn finding_at_event(&self, code: &'static str, gb_id: &'static str, e: &TraceEvent) -> Finding {
+        let mut f = self.finding(code, gb_id, e.file, e.span, &e.call_chain);
+        f.impact_nodes = self.impact_from(e.nodes_before);
+        f
+    }
+}
+
+/// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
+/// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
+pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
+    let cx = Ctx::new(project, result);
+    let mut out = Vec::new();
+    data_dependent_branch::check(&cx, &mut out);
+    item::check(&cx, &mut out);
+    tolist::check(&cx, &mut out);
+    dynamic_shape_op::check(&cx, &mut out);
+    print::check(&cx, &mut out);
+    logging::check(&cx, &mut out);
+    time::check(&cx, &mut out);
+    explicit_graph_break::check(&cx, &mut out);
+    requires_grad::check(&cx, &mut out);
+    backward::check(&cx, &mut out);
+    generator::check(&cx, &mut out);
+    class_in_forward::check(&cx, &mut out);
+    deepcopy::check(&cx, &mut out);
+    numpy::check(&cx, &mut out);
+    c_extension::check(&cx, &mut out);
+    unknown_call::check(&cx, &mut out);
+    out.retain(|f| !eager_only(&cx, f));
+    for f in out.iter_mut() {
+        note_loop(&cx, f);
+    }
+    for f in out.iter_mut() {
+        let file = project.file(f.file);
+        let (a, b) = (file.lines.line_col(&file.text, f.span.start), file.lines.line_col(&file.text, f.span.end));
+        (f.line, f.column, f.end_line, f.end_column) = (a.line + 1, a.col + 1, b.line + 1, b.col + 1);
+    }
+    let line = |f: &Finding| f.line;
+    out.sort_by_key(|f| (f.file, f.span.start, f.code));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.file, line(f), f.gb_id, f.code)));
+    out
+}
+
+/// Whether a finding sits in code Dynamo never traces: the body of
+/// `if not torch.compiler.is_compiling():` or the `else` of `if torch.compiler.is_compiling():`.
+/// The traced graph follows torch.fx, where `is_compiling()` is False, so the pass decides
+/// this from the syntax.
+fn eager_only(cx: &Ctx, f: &Finding) -> bool {
+    cx.with_syntax(f.file, f.span, |node, src| {
+        let mut child = node;
+        let mut cur = node.parent();
+        while let Some(n) = cur {
+            match n.kind() {
+                "function_definition" | "lambda" | "class_definition" => return false,
+                "if_statement" => {
+                    if let Some(cond) = n.child_by_field_name("condition") {
+                        let in_body = n.child_by_field_name("consequence").is_some_and(|b| b.id() == child.id());
+                        let in_else = child.kind() == "else_clause";
+                        match compiling_test(cond, src) {
+                            Some(false) if in_body => return true,
+                            Some(true) if in_else => return true,
+                            _ => {}
+                        }
+                    }
+                }
+                _ => {}
+            }
+            child = n;
+            cur = n.parent();
+        }
+        false
+    })
+    .unwrap_or(false)
+}
+
+/// `is_compiling()` → Some(true), `not is_compiling()` → Some(false), anything else → None.
+fn compiling_test(cond: TsNode, src: &str) -> Option<bool> {
+    match cond.kind() {
+        "not_operator" => compiling_test(cond.child_by_field_name("argument")?, src).map(|b| !b),
+        "parenthesized_expression" => compiling_test(cond.named_child(0)?, src),
+        "call" => {
+            let func = &src[cond.child_by_field_name("function")?.byte_range()];
+            matches!(func.rsplit('.').next(), Some("is_compiling" | "is_dynamo_compiling")).then_some(true)
+        }
+        _ => None,
+    }
+}
+
+/// A break inside a `for` loop makes Dynamo give up on the whole frame (GB7000, "graph break in
+/// loop"): nothing of forward is compiled. Worth saying, since it is far worse than a split.
+fn note_loop(cx: &Ctx, f: &mut Finding) {
+    if f.gb_id.is_empty() || f.gb_id == "GB0003" {
+        return;
+    }
+    let in_loop = cx
+        .with_syntax(f.file, f.span, |node, _| {
+            let mut cur = node.parent();
+            while let Some(n) = cur {
+                match n.kind() {
+                    "for_statement" => return true,
+                    "function_definition" | "lambda" | "class_definition" => return false,
+                    _ => cur = n.parent(),
+                }
+            }
+            false
+        })
+        .unwrap_or(false);
+    if in_loop {
+        f.message.push_str(" (inside a `for` loop: Dynamo then runs the whole frame eagerly, GB7000 \"graph break in loop\")");
+        f.impact_nodes = f.impact_nodes.max(cx.impact_from(0));
+    }
+}
+
+/// Tensor-valued node (as opposed to a Python number the tracer also records).
+pub fn is_tensor(cx: &Ctx, n: NodeId) -> bool {
+    cx.result.graph.node(n).meta.is_tensor()
+}
+
+/// The receiver (first argument) of a call node.
+pub fn receiver(cx: &Ctx, n: NodeId) -> Option<NodeId> {
+    match cx.result.graph.node(n).args.first() {
+        Some(crate::graph::Arg::Node(r)) => Some(*r),
+        _ => None,
+    }
+}
+
+/// Compact source text for a message: first line, trimmed, at most 60 characters.
+pub fn snippet(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("").trim();
+    let mut out: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 || s.lines().count() > 1 {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Rule tests analyse a small source file written to a temporary directory.
+    use super::Finding;
+    use crate::analysis::{analyze_file, GraphOptions};
+
+    pub fn findings(src: &str) -> Vec<(usize, &'static str, &'static str, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.py");
+        std::fs::write(&path, src).unwrap();
+        let src = src.to_string();
+        // The evaluator is recursive: give it the stack the CLI gives it.
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let a = analyze_file(&path, &GraphOptions::default()).unwrap();
+                let mut out = Vec::new();
+                for g in &a.graphs {
+                    for f in &g.breaks {
+                        let f: &Finding = f;
+                        let line = src[..f.span.start].matches('\n').count() + 1;
+                        out.push((line, f.code, f.gb_id, f.hint.clone()));
+                    }
+                }
+                out
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    }
+
+    pub fn codes(src: &str) -> Vec<(usize, &'static str)> {
+        findings(src).into_iter().map(|(l, _, g, _)| (l, g)).collect()
+    }
+
+    pub const HEAD: &str = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n";
+}

@@ -1,0 +1,98 @@
+//! `staticfx check` as users run it: exit codes, noqa, select/ignore, pyproject config, and
+//! snapshots of the text/JSON outputs for a few corpus cases.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_staticfx"))
+}
+
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/breaks").join(name)
+}
+
+/// Runs `staticfx check` in `dir` with `args`; returns (exit code, stdout).
+fn check(dir: &Path, args: &[&str]) -> (i32, String) {
+    let out = bin().current_dir(dir).arg("check").args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap())
+}
+
+const BREAKING: &str = "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        h = self.fc(x)\n        if h.sum() > 0:\n            h = torch.relu(h)\n        print(h.shape)\n        return h\n";
+
+const CLEAN: &str = "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        h = self.fc(x)\n        if self.training:\n            h = h * 2\n        return torch.where(h > 0, h, -h)\n";
+
+#[test]
+fn exit_codes_and_ruff_style_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("clean.py"), CLEAN).unwrap();
+    std::fs::write(dir.path().join("bad.py"), BREAKING).unwrap();
+    assert_eq!(check(dir.path(), &["clean.py"]).0, 0);
+    let (code, out) = check(dir.path(), &["."]);
+    assert_eq!(code, 1);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("./bad.py:12:12: FX101 Data-dependent branching"), "{out}");
+    assert!(lines[1].starts_with("./bad.py:14:9: FX105 "), "{out}");
+    assert_eq!(check(dir.path(), &["missing.py"]).0, 2);
+}
+
+#[test]
+fn noqa_select_ignore_and_pyproject() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = BREAKING.replace("print(h.shape)", "print(h.shape)  # noqa: FX105").replace("if h.sum() > 0:", "if h.sum() > 0:  # noqa");
+    std::fs::write(dir.path().join("bad.py"), &src).unwrap();
+    assert_eq!(check(dir.path(), &["bad.py"]).0, 0);
+
+    std::fs::write(dir.path().join("bad.py"), BREAKING).unwrap();
+    let (code, out) = check(dir.path(), &["bad.py", "--select", "FX105"]);
+    assert_eq!((code, out.lines().count()), (1, 1), "{out}");
+    let (code, _) = check(dir.path(), &["bad.py", "--ignore", "FX101,FX105"]);
+    assert_eq!(code, 0);
+
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nignore = [\"FX105\"]\n").unwrap();
+    let (code, out) = check(dir.path(), &["bad.py"]);
+    assert_eq!((code, out.lines().count()), (1, 1), "{out}");
+    assert!(out.contains("FX101"));
+}
+
+#[test]
+fn gitignored_files_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::create_dir(dir.path().join("build")).unwrap();
+    std::fs::write(dir.path().join("build/bad.py"), BREAKING).unwrap();
+    std::fs::write(dir.path().join("ok.py"), CLEAN).unwrap();
+    assert_eq!(check(dir.path(), &["."]).0, 0);
+}
+
+#[test]
+fn json_and_sarif_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.py"), BREAKING).unwrap();
+    let (_, out) = check(dir.path(), &["bad.py", "--output-format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let first = &v[0];
+    for key in ["code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row"] {
+        assert!(first.get(key).is_some(), "missing {key}: {first}");
+    }
+    assert_eq!(first["url"], "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html");
+    assert_eq!(first["location"], serde_json::json!({"row": 12, "column": 12}));
+    let (_, out) = check(dir.path(), &["bad.py", "--output-format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 2);
+}
+
+/// Snapshots of what users read: the graph with break annotations, and check's JSON.
+#[test]
+fn output_snapshots() {
+    for case in ["if_sum.py", "helper_gate.py", "item_in_loop.py"] {
+        let dir = corpus("");
+        let out = bin().current_dir(&dir).args(["graph", case]).output().unwrap();
+        insta::assert_snapshot!(format!("graph_text_{case}"), String::from_utf8(out.stdout).unwrap());
+        let (_, json) = check(&dir, &[case, "--output-format", "json"]);
+        insta::assert_snapshot!(format!("check_json_{case}"), json);
+    }
+}
