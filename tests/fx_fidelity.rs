@@ -69,7 +69,7 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
 
 fn run_case(case: &Case) -> Result<(usize, usize), String> {
     let expected = read_json(&manifest_dir().join(format!("tests/expected/fx/{}.json", case.id)));
-    let opts = GraphOptions { root: case.root.clone(), class: None, entry: Some(case.entry.clone()), inputs: case.inputs.clone() };
+    let opts = GraphOptions { root: case.root.clone(), entry: Some(case.entry.clone()), inputs: case.inputs.clone(), ..Default::default() };
     let analysis = analyze_file(&case.file, &opts).map_err(|e| format!("{}: {e}", case.id))?;
     let json: Value = serde_json::from_str(&staticfx::render::json::render(&analysis.project, &analysis.graphs)).unwrap();
     let got = json["graphs"][0]["nodes"].as_array().unwrap().clone();
