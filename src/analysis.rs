@@ -44,6 +44,8 @@ pub struct GraphOptions {
     pub class: Option<String>,
     pub entry: Option<String>,
     pub inputs: Vec<InputSpec>,
+    /// Per-class forward inputs (the editor's `exampleInputs`), preferred over `inputs`.
+    pub class_inputs: std::collections::HashMap<String, Vec<InputSpec>>,
 }
 
 /// One traced forward.
@@ -61,6 +63,59 @@ pub struct GraphResult {
     pub events: Vec<TraceEvent>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
+    /// The constructed module tree, root first (hover on `self.x = nn.Linear(...)` reads it).
+    pub modules: Vec<ModuleSummary>,
+}
+
+/// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleSummary {
+    pub path: String,
+    pub class: String,
+    /// Direct parameters and buffers, in registration order.
+    pub params: Vec<ParamSummary>,
+    /// Names of direct child modules.
+    pub children: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSummary {
+    pub name: String,
+    pub shape: Option<Vec<i64>>,
+    pub dtype: DType,
+    pub buffer: bool,
+}
+
+fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(root.clone(), String::new())];
+    while let Some((obj, path)) = stack.pop() {
+        // Shared submodules appear once, under their first path, as in named_modules().
+        if !seen.insert(obj.id) {
+            continue;
+        }
+        let params = obj
+            .attrs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Value::Param(p) => Some(ParamSummary { name: k.clone(), shape: p.shape.clone(), dtype: p.dtype, buffer: p.is_buffer }),
+                _ => None,
+            })
+            .collect();
+        let children = obj.children();
+        let class = match &obj.kind {
+            ObjKind::Leaf(c) => c.clone(),
+            _ => obj.class_name(),
+        };
+        out.push(ModuleSummary { path: path.clone(), class, params, children: children.iter().map(|(n, _)| n.clone()).collect() });
+        for (name, child) in children.into_iter().rev() {
+            let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+            stack.push((child, p));
+        }
+    }
+    out
 }
 
 #[derive(Debug)]
@@ -146,7 +201,8 @@ fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<Gra
             continue;
         }
         let value = instantiate_per_class(interp, file, &class, site.span);
-        let mut g = trace_root(interp, &value, &opts.inputs);
+        let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
+        let mut g = trace_root(interp, &value, inputs);
         g.name = format!("{}.forward", site.name);
         g.class = site.name.clone();
         g.file = file;
@@ -207,12 +263,14 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         regions: vec![],
         events: vec![],
         error: None,
+        modules: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
         return result;
     };
     result.class = obj.class_name();
+    result.modules = module_tree(obj);
     interp.tracer = Some(Tracer::new(obj));
     let outcome = trace_forward(interp, obj, inputs);
     let mut tracer = interp.tracer.take().expect("tracer");

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod diagnostics;
 pub mod eval;
 pub mod graph;
+pub mod lsp;
 pub mod render;
 pub mod semantic;
 pub mod shapes;

@@ -41,10 +41,16 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
     },
+    /// Run the language server over stdin/stdout.
+    Lsp,
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Lsp = cli.command {
+        // The server runs its own runtime and gives analysis its own large-stack threads.
+        return crate::lsp::run_stdio();
+    }
     // Deep models and deeply nested source need more stack than the default main thread has.
     let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run(cli));
     match handle.map(|h| h.join()) {
@@ -58,8 +64,9 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Lsp => unreachable!("handled in main"),
         Command::Graph { file, class, entry, inputs, root, format } => {
-            let opts = GraphOptions { root, class, entry, inputs };
+            let opts = GraphOptions { root, class, entry, inputs, ..Default::default() };
             match analysis::analyze_file(&file, &opts) {
                 Ok(a) => {
                     let out = match format {
