@@ -132,7 +132,7 @@ pub fn analyze(snap: &Snapshot) -> Output {
 /// not see, the model is not wrong), tracing errors, graph-break regions and side effects.
 pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
     let mut out: Vec<RawFinding> = Vec::new();
-    let mut push = |f: RawFinding, out: &mut Vec<RawFinding>| {
+    let push = |f: RawFinding, out: &mut Vec<RawFinding>| {
         if !out.iter().any(|o| o.file == f.file && o.span == f.span && o.code == f.code) {
             out.push(f);
         }
@@ -170,7 +170,6 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
 fn limit_severity(code: &str, given: Severity) -> Severity {
     match code {
         codes::SYNTAX_ERROR => Severity::Error,
-        codes::UNRESOLVED_NAME => Severity::Hint,
         c if c.starts_with("FX9") => Severity::Info,
         _ => given,
     }
