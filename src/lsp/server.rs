@@ -51,7 +51,9 @@ impl Server {
     pub async fn document_text(&self, params: Json) -> Result<Json> {
         let uri: Uri = params.get("uri").and_then(Json::as_str).and_then(|s| s.parse().ok()).ok_or_else(|| Error::invalid_params("expected {uri}"))?;
         let doc = self.state.docs.get(&uri).ok_or_else(|| Error::invalid_params("document not open"))?;
-        Ok(json!({"version": doc.version, "text": doc.rope.to_string()}))
+        let fresh = crate::syntax::parse(&doc.text, None);
+        let tree_ok = fresh.root_node().to_sexp() == doc.tree.root_node().to_sexp();
+        Ok(json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}))
     }
 
     fn schedule(&self, uri: Uri, version: i32) {
