@@ -105,7 +105,10 @@ fn largest_modeling_file(dir: &Path) -> Option<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.file_name().and_then(|n| n.to_str()).map(|n| n.starts_with("modeling_") && n.ends_with(".py")).unwrap_or(false) {
+            } else if p.file_name().and_then(|n| n.to_str()).map(|n| n.starts_with("modeling_") && n.ends_with(".py")).unwrap_or(false)
+                // modeling_utils.py is the largest but holds no forward to edit in.
+                && std::fs::read_to_string(&p).map(|t| t.contains("def forward(")).unwrap_or(false)
+            {
                 let len = e.metadata().map(|m| m.len()).unwrap_or(0);
                 if best.as_ref().map(|(l, _)| len > *l).unwrap_or(true) {
                     best = Some((len, p));

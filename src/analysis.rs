@@ -185,10 +185,10 @@ fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<Gra
         return Ok(vec![g]);
     }
     let file_ref = interp.project.file(file);
-    let sites = crate::syntax::queries::class_sites(&file_ref.tree, &file_ref.text);
+    let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree, &file_ref.text);
     let mut out = Vec::new();
     let mut found_requested = false;
-    for site in sites.iter().filter(|s| s.top_level) {
+    for site in &sites {
         if let Some(want) = &opts.class {
             if &site.name != want {
                 continue;

@@ -29,6 +29,8 @@ pub struct Snapshot {
     pub class_inputs: HashMap<String, Vec<InputSpec>>,
     /// Other open buffers: imports read the editor's text, not the disk's.
     pub overlays: Vec<(PathBuf, Arc<str>)>,
+    /// Which settings the snapshot was taken under; results of older settings are not reused.
+    pub config_gen: u64,
     /// Test hook: a marker comment makes analysis panic, to prove the server survives it.
     pub test_hooks: bool,
 }
@@ -95,6 +97,7 @@ pub struct GraphView {
 
 pub struct Output {
     pub version: i32,
+    pub config_gen: u64,
     pub text: Arc<str>,
     pub findings: Vec<Finding>,
     pub graphs: Vec<GraphView>,
@@ -115,7 +118,7 @@ pub fn analyze(snap: &Snapshot) -> Output {
     }
     project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
     let opts = GraphOptions { root: Some(snap.root.clone()), class_inputs: snap.class_inputs.clone(), ..Default::default() };
-    let mut out = Output { version: snap.version, text: snap.text.clone(), findings: vec![], graphs: vec![], failure: None };
+    let mut out = Output { version: snap.version, config_gen: snap.config_gen, text: snap.text.clone(), findings: vec![], graphs: vec![], failure: None };
     match analysis::analyze_in_project(project, &snap.path, &opts) {
         Ok(a) => {
             let raw = diagnostics_for(&a);

@@ -4,6 +4,7 @@
 //! diagnostics reach the client.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -40,6 +41,9 @@ struct State {
     results: DashMap<Uri, Arc<Output>>,
     /// Highest version whose diagnostics were published, so an old result never lands last.
     published: DashMap<Uri, i32>,
+    /// Bumped on every settings change: an analysis started under older settings may finish
+    /// after the change and must not be reused as current.
+    config_gen: AtomicU64,
 }
 
 impl Server {
@@ -81,7 +85,8 @@ fn current_version(state: &State, uri: &Uri) -> Option<i32> {
 async fn analyze(state: &Arc<State>, client: &Client, uri: &Uri, version: i32) -> std::result::Result<Arc<Output>, String> {
     let lock = state.locks.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
-    if let Some(done) = state.results.get(uri).filter(|o| o.version == version).map(|o| o.clone()) {
+    let gen = state.config_gen.load(Ordering::SeqCst);
+    if let Some(done) = state.results.get(uri).filter(|o| o.version == version && o.config_gen == gen).map(|o| o.clone()) {
         return Ok(done);
     }
     if current_version(state, uri) != Some(version) {
@@ -122,6 +127,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let path = uri.to_file_path()?.into_owned();
     let workspace = state.workspace.read().unwrap().clone();
     let root = analysis_bridge::root_for(&path, &workspace);
+    let config_gen = state.config_gen.load(Ordering::SeqCst);
     let config = state.config.read().unwrap().clone();
     let overlays = state
         .docs
@@ -140,13 +146,14 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         class_inputs: config.example_inputs,
         overlays,
         test_hooks: config.test_hooks,
+        config_gen,
     })
 }
 
 async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
     let lock = state.locks.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
-    if current_version(state, uri) != Some(out.version) {
+    if current_version(state, uri) != Some(out.version) || out.config_gen != state.config_gen.load(Ordering::SeqCst) {
         return;
     }
     if state.published.get(uri).map(|v| *v > out.version).unwrap_or(false) {
@@ -210,7 +217,9 @@ impl Server {
         // the message loop, so it runs beside it.
         tokio::spawn(async move {
             let items = vec![ConfigurationItem { scope_uri: None, section: Some("staticfx".into()) }];
-            if let Ok(values) = client.configuration(items).await {
+            // Clients without workspace/configuration keep the initialization settings.
+            let values = client.configuration(items).await.unwrap_or_default();
+            {
                 let mut c = state.base_config.read().unwrap().clone();
                 for v in values.iter().filter(|v| !v.is_null()) {
                     for p in c.merge(v) {
@@ -218,7 +227,7 @@ impl Server {
                     }
                 }
                 *state.config.write().unwrap() = c;
-                state.results.clear();
+                state.config_gen.fetch_add(1, Ordering::SeqCst);
                 let open: Vec<(Uri, i32)> = state.docs.iter().map(|d| (d.key().clone(), d.version)).collect();
                 for (uri, version) in open {
                     if let Ok(out) = analyze(&state, &client, &uri, version).await {
@@ -311,6 +320,7 @@ impl LanguageServer for Server {
         let mut c = self.state.base_config.read().unwrap().clone();
         let problems = c.merge(&params.settings);
         *self.state.config.write().unwrap() = c;
+        self.state.config_gen.fetch_add(1, Ordering::SeqCst);
         for p in problems {
             self.client.log_message(MessageType::WARNING, format!("staticfx settings: {p}")).await;
         }
