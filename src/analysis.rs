@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::{default_input_meta, Region, TraceEvent};
-use crate::eval::value::{FnKind, Value};
+use crate::eval::value::{FnKind, ObjKind, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, Op};
 use crate::semantic::{FileId, Project};
@@ -46,6 +46,8 @@ pub struct GraphOptions {
     pub inputs: Vec<InputSpec>,
     /// Share parsed files with other analyses of the same run (batch checks).
     pub parse_cache: Option<crate::semantic::project::ParseCache>,
+    /// Per-class forward inputs (the editor's `exampleInputs`), preferred over `inputs`.
+    pub class_inputs: std::collections::HashMap<String, Vec<InputSpec>>,
 }
 
 /// One traced forward.
@@ -65,6 +67,59 @@ pub struct GraphResult {
     pub breaks: Vec<crate::breaks::Finding>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
+    /// The constructed module tree, root first (hover on `self.x = nn.Linear(...)` reads it).
+    pub modules: Vec<ModuleSummary>,
+}
+
+/// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleSummary {
+    pub path: String,
+    pub class: String,
+    /// Direct parameters and buffers, in registration order.
+    pub params: Vec<ParamSummary>,
+    /// Names of direct child modules.
+    pub children: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSummary {
+    pub name: String,
+    pub shape: Option<Vec<i64>>,
+    pub dtype: DType,
+    pub buffer: bool,
+}
+
+fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(root.clone(), String::new())];
+    while let Some((obj, path)) = stack.pop() {
+        // Shared submodules appear once, under their first path, as in named_modules().
+        if !seen.insert(obj.id) {
+            continue;
+        }
+        let params = obj
+            .attrs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Value::Param(p) => Some(ParamSummary { name: k.clone(), shape: p.shape.clone(), dtype: p.dtype, buffer: p.is_buffer }),
+                _ => None,
+            })
+            .collect();
+        let children = obj.children();
+        let class = match &obj.kind {
+            ObjKind::Leaf(c) => c.clone(),
+            _ => obj.class_name(),
+        };
+        out.push(ModuleSummary { path: path.clone(), class, params, children: children.iter().map(|(n, _)| n.clone()).collect() });
+        for (name, child) in children.into_iter().rev() {
+            let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+            stack.push((child, p));
+        }
+    }
+    out
 }
 
 #[derive(Debug)]
@@ -140,10 +195,10 @@ fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<Gra
         return Ok(vec![g]);
     }
     let file_ref = interp.project.file(file);
-    let sites = crate::syntax::queries::class_sites(&file_ref.tree, &file_ref.text);
+    let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree, &file_ref.text);
     let mut out = Vec::new();
     let mut found_requested = false;
-    for site in sites.iter().filter(|s| s.top_level) {
+    for site in &sites {
         if let Some(want) = &opts.class {
             if &site.name != want {
                 continue;
@@ -156,7 +211,8 @@ fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<Gra
             continue;
         }
         let value = instantiate_per_class(interp, file, &class, site.span);
-        let mut g = trace_root(interp, &value, &opts.inputs);
+        let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
+        let mut g = trace_root(interp, &value, inputs);
         g.name = format!("{}.forward", site.name);
         g.class = site.name.clone();
         g.file = file;
@@ -218,12 +274,14 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         events: vec![],
         breaks: vec![],
         error: None,
+        modules: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
         return result;
     };
     result.class = obj.class_name();
+    result.modules = module_tree(obj);
     interp.tracer = Some(Tracer::new(obj));
     let outcome = trace_forward(interp, obj, inputs);
     let mut tracer = interp.tracer.take().expect("tracer");

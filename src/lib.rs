@@ -13,6 +13,7 @@ pub mod eval;
 /// Stage 8 (in progress): the bundled CPU executor; today its numeric kernels.
 pub mod exec;
 pub mod graph;
+pub mod lsp;
 pub mod render;
 pub mod semantic;
 pub mod shapes;

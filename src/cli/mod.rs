@@ -45,10 +45,16 @@ pub enum Command {
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
+    /// Run the language server over stdin/stdout.
+    Lsp,
 }
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Lsp = cli.command {
+        // The server runs its own runtime and gives analysis its own large-stack threads.
+        return crate::lsp::run_stdio();
+    }
     // Deep models and deeply nested source need more stack than the default main thread has.
     let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run(cli));
     match handle.map(|h| h.join()) {
@@ -63,6 +69,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Lsp => unreachable!("handled in main"),
         Command::Graph { file, class, entry, inputs, root, format } => {
             let opts = GraphOptions { root, class, entry, inputs, ..Default::default() };
             match analysis::analyze_file(&file, &opts) {

@@ -73,6 +73,40 @@ pub fn class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
     out
 }
 
+/// The module-level classes only, read off the root's children: the same sites as
+/// `class_sites(..).filter(top_level)` without a query over every node of the file, which
+/// dominated re-analysis time on large files in the language server.
+pub fn top_level_class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
+    let root = tree.root_node();
+    let mut w = root.walk();
+    let mut out = Vec::new();
+    for node in root.named_children(&mut w) {
+        let class = match node.kind() {
+            "class_definition" => node,
+            "decorated_definition" => match node.child_by_field_name("definition") {
+                Some(d) if d.kind() == "class_definition" => d,
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let (Some(name), Some(_body)) = (class.child_by_field_name("name"), class.child_by_field_name("body")) else { continue };
+        if name.kind() != "identifier" {
+            continue;
+        }
+        let mut bases = Vec::new();
+        if let Some(args) = class.child_by_field_name("superclasses") {
+            let mut aw = args.walk();
+            for arg in args.named_children(&mut aw) {
+                if arg.kind() != "keyword_argument" && arg.kind() != "comment" {
+                    bases.push(super::text(arg, src).to_string());
+                }
+            }
+        }
+        out.push(ClassSite { name: super::text(name, src).to_string(), span: Span::of(class), name_span: Span::of(name), bases, top_level: true });
+    }
+    out
+}
+
 /// Spans of every import statement, in source order.
 pub fn import_spans(tree: &Tree, src: &str) -> Vec<Span> {
     let mut cursor = QueryCursor::new();
@@ -85,4 +119,19 @@ pub fn import_spans(tree: &Tree, src: &str) -> Vec<Span> {
     }
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_level_sites_match_the_query() {
+        let src = "import torch\nclass A(nn.Module, metaclass=M):\n    class Inner:\n        pass\n@dataclass\nclass B(A):  # c\n    x = 1\ndef f():\n    class Local: pass\n";
+        let tree = crate::syntax::parse(src, None);
+        let want: Vec<_> = class_sites(&tree, src).into_iter().filter(|s| s.top_level).map(|s| (s.name, s.span, s.name_span, s.bases)).collect();
+        let got: Vec<_> = top_level_class_sites(&tree, src).into_iter().map(|s| (s.name, s.span, s.name_span, s.bases)).collect();
+        assert_eq!(got, want);
+        assert_eq!(got.len(), 2);
+    }
 }
