@@ -35,7 +35,13 @@ fn send(stdin: &Mutex<ChildStdin>, msg: &Value) {
 
 impl Lsp {
     fn start(bin: &Path) -> Lsp {
-        let mut child = Command::new(bin).arg("lsp").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("start staticfx lsp");
+        let mut child = Command::new(bin)
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start staticfx lsp");
         let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let (tx, rx) = channel();
@@ -61,25 +67,42 @@ impl Lsp {
             }
             let msg: Value = serde_json::from_slice(&body).unwrap();
             if let (Some(id), Some(_)) = (msg.get("id"), msg.get("method")) {
-                send(&answer, &json!({"jsonrpc": "2.0", "id": id, "result": [null]}));
+                send(
+                    &answer,
+                    &json!({"jsonrpc": "2.0", "id": id, "result": [null]}),
+                );
                 continue;
             }
             if tx.send(msg).is_err() {
                 return;
             }
         });
-        Lsp { child, stdin, rx, next_id: 0 }
+        Lsp {
+            child,
+            stdin,
+            rx,
+            next_id: 0,
+        }
     }
 
     fn notify(&self, method: &str, params: Value) {
-        send(&self.stdin, &json!({"jsonrpc": "2.0", "method": method, "params": params}));
+        send(
+            &self.stdin,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        );
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
-        send(&self.stdin, &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}));
+        send(
+            &self.stdin,
+            &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}),
+        );
         loop {
-            let m = self.rx.recv_timeout(Duration::from_secs(600)).expect("response");
+            let m = self
+                .rx
+                .recv_timeout(Duration::from_secs(600))
+                .expect("response");
             if m.get("id") == Some(&json!(self.next_id)) {
                 return m;
             }
@@ -89,9 +112,16 @@ impl Lsp {
     /// Waits for the diagnostics of `version`; returns how many there were.
     fn diagnostics(&self, version: i64) -> usize {
         loop {
-            let m = self.rx.recv_timeout(Duration::from_secs(600)).expect("publishDiagnostics in time");
-            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
-                return m["params"]["diagnostics"].as_array().map(Vec::len).unwrap_or(0);
+            let m = self
+                .rx
+                .recv_timeout(Duration::from_secs(600))
+                .expect("publishDiagnostics in time");
+            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
+            {
+                return m["params"]["diagnostics"]
+                    .as_array()
+                    .map(Vec::len)
+                    .unwrap_or(0);
             }
         }
     }
@@ -138,19 +168,35 @@ fn main() {
             _ => file = Some(PathBuf::from(a)),
         }
     }
-    let file = file.or_else(|| largest_modeling_file(Path::new("/work/corpus/src/transformers"))).expect("no file given and no transformers corpus");
+    let file = file
+        .or_else(|| largest_modeling_file(Path::new("/work/corpus/src/transformers")))
+        .expect("no file given and no transformers corpus");
     let file = std::fs::canonicalize(&file).unwrap();
     let root = root.unwrap_or_else(|| file.parent().unwrap().to_path_buf());
     let text = std::fs::read_to_string(&file).unwrap();
     // An edit point inside a forward: the end of the first statement line of a forward in
     // the middle of the file.
     let lines: Vec<&str> = text.lines().collect();
-    let forwards: Vec<usize> = lines.iter().enumerate().filter(|(_, l)| l.trim_start().starts_with("def forward(")).map(|(i, _)| i).collect();
+    let forwards: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("def forward("))
+        .map(|(i, _)| i)
+        .collect();
     let def = forwards[forwards.len() / 2];
-    let body = (def + 1..lines.len()).find(|&i| {
-        let l = lines[i].trim();
-        !l.is_empty() && !l.starts_with('#') && !l.starts_with(')') && !l.ends_with(':') && !l.ends_with(',') && !l.starts_with('"') && !l.ends_with('(') && lines[i].starts_with("        ")
-    }).expect("a statement in forward");
+    let body = (def + 1..lines.len())
+        .find(|&i| {
+            let l = lines[i].trim();
+            !l.is_empty()
+                && !l.starts_with('#')
+                && !l.starts_with(')')
+                && !l.ends_with(':')
+                && !l.ends_with(',')
+                && !l.starts_with('"')
+                && !l.ends_with('(')
+                && lines[i].starts_with("        ")
+        })
+        .expect("a statement in forward");
     let col = lines[body].encode_utf16().count() as u32;
 
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_staticfx"));
@@ -160,7 +206,10 @@ fn main() {
     lsp.request("initialize", json!({"processId": null, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": {"debounceMs": debounce}}));
     lsp.notify("initialized", json!({}));
     let t = Instant::now();
-    lsp.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}));
+    lsp.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+    );
     let n = lsp.diagnostics(1);
     let open_ms = t.elapsed().as_secs_f64() * 1e3;
 
@@ -174,7 +223,10 @@ fn main() {
             json!({"range": {"start": {"line": body, "character": col}, "end": {"line": body, "character": col + 1}}, "text": ""})
         };
         let t = Instant::now();
-        lsp.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}));
+        lsp.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+        );
         lsp.diagnostics(version);
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
@@ -183,9 +235,18 @@ fn main() {
     let _ = lsp.child.wait();
     let mut sorted = samples.clone();
     sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!("file: {} ({} lines, {} bytes)", file.display(), lines.len(), text.len());
+    println!(
+        "file: {} ({} lines, {} bytes)",
+        file.display(),
+        lines.len(),
+        text.len()
+    );
     println!("workspace root: {}", root.display());
-    println!("edit point: line {} (forward at line {}), debounce {debounce} ms", body + 1, def + 1);
+    println!(
+        "edit point: line {} (forward at line {}), debounce {debounce} ms",
+        body + 1,
+        def + 1
+    );
     println!("open → first diagnostics: {open_ms:.1} ms ({n} diagnostics)");
     println!(
         "edit → publishDiagnostics over {} edits: p50 {:.1} ms, p95 {:.1} ms, min {:.1} ms, max {:.1} ms",

@@ -17,12 +17,19 @@ fn modeling_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.join("transformers/models")];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.file_name().and_then(|n| n.to_str()).map(|n| n.starts_with("modeling_") && n.ends_with(".py")).unwrap_or(false) {
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(|n| n.starts_with("modeling_") && n.ends_with(".py"))
+                .unwrap_or(false)
+            {
                 out.push(p);
             }
         }
@@ -37,9 +44,15 @@ fn main() {
         return;
     };
     let files = modeling_files(&root);
-    let limit: usize = std::env::var("STATICFX_BENCH_LIMIT").ok().and_then(|v| v.parse().ok()).unwrap_or(usize::MAX);
+    let limit: usize = std::env::var("STATICFX_BENCH_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
     let files: Vec<PathBuf> = files.into_iter().take(limit).collect();
-    let bytes: usize = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len() as usize).unwrap_or(0)).sum();
+    let bytes: usize = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map(|m| m.len() as usize).unwrap_or(0))
+        .sum();
 
     // Anchor: parsing alone.
     let t0 = Instant::now();
@@ -49,7 +62,8 @@ fn main() {
     }
     let parse_secs = t0.elapsed().as_secs_f64();
 
-    let (mut classes, mut complete, mut panics, mut slowest) = (0usize, 0usize, 0usize, (0.0f64, PathBuf::new()));
+    let (mut classes, mut complete, mut panics, mut slowest) =
+        (0usize, 0usize, 0usize, (0.0f64, PathBuf::new()));
     let t1 = Instant::now();
     for f in &files {
         let start = Instant::now();
@@ -87,9 +101,21 @@ fn main() {
     }
     let full_secs = t1.elapsed().as_secs_f64();
     println!("files: {}  ({:.1} MB)", files.len(), bytes as f64 / 1e6);
-    println!("anchor  tree-sitter parse only: {:.2} s  ({:.0} files/s)", parse_secs, files.len() as f64 / parse_secs);
-    println!("staticfx per-class graphs:      {:.2} s  ({:.1} files/s)  = {:.1}x the parse-only anchor", full_secs, files.len() as f64 / full_secs, full_secs / parse_secs);
-    println!("classes traced: {classes}, complete graphs: {complete} ({:.1}%)", 100.0 * complete as f64 / classes.max(1) as f64);
+    println!(
+        "anchor  tree-sitter parse only: {:.2} s  ({:.0} files/s)",
+        parse_secs,
+        files.len() as f64 / parse_secs
+    );
+    println!(
+        "staticfx per-class graphs:      {:.2} s  ({:.1} files/s)  = {:.1}x the parse-only anchor",
+        full_secs,
+        files.len() as f64 / full_secs,
+        full_secs / parse_secs
+    );
+    println!(
+        "classes traced: {classes}, complete graphs: {complete} ({:.1}%)",
+        100.0 * complete as f64 / classes.max(1) as f64
+    );
     println!("slowest file: {:.2} s {}", slowest.0, slowest.1.display());
     println!("panics: {panics}");
     assert_eq!(panics, 0, "no file may panic");

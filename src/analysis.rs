@@ -24,17 +24,33 @@ pub struct InputSpec {
 impl std::str::FromStr for InputSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, rest) = s.split_once('=').ok_or_else(|| format!("expected NAME=SHAPE[:DTYPE], got `{s}`"))?;
+        let (name, rest) = s
+            .split_once('=')
+            .ok_or_else(|| format!("expected NAME=SHAPE[:DTYPE], got `{s}`"))?;
         let (shape, dtype) = match rest.split_once(':') {
-            Some((sh, dt)) => (sh, DType::parse(dt).ok_or_else(|| format!("unknown dtype `{dt}`"))?),
+            Some((sh, dt)) => (
+                sh,
+                DType::parse(dt).ok_or_else(|| format!("unknown dtype `{dt}`"))?,
+            ),
             None => (rest, DType::Float32),
         };
-        let dims: Result<Vec<i64>, _> = if shape.is_empty() { Ok(vec![]) } else { shape.split(['x', 'X', ',']).map(|d| d.trim().parse::<i64>()).collect() };
+        let dims: Result<Vec<i64>, _> = if shape.is_empty() {
+            Ok(vec![])
+        } else {
+            shape
+                .split(['x', 'X', ','])
+                .map(|d| d.trim().parse::<i64>())
+                .collect()
+        };
         let dims = dims.map_err(|_| format!("bad shape `{shape}` (expected e.g. 1x3x224x224)"))?;
         if name.is_empty() {
             return Err("empty input name".into());
         }
-        Ok(InputSpec { name: name.to_string(), shape: dims, dtype })
+        Ok(InputSpec {
+            name: name.to_string(),
+            shape: dims,
+            dtype,
+        })
     }
 }
 
@@ -104,7 +120,12 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
             .borrow()
             .iter()
             .filter_map(|(k, v)| match v {
-                Value::Param(p) => Some(ParamSummary { name: k.clone(), shape: p.shape.clone(), dtype: p.dtype, buffer: p.is_buffer }),
+                Value::Param(p) => Some(ParamSummary {
+                    name: k.clone(),
+                    shape: p.shape.clone(),
+                    dtype: p.dtype,
+                    buffer: p.is_buffer,
+                }),
                 _ => None,
             })
             .collect();
@@ -113,9 +134,18 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
             ObjKind::Leaf(c) => c.clone(),
             _ => obj.class_name(),
         };
-        out.push(ModuleSummary { path: path.clone(), class, params, children: children.iter().map(|(n, _)| n.clone()).collect() });
+        out.push(ModuleSummary {
+            path: path.clone(),
+            class,
+            params,
+            children: children.iter().map(|(n, _)| n.clone()).collect(),
+        });
         for (name, child) in children.into_iter().rev() {
-            let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+            let p = if path.is_empty() {
+                name
+            } else {
+                format!("{path}.{name}")
+            };
             stack.push((child, p));
         }
     }
@@ -133,7 +163,10 @@ pub struct FileAnalysis {
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
     #[error("cannot read {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Entry(String),
     #[error("no class named `{0}` in the file")]
@@ -141,14 +174,27 @@ pub enum AnalysisError {
 }
 
 fn diag_of(e: &EvalError) -> Diagnostic {
-    let severity = if e.code == codes::SYNTAX_ERROR { Severity::Error } else { Severity::Warning };
-    Diagnostic { code: e.code, message: e.message.clone(), severity, file: e.file, span: e.span }
+    let severity = if e.code == codes::SYNTAX_ERROR {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    Diagnostic {
+        code: e.code,
+        message: e.message.clone(),
+        severity,
+        file: e.file,
+        span: e.span,
+    }
 }
 
 /// Analyses one file: one graph per module class (or the `--class` one), or the instantiated
 /// `--entry` model.
 pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
-    let root = opts.root.clone().unwrap_or_else(|| Project::default_root(path));
+    let root = opts
+        .root
+        .clone()
+        .unwrap_or_else(|| Project::default_root(path));
     let mut project = Project::new(root);
     if let Some(cache) = &opts.parse_cache {
         project = project.with_parse_cache(cache.clone());
@@ -156,8 +202,17 @@ pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, An
     analyze_in_project(project, path, opts)
 }
 
-pub fn analyze_in_project(project: Project, path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
-    let file = project.load_path(path).map_err(|source| AnalysisError::Io { path: path.to_path_buf(), source })?;
+pub fn analyze_in_project(
+    project: Project,
+    path: &Path,
+    opts: &GraphOptions,
+) -> Result<FileAnalysis, AnalysisError> {
+    let file = project
+        .load_path(path)
+        .map_err(|source| AnalysisError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let (graphs, diagnostics) = {
         let mut interp = Interp::new(&project);
         let mut graphs = run(&mut interp, file, opts)?;
@@ -166,26 +221,51 @@ pub fn analyze_in_project(project: Project, path: &Path, opts: &GraphOptions) ->
         }
         (graphs, std::mem::take(&mut interp.diagnostics))
     };
-    Ok(FileAnalysis { project, file, graphs, diagnostics })
+    Ok(FileAnalysis {
+        project,
+        file,
+        graphs,
+        diagnostics,
+    })
 }
 
-fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<GraphResult>, AnalysisError> {
+fn run(
+    interp: &mut Interp,
+    file: FileId,
+    opts: &GraphOptions,
+) -> Result<Vec<GraphResult>, AnalysisError> {
     let ns = match interp.load_module(file) {
         Ok(ns) => ns,
         Err(e) => return Err(AnalysisError::Entry(e.message)),
     };
     if let Some(entry) = &opts.entry {
-        let value = interp.eval_in_module(file, entry).map_err(|e| AnalysisError::Entry(format!("cannot evaluate `{entry}`: {}", e.message)))?;
+        let value = interp.eval_in_module(file, entry).map_err(|e| {
+            AnalysisError::Entry(format!("cannot evaluate `{entry}`: {}", e.message))
+        })?;
         let Value::Object(obj) = &value else {
-            return Err(AnalysisError::Entry(format!("`{entry}` does not evaluate to a module (got {})", value.type_name())));
+            return Err(AnalysisError::Entry(format!(
+                "`{entry}` does not evaluate to a module (got {})",
+                value.type_name()
+            )));
         };
         if !obj.is_module() {
-            return Err(AnalysisError::Entry(format!("`{entry}` is a `{}`, not an nn.Module", obj.class_name())));
+            return Err(AnalysisError::Entry(format!(
+                "`{entry}` is a `{}`, not an nn.Module",
+                obj.class_name()
+            )));
         }
         if let Some(incomplete) = obj.get("__incomplete__") {
             let _ = incomplete;
-            let why = interp.diagnostics.iter().rev().find(|d| d.severity <= Severity::Warning).map(|d| d.message.clone()).unwrap_or_default();
-            return Err(AnalysisError::Entry(format!("constructing `{entry}` failed: {why}")));
+            let why = interp
+                .diagnostics
+                .iter()
+                .rev()
+                .find(|d| d.severity <= Severity::Warning)
+                .map(|d| d.message.clone())
+                .unwrap_or_default();
+            return Err(AnalysisError::Entry(format!(
+                "constructing `{entry}` failed: {why}"
+            )));
         }
         let class = obj.class_name();
         let mut g = trace_root(interp, &value, &opts.inputs);
@@ -206,7 +286,9 @@ fn run(interp: &mut Interp, file: FileId, opts: &GraphOptions) -> Result<Vec<Gra
             found_requested = true;
         }
         let class = ns.vars.borrow().get(&site.name).cloned();
-        let Some(class @ Value::Class(_)) = class else { continue };
+        let Some(class @ Value::Class(_)) = class else {
+            continue;
+        };
         if !is_traceable_module_class(interp, &class) {
             continue;
         }
@@ -234,7 +316,9 @@ fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
         return false;
     }
     let has_forward = interp.class_lookup(class, "forward").is_some();
-    let sequential = mro.iter().any(|m| matches!(m, Value::External(p) if p.ends_with(".Sequential")));
+    let sequential = mro
+        .iter()
+        .any(|m| matches!(m, Value::External(p) if p.ends_with(".Sequential")));
     has_forward || sequential
 }
 
@@ -245,13 +329,23 @@ fn instantiate_per_class(interp: &mut Interp, file: FileId, class: &Value, span:
         for p in init.params.iter().skip(1) {
             use crate::catalog::ParamKind::*;
             if p.default.is_none() && matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
-                kwargs.push((p.name.clone(), Value::unknown(format!("constructor argument `{}`", p.name))));
+                kwargs.push((
+                    p.name.clone(),
+                    Value::unknown(format!("constructor argument `{}`", p.name)),
+                ));
             }
         }
     }
     let f = interp.project.file(file);
     let ns = interp.load_module(file).expect("loaded");
-    let frame = Frame { file: f, file_id: file, globals: ns, locals: None, class: None, receiver: None };
+    let frame = Frame {
+        file: f,
+        file_id: file,
+        globals: ns,
+        locals: None,
+        class: None,
+        receiver: None,
+    };
     match interp.instantiate(&frame, class, vec![], kwargs, span) {
         Ok(v) => v,
         Err(e) => {
@@ -277,7 +371,13 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         modules: vec![],
     };
     let Value::Object(obj) = root else {
-        result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
+        result.error = Some(Diagnostic {
+            code: codes::UNSUPPORTED,
+            message: "the module could not be constructed".into(),
+            severity: Severity::Warning,
+            file: 0,
+            span: Span::default(),
+        });
         return result;
     };
     result.class = obj.class_name();
@@ -314,19 +414,42 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
     result
 }
 
-fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inputs: &[InputSpec]) -> Result<(), EvalError> {
+fn trace_forward(
+    interp: &mut Interp,
+    obj: &Rc<crate::eval::value::Object>,
+    inputs: &[InputSpec],
+) -> Result<(), EvalError> {
     let forward = interp.class_lookup(&obj.class, "forward");
     let (file, ns) = match &forward {
         Some(Value::Function(f)) => (f.file_id, f.globals.clone()),
         _ => match &obj.class {
             Value::Class(c) => (c.file_id, interp.load_module(c.file_id)?),
-            _ => return Err(EvalError { code: codes::UNSUPPORTED, message: "nothing to trace".into(), file: 0, span: Span::default() }),
+            _ => {
+                return Err(EvalError {
+                    code: codes::UNSUPPORTED,
+                    message: "nothing to trace".into(),
+                    file: 0,
+                    span: Span::default(),
+                })
+            }
         },
     };
-    let frame = Frame { file: interp.project.file(file), file_id: file, globals: ns, locals: None, class: None, receiver: None };
+    let frame = Frame {
+        file: interp.project.file(file),
+        file_id: file,
+        globals: ns,
+        locals: None,
+        class: None,
+        receiver: None,
+    };
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
-    let input_meta = |name: &str| inputs.iter().find(|i| i.name == name).map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype));
+    let input_meta = |name: &str| {
+        inputs
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype))
+    };
     let span = match &forward {
         Some(Value::Function(f)) => f.span,
         _ => Span::default(),
@@ -353,7 +476,17 @@ fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inpu
                     Value::Float(x) => Arg::Float(*x),
                     other => Arg::Repr(format!("{other:?}")),
                 });
-                let node = tracer.placeholder(&p.name, default_as_arg, if default_arg.is_some() { crate::eval::trace::value_meta(default_arg.as_ref().unwrap()) } else { meta }, file, span);
+                let node = tracer.placeholder(
+                    &p.name,
+                    default_as_arg,
+                    if default_arg.is_some() {
+                        crate::eval::trace::value_meta(default_arg.as_ref().unwrap())
+                    } else {
+                        meta
+                    },
+                    file,
+                    span,
+                );
                 // A defaulted argument keeps its default value (how the model is usually called);
                 // its placeholder still records the input, as torch.fx does.
                 let v = match default_arg {
@@ -370,7 +503,11 @@ fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inpu
         _ => {
             // nn.Sequential's own forward(input).
             let meta = input_meta("input").unwrap_or_else(default_input_meta);
-            let node = interp.tracer.as_mut().expect("tracing").placeholder("input", None, meta, file, span);
+            let node = interp
+                .tracer
+                .as_mut()
+                .expect("tracing")
+                .placeholder("input", None, meta, file, span);
             args.push(Value::Proxy(node));
         }
     }
@@ -378,12 +515,28 @@ fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inpu
         Some(Value::Function(f)) => {
             let f = f.clone();
             // The root forward is not an inlined call: it starts the call chain empty.
-            interp.call_function(&frame, &f, Some(Value::Object(obj.clone())), args, kwargs, span)?
+            interp.call_function(
+                &frame,
+                &f,
+                Some(Value::Object(obj.clone())),
+                args,
+                kwargs,
+                span,
+            )?
         }
         _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
     };
     let (arg, meta) = interp.to_arg(&frame, &out, span)?;
     let tracer = interp.tracer.as_mut().expect("tracing");
-    tracer.add_node("output", Op::Output, "output".into(), vec![arg], vec![], meta, file, span);
+    tracer.add_node(
+        "output",
+        Op::Output,
+        "output".into(),
+        vec![arg],
+        vec![],
+        meta,
+        file,
+        span,
+    );
     Ok(())
 }

@@ -18,8 +18,12 @@ fn corpus_dir() -> PathBuf {
 
 /// `# staticfx-case: inputs x=[4,8] labels=[4]:i64 expect=break` → the forward inputs.
 fn case_inputs(src: &str) -> Vec<InputSpec> {
-    let Some(line) = src.lines().find(|l| l.starts_with("# staticfx-case:")) else { return vec![] };
-    let Some(rest) = line.split("inputs").nth(1) else { return vec![] };
+    let Some(line) = src.lines().find(|l| l.starts_with("# staticfx-case:")) else {
+        return vec![];
+    };
+    let Some(rest) = line.split("inputs").nth(1) else {
+        return vec![];
+    };
     rest.split_whitespace()
         .take_while(|t| !t.starts_with("expect="))
         .filter_map(|t| {
@@ -38,7 +42,15 @@ fn analyse(path: &Path) -> (Found, usize) {
     std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
-            let a = analyze_file(&path, &GraphOptions { inputs, class: Some("Model".into()), ..Default::default() }).unwrap();
+            let a = analyze_file(
+                &path,
+                &GraphOptions {
+                    inputs,
+                    class: Some("Model".into()),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             let mut found = BTreeSet::new();
             let mut possible = 0;
             for g in &a.graphs {
@@ -59,7 +71,13 @@ fn analyse(path: &Path) -> (Found, usize) {
 
 #[test]
 fn corpus_matches_dynamo_labels() {
-    let labels: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/breaks/labels.json")).unwrap()).unwrap();
+    let labels: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/breaks/labels.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
     let cases = labels["cases"].as_array().unwrap();
     assert!(cases.len() >= 40);
     // gb id → (true positives, false positives, false negatives)
@@ -69,7 +87,17 @@ fn corpus_matches_dynamo_labels() {
     let mut possible_on_clean = Vec::new();
     for case in cases {
         let file = case["file"].as_str().unwrap();
-        let want: Found = case["breaks"].as_array().unwrap().iter().map(|b| (b["line"].as_u64().unwrap() as usize, b["gb_id"].as_str().unwrap().to_string())).collect();
+        let want: Found = case["breaks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["line"].as_u64().unwrap() as usize,
+                    b["gb_id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
         let (got, possible) = analyse(&corpus_dir().join(file));
         if want.is_empty() && possible > 0 {
             possible_on_clean.push(file.to_string());
@@ -86,7 +114,10 @@ fn corpus_matches_dynamo_labels() {
             misses.push((file.to_string(), fnn.0, fnn.1.clone()));
         }
     }
-    println!("\n{:<8} {:<8} {:>4} {:>4} {:>4} {:>10} {:>8}", "gb id", "code", "tp", "fp", "fn", "precision", "recall");
+    println!(
+        "\n{:<8} {:<8} {:>4} {:>4} {:>4} {:>10} {:>8}",
+        "gb id", "code", "tp", "fp", "fn", "precision", "recall"
+    );
     let code_of = |id: &str| -> &str {
         match id {
             "GB0170" => "FX101",
@@ -109,17 +140,42 @@ fn corpus_matches_dynamo_labels() {
     };
     let (mut tp, mut fp, mut fnn) = (0, 0, 0);
     for (id, (t, f, n)) in &per_id {
-        let p = if t + f == 0 { 1.0 } else { *t as f64 / (t + f) as f64 };
-        let r = if t + n == 0 { 1.0 } else { *t as f64 / (t + n) as f64 };
-        println!("{id:<8} {:<8} {t:>4} {f:>4} {n:>4} {p:>10.2} {r:>8.2}", code_of(id));
+        let p = if t + f == 0 {
+            1.0
+        } else {
+            *t as f64 / (t + f) as f64
+        };
+        let r = if t + n == 0 {
+            1.0
+        } else {
+            *t as f64 / (t + n) as f64
+        };
+        println!(
+            "{id:<8} {:<8} {t:>4} {f:>4} {n:>4} {p:>10.2} {r:>8.2}",
+            code_of(id)
+        );
         tp += t;
         fp += f;
         fnn += n;
     }
-    println!("{:<17} {tp:>4} {fp:>4} {fnn:>4} {:>10.2} {:>8.2}", "all", tp as f64 / (tp + fp).max(1) as f64, tp as f64 / (tp + fnn).max(1) as f64);
+    println!(
+        "{:<17} {tp:>4} {fp:>4} {fnn:>4} {:>10.2} {:>8.2}",
+        "all",
+        tp as f64 / (tp + fp).max(1) as f64,
+        tp as f64 / (tp + fnn).max(1) as f64
+    );
     println!("FX190 possible breaks on non-breaking cases: {possible_on_clean:?}");
     assert!(false_pos.is_empty(), "false positives: {false_pos:?}");
-    let known: Vec<(String, usize, String)> = KNOWN_MISSES.iter().map(|(f, l, g)| (f.to_string(), *l, g.to_string())).collect();
-    assert_eq!(misses, known, "missed labelled breaks (update KNOWN_MISSES only with a reason)");
-    assert!(possible_on_clean.is_empty(), "possible-break notes on non-breaking cases: {possible_on_clean:?}");
+    let known: Vec<(String, usize, String)> = KNOWN_MISSES
+        .iter()
+        .map(|(f, l, g)| (f.to_string(), *l, g.to_string()))
+        .collect();
+    assert_eq!(
+        misses, known,
+        "missed labelled breaks (update KNOWN_MISSES only with a reason)"
+    );
+    assert!(
+        possible_on_clean.is_empty(),
+        "possible-break notes on non-breaking cases: {possible_on_clean:?}"
+    );
 }

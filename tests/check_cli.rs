@@ -9,13 +9,23 @@ fn bin() -> Command {
 }
 
 fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/breaks").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/breaks")
+        .join(name)
 }
 
 /// Runs `staticfx check` in `dir` with `args`; returns (exit code, stdout).
 fn check(dir: &Path, args: &[&str]) -> (i32, String) {
-    let out = bin().current_dir(dir).arg("check").args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8(out.stdout).unwrap())
+    let out = bin()
+        .current_dir(dir)
+        .arg("check")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
 }
 
 const BREAKING: &str = "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        h = self.fc(x)\n        if h.sum() > 0:\n            h = torch.relu(h)\n        print(h.shape)\n        return h\n";
@@ -32,7 +42,10 @@ fn exit_codes_and_ruff_style_lines() {
     assert_eq!(code, 1);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[0].starts_with("./bad.py:12:12: FX101 Data-dependent branching"), "{out}");
+    assert!(
+        lines[0].starts_with("./bad.py:12:12: FX101 Data-dependent branching"),
+        "{out}"
+    );
     assert!(lines[1].starts_with("./bad.py:14:9: FX105 "), "{out}");
     assert_eq!(check(dir.path(), &["missing.py"]).0, 2);
 }
@@ -40,7 +53,9 @@ fn exit_codes_and_ruff_style_lines() {
 #[test]
 fn noqa_select_ignore_and_pyproject() {
     let dir = tempfile::tempdir().unwrap();
-    let src = BREAKING.replace("print(h.shape)", "print(h.shape)  # noqa: FX105").replace("if h.sum() > 0:", "if h.sum() > 0:  # noqa");
+    let src = BREAKING
+        .replace("print(h.shape)", "print(h.shape)  # noqa: FX105")
+        .replace("if h.sum() > 0:", "if h.sum() > 0:  # noqa");
     std::fs::write(dir.path().join("bad.py"), &src).unwrap();
     assert_eq!(check(dir.path(), &["bad.py"]).0, 0);
 
@@ -50,7 +65,11 @@ fn noqa_select_ignore_and_pyproject() {
     let (code, _) = check(dir.path(), &["bad.py", "--ignore", "FX101,FX105"]);
     assert_eq!(code, 0);
 
-    std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nignore = [\"FX105\"]\n").unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.staticfx]\nignore = [\"FX105\"]\n",
+    )
+    .unwrap();
     let (code, out) = check(dir.path(), &["bad.py"]);
     assert_eq!((code, out.lines().count()), (1, 1), "{out}");
     assert!(out.contains("FX101"));
@@ -74,11 +93,26 @@ fn json_and_sarif_shapes() {
     let (_, out) = check(dir.path(), &["bad.py", "--output-format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let first = &v[0];
-    for key in ["code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row"] {
+    for key in [
+        "code",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "url",
+        "noqa_row",
+    ] {
         assert!(first.get(key).is_some(), "missing {key}: {first}");
     }
-    assert_eq!(first["url"], "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html");
-    assert_eq!(first["location"], serde_json::json!({"row": 12, "column": 12}));
+    assert_eq!(
+        first["url"],
+        "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html"
+    );
+    assert_eq!(
+        first["location"],
+        serde_json::json!({"row": 12, "column": 12})
+    );
     let (_, out) = check(dir.path(), &["bad.py", "--output-format", "sarif"]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["version"], "2.1.0");
@@ -90,8 +124,15 @@ fn json_and_sarif_shapes() {
 fn output_snapshots() {
     for case in ["if_sum.py", "helper_gate.py", "item_in_loop.py"] {
         let dir = corpus("");
-        let out = bin().current_dir(&dir).args(["graph", case]).output().unwrap();
-        insta::assert_snapshot!(format!("graph_text_{case}"), String::from_utf8(out.stdout).unwrap());
+        let out = bin()
+            .current_dir(&dir)
+            .args(["graph", case])
+            .output()
+            .unwrap();
+        insta::assert_snapshot!(
+            format!("graph_text_{case}"),
+            String::from_utf8(out.stdout).unwrap()
+        );
         let (_, json) = check(&dir, &[case, "--output-format", "json"]);
         insta::assert_snapshot!(format!("check_json_{case}"), json);
     }

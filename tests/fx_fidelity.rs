@@ -23,7 +23,10 @@ fn manifest_dir() -> PathBuf {
 }
 
 fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
+    )
+    .unwrap()
 }
 
 fn inputs_of(v: &Value) -> Vec<InputSpec> {
@@ -32,7 +35,12 @@ fn inputs_of(v: &Value) -> Vec<InputSpec> {
         .iter()
         .map(|(name, spec)| InputSpec {
             name: name.clone(),
-            shape: spec["shape"].as_array().unwrap().iter().map(|d| d.as_i64().unwrap()).collect(),
+            shape: spec["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_i64().unwrap())
+                .collect(),
             dtype: DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
         })
         .collect()
@@ -40,7 +48,10 @@ fn inputs_of(v: &Value) -> Vec<InputSpec> {
 
 /// The fields compared: torch.fx's name, opcode, target, and the shape/dtype ShapeProp records.
 fn key(n: &Value) -> String {
-    format!("{} {} {} {} {}", n["name"], n["op"], n["target"], n["shape"], n["dtype"])
+    format!(
+        "{} {} {} {} {}",
+        n["name"], n["op"], n["target"], n["shape"], n["dtype"]
+    )
 }
 
 /// Python-level torch.nn.functional wrappers re-pass their defaults as keywords through
@@ -54,7 +65,10 @@ fn args_key(n: &Value) -> String {
         collect_refs(&n["kwargs"], &mut refs);
         return refs.join(",");
     }
-    let kwargs: std::collections::BTreeMap<String, Value> = n["kwargs"].as_object().map(|m| m.clone().into_iter().collect()).unwrap_or_default();
+    let kwargs: std::collections::BTreeMap<String, Value> = n["kwargs"]
+        .as_object()
+        .map(|m| m.clone().into_iter().collect())
+        .unwrap_or_default();
     format!("{} {}", n["args"], serde_json::to_string(&kwargs).unwrap())
 }
 
@@ -69,21 +83,46 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
 
 fn run_case(case: &Case) -> Result<(usize, usize), String> {
     let expected = read_json(&manifest_dir().join(format!("tests/expected/fx/{}.json", case.id)));
-    let opts = GraphOptions { root: case.root.clone(), entry: Some(case.entry.clone()), inputs: case.inputs.clone(), ..Default::default() };
+    let opts = GraphOptions {
+        root: case.root.clone(),
+        entry: Some(case.entry.clone()),
+        inputs: case.inputs.clone(),
+        ..Default::default()
+    };
     let analysis = analyze_file(&case.file, &opts).map_err(|e| format!("{}: {e}", case.id))?;
-    let json: Value = serde_json::from_str(&staticfx::render::json::render(&analysis.project, &analysis.graphs)).unwrap();
+    let json: Value = serde_json::from_str(&staticfx::render::json::render(
+        &analysis.project,
+        &analysis.graphs,
+    ))
+    .unwrap();
     let got = json["graphs"][0]["nodes"].as_array().unwrap().clone();
     let want = expected["nodes"].as_array().unwrap();
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if key(g) != key(w) {
-            return Err(format!("{}: node {i} differs:\n  got      {}\n  expected {}", case.id, key(g), key(w)));
+            return Err(format!(
+                "{}: node {i} differs:\n  got      {}\n  expected {}",
+                case.id,
+                key(g),
+                key(w)
+            ));
         }
         if args_key(g) != args_key(w) {
-            return Err(format!("{}: arguments of node {i} ({}) differ:\n  got      {}\n  expected {}", case.id, g["name"], args_key(g), args_key(w)));
+            return Err(format!(
+                "{}: arguments of node {i} ({}) differ:\n  got      {}\n  expected {}",
+                case.id,
+                g["name"],
+                args_key(g),
+                args_key(w)
+            ));
         }
     }
     if got.len() != want.len() {
-        return Err(format!("{}: {} nodes, torch.fx has {}", case.id, got.len(), want.len()));
+        return Err(format!(
+            "{}: {} nodes, torch.fx has {}",
+            case.id,
+            got.len(),
+            want.len()
+        ));
     }
     Ok((got.len(), want.len()))
 }
@@ -92,14 +131,31 @@ fn check_all(cases: Vec<Case>) {
     let mut failures = Vec::new();
     for case in &cases {
         // Deep models need a deep stack; the CLI runs on a big thread for the same reason.
-        let c = Case { id: case.id.clone(), file: case.file.clone(), root: case.root.clone(), entry: case.entry.clone(), inputs: case.inputs.clone() };
-        let r = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run_case(&c)).unwrap().join().unwrap();
+        let c = Case {
+            id: case.id.clone(),
+            file: case.file.clone(),
+            root: case.root.clone(),
+            entry: case.entry.clone(),
+            inputs: case.inputs.clone(),
+        };
+        let r = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || run_case(&c))
+            .unwrap()
+            .join()
+            .unwrap();
         match r {
             Ok((n, _)) => eprintln!("{:<24} {n:>4} nodes  identical to torch.fx", case.id),
             Err(e) => failures.push(e),
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from torch.fx:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from torch.fx:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -125,8 +181,13 @@ fn own_fixtures_match_torch_fx() {
 #[test]
 fn torchvision_models_match_torch_fx() {
     let Some(root) = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from) else {
-        assert!(std::env::var_os("CI").is_none(), "CI must set STATICFX_TORCHVISION_ROOT (see .ci/run)");
-        eprintln!("skipped: set STATICFX_TORCHVISION_ROOT to a directory containing torchvision/ to run");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set STATICFX_TORCHVISION_ROOT (see .ci/run)"
+        );
+        eprintln!(
+            "skipped: set STATICFX_TORCHVISION_ROOT to a directory containing torchvision/ to run"
+        );
         return;
     };
     let cases_json = read_json(&manifest_dir().join("scripts/expect/torchvision_cases.json"));

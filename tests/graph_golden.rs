@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use staticfx::analysis::{analyze_file, FileAnalysis, GraphOptions, InputSpec};
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 fn analyze(rel: &str, opts: GraphOptions) -> FileAnalysis {
@@ -20,7 +22,12 @@ fn analyze(rel: &str, opts: GraphOptions) -> FileAnalysis {
 }
 
 fn text(a: &FileAnalysis) -> String {
-    let mut out: String = a.graphs.iter().map(staticfx::render::text::render).collect::<Vec<_>>().join("\n");
+    let mut out: String = a
+        .graphs
+        .iter()
+        .map(staticfx::render::text::render)
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut diags: Vec<String> = a
         .diagnostics
         .iter()
@@ -73,11 +80,24 @@ fn instantiated_resnet_style_block_with_shapes() {
 
 #[test]
 fn class_filter_and_missing_class() {
-    let a = analyze("models/mlp.py", GraphOptions { class: Some("SimpleNet".into()), ..Default::default() });
+    let a = analyze(
+        "models/mlp.py",
+        GraphOptions {
+            class: Some("SimpleNet".into()),
+            ..Default::default()
+        },
+    );
     assert_eq!(a.graphs.len(), 1);
     assert_eq!(a.graphs[0].name, "SimpleNet.forward");
     let path = fixture("models/mlp.py");
-    let err = analyze_file(&path, &GraphOptions { class: Some("Nope".into()), ..Default::default() }).unwrap_err();
+    let err = analyze_file(
+        &path,
+        &GraphOptions {
+            class: Some("Nope".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("Nope"), "{err}");
 }
 
@@ -88,8 +108,16 @@ fn syntax_error_reports_location_and_keeps_other_classes() {
     assert!(!syntax.is_empty(), "a syntax error diagnostic");
     let f = a.project.file(a.file);
     let line = f.lines.line_col(&f.text, syntax[0].span.start).line + 1;
-    assert!((11..=12).contains(&line), "reported near the broken call, got line {line}");
-    assert!(a.graphs.iter().any(|g| g.name == "StillFine.forward" && g.error.is_none()), "the intact class still gets its graph");
+    assert!(
+        (11..=12).contains(&line),
+        "reported near the broken call, got line {line}"
+    );
+    assert!(
+        a.graphs
+            .iter()
+            .any(|g| g.name == "StillFine.forward" && g.error.is_none()),
+        "the intact class still gets its graph"
+    );
 }
 
 #[test]
@@ -98,8 +126,14 @@ fn unknown_names_give_diagnostics_and_opaque_nodes() {
     insta::assert_snapshot!(text(&a));
     let g = &a.graphs[0];
     let targets: Vec<&str> = g.graph.nodes().map(|(_, n)| n.target.as_str()).collect();
-    assert!(targets.contains(&"fc"), "known submodule still a call_module: {targets:?}");
-    assert!(targets.contains(&"block"), "unknown submodule stays an opaque call_module: {targets:?}");
+    assert!(
+        targets.contains(&"fc"),
+        "known submodule still a call_module: {targets:?}"
+    );
+    assert!(
+        targets.contains(&"block"),
+        "unknown submodule stays an opaque call_module: {targets:?}"
+    );
 }
 
 #[test]
@@ -111,27 +145,61 @@ fn unsupported_constructs_and_budgets_do_not_panic() {
         .filter(|d| d.file == a.file)
         .map(|d| {
             let f = a.project.file(d.file);
-            format!("{}: {} {}", f.lines.line_col(&f.text, d.span.start).line + 1, d.code, d.message)
+            format!(
+                "{}: {} {}",
+                f.lines.line_col(&f.text, d.span.start).line + 1,
+                d.code,
+                d.message
+            )
         })
         .collect();
     diags.sort();
     insta::assert_snapshot!(diags.join("\n"));
-    let looping = a.graphs.iter().find(|g| g.name == "Looping.forward").unwrap();
-    assert!(looping.graph.len() <= staticfx::eval::trace::MAX_GRAPH_NODES + 1, "the node cap holds");
-    assert_eq!(looping.graph.node(looping.graph.order[1]).target, "layers.?", "unknown container items stay opaque submodules");
+    let looping = a
+        .graphs
+        .iter()
+        .find(|g| g.name == "Looping.forward")
+        .unwrap();
+    assert!(
+        looping.graph.len() <= staticfx::eval::trace::MAX_GRAPH_NODES + 1,
+        "the node cap holds"
+    );
+    assert_eq!(
+        looping.graph.node(looping.graph.order[1]).target,
+        "layers.?",
+        "unknown container items stay opaque submodules"
+    );
     let codes: Vec<&str> = a.diagnostics.iter().map(|d| d.code).collect();
-    assert!(codes.contains(&"FX904"), "evaluation budget reported: {codes:?}");
-    let rec = a.graphs.iter().find(|g| g.name == "Recursive.forward").expect("graph for Recursive");
-    assert!(rec.error.is_some() || a.diagnostics.iter().any(|d| d.message.contains("inlining stopped") || d.message.contains("depth")), "recursion stopped with a message");
+    assert!(
+        codes.contains(&"FX904"),
+        "evaluation budget reported: {codes:?}"
+    );
+    let rec = a
+        .graphs
+        .iter()
+        .find(|g| g.name == "Recursive.forward")
+        .expect("graph for Recursive");
+    assert!(
+        rec.error.is_some()
+            || a.diagnostics
+                .iter()
+                .any(|d| d.message.contains("inlining stopped") || d.message.contains("depth")),
+        "recursion stopped with a message"
+    );
 }
 
 #[test]
 fn bad_entry_expression_is_an_error_not_a_panic() {
     let path = fixture("models/mlp.py");
     for entry in ["SimpleNet(", "NoSuchClass()", "1 + 2"] {
-        let opts = GraphOptions { entry: Some(entry.into()), ..Default::default() };
+        let opts = GraphOptions {
+            entry: Some(entry.into()),
+            ..Default::default()
+        };
         let p = path.clone();
-        let r = std::thread::spawn(move || analyze_file(&p, &opts).map(|_| ())).join().expect("no panic");
+        let r = std::thread::spawn(move || analyze_file(&p, &opts).map(|_| ()))
+            .join()
+            .expect("no panic");
         assert!(r.is_err(), "`{entry}` must be rejected");
     }
 }
@@ -139,9 +207,16 @@ fn bad_entry_expression_is_an_error_not_a_panic() {
 /// DOT output must be valid Graphviz: every fixture's graphs go through the real `dot`.
 #[test]
 fn dot_output_parses_with_graphviz() {
-    let has_dot = std::process::Command::new("dot").arg("-V").output().map(|o| o.status.success()).unwrap_or(false);
+    let has_dot = std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !has_dot {
-        assert!(std::env::var_os("CI").is_none(), "CI must install graphviz (scripts/test-all.sh does)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install graphviz (scripts/test-all.sh does)"
+        );
         eprintln!("skipped: graphviz `dot` not installed");
         return;
     }
@@ -164,9 +239,19 @@ fn dot_output_parses_with_graphviz() {
                 .spawn()
                 .unwrap();
             use std::io::Write;
-            child.stdin.take().unwrap().write_all(dot.as_bytes()).unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(dot.as_bytes())
+                .unwrap();
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{}: dot rejected the graph: {}", g.name, String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}: dot rejected the graph: {}",
+                g.name,
+                String::from_utf8_lossy(&out.stderr)
+            );
             checked += 1;
         }
     }

@@ -68,16 +68,40 @@ impl Rng {
     }
 }
 
-const PIECES: &[&str] = &["a", "x", " ", "é", "😀", "中", "\n", "\r\n", "\r", "(", ")", ":", "    ", "def f(x):\n", "return x + 1", "# 日本語 ☕\n", "self.fc(h)", ""];
+const PIECES: &[&str] = &[
+    "a",
+    "x",
+    " ",
+    "é",
+    "😀",
+    "中",
+    "\n",
+    "\r\n",
+    "\r",
+    "(",
+    ")",
+    ":",
+    "    ",
+    "def f(x):\n",
+    "return x + 1",
+    "# 日本語 ☕\n",
+    "self.fc(h)",
+    "",
+];
 
 async fn server_text(c: &mut TestClient) -> (String, i64, bool) {
     let r = c.result("staticfx/documentText", json!({"uri": URI})).await;
-    (r["text"].as_str().unwrap().to_string(), r["version"].as_i64().unwrap(), r["treeMatchesFreshParse"].as_bool().unwrap())
+    (
+        r["text"].as_str().unwrap().to_string(),
+        r["version"].as_i64().unwrap(),
+        r["treeMatchesFreshParse"].as_bool().unwrap(),
+    )
 }
 
 async fn random_edits(enc: Enc, seed: u64, edits: usize) {
     let mut c = TestClient::start(Value::Null);
-    c.initialize(None, json!({"debounceMs": 500}), enc == Enc::Utf8).await;
+    c.initialize(None, json!({"debounceMs": 500}), enc == Enc::Utf8)
+        .await;
     let mut text = String::from(include_str!("fixtures/lsp/simple_net.py"));
     c.open(URI, &text).await;
     let mut rng = Rng(seed);
@@ -89,7 +113,11 @@ async fn random_edits(enc: Enc, seed: u64, edits: usize) {
         let mut changes = Vec::new();
         for _ in 0..batch {
             let a = offset(&text, &mut rng);
-            let b = if rng.below(3) == 0 { a } else { offset(&text, &mut rng) };
+            let b = if rng.below(3) == 0 {
+                a
+            } else {
+                offset(&text, &mut rng)
+            };
             let (s, e) = (a.min(b), a.max(b));
             let e = if e - s > 40 { s + (e - s) % 40 } else { e };
             let mut e = e;
@@ -100,18 +128,27 @@ async fn random_edits(enc: Enc, seed: u64, edits: usize) {
                 e -= 1;
             }
             let e = e.max(s);
-            let insert: String = (0..rng.below(3)).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+            let insert: String = (0..rng.below(3))
+                .map(|_| PIECES[rng.below(PIECES.len())])
+                .collect();
             changes.push(json!({"range": {"start": position(&text, s, enc), "end": position(&text, e, enc)}, "text": insert}));
             text.replace_range(s..e, &insert);
         }
         sent += batch;
         version += 1;
-        c.notify("textDocument/didChange", json!({"textDocument": {"uri": URI, "version": version}, "contentChanges": changes})).await;
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": URI, "version": version}, "contentChanges": changes}),
+        )
+        .await;
     }
     let (server, v, tree_ok) = server_text(&mut c).await;
     assert_eq!(v, version);
     assert!(server == text, "server text diverged after {edits} edits");
-    assert!(tree_ok, "incrementally edited tree differs from a fresh parse");
+    assert!(
+        tree_ok,
+        "incrementally edited tree differs from a fresh parse"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -167,5 +204,8 @@ async fn out_of_range_positions_clamp_instead_of_dropping_the_change() {
     // A reversed range is taken as the range between its ends.
     edit(&mut c, 5, ((1, 2), (1, 0)), "CD").await;
     let (text, version, tree_ok) = server_text(&mut c).await;
-    assert_eq!((text.as_str(), version, tree_ok), ("ab_😀!\r\nCD\ntail", 5, true));
+    assert_eq!(
+        (text.as_str(), version, tree_ok),
+        ("ab_😀!\r\nCD\ntail", 5, true)
+    );
 }

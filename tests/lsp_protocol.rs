@@ -17,11 +17,17 @@ fn workspace(name: &str, text: &str) -> (tempfile::TempDir, String) {
 }
 
 fn codes(diags: &[Value]) -> Vec<String> {
-    diags.iter().map(|d| d["code"].as_str().unwrap_or("").to_string()).collect()
+    diags
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or("").to_string())
+        .collect()
 }
 
 fn hover_text(h: &Value) -> String {
-    h["contents"]["value"].as_str().unwrap_or_default().to_string()
+    h["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,8 +35,13 @@ async fn initialize_negotiates_position_encoding() {
     let mut c = TestClient::start(Value::Null);
     let res = c.initialize(None, json!({}), true).await;
     assert_eq!(res["capabilities"]["positionEncoding"], "utf-8");
-    assert_eq!(res["capabilities"]["textDocumentSync"], 2, "incremental sync");
-    let cmds = res["capabilities"]["executeCommandProvider"]["commands"].as_array().unwrap();
+    assert_eq!(
+        res["capabilities"]["textDocumentSync"], 2,
+        "incremental sync"
+    );
+    let cmds = res["capabilities"]["executeCommandProvider"]["commands"]
+        .as_array()
+        .unwrap();
     assert!(cmds.contains(&json!("staticfx.showGraph")));
     let mut c = TestClient::start(Value::Null);
     let res = c.initialize(None, json!({}), false).await;
@@ -41,21 +52,43 @@ async fn initialize_negotiates_position_encoding() {
 async fn diagnostics_on_open_and_on_change() {
     let (dir, uri) = workspace("simple_net.py", SIMPLE);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false).await;
+    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false)
+        .await;
     c.open(&uri, SIMPLE).await;
     let diags = c.diagnostics(&uri, 1).await;
-    let limit = diags.iter().find(|d| d["code"] == "FX902").unwrap_or_else(|| panic!("analysis limit in {diags:?}"));
-    assert_eq!(limit["severity"], 3, "analysis limits are Information, not warnings");
+    let limit = diags
+        .iter()
+        .find(|d| d["code"] == "FX902")
+        .unwrap_or_else(|| panic!("analysis limit in {diags:?}"));
+    assert_eq!(
+        limit["severity"], 3,
+        "analysis limits are Information, not warnings"
+    );
     assert_eq!(limit["source"], "staticfx");
-    let line = SIMPLE.lines().position(|l| l.contains("not_defined_anywhere")).unwrap();
+    let line = SIMPLE
+        .lines()
+        .position(|l| l.contains("not_defined_anywhere"))
+        .unwrap();
     assert_eq!(limit["range"]["start"]["line"], line);
-    let brk = diags.iter().find(|d| d["code"] == "FX101").expect("data-dependent branch");
+    let brk = diags
+        .iter()
+        .find(|d| d["code"] == "FX101")
+        .expect("data-dependent branch");
     assert_eq!(brk["severity"], 2);
-    assert_eq!(brk["range"]["start"]["line"], SIMPLE.lines().position(|l| l.contains("if h.sum()")).unwrap());
+    assert_eq!(
+        brk["range"]["start"]["line"],
+        SIMPLE
+            .lines()
+            .position(|l| l.contains("if h.sum()"))
+            .unwrap()
+    );
 
     // Defining the missing name removes the limit, on the new version only.
     let def = "def not_defined_anywhere(t):\n    return t\n\n\n";
-    let at = SIMPLE.lines().position(|l| l.starts_with("class SimpleNet")).unwrap();
+    let at = SIMPLE
+        .lines()
+        .position(|l| l.starts_with("class SimpleNet"))
+        .unwrap();
     c.notify(
         "textDocument/didChange",
         json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": {"line": at, "character": 0}, "end": {"line": at, "character": 0}}, "text": def}]}),
@@ -68,7 +101,12 @@ async fn diagnostics_on_open_and_on_change() {
     // A syntax error is an Error.
     c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": "class Broken(:\n"}]})).await;
     let diags = c.diagnostics(&uri, 3).await;
-    assert!(diags.iter().any(|d| d["code"] == "FX901" && d["severity"] == 1), "{diags:?}");
+    assert!(
+        diags
+            .iter()
+            .any(|d| d["code"] == "FX901" && d["severity"] == 1),
+        "{diags:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -77,19 +115,34 @@ async fn hover_shows_node_shapes_with_example_inputs() {
     let (text, pos) = cursor(&fixture);
     let (dir, uri) = workspace("simple_net.py", &text);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}}), false).await;
+    c.initialize(
+        Some(dir.path()),
+        json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}}),
+        false,
+    )
+    .await;
     c.open(&uri, &text).await;
     let h = c.hover(&uri, pos).await;
     let s = hover_text(&h);
     // `h` here is the then-branch's `h * 2`.
-    assert!(s.contains("`mul`") && s.contains("[1, 128]") && s.contains("float32"), "{s}");
-    assert!(s.contains("graph-break region #0") && s.contains("then branch"), "{s}");
+    assert!(
+        s.contains("`mul`") && s.contains("[1, 128]") && s.contains("float32"),
+        "{s}"
+    );
+    assert!(
+        s.contains("graph-break region #0") && s.contains("then branch"),
+        "{s}"
+    );
 
     // An expression: the call under the cursor.
-    let (text2, pos2) = cursor(&SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"));
+    let (text2, pos2) =
+        cursor(&SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"));
     assert_eq!(text2, text);
     let s = hover_text(&c.hover(&uri, pos2).await);
-    assert!(s.contains("`fc2`") && s.contains("call_module") && s.contains("[1, 10]"), "{s}");
+    assert!(
+        s.contains("`fc2`") && s.contains("call_module") && s.contains("[1, 10]"),
+        "{s}"
+    );
 
     // The forward argument.
     let (_, pos3) = cursor(&SIMPLE.replace("        h = self.fc1(x)", "        h = self.fc1($0x)"));
@@ -97,21 +150,31 @@ async fn hover_shows_node_shapes_with_example_inputs() {
     assert!(s.contains("placeholder") && s.contains("[1, 784]"), "{s}");
 
     // Without example inputs for a class, shapes stay symbolic.
-    let (_, pos4) = cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.proj(x)$0"));
+    let (_, pos4) =
+        cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.proj(x)$0"));
     let s = hover_text(&c.hover(&uri, pos4).await);
     assert!(s.contains("`proj`") && s.contains("?"), "{s}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hover_on_submodule_assignment_shows_parameters() {
-    let (text, pos) = cursor(&SIMPLE.replace("        self.fc1 = nn.Linear(784, 128)", "        self.fc1 = nn.Lin$0ear(784, 128)"));
+    let (text, pos) = cursor(&SIMPLE.replace(
+        "        self.fc1 = nn.Linear(784, 128)",
+        "        self.fc1 = nn.Lin$0ear(784, 128)",
+    ));
     let (dir, uri) = workspace("simple_net.py", &text);
     let mut c = TestClient::start(Value::Null);
     c.initialize(Some(dir.path()), json!({}), true).await;
     c.open(&uri, &text).await;
     let s = hover_text(&c.hover(&uri, pos).await);
     assert!(s.contains("`Linear`"), "{s}");
-    assert!(s.contains("`weight`") && s.contains("[128, 784]") && s.contains("`bias`") && s.contains("[128]"), "{s}");
+    assert!(
+        s.contains("`weight`")
+            && s.contains("[128, 784]")
+            && s.contains("`bias`")
+            && s.contains("[128]"),
+        "{s}"
+    );
     // Outside any forward or module line there is nothing to show.
     let h = c.hover(&uri, (0, 2)).await;
     assert!(h.is_null(), "{h}");
@@ -120,11 +183,16 @@ async fn hover_on_submodule_assignment_shows_parameters() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn example_inputs_from_pyproject() {
     let (dir, uri) = workspace("simple_net.py", SIMPLE);
-    std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nexample-inputs = { \"Mysterious\" = { x = [4, 16] } }\n").unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.staticfx]\nexample-inputs = { \"Mysterious\" = { x = [4, 16] } }\n",
+    )
+    .unwrap();
     let mut c = TestClient::start(Value::Null);
     c.initialize(Some(dir.path()), json!({}), false).await;
     c.open(&uri, SIMPLE).await;
-    let (_, pos) = cursor(&SIMPLE.replace("        y = self.proj(x)", "        $0y = self.proj(x)"));
+    let (_, pos) =
+        cursor(&SIMPLE.replace("        y = self.proj(x)", "        $0y = self.proj(x)"));
     let s = hover_text(&c.hover(&uri, pos).await);
     assert!(s.contains("[4, 16]"), "{s}");
 }
@@ -133,9 +201,15 @@ async fn example_inputs_from_pyproject() {
 async fn workspace_configuration_overrides_example_inputs() {
     let (dir, uri) = workspace("simple_net.py", SIMPLE);
     let mut c = TestClient::start(json!({"exampleInputs": {"SimpleNet": {"x": [8, 784]}}}));
-    c.initialize(Some(dir.path()), json!({"debounceMs": 0, "exampleInputs": {"SimpleNet": {"x": [2, 784]}}}), false).await;
+    c.initialize(
+        Some(dir.path()),
+        json!({"debounceMs": 0, "exampleInputs": {"SimpleNet": {"x": [2, 784]}}}),
+        false,
+    )
+    .await;
     c.open(&uri, SIMPLE).await;
-    let (_, pos) = cursor(&SIMPLE.replace("        out = self.fc2(h)", "        $0out = self.fc2(h)"));
+    let (_, pos) =
+        cursor(&SIMPLE.replace("        out = self.fc2(h)", "        $0out = self.fc2(h)"));
     // The server asks for its settings beside the message loop, after `initialized`.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
@@ -143,7 +217,10 @@ async fn workspace_configuration_overrides_example_inputs() {
         if s.contains("[8, 10]") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "workspace/configuration not applied: {s}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "workspace/configuration not applied: {s}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

@@ -21,21 +21,43 @@ fn workspace(text: &str) -> (tempfile::TempDir, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_in_analysis_leaves_the_server_answering() {
-    let panicking = format!("{SIMPLE}\n{}\n", staticfx::lsp::analysis_bridge::PANIC_MARKER);
+    let panicking = format!(
+        "{SIMPLE}\n{}\n",
+        staticfx::lsp::analysis_bridge::PANIC_MARKER
+    );
     let (dir, uri) = workspace(&panicking);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"testHooks": true, "debounceMs": 0}), false).await;
+    c.initialize(
+        Some(dir.path()),
+        json!({"testHooks": true, "debounceMs": 0}),
+        false,
+    )
+    .await;
     c.open(&uri, &panicking).await;
-    let log = c.wait_for("window/logMessage", |p| p["message"].as_str().unwrap_or("").contains("panicked")).await;
+    let log = c
+        .wait_for("window/logMessage", |p| {
+            p["message"].as_str().unwrap_or("").contains("panicked")
+        })
+        .await;
     assert_eq!(log["type"], 1, "logged as an error");
     // A request that needs the analysis fails cleanly instead of hanging or killing the server.
-    let resp = c.request("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": 14, "character": 9}})).await;
+    let resp = c
+        .request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": 14, "character": 9}}),
+        )
+        .await;
     assert!(resp.get("error").is_some(), "{resp}");
     // Fixing the document brings diagnostics back.
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": SIMPLE}]})).await;
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": SIMPLE}]}),
+    )
+    .await;
     let diags = c.diagnostics(&uri, 2).await;
     assert!(diags.iter().any(|d| d["code"] == "FX902"), "{diags:?}");
-    let (_, pos) = cursor(&SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"));
+    let (_, pos) =
+        cursor(&SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"));
     let h = c.hover(&uri, (pos.0, pos.1)).await;
     assert!(h["contents"]["value"].as_str().unwrap().contains("fc2"));
 }
@@ -44,9 +66,13 @@ async fn a_panic_in_analysis_leaves_the_server_answering() {
 async fn rapid_edits_publish_only_newer_versions_and_end_on_the_last() {
     let (dir, uri) = workspace(SIMPLE);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false).await;
+    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false)
+        .await;
     c.open(&uri, SIMPLE).await;
-    let line = SIMPLE.lines().position(|l| l.contains("h = h * 2")).unwrap() as u32;
+    let line = SIMPLE
+        .lines()
+        .position(|l| l.contains("h = h * 2"))
+        .unwrap() as u32;
     let last = 120;
     for v in 2..=last {
         // Alternate between the branch multiplying by 2 and by 3.
@@ -59,21 +85,36 @@ async fn rapid_edits_publish_only_newer_versions_and_end_on_the_last() {
     }
     let mut seen = Vec::new();
     loop {
-        let p = c.wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri).await;
+        let p = c
+            .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri)
+            .await;
         let v = p["version"].as_i64().unwrap();
         seen.push(v);
         if v == last {
             break;
         }
     }
-    assert!(seen.windows(2).all(|w| w[0] < w[1]), "published versions go back in time: {seen:?}");
-    assert!(seen.len() < 60, "edits during an analysis coalesce: {} analyses for {} versions", seen.len(), last);
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "published versions go back in time: {seen:?}"
+    );
+    assert!(
+        seen.len() < 60,
+        "edits during an analysis coalesce: {} analyses for {} versions",
+        seen.len(),
+        last
+    );
     let text = c.result("staticfx/documentText", json!({"uri": uri})).await;
     assert!(text["text"].as_str().unwrap().contains("h = h * 3"));
 }
 
 fn dot_available() -> bool {
-    Command::new("dot").arg("-V").stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false)
+    Command::new("dot")
+        .arg("-V")
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
 }
 
 fn assert_valid_dot(dot: &str) {
@@ -82,10 +123,25 @@ fn assert_valid_dot(dot: &str) {
         eprintln!("graphviz not installed: DOT syntax not checked (apt-get install -y graphviz)");
         return;
     }
-    let mut child = Command::new("dot").arg("-Tsvg").stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(dot.as_bytes()).unwrap();
+    let mut child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(dot.as_bytes())
+        .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "dot rejected the graph: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "dot rejected the graph: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
 }
 
@@ -93,7 +149,12 @@ fn assert_valid_dot(dot: &str) {
 async fn show_graph_by_class_and_by_position() {
     let (dir, uri) = workspace(SIMPLE);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}}), false).await;
+    c.initialize(
+        Some(dir.path()),
+        json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}}),
+        false,
+    )
+    .await;
     c.open(&uri, SIMPLE).await;
     let r = c.result("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "class": "SimpleNet"}]})).await;
     assert_eq!(r["name"], "SimpleNet.forward");
@@ -101,12 +162,18 @@ async fn show_graph_by_class_and_by_position() {
     assert!(dot.contains("fc1") && dot.contains("[1, 128]"), "{dot}");
     assert_valid_dot(dot);
 
-    let (_, pos) = cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.pr$0oj(x)"));
+    let (_, pos) =
+        cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.pr$0oj(x)"));
     let r = c.result("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "position": {"line": pos.0, "character": pos.1}}]})).await;
     assert_eq!(r["name"], "Mysterious.forward");
     assert_valid_dot(r["dot"].as_str().unwrap());
 
-    let bad = c.request("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "class": "Nope"}]})).await;
+    let bad = c
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "class": "Nope"}]}),
+        )
+        .await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
     let outside = c.request("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "position": {"line": 0, "character": 0}}]})).await;
     assert!(outside.get("error").is_some(), "{outside}");
@@ -119,18 +186,37 @@ async fn run_graph_reports_the_missing_executor() {
     c.initialize(Some(dir.path()), json!({}), false).await;
     c.open(&uri, SIMPLE).await;
     let r = c.request("workspace/executeCommand", json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "class": "SimpleNet"}]})).await;
-    assert!(r["error"]["message"].as_str().unwrap().contains("executor is not available yet"), "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("executor is not available yet"),
+        "{r}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn close_clears_diagnostics_and_shutdown_answers() {
     let (dir, uri) = workspace(SIMPLE);
     let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false).await;
+    c.initialize(Some(dir.path()), json!({"debounceMs": 0}), false)
+        .await;
     c.open(&uri, SIMPLE).await;
     assert!(!c.diagnostics(&uri, 1).await.is_empty());
-    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}})).await;
-    let p = c.wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri && p["diagnostics"].as_array().map(|d| d.is_empty()).unwrap_or(false)).await;
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": uri}}),
+    )
+    .await;
+    let p = c
+        .wait_for("textDocument/publishDiagnostics", |p| {
+            p["uri"] == uri
+                && p["diagnostics"]
+                    .as_array()
+                    .map(|d| d.is_empty())
+                    .unwrap_or(false)
+        })
+        .await;
     assert!(p.get("version").is_none() || p["version"].is_null());
     let r = c.request("shutdown", Value::Null).await;
     assert!(r.get("error").is_none(), "{r}");

@@ -18,7 +18,8 @@ mod tests {
 
     #[test]
     fn backward() {
-        let src = format!("{HEAD}        s = self.fc(x).sum()\n        s.backward()\n        return s\n");
+        let src =
+            format!("{HEAD}        s = self.fc(x).sum()\n        s.backward()\n        return s\n");
         assert_eq!(codes(&src), vec![(11, "GB0123")]);
     }
 }

@@ -4,7 +4,10 @@
 use super::{Ctx, Finding};
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
-pub const C_MODULES: &[&str] = &["zlib", "hashlib", "binascii", "struct", "pickle", "marshal", "ctypes", "array", "_pickle", "_struct", "_hashlib", "mmap"];
+pub const C_MODULES: &[&str] = &[
+    "zlib", "hashlib", "binascii", "struct", "pickle", "marshal", "ctypes", "array", "_pickle",
+    "_struct", "_hashlib", "mmap",
+];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("external_call") {
@@ -13,7 +16,10 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = cx.finding_at_event("FX115", "GB0007", e);
-        f.message = format!("call into the C extension function `{}`, which Dynamo skips", e.detail);
+        f.message = format!(
+            "call into the C extension function `{}`, which Dynamo skips",
+            e.detail
+        );
         f.hint = format!("move the `{}` call out of forward (e.g. compute it before calling the compiled module)", e.detail);
         out.push(f);
     }

@@ -14,13 +14,27 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if !super::is_tensor(cx, region.cause) {
             continue;
         }
-        let mut f = cx.finding("FX101", "GB0170", region.file, region.span, &region.call_chain);
+        let mut f = cx.finding(
+            "FX101",
+            "GB0170",
+            region.file,
+            region.span,
+            &region.call_chain,
+        );
         let cond = cx.source(region.file, region.span);
-        f.message = format!("the `{}` condition `{}` is a tensor, so its value is only known at run time", region.kind, super::snippet(&cond));
+        f.message = format!(
+            "the `{}` condition `{}` is a tensor, so its value is only known at run time",
+            region.kind,
+            super::snippet(&cond)
+        );
         f.region = Some(region.id);
         f.node = Some(region.cause);
         f.impact_nodes = cx.impact_after(region.cause);
-        let (hint, fixable) = cx.with_syntax(region.file, region.span, |n, src| hint_for(n, src, &region.kind)).unwrap_or_else(|| (generic(&region.kind), false));
+        let (hint, fixable) = cx
+            .with_syntax(region.file, region.span, |n, src| {
+                hint_for(n, src, &region.kind)
+            })
+            .unwrap_or_else(|| (generic(&region.kind), false));
         f.hint = hint;
         f.fix_available = fixable;
         out.push(f);
@@ -36,11 +50,19 @@ fn text<'s>(n: Node, src: &'s str) -> &'s str {
 pub fn tensor_condition(n: Node, src: &str) -> String {
     match n.kind() {
         "boolean_operator" => {
-            let (Some(l), Some(r), Some(op)) = (n.child_by_field_name("left"), n.child_by_field_name("right"), n.child_by_field_name("operator")) else {
+            let (Some(l), Some(r), Some(op)) = (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+                n.child_by_field_name("operator"),
+            ) else {
                 return text(n, src).to_string();
             };
             let sym = if text(op, src) == "and" { "&" } else { "|" };
-            format!("({}) {sym} ({})", tensor_condition(l, src), tensor_condition(r, src))
+            format!(
+                "({}) {sym} ({})",
+                tensor_condition(l, src),
+                tensor_condition(r, src)
+            )
         }
         "not_operator" => match n.child_by_field_name("argument") {
             Some(a) => format!("~({})", tensor_condition(a, src)),
@@ -67,7 +89,12 @@ fn generic(kind: &str) -> String {
 fn hint_for(cond_node: Node, src: &str, kind: &str) -> (String, bool) {
     // The region span is the condition; climb to the statement/expression that owns it.
     let mut owner = cond_node;
-    let owner_kinds = ["if_statement", "elif_clause", "while_statement", "conditional_expression"];
+    let owner_kinds = [
+        "if_statement",
+        "elif_clause",
+        "while_statement",
+        "conditional_expression",
+    ];
     while !owner_kinds.contains(&owner.kind()) {
         match owner.parent() {
             Some(p) => owner = p,
@@ -78,15 +105,24 @@ fn hint_for(cond_node: Node, src: &str, kind: &str) -> (String, bool) {
         "conditional_expression" => owner.named_child(1),
         _ => owner.child_by_field_name("condition"),
     };
-    let Some(cond) = cond else { return (generic(kind), false) };
+    let Some(cond) = cond else {
+        return (generic(kind), false);
+    };
     let c = tensor_condition(cond, src);
     match owner.kind() {
         "conditional_expression" => {
-            let (Some(a), Some(b)) = (owner.named_child(0), owner.named_child(2)) else { return (generic(kind), false) };
-            (format!("use torch.where({c}, {}, {})", text(a, src), text(b, src)), true)
+            let (Some(a), Some(b)) = (owner.named_child(0), owner.named_child(2)) else {
+                return (generic(kind), false);
+            };
+            (
+                format!("use torch.where({c}, {}, {})", text(a, src), text(b, src)),
+                true,
+            )
         }
         "if_statement" | "elif_clause" => {
-            let then = owner.child_by_field_name("consequence").and_then(|b| single(b, src));
+            let then = owner
+                .child_by_field_name("consequence")
+                .and_then(|b| single(b, src));
             let other = else_single(owner, src);
             match (then, other) {
                 (Some(Simple::Assign(t1, a)), Some(Simple::Assign(t2, b))) if t1 == t2 => (format!("use `{t1} = torch.where({c}, {a}, {b})`"), true),
@@ -117,39 +153,63 @@ fn single(block: Node, src: &str) -> Option<Simple> {
             if a.kind() != "assignment" {
                 return None;
             }
-            let (l, r) = (a.child_by_field_name("left")?, a.child_by_field_name("right")?);
-            (l.kind() == "identifier").then(|| Simple::Assign(text(l, src).to_string(), text(r, src).to_string()))
+            let (l, r) = (
+                a.child_by_field_name("left")?,
+                a.child_by_field_name("right")?,
+            );
+            (l.kind() == "identifier")
+                .then(|| Simple::Assign(text(l, src).to_string(), text(r, src).to_string()))
         }
-        "return_statement" => stmt.named_child(0).map(|v| Simple::Return(text(v, src).to_string())),
+        "return_statement" => stmt
+            .named_child(0)
+            .map(|v| Simple::Return(text(v, src).to_string())),
         _ => None,
     }
 }
 
 fn no_else(ifs: Node) -> bool {
     let mut c = ifs.walk();
-    let none = ifs.children_by_field_name("alternative", &mut c).next().is_none();
+    let none = ifs
+        .children_by_field_name("alternative", &mut c)
+        .next()
+        .is_none();
     none
 }
 
 /// The `else` side: an `else:` block with one statement, or, for an `if` whose body returns,
 /// the single `return` right after the `if` statement.
 fn else_single(owner: Node, src: &str) -> Option<Simple> {
-    let ifs = if owner.kind() == "elif_clause" { owner.parent()? } else { owner };
+    let ifs = if owner.kind() == "elif_clause" {
+        owner.parent()?
+    } else {
+        owner
+    };
     let mut c = ifs.walk();
     let alts: Vec<Node> = ifs.children_by_field_name("alternative", &mut c).collect();
     if owner.kind() == "if_statement" {
         match alts.first() {
-            Some(a) if a.kind() == "else_clause" => return single(a.child_by_field_name("body")?, src),
+            Some(a) if a.kind() == "else_clause" => {
+                return single(a.child_by_field_name("body")?, src)
+            }
             Some(_) => return None,
             None => {}
         }
     } else {
         let pos = alts.iter().position(|a| a.id() == owner.id())?;
         let next = alts.get(pos + 1)?;
-        return if next.kind() == "else_clause" { single(next.child_by_field_name("body")?, src) } else { None };
+        return if next.kind() == "else_clause" {
+            single(next.child_by_field_name("body")?, src)
+        } else {
+            None
+        };
     }
     let next = ifs.next_named_sibling()?;
-    (next.kind() == "return_statement").then(|| next.named_child(0).map(|v| Simple::Return(text(v, src).to_string()))).flatten()
+    (next.kind() == "return_statement")
+        .then(|| {
+            next.named_child(0)
+                .map(|v| Simple::Return(text(v, src).to_string()))
+        })
+        .flatten()
 }
 
 #[cfg(test)]
@@ -162,7 +222,10 @@ mod tests {
         let f = findings(&src);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].0, f[0].2), (11, "GB0170"));
-        assert_eq!(f[0].3, "use `h = torch.where(h.sum() > 0, torch.relu(h), torch.tanh(h))`");
+        assert_eq!(
+            f[0].3,
+            "use `h = torch.where(h.sum() > 0, torch.relu(h), torch.tanh(h))`"
+        );
     }
 
     #[test]
@@ -170,7 +233,10 @@ mod tests {
         let src = format!("{HEAD}        h = self.fc(x)\n        if not (h > 0).any() and h.min() < 1:\n            return h\n        return h * 2\n");
         let f = findings(&src);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!(f[0].3, "use `return torch.where((~((h > 0).any())) & (h.min() < 1), h, h * 2)`");
+        assert_eq!(
+            f[0].3,
+            "use `return torch.where((~((h > 0).any())) & (h.min() < 1), h, h * 2)`"
+        );
     }
 
     #[test]
@@ -193,13 +259,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.py");
         std::fs::write(&path, src).unwrap();
-        let a = std::thread::Builder::new().stack_size(64 << 20).spawn(move || {
-            let a = crate::analysis::analyze_file(&path, &Default::default()).unwrap();
-            let f = &a.graphs[0].breaks[0];
-            let f_line = a.project.file(f.file).lines.line_of(f.span.start) + 1;
-            let rel: Vec<usize> = f.related.iter().map(|(file, span, _)| a.project.file(*file).lines.line_of(span.start) + 1).collect();
-            (f_line, rel)
-        });
+        let a = std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(move || {
+                let a = crate::analysis::analyze_file(&path, &Default::default()).unwrap();
+                let f = &a.graphs[0].breaks[0];
+                let f_line = a.project.file(f.file).lines.line_of(f.span.start) + 1;
+                let rel: Vec<usize> = f
+                    .related
+                    .iter()
+                    .map(|(file, span, _)| a.project.file(*file).lines.line_of(span.start) + 1)
+                    .collect();
+                (f_line, rel)
+            });
         assert_eq!(a.unwrap().join().unwrap(), (10, vec![15]));
     }
 }

@@ -7,8 +7,13 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         let mut f = cx.finding_at_event("FX113", "GB4198", e);
         let call = cx.source(e.file, e.span);
         f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));
-        let arg = call.find('(').zip(call.rfind(')')).map(|(a, b)| call[a + 1..b].trim().to_string()).unwrap_or_else(|| "x".into());
-        f.hint = format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
+        let arg = call
+            .find('(')
+            .zip(call.rfind(')'))
+            .map(|(a, b)| call[a + 1..b].trim().to_string())
+            .unwrap_or_else(|| "x".into());
+        f.hint =
+            format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
         f.fix_available = true;
         out.push(f);
     }
@@ -23,6 +28,13 @@ mod tests {
         let src = "import copy\nimport torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        r = copy.deepcopy(x)\n        cfg = copy.deepcopy({'a': 1})\n        return self.fc(x) + r\n";
         let f = findings(src);
         assert_eq!(f.len(), 1);
-        assert_eq!((f[0].0, f[0].2, f[0].3.as_str()), (11, "GB4198", "use `x.clone()` (add `.detach()` if the copy must not carry gradients)"));
+        assert_eq!(
+            (f[0].0, f[0].2, f[0].3.as_str()),
+            (
+                11,
+                "GB4198",
+                "use `x.clone()` (add `.detach()` if the copy must not carry gradients)"
+            )
+        );
     }
 }

@@ -18,7 +18,9 @@ mod tests {
 
     #[test]
     fn explicit() {
-        let src = format!("{HEAD}        h = self.fc(x)\n        torch._dynamo.graph_break()\n        return h\n");
+        let src = format!(
+            "{HEAD}        h = self.fc(x)\n        torch._dynamo.graph_break()\n        return h\n"
+        );
         assert_eq!(codes(&src), vec![(11, "GB0025")]);
     }
 }

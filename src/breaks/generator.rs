@@ -7,10 +7,22 @@ use super::{Ctx, Finding};
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("generator").filter(|e| e.detail == "root") {
         // The def line only: Dynamo points there, not at the whole body.
-        let header = cx.source(e.file, e.span).find('\n').map(|n| e.span.start + n).unwrap_or(e.span.end);
-        let mut f = cx.finding("FX111", "GB0003", e.file, crate::syntax::Span::new(e.span.start, header), &e.call_chain);
+        let header = cx
+            .source(e.file, e.span)
+            .find('\n')
+            .map(|n| e.span.start + n)
+            .unwrap_or(e.span.end);
+        let mut f = cx.finding(
+            "FX111",
+            "GB0003",
+            e.file,
+            crate::syntax::Span::new(e.span.start, header),
+            &e.call_chain,
+        );
         f.impact_nodes = cx.impact_from(0);
-        f.message = "forward is a generator (it contains `yield`): Dynamo refuses to trace the whole frame".into();
+        f.message =
+            "forward is a generator (it contains `yield`): Dynamo refuses to trace the whole frame"
+                .into();
         f.hint = "return a list or tuple of the per-step results instead of yielding them; keep the generator in a helper that forward consumes".into();
         out.push(f);
     }

@@ -5,13 +5,27 @@
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.result.events.iter().filter(|e| (e.kind == "method" && e.detail == "item") || e.kind == "convert") {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| (e.kind == "method" && e.detail == "item") || e.kind == "convert")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
         // only a conversion whose input is still a tensor breaks.
-        let Some(&node) = nodes.iter().find(|&&n| super::receiver(cx, n).is_some_and(|r| super::is_tensor(cx, r))) else { continue };
+        let Some(&node) = nodes
+            .iter()
+            .find(|&&n| super::receiver(cx, n).is_some_and(|r| super::is_tensor(cx, r)))
+        else {
+            continue;
+        };
         let call = cx.source(e.file, e.span);
-        let what = if e.kind == "method" { ".item()".to_string() } else { format!("{}()", e.detail) };
+        let what = if e.kind == "method" {
+            ".item()".to_string()
+        } else {
+            format!("{}()", e.detail)
+        };
         let mut f = cx.finding_at_event("FX102", "GB0124", e);
         f.node = Some(node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));
@@ -45,7 +59,15 @@ mod tests {
     #[test]
     fn item_and_casts() {
         let src = format!("{HEAD}        h = self.fc(x)\n        a = h.max().item()\n        b = int(h.argmax())\n        c = float(h.std())\n        d = bool((h < 0).any())\n        return h * a * b * c\n");
-        assert_eq!(codes(&src), vec![(11, "GB0124"), (12, "GB0124"), (13, "GB0124"), (14, "GB0124")]);
+        assert_eq!(
+            codes(&src),
+            vec![
+                (11, "GB0124"),
+                (12, "GB0124"),
+                (13, "GB0124"),
+                (14, "GB0124")
+            ]
+        );
     }
 
     #[test]

@@ -8,7 +8,18 @@ use super::{Ctx, Finding};
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("log") {
         let method = e.detail.rsplit('.').next().unwrap_or("");
-        if !matches!(method, "debug" | "info" | "warning" | "warn" | "error" | "exception" | "critical" | "fatal" | "log") {
+        if !matches!(
+            method,
+            "debug"
+                | "info"
+                | "warning"
+                | "warn"
+                | "error"
+                | "exception"
+                | "critical"
+                | "fatal"
+                | "log"
+        ) {
             continue;
         }
         let root = !e.detail.starts_with("logging.Logger.");

@@ -53,7 +53,10 @@ pub const CODES: &[(&str, &str)] = &[
     ("FX113", "copy.deepcopy of a tensor"),
     ("FX114", "numpy operation Dynamo does not model"),
     ("FX115", "call into a C extension"),
-    ("FX190", "possible graph break: call the analyser cannot see into"),
+    (
+        "FX190",
+        "possible graph break: call the analyser cannot see into",
+    ),
 ];
 
 #[derive(Clone, Debug, Serialize)]
@@ -108,9 +111,17 @@ impl<'a> Ctx<'a> {
     }
 
     /// Calls `visit` with the smallest syntax node covering `span`.
-    pub fn with_syntax<R>(&self, file: FileId, span: Span, visit: impl FnOnce(TsNode, &str) -> R) -> Option<R> {
+    pub fn with_syntax<R>(
+        &self,
+        file: FileId,
+        span: Span,
+        visit: impl FnOnce(TsNode, &str) -> R,
+    ) -> Option<R> {
         let f = self.project.file(file);
-        let node = f.tree.root_node().descendant_for_byte_range(span.start, span.end)?;
+        let node = f
+            .tree
+            .root_node()
+            .descendant_for_byte_range(span.start, span.end)?;
         Some(visit(node, &f.text))
     }
 
@@ -124,7 +135,11 @@ impl<'a> Ctx<'a> {
         self.result
             .graph
             .nodes()
-            .filter(|(_, n)| n.origin.as_ref().is_some_and(|o| o.file == file && o.span == span))
+            .filter(|(_, n)| {
+                n.origin
+                    .as_ref()
+                    .is_some_and(|o| o.file == file && o.span == span)
+            })
             .map(|(id, _)| id)
             .collect()
     }
@@ -132,11 +147,22 @@ impl<'a> Ctx<'a> {
     /// Operation nodes (not placeholders, parameters or the output) from position `from` on.
     pub fn impact_from(&self, from: usize) -> usize {
         let g = &self.result.graph;
-        g.order.iter().skip(from).filter(|&&id| !matches!(g.node(id).op, Op::Placeholder | Op::Output | Op::GetAttr)).count()
+        g.order
+            .iter()
+            .skip(from)
+            .filter(|&&id| !matches!(g.node(id).op, Op::Placeholder | Op::Output | Op::GetAttr))
+            .count()
     }
 
     pub fn impact_after(&self, node: NodeId) -> usize {
-        let pos = self.result.graph.order.iter().position(|&n| n == node).map(|p| p + 1).unwrap_or(usize::MAX);
+        let pos = self
+            .result
+            .graph
+            .order
+            .iter()
+            .position(|&n| n == node)
+            .map(|p| p + 1)
+            .unwrap_or(usize::MAX);
         self.impact_from(pos)
     }
 
@@ -148,14 +174,25 @@ impl<'a> Ctx<'a> {
                 let call = call.lines().next().unwrap_or("").trim().to_string();
                 let f = self.project.file(file);
                 let line = f.lines.line_of(span.start) + 1;
-                let name = f.path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+                let name = f
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
                 (file, span, format!("called from {name}:{line}: `{call}`"))
             })
             .collect()
     }
 
     /// A finding with Dynamo's wording for `gb_id`; rules fill in message details and the hint.
-    pub fn finding(&self, code: &'static str, gb_id: &'static str, file: FileId, span: Span, chain: &[(FileId, Span)]) -> Finding {
+    pub fn finding(
+        &self,
+        code: &'static str,
+        gb_id: &'static str,
+        file: FileId,
+        span: Span,
+        chain: &[(FileId, Span)],
+    ) -> Finding {
         Finding {
             code,
             gb_id,
@@ -177,7 +214,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub fn finding_at_event(&self, code: &'static str, gb_id: &'static str, e: &TraceEvent) -> Finding {
+    pub fn finding_at_event(
+        &self,
+        code: &'static str,
+        gb_id: &'static str,
+        e: &TraceEvent,
+    ) -> Finding {
         let mut f = self.finding(code, gb_id, e.file, e.span, &e.call_chain);
         f.impact_nodes = self.impact_from(e.nodes_before);
         f
@@ -211,8 +253,12 @@ pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
     }
     for f in out.iter_mut() {
         let file = project.file(f.file);
-        let (a, b) = (file.lines.line_col(&file.text, f.span.start), file.lines.line_col(&file.text, f.span.end));
-        (f.line, f.column, f.end_line, f.end_column) = (a.line + 1, a.col + 1, b.line + 1, b.col + 1);
+        let (a, b) = (
+            file.lines.line_col(&file.text, f.span.start),
+            file.lines.line_col(&file.text, f.span.end),
+        );
+        (f.line, f.column, f.end_line, f.end_column) =
+            (a.line + 1, a.col + 1, b.line + 1, b.col + 1);
     }
     let line = |f: &Finding| f.line;
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
@@ -234,7 +280,9 @@ fn eager_only(cx: &Ctx, f: &Finding) -> bool {
                 "function_definition" | "lambda" | "class_definition" => return false,
                 "if_statement" => {
                     if let Some(cond) = n.child_by_field_name("condition") {
-                        let in_body = n.child_by_field_name("consequence").is_some_and(|b| b.id() == child.id());
+                        let in_body = n
+                            .child_by_field_name("consequence")
+                            .is_some_and(|b| b.id() == child.id());
                         let in_else = child.kind() == "else_clause";
                         match compiling_test(cond, src) {
                             Some(false) if in_body => return true,
@@ -260,7 +308,11 @@ fn compiling_test(cond: TsNode, src: &str) -> Option<bool> {
         "parenthesized_expression" => compiling_test(cond.named_child(0)?, src),
         "call" => {
             let func = &src[cond.child_by_field_name("function")?.byte_range()];
-            matches!(func.rsplit('.').next(), Some("is_compiling" | "is_dynamo_compiling")).then_some(true)
+            matches!(
+                func.rsplit('.').next(),
+                Some("is_compiling" | "is_dynamo_compiling")
+            )
+            .then_some(true)
         }
         _ => None,
     }
@@ -346,7 +398,10 @@ pub(crate) mod testing {
     }
 
     pub fn codes(src: &str) -> Vec<(usize, &'static str)> {
-        findings(src).into_iter().map(|(l, _, g, _)| (l, g)).collect()
+        findings(src)
+            .into_iter()
+            .map(|(l, _, g, _)| (l, g))
+            .collect()
     }
 
     pub const HEAD: &str = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n";

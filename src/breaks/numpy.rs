@@ -9,29 +9,136 @@ use super::{Ctx, Finding};
 use crate::graph::{Arg, NodeId, Op};
 
 /// numpy functions `torch._numpy` does not implement (Dynamo: GB0294).
-const UNMODELLED_FUNCS: &[&str] = &["unravel_index", "ravel_multi_index", "packbits", "unpackbits", "save", "savez", "savetxt", "load", "loadtxt", "fromfile", "frombuffer", "tofile"];
+const UNMODELLED_FUNCS: &[&str] = &[
+    "unravel_index",
+    "ravel_multi_index",
+    "packbits",
+    "unpackbits",
+    "save",
+    "savez",
+    "savetxt",
+    "load",
+    "loadtxt",
+    "fromfile",
+    "frombuffer",
+    "tofile",
+];
 
 /// ndarray methods Dynamo cannot trace (GB0158).
-const UNMODELLED_METHODS: &[&str] = &["tobytes", "tostring", "tofile", "dump", "dumps", "setflags", "getfield", "setfield", "byteswap"];
+const UNMODELLED_METHODS: &[&str] = &[
+    "tobytes", "tostring", "tofile", "dump", "dumps", "setflags", "getfield", "setfield",
+    "byteswap",
+];
 
 /// numpy functions `torch._numpy` models; calling them on traced values is not reported at all.
 pub const MODELLED_FUNCS: &[&str] = &[
-    "abs", "absolute", "add", "all", "allclose", "amax", "amin", "any", "arange", "arccos", "arcsin", "arctan", "arctan2", "argmax", "argmin", "argsort", "around",
-    "array", "asarray", "broadcast_to", "ceil", "clip", "concatenate", "cos", "cosh", "cumprod", "cumsum", "diag", "divide", "dot", "einsum", "equal", "exp",
-    "expand_dims", "eye", "flip", "floor", "full", "full_like", "greater", "isfinite", "isinf", "isnan", "less", "linspace", "log", "log1p", "log2", "log10",
-    "logical_and", "logical_not", "logical_or", "matmul", "max", "maximum", "mean", "median", "min", "minimum", "multiply", "negative", "ones", "ones_like",
-    "outer", "power", "prod", "ravel", "reshape", "round", "sign", "sin", "sinh", "sort", "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum",
-    "swapaxes", "take", "tanh", "tile", "transpose", "tril", "triu", "true_divide", "var", "vstack", "hstack", "where", "zeros", "zeros_like",
+    "abs",
+    "absolute",
+    "add",
+    "all",
+    "allclose",
+    "amax",
+    "amin",
+    "any",
+    "arange",
+    "arccos",
+    "arcsin",
+    "arctan",
+    "arctan2",
+    "argmax",
+    "argmin",
+    "argsort",
+    "around",
+    "array",
+    "asarray",
+    "broadcast_to",
+    "ceil",
+    "clip",
+    "concatenate",
+    "cos",
+    "cosh",
+    "cumprod",
+    "cumsum",
+    "diag",
+    "divide",
+    "dot",
+    "einsum",
+    "equal",
+    "exp",
+    "expand_dims",
+    "eye",
+    "flip",
+    "floor",
+    "full",
+    "full_like",
+    "greater",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "less",
+    "linspace",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "median",
+    "min",
+    "minimum",
+    "multiply",
+    "negative",
+    "ones",
+    "ones_like",
+    "outer",
+    "power",
+    "prod",
+    "ravel",
+    "reshape",
+    "round",
+    "sign",
+    "sin",
+    "sinh",
+    "sort",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "std",
+    "subtract",
+    "sum",
+    "swapaxes",
+    "take",
+    "tanh",
+    "tile",
+    "transpose",
+    "tril",
+    "triu",
+    "true_divide",
+    "var",
+    "vstack",
+    "hstack",
+    "where",
+    "zeros",
+    "zeros_like",
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("external_call") {
-        let Some(func) = e.detail.strip_prefix("numpy.") else { continue };
+        let Some(func) = e.detail.strip_prefix("numpy.") else {
+            continue;
+        };
         if !UNMODELLED_FUNCS.contains(&func) {
             continue;
         }
         let mut f = cx.finding_at_event("FX114", "GB0294", e);
-        f.message = format!("numpy.{func} is not supported by torch._numpy, so Dynamo cannot trace it");
+        f.message =
+            format!("numpy.{func} is not supported by torch._numpy, so Dynamo cannot trace it");
         f.hint = format!("compute it with torch operations on the tensor (no `.numpy()` round trip), or do the numpy.{func} call outside forward");
         out.push(f);
     }
@@ -41,11 +148,19 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if n.op != Op::CallMethod || !UNMODELLED_METHODS.contains(&n.target.as_str()) {
             continue;
         }
-        let (Some(Arg::Node(recv)), Some(origin)) = (n.args.first(), n.origin.as_ref()) else { continue };
+        let (Some(Arg::Node(recv)), Some(origin)) = (n.args.first(), n.origin.as_ref()) else {
+            continue;
+        };
         if !arrays.contains(recv) {
             continue;
         }
-        let mut f = cx.finding("FX114", "GB0158", origin.file, origin.span, &origin.call_chain);
+        let mut f = cx.finding(
+            "FX114",
+            "GB0158",
+            origin.file,
+            origin.span,
+            &origin.call_chain,
+        );
         f.node = Some(id);
         f.impact_nodes = cx.impact_after(id);
         f.message = format!("ndarray.{}() is not modelled by torch._numpy", n.target);
@@ -65,8 +180,16 @@ fn ndarray_nodes(cx: &Ctx) -> HashSet<NodeId> {
             _ => false,
         };
         let is_array = match n.op {
-            Op::CallMethod => n.target == "numpy" || (from_array && !matches!(n.target.as_str(), "item" | "tolist" | "tobytes")),
-            Op::CallFunction => n.target.starts_with("numpy.") && n.args.iter().any(|a| matches!(a, Arg::Node(r) if set.contains(r))),
+            Op::CallMethod => {
+                n.target == "numpy"
+                    || (from_array && !matches!(n.target.as_str(), "item" | "tolist" | "tobytes"))
+            }
+            Op::CallFunction => {
+                n.target.starts_with("numpy.")
+                    && n.args
+                        .iter()
+                        .any(|a| matches!(a, Arg::Node(r) if set.contains(r)))
+            }
             _ => false,
         };
         if is_array {

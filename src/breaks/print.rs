@@ -5,7 +5,10 @@ use super::{Ctx, Finding};
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("print") {
         let mut f = cx.finding_at_event("FX105", "GB0059", e);
-        f.message = format!("print() in forward (`{}`) cannot be traced", super::snippet(&cx.source(e.file, e.span)));
+        f.message = format!(
+            "print() in forward (`{}`) cannot be traced",
+            super::snippet(&cx.source(e.file, e.span))
+        );
         f.hint = "remove the print, guard it with `if not torch.compiler.is_compiling():`, or log from a forward hook outside the compiled region".into();
         f.fix_available = true;
         out.push(f);

@@ -10,12 +10,21 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB0059", "Failed to trace builtin operator"),
     ("GB0109", "Tensor.tolist() with non-integer tensor"),
     ("GB0123", "Unsupported Tensor.backward() call"),
-    ("GB0124", "Unsupported Tensor.item() call with capture_scalar_outputs=False"),
+    (
+        "GB0124",
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    ),
     ("GB0125", "Unsupported Tensor.requires_grad_() call"),
     ("GB0158", "Unsupported ndarray method call"),
     ("GB0170", "Data-dependent branching"),
-    ("GB0291", "logging.Logger method not supported for non-export cases"),
-    ("GB0294", "attempted to trace numpy function unsupported by PyTorch"),
+    (
+        "GB0291",
+        "logging.Logger method not supported for non-export cases",
+    ),
+    (
+        "GB0294",
+        "attempted to trace numpy function unsupported by PyTorch",
+    ),
     ("GB4198", "Attempted to copy.deepcopy a tensor"),
     ("GB4841", "Unsupported python_type() call"),
     ("GB7000", "graph break in loop"),
@@ -25,12 +34,21 @@ pub const GB_TYPES: &[(&str, &str)] = &[
 ];
 
 pub fn gb_type(id: &str) -> &'static str {
-    GB_TYPES.iter().find(|(i, _)| *i == id).map(|(_, t)| *t).unwrap_or("Possible graph break")
+    GB_TYPES
+        .iter()
+        .find(|(i, _)| *i == id)
+        .map(|(_, t)| *t)
+        .unwrap_or("Possible graph break")
 }
 
 /// Dynamo's documentation page for a graph-break id.
 pub fn url(id: &str) -> Option<String> {
-    (!id.is_empty()).then(|| format!("https://meta-pytorch.org/compile-graph-break-site/gb/{}.html", id.to_ascii_lowercase()))
+    (!id.is_empty()).then(|| {
+        format!(
+            "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html",
+            id.to_ascii_lowercase()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -38,10 +56,16 @@ mod tests {
     /// The table must say exactly what the labelled registry subset says.
     #[test]
     fn matches_registry_subset() {
-        let v: serde_json::Value = serde_json::from_str(include_str!("../../tests/expected/breaks/registry_subset.json")).unwrap();
+        let v: serde_json::Value = serde_json::from_str(include_str!(
+            "../../tests/expected/breaks/registry_subset.json"
+        ))
+        .unwrap();
         for (id, ty) in super::GB_TYPES {
             assert_eq!(v["ids"][id]["gb_type"].as_str(), Some(*ty), "{id}");
         }
-        assert_eq!(super::url("GB0170").unwrap(), "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html");
+        assert_eq!(
+            super::url("GB0170").unwrap(),
+            "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html"
+        );
     }
 }

@@ -8,7 +8,12 @@ use crate::graph::Op;
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("method").filter(|e| e.detail == "requires_grad_") {
         let nodes = cx.nodes_at(e.file, e.span);
-        let Some((node, recv)) = nodes.iter().find_map(|&n| super::receiver(cx, n).map(|r| (n, r))) else { continue };
+        let Some((node, recv)) = nodes
+            .iter()
+            .find_map(|&n| super::receiver(cx, n).map(|r| (n, r)))
+        else {
+            continue;
+        };
         let on_input = cx.result.graph.node(recv).op == Op::Placeholder;
         let mut f = cx.finding_at_event("FX109", if on_input { "GB0125" } else { "GB8985" }, e);
         f.node = Some(node);

@@ -7,14 +7,23 @@ use super::{Ctx, Finding};
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("method").filter(|e| e.detail == "tolist") {
         let nodes = cx.nodes_at(e.file, e.span);
-        let Some((node, recv)) = nodes.iter().find_map(|&n| super::receiver(cx, n).filter(|&r| super::is_tensor(cx, r)).map(|r| (n, r))) else { continue };
+        let Some((node, recv)) = nodes.iter().find_map(|&n| {
+            super::receiver(cx, n)
+                .filter(|&r| super::is_tensor(cx, r))
+                .map(|r| (n, r))
+        }) else {
+            continue;
+        };
         let dtype = cx.result.graph.node(recv).meta.as_tensor().map(|t| t.dtype);
         let floating = dtype.is_none_or(|d| d.is_floating());
         let mut f = cx.finding_at_event("FX103", if floating { "GB0109" } else { "GB0033" }, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");
-        f.message = format!("Tensor.tolist() on a {dt} tensor (`{}`) copies its data into Python values", super::snippet(&call));
+        f.message = format!(
+            "Tensor.tolist() on a {dt} tensor (`{}`) copies its data into Python values",
+            super::snippet(&call)
+        );
         f.hint = if floating {
             "keep the values in a tensor and use tensor operations (indexing, sum, masks) instead of a Python list".into()
         } else {

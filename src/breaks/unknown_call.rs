@@ -7,7 +7,12 @@ use super::{Ctx, Finding};
 use crate::diagnostics::Severity;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.result.events.iter().filter(|e| e.kind == "unknown_call" || e.kind == "external_call") {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| e.kind == "unknown_call" || e.kind == "external_call")
+    {
         if e.kind == "external_call" {
             let module = e.detail.split('.').next().unwrap_or("");
             if super::c_extension::C_MODULES.contains(&module) {
@@ -15,7 +20,10 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             }
             if let Some(func) = e.detail.strip_prefix("numpy.") {
                 // Proven either way by the numpy rule: modelled (fine) or not (FX114).
-                if super::numpy::MODELLED_FUNCS.contains(&func) || func.starts_with("linalg.") || out.iter().any(|f| f.span == e.span) {
+                if super::numpy::MODELLED_FUNCS.contains(&func)
+                    || func.starts_with("linalg.")
+                    || out.iter().any(|f| f.span == e.span)
+                {
                     continue;
                 }
             }
@@ -39,7 +47,19 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
 /// Pure-Python helpers Dynamo inlines without trouble.
 fn is_known_traceable(path: &str) -> bool {
     let module = path.split('.').next().unwrap_or("");
-    matches!(module, "operator" | "functools" | "itertools" | "math" | "einops" | "typing" | "collections" | "dataclasses" | "builtins" | "warnings")
+    matches!(
+        module,
+        "operator"
+            | "functools"
+            | "itertools"
+            | "math"
+            | "einops"
+            | "typing"
+            | "collections"
+            | "dataclasses"
+            | "builtins"
+            | "warnings"
+    )
 }
 
 #[cfg(test)]

@@ -104,7 +104,11 @@ impl Catalog {
     pub fn module(&self, path: &str) -> Option<(&str, &ModuleSpec)> {
         let name = path.rsplit('.').next().unwrap_or(path);
         let (k, spec) = self.modules.get_key_value(name)?;
-        (path == name || path == spec.path || path.starts_with("torch.nn.") || path.starts_with("torch.ao.nn.")).then_some((k.as_str(), spec))
+        (path == name
+            || path == spec.path
+            || path.starts_with("torch.nn.")
+            || path.starts_with("torch.ao.nn."))
+        .then_some((k.as_str(), spec))
     }
 
     /// The canonical path of a function, following aliases.

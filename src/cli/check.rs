@@ -67,14 +67,23 @@ pub struct Config {
 /// is made relative to that file's directory.
 pub fn find_config(start: &Path) -> Result<Option<Config>, String> {
     let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
-    let mut dir = if start.is_dir() { Some(start.as_path()) } else { start.parent() };
+    let mut dir = if start.is_dir() {
+        Some(start.as_path())
+    } else {
+        start.parent()
+    };
     while let Some(d) = dir {
         let candidate = d.join("pyproject.toml");
         if candidate.is_file() {
-            let text = std::fs::read_to_string(&candidate).map_err(|e| format!("{}: {e}", candidate.display()))?;
-            let doc: toml::Table = toml::from_str(&text).map_err(|e| format!("{}: {e}", candidate.display()))?;
+            let text = std::fs::read_to_string(&candidate)
+                .map_err(|e| format!("{}: {e}", candidate.display()))?;
+            let doc: toml::Table =
+                toml::from_str(&text).map_err(|e| format!("{}: {e}", candidate.display()))?;
             if let Some(t) = doc.get("tool").and_then(|t| t.get("staticfx")) {
-                let mut cfg: Config = t.clone().try_into().map_err(|e| format!("{}: [tool.staticfx]: {e}", candidate.display()))?;
+                let mut cfg: Config = t
+                    .clone()
+                    .try_into()
+                    .map_err(|e| format!("{}: [tool.staticfx]: {e}", candidate.display()))?;
                 cfg.root = cfg.root.map(|r| d.join(r));
                 return Ok(Some(cfg));
             }
@@ -85,16 +94,26 @@ pub fn find_config(start: &Path) -> Result<Option<Config>, String> {
 }
 
 fn matches_any(code: &str, prefixes: &[String]) -> bool {
-    prefixes.iter().any(|p| p == "ALL" || code.starts_with(p.as_str()))
+    prefixes
+        .iter()
+        .any(|p| p == "ALL" || code.starts_with(p.as_str()))
 }
 
 /// `# noqa` (everything) or `# noqa: FX101, FX102` on a line.
 pub fn noqa_allows(line: &str, code: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    let Some(pos) = lower.find("# noqa") else { return false };
+    let Some(pos) = lower.find("# noqa") else {
+        return false;
+    };
     let rest = &line[pos + "# noqa".len()..];
-    let Some(list) = rest.trim_start().strip_prefix(':') else { return true };
-    list.split([',', ' ']).map(str::trim).filter(|c| !c.is_empty()).take_while(|c| c.chars().all(|ch| ch.is_ascii_alphanumeric())).any(|c| c.eq_ignore_ascii_case(code))
+    let Some(list) = rest.trim_start().strip_prefix(':') else {
+        return true;
+    };
+    list.split([',', ' '])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .take_while(|c| c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+        .any(|c| c.eq_ignore_ascii_case(code))
 }
 
 /// The Python files under `paths`; an explicitly named file is always included.
@@ -110,7 +129,9 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
         }
         for entry in ignore::WalkBuilder::new(p).build() {
             let entry = entry.map_err(|e| e.to_string())?;
-            if entry.file_type().is_some_and(|t| t.is_file()) && entry.path().extension().is_some_and(|e| e == "py") {
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && entry.path().extension().is_some_and(|e| e == "py")
+            {
                 out.push(entry.into_path());
             }
         }
@@ -121,8 +142,16 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Every finding and analysis-limit diagnostic of one file, before filtering.
-pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>) -> Result<Vec<Message>, String> {
-    let opts = GraphOptions { root, parse_cache: cache, ..Default::default() };
+pub fn check_file(
+    path: &Path,
+    root: Option<PathBuf>,
+    cache: Option<ParseCache>,
+) -> Result<Vec<Message>, String> {
+    let opts = GraphOptions {
+        root,
+        parse_cache: cache,
+        ..Default::default()
+    };
     let a = analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?;
     let filename = path.display().to_string();
     let mut out = Vec::new();
@@ -133,7 +162,11 @@ pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>)
             if f.file != a.file {
                 continue;
             }
-            let message = if f.gb_id.is_empty() { f.message.clone() } else { format!("{}: {} ({})", f.gb_type, f.message, f.gb_id) };
+            let message = if f.gb_id.is_empty() {
+                f.message.clone()
+            } else {
+                format!("{}: {} ({})", f.gb_type, f.message, f.gb_id)
+            };
             out.push(Message {
                 filename: filename.clone(),
                 code: f.code.to_string(),
@@ -151,7 +184,10 @@ pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>)
     }
     let file = a.project.file(a.file);
     for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-        let (s, e) = (file.lines.line_col(&file.text, d.span.start), file.lines.line_col(&file.text, d.span.end));
+        let (s, e) = (
+            file.lines.line_col(&file.text, d.span.start),
+            file.lines.line_col(&file.text, d.span.end),
+        );
         out.push(Message {
             filename: filename.clone(),
             code: d.code.to_string(),
@@ -171,7 +207,11 @@ pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>)
     out.sort_by(|a, b| (a.row, a.column, &a.code).cmp(&(b.row, b.column, &b.code)));
     out.dedup_by(|a, b| a.row == b.row && a.code == b.code && a.gb_id == b.gb_id);
     let lines: Vec<&str> = file.text.lines().collect();
-    out.retain(|m| !lines.get(m.row - 1).is_some_and(|l| noqa_allows(l, &m.code)));
+    out.retain(|m| {
+        !lines
+            .get(m.row - 1)
+            .is_some_and(|l| noqa_allows(l, &m.code))
+    });
     Ok(out)
 }
 
@@ -180,23 +220,41 @@ pub fn check_file(path: &Path, root: Option<PathBuf>, cache: Option<ParseCache>)
 fn guarded(path: &Path, root: Option<PathBuf>, cache: &ParseCache) -> Result<Vec<Message>, String> {
     let p = path.to_path_buf();
     let cache = cache.clone();
-    let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || check_file(&p, root, Some(cache)));
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || check_file(&p, root, Some(cache)));
     match handle {
-        Ok(h) => h.join().unwrap_or_else(|_| Err("internal error while analysing this file (a bug in staticfx)".into())),
+        Ok(h) => h.join().unwrap_or_else(|_| {
+            Err("internal error while analysing this file (a bug in staticfx)".into())
+        }),
         Err(e) => Err(format!("cannot start analysis thread: {e}")),
     }
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let config = match find_config(args.paths.first().map(|p| p.as_path()).unwrap_or(Path::new("."))) {
+    let config = match find_config(
+        args.paths
+            .first()
+            .map(|p| p.as_path())
+            .unwrap_or(Path::new(".")),
+    ) {
         Ok(c) => c.unwrap_or_default(),
         Err(e) => {
             eprintln!("staticfx: {e}");
             return ExitCode::from(2);
         }
     };
-    let select = if !args.select.is_empty() { args.select.clone() } else { config.select.clone().unwrap_or_else(|| vec!["FX".into()]) };
-    let ignore: Vec<String> = config.ignore.iter().chain(args.ignore.iter()).cloned().collect();
+    let select = if !args.select.is_empty() {
+        args.select.clone()
+    } else {
+        config.select.clone().unwrap_or_else(|| vec!["FX".into()])
+    };
+    let ignore: Vec<String> = config
+        .ignore
+        .iter()
+        .chain(args.ignore.iter())
+        .cloned()
+        .collect();
     let root = args.root.clone().or(config.root.clone());
     let files = match collect_files(&args.paths) {
         Ok(f) => f,
@@ -207,27 +265,48 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     // Each file runs on its own big-stack thread; rayon only bounds how many run at once.
     let cache = ParseCache::default();
-    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files.par_iter().map(|p| (p.clone(), guarded(p, root.clone(), &cache))).collect();
+    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files
+        .par_iter()
+        .map(|p| (p.clone(), guarded(p, root.clone(), &cache)))
+        .collect();
     let mut messages = Vec::new();
     let mut errors = 0;
     for (path, r) in results {
         match r {
-            Ok(ms) => messages.extend(ms.into_iter().filter(|m| matches_any(&m.code, &select) && !matches_any(&m.code, &ignore))),
+            Ok(ms) => messages.extend(
+                ms.into_iter()
+                    .filter(|m| matches_any(&m.code, &select) && !matches_any(&m.code, &ignore)),
+            ),
             Err(e) => {
                 errors += 1;
                 eprintln!("staticfx: {}: {e}", path.display());
             }
         }
     }
-    messages.sort_by(|a, b| (&a.filename, a.row, a.column, &a.code).cmp(&(&b.filename, b.row, b.column, &b.code)));
+    messages.sort_by(|a, b| {
+        (&a.filename, a.row, a.column, &a.code).cmp(&(&b.filename, b.row, b.column, &b.code))
+    });
     let out = match args.output_format {
         OutputFormat::Text => render_text(&messages),
-        OutputFormat::Json => serde_json::to_string_pretty(&render_json(&messages)).expect("json") + "\n",
-        OutputFormat::Sarif => serde_json::to_string_pretty(&render_sarif(&messages)).expect("json") + "\n",
+        OutputFormat::Json => {
+            serde_json::to_string_pretty(&render_json(&messages)).expect("json") + "\n"
+        }
+        OutputFormat::Sarif => {
+            serde_json::to_string_pretty(&render_sarif(&messages)).expect("json") + "\n"
+        }
     };
     print!("{out}");
     if args.output_format == OutputFormat::Text {
-        eprintln!("Checked {} file(s): {} finding(s){}", files.len(), messages.len(), if errors > 0 { format!(", {errors} error(s)") } else { String::new() });
+        eprintln!(
+            "Checked {} file(s): {} finding(s){}",
+            files.len(),
+            messages.len(),
+            if errors > 0 {
+                format!(", {errors} error(s)")
+            } else {
+                String::new()
+            }
+        );
     }
     if errors > 0 {
         ExitCode::from(2)
@@ -239,7 +318,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 pub fn render_text(ms: &[Message]) -> String {
-    ms.iter().map(|m| format!("{}:{}:{}: {} {}\n", m.filename, m.row, m.column, m.code, m.message)).collect()
+    ms.iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}: {} {}\n",
+                m.filename, m.row, m.column, m.code, m.message
+            )
+        })
+        .collect()
 }
 
 /// ruff's `--output-format json`, plus `gb_id`, `hint` and `severity`, which ruff readers ignore.
@@ -274,7 +360,11 @@ pub fn render_sarif(ms: &[Message]) -> Value {
     let rules: Vec<Value> = rule_ids
         .iter()
         .map(|id| {
-            let title = crate::breaks::CODES.iter().find(|(c, _)| c == id).map(|(_, t)| *t).unwrap_or("analysis limit");
+            let title = crate::breaks::CODES
+                .iter()
+                .find(|(c, _)| c == id)
+                .map(|(_, t)| *t)
+                .unwrap_or("analysis limit");
             json!({ "id": id, "shortDescription": { "text": title } })
         })
         .collect();

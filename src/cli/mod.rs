@@ -10,7 +10,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::analysis::{self, GraphOptions, InputSpec};
 
 #[derive(Parser, Debug)]
-#[command(name = "staticfx", version, about = "Static torch.fx graphs and torch.compile graph-break checks for PyTorch source")]
+#[command(
+    name = "staticfx",
+    version,
+    about = "Static torch.fx graphs and torch.compile graph-break checks for PyTorch source"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -56,11 +60,15 @@ pub fn main() -> ExitCode {
         return crate::lsp::run_stdio();
     }
     // Deep models and deeply nested source need more stack than the default main thread has.
-    let handle = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run(cli));
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || run(cli));
     match handle.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {
-            eprintln!("staticfx: internal error (this is a bug; please report it with the input file)");
+            eprintln!(
+                "staticfx: internal error (this is a bug; please report it with the input file)"
+            );
             ExitCode::from(2)
         }
     }
@@ -70,13 +78,36 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Lsp => unreachable!("handled in main"),
-        Command::Graph { file, class, entry, inputs, root, format } => {
-            let opts = GraphOptions { root, class, entry, inputs, ..Default::default() };
+        Command::Graph {
+            file,
+            class,
+            entry,
+            inputs,
+            root,
+            format,
+        } => {
+            let opts = GraphOptions {
+                root,
+                class,
+                entry,
+                inputs,
+                ..Default::default()
+            };
             match analysis::analyze_file(&file, &opts) {
                 Ok(a) => {
                     let out = match format {
-                        GraphFormat::Text => a.graphs.iter().map(crate::render::text::render).collect::<Vec<_>>().join("\n"),
-                        GraphFormat::Dot => a.graphs.iter().map(crate::render::dot::render).collect::<Vec<_>>().join("\n"),
+                        GraphFormat::Text => a
+                            .graphs
+                            .iter()
+                            .map(crate::render::text::render)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
+                        GraphFormat::Dot => a
+                            .graphs
+                            .iter()
+                            .map(crate::render::dot::render)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
                         GraphFormat::Json => crate::render::json::render(&a.project, &a.graphs),
                     };
                     print!("{out}");
@@ -86,10 +117,20 @@ fn run(cli: Cli) -> ExitCode {
                     for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
                         let f = a.project.file(d.file);
                         let lc = f.lines.line_col(&f.text, d.span.start);
-                        eprintln!("{}:{}:{}: {} {}", f.path.display(), lc.line + 1, lc.col + 1, d.code, d.message);
+                        eprintln!(
+                            "{}:{}:{}: {} {}",
+                            f.path.display(),
+                            lc.line + 1,
+                            lc.col + 1,
+                            d.code,
+                            d.message
+                        );
                     }
                     if a.graphs.is_empty() {
-                        eprintln!("staticfx: no nn.Module classes with a forward in {}", file.display());
+                        eprintln!(
+                            "staticfx: no nn.Module classes with a forward in {}",
+                            file.display()
+                        );
                     }
                     ExitCode::SUCCESS
                 }

@@ -12,11 +12,23 @@ use crate::shapes::DType;
 use crate::syntax::Span;
 
 impl<'p> Interp<'p> {
-    pub fn get_attr(&mut self, frame: &Frame, obj: &Value, name: &str, span: Span) -> EResult<Value> {
+    pub fn get_attr(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
         match obj {
             Value::Proxy(_) => {
                 if is_tensor_attribute(name) {
-                    self.trace_function(frame, "builtins.getattr", vec![obj.clone(), Value::str(name)], vec![], span)
+                    self.trace_function(
+                        frame,
+                        "builtins.getattr",
+                        vec![obj.clone(), Value::str(name)],
+                        vec![],
+                        span,
+                    )
                 } else {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }
@@ -24,11 +36,24 @@ impl<'p> Interp<'p> {
             Value::Object(o) => {
                 if let Some(v) = o.get(name) {
                     return Ok(match v {
-                        Value::Param(p) if self.tracing() => self.trace_param(frame, o, name, &p, span),
+                        Value::Param(p) if self.tracing() => {
+                            self.trace_param(frame, o, name, &p, span)
+                        }
                         Value::Unknown(u) if self.tracing() && u.path.is_none() => {
-                            let base = self.tracer.as_ref().and_then(|t| t.module_paths.get(&o.id).cloned()).unwrap_or_default();
-                            let path = if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
-                            Value::Unknown(Rc::new(Unknown { reason: u.reason.clone(), path: Some(path) }))
+                            let base = self
+                                .tracer
+                                .as_ref()
+                                .and_then(|t| t.module_paths.get(&o.id).cloned())
+                                .unwrap_or_default();
+                            let path = if base.is_empty() {
+                                name.to_string()
+                            } else {
+                                format!("{base}.{name}")
+                            };
+                            Value::Unknown(Rc::new(Unknown {
+                                reason: u.reason.clone(),
+                                path: Some(path),
+                            }))
                         }
                         v => v,
                     });
@@ -40,7 +65,9 @@ impl<'p> Interp<'p> {
                     if name == "training" {
                         return Ok(Value::Bool(!self.tracing()));
                     }
-                    if is_module_method(name) || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name) {
+                    if is_module_method(name)
+                        || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name)
+                    {
                         return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)));
                     }
                     if name == "__class__" {
@@ -58,43 +85,79 @@ impl<'p> Interp<'p> {
                     return Ok(Value::unknown(format!("`{name}`")));
                 }
                 if o.get("__incomplete__").is_some() {
-                    return Ok(Value::unknown(format!("`{name}` of a partly constructed `{}`", o.class_name())));
+                    return Ok(Value::unknown(format!(
+                        "`{name}` of a partly constructed `{}`",
+                        o.class_name()
+                    )));
                 }
-                Err(self.error(frame, span, codes::RAISED, format!("`{}` object has no attribute `{name}`", o.class_name())))
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("`{}` object has no attribute `{name}`", o.class_name()),
+                ))
             }
             Value::Class(c) => {
                 if name == "__name__" {
                     return Ok(Value::str(&c.name));
                 }
                 match self.class_lookup(obj, name) {
-                    Some(Value::Function(f)) if f.kind == FnKind::ClassMethod => Ok(Value::BoundMethod(Rc::new(obj.clone()), f)),
+                    Some(Value::Function(f)) if f.kind == FnKind::ClassMethod => {
+                        Ok(Value::BoundMethod(Rc::new(obj.clone()), f))
+                    }
                     Some(v) => Ok(v),
                     None => {
                         // Attributes inherited from external bases (e.g. enum members) are unknown.
-                        let external = c.mro.borrow().iter().any(|m| matches!(m, Value::External(_) | Value::Unknown(_)));
+                        let external = c
+                            .mro
+                            .borrow()
+                            .iter()
+                            .any(|m| matches!(m, Value::External(_) | Value::Unknown(_)));
                         if external {
                             Ok(Value::unknown(format!("`{}.{name}`", c.name)))
                         } else {
-                            Err(self.error(frame, span, codes::RAISED, format!("class `{}` has no attribute `{name}`", c.name)))
+                            Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                format!("class `{}` has no attribute `{name}`", c.name),
+                            ))
                         }
                     }
                 }
             }
             Value::Module(ns) => match self.module_attr(ns, name) {
                 Some(v) => Ok(v),
-                None => Err(self.error(frame, span, codes::UNRESOLVED_NAME, format!("module `{}` has no attribute `{name}`", ns.name))),
+                None => Err(self.error(
+                    frame,
+                    span,
+                    codes::UNRESOLVED_NAME,
+                    format!("module `{}` has no attribute `{name}`", ns.name),
+                )),
             },
             Value::External(path) => Ok(external_attr(path, name)),
             Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
             Value::TensorConst(t) => Ok(match name {
-                "shape" => t.shape.as_ref().map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect())).unwrap_or_else(|| Value::unknown("shape")),
+                "shape" => t
+                    .shape
+                    .as_ref()
+                    .map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()))
+                    .unwrap_or_else(|| Value::unknown("shape")),
                 "dtype" => Value::Dtype(t.dtype),
-                "ndim" => t.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("ndim")),
+                "ndim" => t
+                    .shape
+                    .as_ref()
+                    .map(|s| Value::Int(s.len() as i64))
+                    .unwrap_or_else(|| Value::unknown("ndim")),
                 "data" | "T" => obj.clone(),
                 _ => Value::Method(Rc::new(obj.clone()), Rc::from(name)),
             }),
             Value::Param(p) => Ok(match name {
-                "shape" => p.shape.as_ref().map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect())).unwrap_or_else(|| Value::unknown("shape")),
+                "shape" => p
+                    .shape
+                    .as_ref()
+                    .map(|s| Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()))
+                    .unwrap_or_else(|| Value::unknown("shape")),
                 "dtype" => Value::Dtype(p.dtype),
                 "data" => obj.clone(),
                 "requires_grad" => Value::Bool(!p.is_buffer),
@@ -121,18 +184,33 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn bind_class_attr(&mut self, frame: &Frame, obj: &Value, v: Value, span: Span) -> EResult<Value> {
+    fn bind_class_attr(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        v: Value,
+        span: Span,
+    ) -> EResult<Value> {
         Ok(match v {
             Value::Function(f) => match f.kind {
                 FnKind::Plain | FnKind::ClassMethod => Value::BoundMethod(Rc::new(obj.clone()), f),
                 FnKind::StaticMethod => Value::Function(f),
-                FnKind::Property => self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?,
+                FnKind::Property => {
+                    self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?
+                }
             },
             other => other,
         })
     }
 
-    fn super_attr(&mut self, frame: &Frame, recv: &Rc<Value>, class: &Rc<super::value::Class>, name: &str, span: Span) -> EResult<Value> {
+    fn super_attr(
+        &mut self,
+        frame: &Frame,
+        recv: &Rc<Value>,
+        class: &Rc<super::value::Class>,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
         let mro = match &**recv {
             Value::Object(o) => match &o.class {
                 Value::Class(c) => c.mro.borrow().clone(),
@@ -141,7 +219,11 @@ impl<'p> Interp<'p> {
             Value::Class(c) => c.mro.borrow().clone(),
             _ => vec![],
         };
-        let start = mro.iter().position(|m| matches!(m, Value::Class(c) if Rc::ptr_eq(c, class))).map(|i| i + 1).unwrap_or(mro.len());
+        let start = mro
+            .iter()
+            .position(|m| matches!(m, Value::Class(c) if Rc::ptr_eq(c, class)))
+            .map(|i| i + 1)
+            .unwrap_or(mro.len());
         for m in &mro[start..] {
             match m {
                 Value::Class(k) => {
@@ -150,15 +232,28 @@ impl<'p> Interp<'p> {
                     }
                 }
                 Value::External(path) => {
-                    return Ok(Value::Method(recv.clone(), Rc::from(format!("super:{path}:{name}").as_str())));
+                    return Ok(Value::Method(
+                        recv.clone(),
+                        Rc::from(format!("super:{path}:{name}").as_str()),
+                    ));
                 }
                 _ => {}
             }
         }
-        Ok(Value::Method(recv.clone(), Rc::from(format!("super:object:{name}").as_str())))
+        Ok(Value::Method(
+            recv.clone(),
+            Rc::from(format!("super:object:{name}").as_str()),
+        ))
     }
 
-    pub fn set_attr(&mut self, frame: &Frame, obj: &Value, name: &str, v: Value, span: Span) -> EResult<()> {
+    pub fn set_attr(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        name: &str,
+        v: Value,
+        span: Span,
+    ) -> EResult<()> {
         match obj {
             Value::Object(o) => {
                 o.attrs.borrow_mut().insert(name.to_string(), v);
@@ -182,7 +277,15 @@ impl<'p> Interp<'p> {
         }
     }
 
-    pub fn call_method(&mut self, frame: &Frame, recv: &Rc<Value>, name: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn call_method(
+        &mut self,
+        frame: &Frame,
+        recv: &Rc<Value>,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         if let Some(rest) = name.strip_prefix("super:") {
             let (path, method) = rest.rsplit_once(':').unwrap_or((rest, ""));
             return self.call_super_external(frame, recv, path, method, args, kwargs, span);
@@ -191,7 +294,20 @@ impl<'p> Interp<'p> {
         match r {
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
-                    if matches!(name, "item" | "tolist" | "numpy" | "backward" | "requires_grad_" | "nonzero" | "unique" | "masked_select" | "cpu" | "retain_grad" | "register_hook") {
+                    if matches!(
+                        name,
+                        "item"
+                            | "tolist"
+                            | "numpy"
+                            | "backward"
+                            | "requires_grad_"
+                            | "nonzero"
+                            | "unique"
+                            | "masked_select"
+                            | "cpu"
+                            | "retain_grad"
+                            | "register_hook"
+                    ) {
                         t.event("method", frame.file_id, span, name.to_string());
                     }
                 }
@@ -213,7 +329,8 @@ impl<'p> Interp<'p> {
                         let len = l.borrow().len() as i64;
                         let i = as_int(&a0).unwrap_or(len);
                         let i = if i < 0 { (i + len).max(0) } else { i.min(len) } as usize;
-                        l.borrow_mut().insert(i, args.get(1).cloned().unwrap_or(Value::None));
+                        l.borrow_mut()
+                            .insert(i, args.get(1).cloned().unwrap_or(Value::None));
                         Ok(Value::None)
                     }
                     "pop" => {
@@ -221,7 +338,12 @@ impl<'p> Interp<'p> {
                         let i = args.first().and_then(as_int).unwrap_or(-1);
                         let i = if i < 0 { i + len } else { i };
                         if i < 0 || i >= len {
-                            return Err(self.error(frame, span, codes::RAISED, "pop from empty list"));
+                            return Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                "pop from empty list",
+                            ));
                         }
                         Ok(l.borrow_mut().remove(i as usize))
                     }
@@ -236,8 +358,19 @@ impl<'p> Interp<'p> {
                     }
                     "index" | "count" => {
                         let items = l.borrow().clone();
-                        let hits: Vec<usize> = items.iter().enumerate().filter(|(_, v)| v.py_eq(&a0) == Some(true)).map(|(i, _)| i).collect();
-                        Ok(if name == "count" { Value::Int(hits.len() as i64) } else { hits.first().map(|&i| Value::Int(i as i64)).unwrap_or_else(|| Value::unknown("index")) })
+                        let hits: Vec<usize> = items
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, v)| v.py_eq(&a0) == Some(true))
+                            .map(|(i, _)| i)
+                            .collect();
+                        Ok(if name == "count" {
+                            Value::Int(hits.len() as i64)
+                        } else {
+                            hits.first()
+                                .map(|&i| Value::Int(i as i64))
+                                .unwrap_or_else(|| Value::unknown("index"))
+                        })
                     }
                     "remove" => {
                         let pos = l.borrow().iter().position(|v| v.py_eq(&a0) == Some(true));
@@ -253,12 +386,28 @@ impl<'p> Interp<'p> {
             Value::Dict(d) => {
                 let a0 = args.first().cloned().unwrap_or(Value::None);
                 match name {
-                    "items" => Ok(Value::list(d.borrow().iter().map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()])).collect())),
-                    "keys" => Ok(Value::list(d.borrow().iter().map(|(k, _)| k.clone()).collect())),
-                    "values" => Ok(Value::list(d.borrow().iter().map(|(_, v)| v.clone()).collect())),
+                    "items" => Ok(Value::list(
+                        d.borrow()
+                            .iter()
+                            .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
+                            .collect(),
+                    )),
+                    "keys" => Ok(Value::list(
+                        d.borrow().iter().map(|(k, _)| k.clone()).collect(),
+                    )),
+                    "values" => Ok(Value::list(
+                        d.borrow().iter().map(|(_, v)| v.clone()).collect(),
+                    )),
                     "get" | "pop" | "setdefault" => {
-                        let found = d.borrow().iter().position(|(k, _)| k.py_eq(&a0) == Some(true));
-                        let dflt = args.get(1).cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::None);
+                        let found = d
+                            .borrow()
+                            .iter()
+                            .position(|(k, _)| k.py_eq(&a0) == Some(true));
+                        let dflt = args
+                            .get(1)
+                            .cloned()
+                            .or_else(|| kwargs.first().map(|(_, v)| v.clone()))
+                            .unwrap_or(Value::None);
                         match (found, name) {
                             (Some(i), "pop") => Ok(d.borrow_mut().remove(i).1),
                             (Some(i), _) => Ok(d.borrow()[i].1.clone()),
@@ -287,13 +436,33 @@ impl<'p> Interp<'p> {
                         }
                         Ok(Value::None)
                     }
-                    "copy" => Ok(Value::Dict(Rc::new(std::cell::RefCell::new(d.borrow().clone())))),
+                    "copy" => Ok(Value::Dict(Rc::new(std::cell::RefCell::new(
+                        d.borrow().clone(),
+                    )))),
                     _ => Ok(Value::unknown(format!("dict.{name}"))),
                 }
             }
             Value::Str(s) => Ok(match name {
-                "startswith" => args.first().map(|p| if let Value::Str(p) = p { Value::Bool(s.starts_with(&**p)) } else { Value::unknown("startswith") }).unwrap_or(Value::Bool(false)),
-                "endswith" => args.first().map(|p| if let Value::Str(p) = p { Value::Bool(s.ends_with(&**p)) } else { Value::unknown("endswith") }).unwrap_or(Value::Bool(false)),
+                "startswith" => args
+                    .first()
+                    .map(|p| {
+                        if let Value::Str(p) = p {
+                            Value::Bool(s.starts_with(&**p))
+                        } else {
+                            Value::unknown("startswith")
+                        }
+                    })
+                    .unwrap_or(Value::Bool(false)),
+                "endswith" => args
+                    .first()
+                    .map(|p| {
+                        if let Value::Str(p) = p {
+                            Value::Bool(s.ends_with(&**p))
+                        } else {
+                            Value::unknown("endswith")
+                        }
+                    })
+                    .unwrap_or(Value::Bool(false)),
                 "lower" => Value::str(&s.to_lowercase()),
                 "upper" => Value::str(&s.to_uppercase()),
                 "strip" => Value::str(s.trim()),
@@ -303,8 +472,19 @@ impl<'p> Interp<'p> {
                 }),
                 "join" => {
                     let items = self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
-                    let parts: Option<Vec<String>> = items.iter().map(|v| if let Value::Str(x) = v { Some(x.to_string()) } else { None }).collect();
-                    parts.map(|p| Value::str(&p.join(s))).unwrap_or_else(|| Value::unknown("join"))
+                    let parts: Option<Vec<String>> = items
+                        .iter()
+                        .map(|v| {
+                            if let Value::Str(x) = v {
+                                Some(x.to_string())
+                            } else {
+                                None
+                            }
+                        })
+                        .collect();
+                    parts
+                        .map(|p| Value::str(&p.join(s)))
+                        .unwrap_or_else(|| Value::unknown("join"))
                 }
                 "replace" => match (args.first(), args.get(1)) {
                     (Some(Value::Str(a)), Some(Value::Str(b))) => Value::str(&s.replace(&**a, b)),
@@ -313,13 +493,25 @@ impl<'p> Interp<'p> {
                 _ => Value::unknown(format!("str.{name}")),
             }),
             Value::Tuple(t) => Ok(match name {
-                "index" => t.iter().position(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true)).map(|i| Value::Int(i as i64)).unwrap_or_else(|| Value::unknown("index")),
-                "count" => Value::Int(t.iter().filter(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true)).count() as i64),
+                "index" => t
+                    .iter()
+                    .position(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true))
+                    .map(|i| Value::Int(i as i64))
+                    .unwrap_or_else(|| Value::unknown("index")),
+                "count" => Value::Int(
+                    t.iter()
+                        .filter(|v| v.py_eq(args.first().unwrap_or(&Value::None)) == Some(true))
+                        .count() as i64,
+                ),
                 _ => Value::unknown(format!("tuple.{name}")),
             }),
-            Value::Object(o) if o.is_module() => self.module_method(frame, o, name, args, kwargs, span),
+            Value::Object(o) if o.is_module() => {
+                self.module_method(frame, o, name, args, kwargs, span)
+            }
             Value::TensorConst(t) => {
-                if self.tracing() && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))) {
+                if self.tracing()
+                    && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v)))
+                {
                     return self.trace_method(frame, name, r.clone(), args, kwargs, span);
                 }
                 Ok(match name {
@@ -328,17 +520,32 @@ impl<'p> Interp<'p> {
                     "size" => match (&t.shape, args.first().and_then(as_int)) {
                         (Some(s), Some(d)) => {
                             let i = if d < 0 { d + s.len() as i64 } else { d };
-                            s.get(i as usize).map(|&v| Value::Int(v)).unwrap_or_else(|| Value::unknown("size"))
+                            s.get(i as usize)
+                                .map(|&v| Value::Int(v))
+                                .unwrap_or_else(|| Value::unknown("size"))
                         }
                         (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
                         _ => Value::unknown("size"),
                     },
-                    "dim" => t.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("dim")),
+                    "dim" => t
+                        .shape
+                        .as_ref()
+                        .map(|s| Value::Int(s.len() as i64))
+                        .unwrap_or_else(|| Value::unknown("dim")),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
-                    "long" => Value::TensorConst(Rc::new(TensorConst { shape: t.shape.clone(), dtype: DType::Int64 })),
-                    "bool" => Value::TensorConst(Rc::new(TensorConst { shape: t.shape.clone(), dtype: DType::Bool })),
+                    "long" => Value::TensorConst(Rc::new(TensorConst {
+                        shape: t.shape.clone(),
+                        dtype: DType::Int64,
+                    })),
+                    "bool" => Value::TensorConst(Rc::new(TensorConst {
+                        shape: t.shape.clone(),
+                        dtype: DType::Bool,
+                    })),
                     "item" | "tolist" => Value::unknown("value of a constant tensor"),
-                    _ => Value::TensorConst(Rc::new(TensorConst { shape: None, dtype: t.dtype })),
+                    _ => Value::TensorConst(Rc::new(TensorConst {
+                        shape: None,
+                        dtype: t.dtype,
+                    })),
                 })
             }
             Value::Param(p) => Ok(match name {
@@ -346,27 +553,49 @@ impl<'p> Interp<'p> {
                 "size" => match (&p.shape, args.first().and_then(as_int)) {
                     (Some(s), Some(d)) => {
                         let i = if d < 0 { d + s.len() as i64 } else { d };
-                        s.get(i as usize).map(|&v| Value::Int(v)).unwrap_or_else(|| Value::unknown("size"))
+                        s.get(i as usize)
+                            .map(|&v| Value::Int(v))
+                            .unwrap_or_else(|| Value::unknown("size"))
                     }
                     (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
                     _ => Value::unknown("size"),
                 },
-                "dim" => p.shape.as_ref().map(|s| Value::Int(s.len() as i64)).unwrap_or_else(|| Value::unknown("dim")),
-                "numel" => p.shape.as_ref().map(|s| Value::Int(s.iter().product())).unwrap_or_else(|| Value::unknown("numel")),
+                "dim" => p
+                    .shape
+                    .as_ref()
+                    .map(|s| Value::Int(s.len() as i64))
+                    .unwrap_or_else(|| Value::unknown("dim")),
+                "numel" => p
+                    .shape
+                    .as_ref()
+                    .map(|s| Value::Int(s.iter().product()))
+                    .unwrap_or_else(|| Value::unknown("numel")),
                 _ => Value::unknown(format!("parameter.{name}")),
             }),
             Value::Int(_) | Value::Float(_) => Ok(match name {
-                "is_integer" => as_f64(r).map(|f| Value::Bool(f.fract() == 0.0)).unwrap_or_else(|| Value::unknown("is_integer")),
+                "is_integer" => as_f64(r)
+                    .map(|f| Value::Bool(f.fract() == 0.0))
+                    .unwrap_or_else(|| Value::unknown("is_integer")),
                 _ => Value::unknown(format!("number.{name}")),
             }),
             Value::Unknown(u) => {
-                if self.tracing() && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))) {
+                if self.tracing()
+                    && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v)))
+                {
                     if let Some(t) = self.tracer.as_mut() {
                         t.event("unknown_call", frame.file_id, span, u.reason.clone());
                     }
-                    return self.trace_function(frame, &format!("<unknown>.{name}"), args, kwargs, span);
+                    return self.trace_function(
+                        frame,
+                        &format!("<unknown>.{name}"),
+                        args,
+                        kwargs,
+                        span,
+                    );
                 }
-                Ok(Value::unknown(format!("method `{name}` of an unknown value")))
+                Ok(Value::unknown(format!(
+                    "method `{name}` of an unknown value"
+                )))
             }
             other => Ok(Value::unknown(format!("{}.{name}", other.type_name()))),
         }
@@ -378,7 +607,12 @@ pub fn external_attr(path: &str, name: &str) -> Value {
     let full = format!("{path}.{name}");
     // `torch.float`, `torch.long`, … are dtype aliases just as `torch.float32` is.
     if path == "torch" {
-        if let Some(d) = DType::parse(name).filter(|_| !matches!(name, "f32" | "f64" | "f16" | "bf16" | "i64" | "i32" | "i16" | "i8" | "u8")) {
+        if let Some(d) = DType::parse(name).filter(|_| {
+            !matches!(
+                name,
+                "f32" | "f64" | "f16" | "bf16" | "i64" | "i32" | "i16" | "i8" | "u8"
+            )
+        }) {
             return Value::Dtype(d);
         }
     }
@@ -398,14 +632,47 @@ pub fn external_attr(path: &str, name: &str) -> Value {
 fn is_module_method(name: &str) -> bool {
     matches!(
         name,
-        "modules" | "named_modules" | "children" | "named_children" | "parameters" | "named_parameters" | "buffers" | "named_buffers"
-            | "add_module" | "register_module" | "register_buffer" | "register_parameter" | "apply" | "eval" | "train" | "to" | "cuda"
-            | "cpu" | "float" | "half" | "double" | "requires_grad_" | "type" | "zero_grad" | "state_dict" | "load_state_dict"
-            | "register_forward_hook" | "register_forward_pre_hook" | "get_submodule" | "get_parameter" | "extra_repr" | "forward"
-            | "__init__" | "share_memory" | "bfloat16"
+        "modules"
+            | "named_modules"
+            | "children"
+            | "named_children"
+            | "parameters"
+            | "named_parameters"
+            | "buffers"
+            | "named_buffers"
+            | "add_module"
+            | "register_module"
+            | "register_buffer"
+            | "register_parameter"
+            | "apply"
+            | "eval"
+            | "train"
+            | "to"
+            | "cuda"
+            | "cpu"
+            | "float"
+            | "half"
+            | "double"
+            | "requires_grad_"
+            | "type"
+            | "zero_grad"
+            | "state_dict"
+            | "load_state_dict"
+            | "register_forward_hook"
+            | "register_forward_pre_hook"
+            | "get_submodule"
+            | "get_parameter"
+            | "extra_repr"
+            | "forward"
+            | "__init__"
+            | "share_memory"
+            | "bfloat16"
     )
 }
 
 fn is_container_method(name: &str) -> bool {
-    matches!(name, "append" | "extend" | "insert" | "items" | "keys" | "values" | "pop" | "update")
+    matches!(
+        name,
+        "append" | "extend" | "insert" | "items" | "keys" | "values" | "pop" | "update"
+    )
 }

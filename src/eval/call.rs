@@ -13,8 +13,8 @@ use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::inline::MAX_INLINE_DEPTH;
-use crate::syntax::{text, Span};
 use crate::shapes::{Meta, Scalar, ScalarOrigin};
+use crate::syntax::{text, Span};
 
 pub type Kwargs = Vec<(String, Value)>;
 
@@ -49,7 +49,12 @@ impl<'p> Interp<'p> {
         if let Some(b) = builtin_value(name) {
             return Ok(b);
         }
-        Err(self.error(frame, span, codes::UNRESOLVED_NAME, format!("name `{name}` is not defined")))
+        Err(self.error(
+            frame,
+            span,
+            codes::UNRESOLVED_NAME,
+            format!("name `{name}` is not defined"),
+        ))
     }
 
     pub fn eval_call(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
@@ -65,11 +70,19 @@ impl<'p> Interp<'p> {
                 args.push(self.eval_expr(frame, alist)?);
             } else {
                 let mut c = alist.walk();
-                let kids: Vec<Node> = alist.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
+                let kids: Vec<Node> = alist
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
                 for a in kids {
                     match a.kind() {
                         "keyword_argument" => {
-                            let (Some(n), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) else { continue };
+                            let (Some(n), Some(v)) = (
+                                a.child_by_field_name("name"),
+                                a.child_by_field_name("value"),
+                            ) else {
+                                continue;
+                            };
                             let val = self.eval_expr(frame, v)?;
                             kwargs.push((text(n, &frame.file.text).to_string(), val));
                         }
@@ -91,7 +104,14 @@ impl<'p> Interp<'p> {
                                     }
                                 }
                                 Value::Unknown(_) => {}
-                                _ => return Err(self.error(frame, Span::of(a), codes::UNSUPPORTED, "`**` of a non-dict")),
+                                _ => {
+                                    return Err(self.error(
+                                        frame,
+                                        Span::of(a),
+                                        codes::UNSUPPORTED,
+                                        "`**` of a non-dict",
+                                    ))
+                                }
                             }
                         }
                         _ => args.push(self.eval_expr(frame, a)?),
@@ -102,11 +122,20 @@ impl<'p> Interp<'p> {
         self.call_value(frame, &func, args, kwargs, span)
     }
 
-    pub fn call_value(&mut self, frame: &Frame, func: &Value, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn call_value(
+        &mut self,
+        frame: &Frame,
+        func: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         self.step(frame, span)?;
         match func {
             Value::Function(f) => self.call_function(frame, f, None, args, kwargs, span),
-            Value::BoundMethod(recv, f) => self.call_function(frame, f, Some((**recv).clone()), args, kwargs, span),
+            Value::BoundMethod(recv, f) => {
+                self.call_function(frame, f, Some((**recv).clone()), args, kwargs, span)
+            }
             Value::Class(_) => self.instantiate(frame, func, args, kwargs, span),
             Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
             Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
@@ -127,8 +156,15 @@ impl<'p> Interp<'p> {
                     return self.call_module_object(frame, o, args, kwargs, span);
                 }
                 match self.class_lookup(&o.class, "__call__") {
-                    Some(Value::Function(f)) => self.call_function(frame, &f, Some(func.clone()), args, kwargs, span),
-                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, format!("`{}` object is not callable", o.class_name()))),
+                    Some(Value::Function(f)) => {
+                        self.call_function(frame, &f, Some(func.clone()), args, kwargs, span)
+                    }
+                    _ => Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        format!("`{}` object is not callable", o.class_name()),
+                    )),
                 }
             }
             Value::Unknown(u) => {
@@ -142,18 +178,43 @@ impl<'p> Interp<'p> {
                     }
                     return self.trace_function(frame, &target, args, kwargs, span);
                 }
-                Ok(Value::unknown(format!("result of calling an unknown value ({})", u.reason)))
+                Ok(Value::unknown(format!(
+                    "result of calling an unknown value ({})",
+                    u.reason
+                )))
             }
-            Value::Super(..) => Err(self.error(frame, span, codes::UNSUPPORTED, "calling super object")),
-            Value::Proxy(_) => Err(self.error(frame, span, codes::UNSUPPORTED, "calling a traced value")),
-            other => Err(self.error(frame, span, codes::RAISED, format!("`{}` object is not callable", other.type_name()))),
+            Value::Super(..) => {
+                Err(self.error(frame, span, codes::UNSUPPORTED, "calling super object"))
+            }
+            Value::Proxy(_) => {
+                Err(self.error(frame, span, codes::UNSUPPORTED, "calling a traced value"))
+            }
+            other => Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!("`{}` object is not callable", other.type_name()),
+            )),
         }
     }
 
     /// Calls a user function; during tracing this is the inlining step.
-    pub fn call_function(&mut self, frame: &Frame, f: &Rc<Function>, recv: Option<Value>, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn call_function(
+        &mut self,
+        frame: &Frame,
+        f: &Rc<Function>,
+        recv: Option<Value>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         if self.call_depth >= self.limits.max_call_depth {
-            return Err(self.error(frame, span, codes::UNSUPPORTED, "call depth limit reached (recursive helpers?)"));
+            return Err(self.error(
+                frame,
+                span,
+                codes::UNSUPPORTED,
+                "call depth limit reached (recursive helpers?)",
+            ));
         }
         let inline = self.tracing();
         if inline {
@@ -173,18 +234,40 @@ impl<'p> Interp<'p> {
         }
         all.extend(args);
         let bound = self.bind(frame, &f.params, all, kwargs, &f.name, span)?;
-        let scope = Rc::new(Scope { vars: RefCell::new(bound.into_iter().collect()), parent: f.closure.clone() });
+        let scope = Rc::new(Scope {
+            vars: RefCell::new(bound.into_iter().collect()),
+            parent: f.closure.clone(),
+        });
         let class = self.defining_class(f);
-        let receiver = f.params.first().and_then(|p| scope.vars.borrow().get(&p.name).cloned());
-        let callee = Frame { file: f.file.clone(), file_id: f.file_id, globals: f.globals.clone(), locals: Some(scope), class, receiver };
+        let receiver = f
+            .params
+            .first()
+            .and_then(|p| scope.vars.borrow().get(&p.name).cloned());
+        let callee = Frame {
+            file: f.file.clone(),
+            file_id: f.file_id,
+            globals: f.globals.clone(),
+            locals: Some(scope),
+            class,
+            receiver,
+        };
         let tree_node = find_node(&f.file.tree, f.span);
         let Some(def) = tree_node else {
-            return Err(self.error(frame, span, codes::UNSUPPORTED, format!("source of `{}` not found", f.name)));
+            return Err(self.error(
+                frame,
+                span,
+                codes::UNSUPPORTED,
+                format!("source of `{}` not found", f.name),
+            ));
         };
         if f.is_generator && inline {
             if let Some(t) = self.tracer.as_mut() {
                 // Only a generator *root* is refused by Dynamo; inlined generator helpers are fine.
-                let detail = if t.inline_depth == 0 { "root".to_string() } else { f.name.clone() };
+                let detail = if t.inline_depth == 0 {
+                    "root".to_string()
+                } else {
+                    f.name.clone()
+                };
                 t.event("generator", f.file_id, f.span, detail);
             }
         }
@@ -219,7 +302,10 @@ impl<'p> Interp<'p> {
             // the caller goes on. Errors the model itself raises still propagate.
             Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
                 self.note_error(&e);
-                Ok(Value::unknown(format!("result of `{}`: {}", f.name, e.message)))
+                Ok(Value::unknown(format!(
+                    "result of `{}`: {}",
+                    f.name, e.message
+                )))
             }
             other => other,
         }
@@ -245,7 +331,15 @@ impl<'p> Interp<'p> {
     }
 
     /// Binds call arguments to parameters with Python's rules.
-    pub fn bind(&mut self, frame: &Frame, params: &[super::value::FnParam], args: Vec<Value>, mut kwargs: Kwargs, fname: &str, span: Span) -> EResult<Vec<(String, Value)>> {
+    pub fn bind(
+        &mut self,
+        frame: &Frame,
+        params: &[super::value::FnParam],
+        args: Vec<Value>,
+        mut kwargs: Kwargs,
+        fname: &str,
+        span: Span,
+    ) -> EResult<Vec<(String, Value)>> {
         let mut out: Vec<(String, Value)> = Vec::with_capacity(params.len());
         let mut args = args.into_iter();
         let mut var_kw: Option<String> = None;
@@ -259,17 +353,29 @@ impl<'p> Interp<'p> {
                     } else if let Some(d) = &p.default {
                         out.push((p.name.clone(), d.clone()));
                     } else {
-                        return Err(self.error(frame, span, codes::RAISED, format!("{fname}() missing required argument `{}`", p.name)));
+                        return Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!("{fname}() missing required argument `{}`", p.name),
+                        ));
                     }
                 }
-                ParamKind::VarPositional => out.push((p.name.clone(), Value::tuple(args.by_ref().collect()))),
+                ParamKind::VarPositional => {
+                    out.push((p.name.clone(), Value::tuple(args.by_ref().collect())))
+                }
                 ParamKind::KeywordOnly => {
                     if let Some(i) = kwargs.iter().position(|(k, _)| k == &p.name) {
                         out.push((p.name.clone(), kwargs.remove(i).1));
                     } else if let Some(d) = &p.default {
                         out.push((p.name.clone(), d.clone()));
                     } else {
-                        return Err(self.error(frame, span, codes::RAISED, format!("{fname}() missing keyword argument `{}`", p.name)));
+                        return Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!("{fname}() missing keyword argument `{}`", p.name),
+                        ));
                     }
                 }
                 ParamKind::VarKeyword => var_kw = Some(p.name.clone()),
@@ -277,22 +383,45 @@ impl<'p> Interp<'p> {
         }
         let extra: Vec<Value> = args.collect();
         if !extra.is_empty() && !extra.iter().all(Value::is_unknown) {
-            return Err(self.error(frame, span, codes::RAISED, format!("{fname}() got {} extra positional argument(s)", extra.len())));
+            return Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!("{fname}() got {} extra positional argument(s)", extra.len()),
+            ));
         }
         match var_kw {
             Some(name) => {
-                let d = kwargs.into_iter().map(|(k, v)| (Value::str(&k), v)).collect();
+                let d = kwargs
+                    .into_iter()
+                    .map(|(k, v)| (Value::str(&k), v))
+                    .collect();
                 out.push((name, Value::Dict(Rc::new(RefCell::new(d)))));
             }
             None if !kwargs.is_empty() => {
-                return Err(self.error(frame, span, codes::RAISED, format!("{fname}() got an unexpected keyword argument `{}`", kwargs[0].0)));
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!(
+                        "{fname}() got an unexpected keyword argument `{}`",
+                        kwargs[0].0
+                    ),
+                ));
             }
             None => {}
         }
         Ok(out)
     }
 
-    fn call_builtin(&mut self, frame: &Frame, name: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    fn call_builtin(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         let a0 = args.first().cloned().unwrap_or(Value::None);
         match name {
             "len" => match &a0 {
@@ -307,30 +436,69 @@ impl<'p> Interp<'p> {
                 let ints: Vec<Option<i64>> = args.iter().map(as_int).collect();
                 if ints.iter().any(Option::is_none) {
                     if args.iter().any(has_proxy) {
-                        return Err(self.error(frame, span, codes::UNSUPPORTED, "range() over a value only known at run time"));
+                        return Err(self.error(
+                            frame,
+                            span,
+                            codes::UNSUPPORTED,
+                            "range() over a value only known at run time",
+                        ));
                     }
-                    return Err(self.error(frame, span, codes::UNSUPPORTED, "range() with a bound that could not be evaluated statically"));
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        "range() with a bound that could not be evaluated statically",
+                    ));
                 }
                 let ints: Vec<i64> = ints.into_iter().flatten().collect();
                 let (start, stop, step) = match ints.as_slice() {
                     [e] => (0, *e, 1),
                     [s, e] => (*s, *e, 1),
                     [s, e, st] => (*s, *e, *st),
-                    _ => return Err(self.error(frame, span, codes::RAISED, "range() takes 1 to 3 arguments")),
+                    _ => {
+                        return Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            "range() takes 1 to 3 arguments",
+                        ))
+                    }
                 };
                 if step == 0 {
-                    return Err(self.error(frame, span, codes::RAISED, "range() arg 3 must not be zero"));
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        "range() arg 3 must not be zero",
+                    ));
                 }
-                let n = if step > 0 { (stop - start + step - 1).max(0) / step } else { (start - stop - step - 1).max(0) / -step };
+                let n = if step > 0 {
+                    (stop - start + step - 1).max(0) / step
+                } else {
+                    (start - stop - step - 1).max(0) / -step
+                };
                 if n as u64 > self.limits.max_collection as u64 {
-                    return Err(self.error(frame, span, codes::BUDGET, format!("range of {n} elements exceeds the evaluation budget")));
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::BUDGET,
+                        format!("range of {n} elements exceeds the evaluation budget"),
+                    ));
                 }
-                Ok(Value::list((0..n).map(|i| Value::Int(start + i * step)).collect()))
+                Ok(Value::list(
+                    (0..n).map(|i| Value::Int(start + i * step)).collect(),
+                ))
             }
             "enumerate" => {
                 let start = args.get(1).and_then(as_int).unwrap_or(0);
                 let items = self.iterate(frame, &a0, span)?;
-                Ok(Value::list(items.into_iter().enumerate().map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v])).collect()))
+                Ok(Value::list(
+                    items
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
+                        .collect(),
+                ))
             }
             "zip" => {
                 let mut lists = Vec::new();
@@ -338,7 +506,11 @@ impl<'p> Interp<'p> {
                     lists.push(self.iterate(frame, a, span)?);
                 }
                 let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-                Ok(Value::list((0..n).map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect())).collect()))
+                Ok(Value::list(
+                    (0..n)
+                        .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
+                        .collect(),
+                ))
             }
             "reversed" => {
                 let mut items = self.iterate(frame, &a0, span)?;
@@ -349,7 +521,10 @@ impl<'p> Interp<'p> {
                 let mut items = self.iterate(frame, &a0, span)?;
                 if items.iter().all(|v| matches!(v, Value::Int(_))) {
                     items.sort_by_key(|v| as_int(v).unwrap_or(0));
-                    if kwargs.iter().any(|(k, v)| k == "reverse" && matches!(v, Value::Bool(true))) {
+                    if kwargs
+                        .iter()
+                        .any(|(k, v)| k == "reverse" && matches!(v, Value::Bool(true)))
+                    {
                         items.reverse();
                     }
                     Ok(Value::list(items))
@@ -364,8 +539,16 @@ impl<'p> Interp<'p> {
                 }
             }
             "list" | "tuple" | "set" | "frozenset" => {
-                let items = if args.is_empty() { vec![] } else { self.iterate(frame, &a0, span)? };
-                Ok(if name == "tuple" { Value::tuple(items) } else { Value::list(items) })
+                let items = if args.is_empty() {
+                    vec![]
+                } else {
+                    self.iterate(frame, &a0, span)?
+                };
+                Ok(if name == "tuple" {
+                    Value::tuple(items)
+                } else {
+                    Value::list(items)
+                })
             }
             "dict" => {
                 let mut items = Vec::new();
@@ -404,7 +587,9 @@ impl<'p> Interp<'p> {
                 })
             }
             "hasattr" => {
-                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::unknown("hasattr")) };
+                let Some(Value::Str(n)) = args.get(1) else {
+                    return Ok(Value::unknown("hasattr"));
+                };
                 Ok(match self.get_attr(frame, &a0, n, span) {
                     Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
                     Ok(_) => Value::Bool(true),
@@ -412,7 +597,9 @@ impl<'p> Interp<'p> {
                 })
             }
             "getattr" => {
-                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::unknown("getattr with a computed name")) };
+                let Some(Value::Str(n)) = args.get(1) else {
+                    return Ok(Value::unknown("getattr with a computed name"));
+                };
                 match self.get_attr(frame, &a0, n, span) {
                     Ok(v) => Ok(v),
                     Err(e) => match args.get(2) {
@@ -422,7 +609,9 @@ impl<'p> Interp<'p> {
                 }
             }
             "setattr" => {
-                let Some(Value::Str(n)) = args.get(1) else { return Ok(Value::None) };
+                let Some(Value::Str(n)) = args.get(1) else {
+                    return Ok(Value::None);
+                };
                 let v = args.get(2).cloned().unwrap_or(Value::None);
                 self.set_attr(frame, &a0, n, v, span)?;
                 Ok(Value::None)
@@ -452,18 +641,45 @@ impl<'p> Interp<'p> {
                 _ => Ok(Value::unknown("round")),
             },
             "min" | "max" | "sum" | "any" | "all" => {
-                let items = if args.len() == 1 { self.iterate(frame, &a0, span)? } else { args.clone() };
+                let items = if args.len() == 1 {
+                    self.iterate(frame, &a0, span)?
+                } else {
+                    args.clone()
+                };
                 if items.iter().any(has_proxy) {
                     return Ok(Value::unknown(format!("{name}() over traced values")));
                 }
-                fold_numbers(name, &items, kwargs.iter().find(|(k, _)| k == "default").map(|(_, v)| v.clone()))
-                    .ok_or_else(|| self.error(frame, span, codes::UNSUPPORTED, format!("{name}() over values that could not be evaluated")))
+                fold_numbers(
+                    name,
+                    &items,
+                    kwargs
+                        .iter()
+                        .find(|(k, _)| k == "default")
+                        .map(|(_, v)| v.clone()),
+                )
+                .ok_or_else(|| {
+                    self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        format!("{name}() over values that could not be evaluated"),
+                    )
+                })
             }
             "divmod" => match (as_int(&a0), args.get(1).and_then(as_int)) {
-                (Some(a), Some(b)) if b != 0 => Ok(Value::tuple(vec![Value::Int(a.div_euclid(b)), Value::Int(a.rem_euclid(b))])),
+                (Some(a), Some(b)) if b != 0 => Ok(Value::tuple(vec![
+                    Value::Int(a.div_euclid(b)),
+                    Value::Int(a.rem_euclid(b)),
+                ])),
                 _ => Ok(Value::unknown("divmod")),
             },
-            "pow" => self.binary_op(frame, "**", a0, args.get(1).cloned().unwrap_or(Value::None), span),
+            "pow" => self.binary_op(
+                frame,
+                "**",
+                a0,
+                args.get(1).cloned().unwrap_or(Value::None),
+                span,
+            ),
             "print" => {
                 if let Some(t) = self.tracer.as_mut() {
                     t.event("print", frame.file_id, span, String::new());
@@ -479,7 +695,9 @@ impl<'p> Interp<'p> {
                         _ => Ok(Value::unknown("super() with unknown arguments")),
                     },
                     (Some(c), Some(r), 0) => Ok(Value::Super(Rc::new(r), c)),
-                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, "super() outside a method")),
+                    _ => {
+                        Err(self.error(frame, span, codes::UNSUPPORTED, "super() outside a method"))
+                    }
                 }
             }
             "type" => Ok(match &a0 {
@@ -489,13 +707,24 @@ impl<'p> Interp<'p> {
                 Value::Str(_) => Value::Builtin(Rc::from("str")),
                 _ => Value::unknown("type()"),
             }),
-            "callable" => Ok(Value::Bool(matches!(a0, Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) | Value::Builtin(_) | Value::External(_) | Value::Partial(_)))),
+            "callable" => Ok(Value::Bool(matches!(
+                a0,
+                Value::Function(_)
+                    | Value::BoundMethod(..)
+                    | Value::Class(_)
+                    | Value::Builtin(_)
+                    | Value::External(_)
+                    | Value::Partial(_)
+            ))),
             "iter" => Ok(Value::list(self.iterate(frame, &a0, span)?)),
             "next" => {
                 let items = self.iterate(frame, &a0, span)?;
                 match items.into_iter().next() {
                     Some(v) => Ok(v),
-                    None => args.get(1).cloned().ok_or_else(|| self.error(frame, span, codes::RAISED, "StopIteration")),
+                    None => args
+                        .get(1)
+                        .cloned()
+                        .ok_or_else(|| self.error(frame, span, codes::RAISED, "StopIteration")),
                 }
             }
             "map" => {
@@ -507,7 +736,13 @@ impl<'p> Interp<'p> {
                 let n = lists.iter().map(Vec::len).min().unwrap_or(0);
                 let mut out = Vec::with_capacity(n);
                 for i in 0..n {
-                    out.push(self.call_value(frame, &f, lists.iter().map(|l| l[i].clone()).collect(), vec![], span)?);
+                    out.push(self.call_value(
+                        frame,
+                        &f,
+                        lists.iter().map(|l| l[i].clone()).collect(),
+                        vec![],
+                        span,
+                    )?);
                 }
                 Ok(Value::list(out))
             }
@@ -515,17 +750,24 @@ impl<'p> Interp<'p> {
                 let items = self.iterate(frame, args.get(1).unwrap_or(&Value::None), span)?;
                 let mut out = Vec::new();
                 for it in items {
-                    let keep = if matches!(a0, Value::None) { it.clone() } else { self.call_value(frame, &a0, vec![it.clone()], vec![], span)? };
+                    let keep = if matches!(a0, Value::None) {
+                        it.clone()
+                    } else {
+                        self.call_value(frame, &a0, vec![it.clone()], vec![], span)?
+                    };
                     if let Truth::Known(true) = self.truth(frame, &keep, span)? {
                         out.push(it);
                     }
                 }
                 Ok(Value::list(out))
             }
-            "_single" | "_pair" | "_triple" | "_quadruple" | "_ntuple" | "_tuple" | "_is_tuple" | "_prod" | "_map_float" | "_is_module" | "_shape" | "_uninitialized" => {
+            "_single" | "_pair" | "_triple" | "_quadruple" | "_ntuple" | "_tuple" | "_is_tuple"
+            | "_prod" | "_map_float" | "_is_module" | "_shape" | "_uninitialized" => {
                 Ok(catalog_helper(name, &args))
             }
-            "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr" | "open" | "input" | "object" | "slice" | "property" | "staticmethod" | "classmethod" => {
+            "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
+            | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
+            | "classmethod" => {
                 if name == "slice" {
                     let mut parts = [Value::None, Value::None, Value::None];
                     match args.len() {
@@ -541,7 +783,11 @@ impl<'p> Interp<'p> {
                 Ok(Value::unknown(format!("{name}()")))
             }
             // Exception constructors: the value only matters to `raise`.
-            exc if exc.ends_with("Error") || exc.ends_with("Exception") || exc.ends_with("Warning") || exc == "StopIteration" => {
+            exc if exc.ends_with("Error")
+                || exc.ends_with("Exception")
+                || exc.ends_with("Warning")
+                || exc == "StopIteration" =>
+            {
                 Ok(Value::unknown(format!("{exc} instance")))
             }
             _ => Ok(Value::unknown(format!("{name}()"))),
@@ -549,7 +795,14 @@ impl<'p> Interp<'p> {
     }
 
     /// `int(x)`, `float(x)`, `bool(x)`: on traced tensors these read data (a graph break).
-    fn convert(&mut self, frame: &Frame, name: &str, v: &Value, nargs: usize, span: Span) -> EResult<Value> {
+    fn convert(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        v: &Value,
+        nargs: usize,
+        span: Span,
+    ) -> EResult<Value> {
         if nargs == 0 {
             return Ok(match name {
                 "int" => Value::Int(0),
@@ -562,7 +815,13 @@ impl<'p> Interp<'p> {
                 if let Some(t) = self.tracer.as_mut() {
                     t.event("convert", frame.file_id, span, name.to_string());
                 }
-                let out = self.trace_function(frame, &format!("builtins.{name}"), vec![v.clone()], vec![], span)?;
+                let out = self.trace_function(
+                    frame,
+                    &format!("builtins.{name}"),
+                    vec![v.clone()],
+                    vec![],
+                    span,
+                )?;
                 // The result is a Python number read from the data, not a tensor: branching on it
                 // later is plain Python (the break already happened here).
                 if let (Value::Proxy(n), Some(t)) = (&out, self.tracer.as_mut()) {
@@ -579,7 +838,11 @@ impl<'p> Interp<'p> {
                 ("int", Value::Int(i)) => Value::Int(*i),
                 ("int", Value::Float(f)) => Value::Int(f.trunc() as i64),
                 ("int", Value::Bool(b)) => Value::Int(*b as i64),
-                ("int", Value::Str(s)) => s.trim().parse().map(Value::Int).unwrap_or_else(|_| Value::unknown("int()")),
+                ("int", Value::Str(s)) => s
+                    .trim()
+                    .parse()
+                    .map(Value::Int)
+                    .unwrap_or_else(|_| Value::unknown("int()")),
                 ("float", Value::Int(i)) => Value::Float(*i as f64),
                 ("float", Value::Float(f)) => Value::Float(*f),
                 ("float", Value::Bool(b)) => Value::Float(*b as i64 as f64),
@@ -587,7 +850,10 @@ impl<'p> Interp<'p> {
                     "inf" => Value::Float(f64::INFINITY),
                     "-inf" => Value::Float(f64::NEG_INFINITY),
                     "nan" => Value::Float(f64::NAN),
-                    t => t.parse().map(Value::Float).unwrap_or_else(|_| Value::unknown("float()")),
+                    t => t
+                        .parse()
+                        .map(Value::Float)
+                        .unwrap_or_else(|_| Value::unknown("float()")),
                 },
                 ("bool", other) => match self.truth(frame, other, span)? {
                     Truth::Known(b) => Value::Bool(b),
@@ -615,8 +881,13 @@ impl<'p> Interp<'p> {
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
                 (Value::None, _) => Some(false),
-                (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter")),
-                (Value::Param(_), Value::External(p)) => Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter")),
+                (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => {
+                    Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter"))
+                }
+                (Value::Param(_), Value::External(p)) => Some(matches!(
+                    &**p,
+                    "torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter"
+                )),
                 (Value::Object(o), t) => {
                     let mro = match &o.class {
                         Value::Class(c) => c.mro.borrow().clone(),
@@ -631,7 +902,16 @@ impl<'p> Interp<'p> {
                     };
                     Some(leaf_hit || mro.iter().any(|m| same_class(m, t)))
                 }
-                (Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Bool(_), _) => Some(false),
+                (
+                    Value::Int(_)
+                    | Value::Float(_)
+                    | Value::Str(_)
+                    | Value::Tuple(_)
+                    | Value::List(_)
+                    | Value::Dict(_)
+                    | Value::Bool(_),
+                    _,
+                ) => Some(false),
                 (Value::Proxy(_), _) => Some(false),
                 _ => None,
             };
@@ -641,22 +921,52 @@ impl<'p> Interp<'p> {
                 None => unknown = true,
             }
         }
-        if unknown { Value::unknown("isinstance") } else { Value::Bool(false) }
+        if unknown {
+            Value::unknown("isinstance")
+        } else {
+            Value::Bool(false)
+        }
     }
 
-    pub fn binary_op(&mut self, frame: &Frame, sym: &str, a: Value, b: Value, span: Span) -> EResult<Value> {
+    pub fn binary_op(
+        &mut self,
+        frame: &Frame,
+        sym: &str,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> EResult<Value> {
         let Some(name) = binop_name(sym) else {
             return Err(self.error(frame, span, codes::UNSUPPORTED, format!("operator `{sym}`")));
         };
-        if self.tracing() && (has_proxy(&a) || has_proxy(&b)) && matches!((&a, &b), (Value::Proxy(_), _) | (_, Value::Proxy(_))) {
-            return self.trace_function(frame, &format!("operator.{name}"), vec![a, b], vec![], span);
+        if self.tracing()
+            && (has_proxy(&a) || has_proxy(&b))
+            && matches!((&a, &b), (Value::Proxy(_), _) | (_, Value::Proxy(_)))
+        {
+            return self.trace_function(
+                frame,
+                &format!("operator.{name}"),
+                vec![a, b],
+                vec![],
+                span,
+            );
         }
         use Value::*;
         Ok(match (name, &a, &b) {
-            (_, Unknown(_), _) | (_, _, Unknown(_)) => Value::unknown("arithmetic on an unknown value"),
+            (_, Unknown(_), _) | (_, _, Unknown(_)) => {
+                Value::unknown("arithmetic on an unknown value")
+            }
             ("add", Str(x), Str(y)) => Value::str(&format!("{x}{y}")),
-            ("add", Tuple(x), Tuple(y)) => Value::tuple(x.iter().chain(y.iter()).cloned().collect()),
-            ("add", List(x), List(y)) => Value::list(x.borrow().iter().chain(y.borrow().iter()).cloned().collect()),
+            ("add", Tuple(x), Tuple(y)) => {
+                Value::tuple(x.iter().chain(y.iter()).cloned().collect())
+            }
+            ("add", List(x), List(y)) => Value::list(
+                x.borrow()
+                    .iter()
+                    .chain(y.borrow().iter())
+                    .cloned()
+                    .collect(),
+            ),
             ("mul", List(x), Int(n)) | ("mul", Int(n), List(x)) => {
                 let v = x.borrow();
                 let n = (*n).max(0) as usize;
@@ -672,7 +982,9 @@ impl<'p> Interp<'p> {
                 }
                 Value::tuple((0..n).flat_map(|_| x.iter().cloned()).collect())
             }
-            ("mod", Str(fmt), _) => percent_format(fmt, &b).map(|s| Value::str(&s)).unwrap_or_else(|| Value::unknown("string formatting")),
+            ("mod", Str(fmt), _) => percent_format(fmt, &b)
+                .map(|s| Value::str(&s))
+                .unwrap_or_else(|| Value::unknown("string formatting")),
             ("eq", _, _) | ("ne", _, _) => match a.py_eq(&b) {
                 Some(e) => Bool(e == (name == "eq")),
                 Option::None => Value::unknown("comparison"),
@@ -708,26 +1020,41 @@ impl<'p> Interp<'p> {
                 }
                 Value::Dict(Rc::new(RefCell::new(items)))
             }
-            ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => match (as_int(&a), as_int(&b)) {
-                (Some(x), Some(y)) => Int(match name {
-                    "and_" => x & y,
-                    "or_" => x | y,
-                    "xor" => x ^ y,
-                    "lshift" => x.checked_shl(y as u32).unwrap_or(0),
-                    _ => x.checked_shr(y as u32).unwrap_or(0),
-                }),
-                _ => Value::unknown("bitwise operation"),
-            },
+            ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => {
+                match (as_int(&a), as_int(&b)) {
+                    (Some(x), Some(y)) => Int(match name {
+                        "and_" => x & y,
+                        "or_" => x | y,
+                        "xor" => x ^ y,
+                        "lshift" => x.checked_shl(y as u32).unwrap_or(0),
+                        _ => x.checked_shr(y as u32).unwrap_or(0),
+                    }),
+                    _ => Value::unknown("bitwise operation"),
+                }
+            }
             _ => match (num(&a), num(&b)) {
                 (Some(x), Some(y)) => {
                     let origin = crate::shapes::ScalarOrigin::Const;
                     match crate::shapes::rules::scalar_binary(name, &x, &y, origin) {
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Int(Some(i)), _) => Int(i),
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Float(Some(f)), _) => Float(f),
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Bool(Some(v)), _) => Bool(v),
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Int(Some(i)), _) => {
+                            Int(i)
+                        }
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Float(Some(f)), _) => {
+                            Float(f)
+                        }
+                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Bool(Some(v)), _) => {
+                            Bool(v)
+                        }
                         _ => {
-                            if matches!(name, "truediv" | "floordiv" | "mod") && as_f64(&b) == Some(0.0) {
-                                return Err(self.error(frame, span, codes::RAISED, "division by zero"));
+                            if matches!(name, "truediv" | "floordiv" | "mod")
+                                && as_f64(&b) == Some(0.0)
+                            {
+                                return Err(self.error(
+                                    frame,
+                                    span,
+                                    codes::RAISED,
+                                    "division by zero",
+                                ));
                             }
                             Value::unknown(format!("`{sym}` on these values"))
                         }
@@ -735,10 +1062,18 @@ impl<'p> Interp<'p> {
                 }
                 _ => match (&a, &b) {
                     (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
-                        let t = if matches!(a, TensorConst(_) | Param(_)) { &a } else { &b };
+                        let t = if matches!(a, TensorConst(_) | Param(_)) {
+                            &a
+                        } else {
+                            &b
+                        };
                         t.clone()
                     }
-                    _ => Value::unknown(format!("`{sym}` between {} and {}", a.type_name(), b.type_name())),
+                    _ => Value::unknown(format!(
+                        "`{sym}` between {} and {}",
+                        a.type_name(),
+                        b.type_name()
+                    )),
                 },
             },
         })
@@ -771,14 +1106,28 @@ impl<'p> Interp<'p> {
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
             Value::Object(o) => match &o.kind {
-                ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o.children().into_iter().map(|(k, _)| Value::str(&k)).collect()),
-                ObjKind::Container(_) => Ok(o.children().into_iter().map(|(_, c)| Value::Object(c)).collect()),
+                ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
+                    .children()
+                    .into_iter()
+                    .map(|(k, _)| Value::str(&k))
+                    .collect()),
+                ObjKind::Container(_) => Ok(o
+                    .children()
+                    .into_iter()
+                    .map(|(_, c)| Value::Object(c))
+                    .collect()),
                 _ => match self.class_lookup(&o.class, "__iter__") {
                     Some(Value::Function(f)) => {
-                        let r = self.call_function(frame, &f, Some(v.clone()), vec![], vec![], span)?;
+                        let r =
+                            self.call_function(frame, &f, Some(v.clone()), vec![], vec![], span)?;
                         self.iterate(frame, &r, span)
                     }
-                    _ => Err(self.error(frame, span, codes::UNSUPPORTED, format!("cannot iterate over `{}`", o.class_name()))),
+                    _ => Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        format!("cannot iterate over `{}`", o.class_name()),
+                    )),
                 },
             },
             Value::Proxy(n) => {
@@ -786,27 +1135,63 @@ impl<'p> Interp<'p> {
                 let len = self.tracer.as_ref().and_then(|t| match t.meta(*n) {
                     crate::shapes::Meta::Seq(s) => Some(s.len()),
                     crate::shapes::Meta::Size(s) => Some(s.len()),
-                    crate::shapes::Meta::Tensor(t) => t.shape.as_ref().and_then(|s| s.first()).and_then(|d| d.known()).map(|d| d as usize),
+                    crate::shapes::Meta::Tensor(t) => t
+                        .shape
+                        .as_ref()
+                        .and_then(|s| s.first())
+                        .and_then(|d| d.known())
+                        .map(|d| d as usize),
                     _ => None,
                 });
                 match len {
-                    Some(n) => (0..n).map(|i| self.get_item(frame, v, Value::Int(i as i64), span)).collect(),
-                    None => Err(self.error(frame, span, codes::UNSUPPORTED, "iterating a traced value of unknown length")),
+                    Some(n) => (0..n)
+                        .map(|i| self.get_item(frame, v, Value::Int(i as i64), span))
+                        .collect(),
+                    None => Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        "iterating a traced value of unknown length",
+                    )),
                 }
             }
-            Value::Unknown(u) => Err(self.error(frame, span, codes::UNSUPPORTED, format!("cannot iterate over an unknown value ({})", u.reason))),
-            other => Err(self.error(frame, span, codes::RAISED, format!("`{}` is not iterable", other.type_name()))),
+            Value::Unknown(u) => Err(self.error(
+                frame,
+                span,
+                codes::UNSUPPORTED,
+                format!("cannot iterate over an unknown value ({})", u.reason),
+            )),
+            other => Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!("`{}` is not iterable", other.type_name()),
+            )),
         }
     }
 
     /// Unpacking for `a, b = v`: a traced value of unknown length unpacks to exactly `n`.
-    pub fn unpack(&mut self, frame: &Frame, v: &Value, n: usize, starred: bool, span: Span) -> EResult<Vec<Value>> {
+    pub fn unpack(
+        &mut self,
+        frame: &Frame,
+        v: &Value,
+        n: usize,
+        starred: bool,
+        span: Span,
+    ) -> EResult<Vec<Value>> {
         if let Value::Proxy(_) = v {
             let known = self.iterate(frame, v, span);
             return match known {
                 Ok(items) if items.len() == n || starred => Ok(items),
-                Ok(items) => Err(self.error(frame, span, codes::RAISED, format!("cannot unpack {} values into {n}", items.len()))),
-                Err(_) if !starred => (0..n).map(|i| self.get_item(frame, v, Value::Int(i as i64), span)).collect(),
+                Ok(items) => Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("cannot unpack {} values into {n}", items.len()),
+                )),
+                Err(_) if !starred => (0..n)
+                    .map(|i| self.get_item(frame, v, Value::Int(i as i64), span))
+                    .collect(),
                 Err(e) => Err(e),
             };
         }
@@ -815,25 +1200,54 @@ impl<'p> Interp<'p> {
         }
         let items = self.iterate(frame, v, span)?;
         if !starred && items.len() != n {
-            return Err(self.error(frame, span, codes::RAISED, format!("cannot unpack {} values into {n}", items.len())));
+            return Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!("cannot unpack {} values into {n}", items.len()),
+            ));
         }
         Ok(items)
     }
 
-    pub fn get_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<Value> {
+    pub fn get_item(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        key: Value,
+        span: Span,
+    ) -> EResult<Value> {
         if let Value::Proxy(_) = obj {
-            return self.trace_function(frame, "operator.getitem", vec![obj.clone(), key], vec![], span);
+            return self.trace_function(
+                frame,
+                "operator.getitem",
+                vec![obj.clone(), key],
+                vec![],
+                span,
+            );
         }
         if has_proxy(&key) && self.tracing() {
             if let Value::TensorConst(_) | Value::Param(_) = obj {
-                return self.trace_function(frame, "operator.getitem", vec![obj.clone(), key], vec![], span);
+                return self.trace_function(
+                    frame,
+                    "operator.getitem",
+                    vec![obj.clone(), key],
+                    vec![],
+                    span,
+                );
             }
         }
         match (obj, &key) {
             (Value::Tuple(_) | Value::List(_), Value::Slice(s)) => {
                 let items = self.iterate(frame, obj, span)?;
-                let picked = slice_items(&items, s).ok_or_else(|| self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds"))?;
-                Ok(if matches!(obj, Value::Tuple(_)) { Value::tuple(picked) } else { Value::list(picked) })
+                let picked = slice_items(&items, s).ok_or_else(|| {
+                    self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
+                })?;
+                Ok(if matches!(obj, Value::Tuple(_)) {
+                    Value::tuple(picked)
+                } else {
+                    Value::list(picked)
+                })
             }
             (Value::Tuple(_) | Value::List(_) | Value::Str(_), k) => {
                 let items = self.iterate(frame, obj, span)?;
@@ -841,37 +1255,78 @@ impl<'p> Interp<'p> {
                     return Ok(Value::unknown("index could not be evaluated"));
                 };
                 let idx = if i < 0 { i + items.len() as i64 } else { i };
-                items.get(idx as usize).cloned().ok_or_else(|| self.error(frame, span, codes::RAISED, format!("index {i} out of range")))
+                items.get(idx as usize).cloned().ok_or_else(|| {
+                    self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        format!("index {i} out of range"),
+                    )
+                })
             }
             (Value::Dict(d), k) => {
-                let found = d.borrow().iter().find(|(kk, _)| kk.py_eq(k) == Some(true)).map(|(_, v)| v.clone());
+                let found = d
+                    .borrow()
+                    .iter()
+                    .find(|(kk, _)| kk.py_eq(k) == Some(true))
+                    .map(|(_, v)| v.clone());
                 match found {
                     Some(v) => Ok(v),
-                    None if d.borrow().iter().any(|(kk, _)| kk.py_eq(k).is_none()) || k.is_unknown() => Ok(Value::unknown("dict lookup")),
+                    None if d.borrow().iter().any(|(kk, _)| kk.py_eq(k).is_none())
+                        || k.is_unknown() =>
+                    {
+                        Ok(Value::unknown("dict lookup"))
+                    }
                     None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
                 }
             }
             (Value::Object(o), k) if o.is_module() => self.module_item(frame, o, k, span),
             (Value::Object(o), k) => match self.class_lookup(&o.class, "__getitem__") {
-                Some(Value::Function(f)) => self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span),
+                Some(Value::Function(f)) => {
+                    self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span)
+                }
                 _ => Ok(Value::unknown("subscript")),
             },
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
             (Value::External(p), _) => Ok(Value::External(p.clone())),
             (Value::Class(_), _) => Ok(obj.clone()),
-            (Value::TensorConst(t), _) => Ok(Value::TensorConst(Rc::new(super::value::TensorConst { shape: None, dtype: t.dtype }))),
+            (Value::TensorConst(t), _) => {
+                Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
+                    shape: None,
+                    dtype: t.dtype,
+                })))
+            }
             (Value::Unknown(u), _) => {
-                let path = u.path.as_ref().and_then(|p| as_int(&key).map(|i| format!("{p}.{i}")));
-                Ok(Value::Unknown(Rc::new(super::value::Unknown { reason: u.reason.clone(), path })))
+                let path = u
+                    .path
+                    .as_ref()
+                    .and_then(|p| as_int(&key).map(|i| format!("{p}.{i}")));
+                Ok(Value::Unknown(Rc::new(super::value::Unknown {
+                    reason: u.reason.clone(),
+                    path,
+                })))
             }
             _ => Ok(Value::unknown(format!("subscript of {}", obj.type_name()))),
         }
     }
 
-    pub fn set_item(&mut self, frame: &Frame, obj: &Value, key: Value, v: Value, span: Span) -> EResult<()> {
+    pub fn set_item(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        key: Value,
+        v: Value,
+        span: Span,
+    ) -> EResult<()> {
         match (obj, &key) {
             (Value::Proxy(_), _) => {
-                self.trace_function(frame, "operator.setitem", vec![obj.clone(), key, v], vec![], span)?;
+                self.trace_function(
+                    frame,
+                    "operator.setitem",
+                    vec![obj.clone(), key, v],
+                    vec![],
+                    span,
+                )?;
                 Ok(())
             }
             (Value::List(l), k) => {
@@ -880,7 +1335,12 @@ impl<'p> Interp<'p> {
                     Some(i) => {
                         let idx = if i < 0 { i + len } else { i };
                         if idx < 0 || idx >= len {
-                            return Err(self.error(frame, span, codes::RAISED, "list assignment index out of range"));
+                            return Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                "list assignment index out of range",
+                            ));
                         }
                         l.borrow_mut()[idx as usize] = v;
                         Ok(())
@@ -920,14 +1380,23 @@ impl<'p> Interp<'p> {
     pub fn make_partial(&self, args: Vec<Value>, kwargs: Kwargs) -> Value {
         let mut it = args.into_iter();
         let func = it.next().unwrap_or(Value::None);
-        Value::Partial(Rc::new(Partial { func, args: it.collect(), kwargs }))
+        Value::Partial(Rc::new(Partial {
+            func,
+            args: it.collect(),
+            kwargs,
+        }))
     }
 }
 
 pub fn same_class(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
-        (Value::External(x), Value::External(y)) => x == y || x.rsplit('.').next() == y.rsplit('.').next() && x.starts_with("torch.nn") && y.starts_with("torch.nn"),
+        (Value::External(x), Value::External(y)) => {
+            x == y
+                || x.rsplit('.').next() == y.rsplit('.').next()
+                    && x.starts_with("torch.nn")
+                    && y.starts_with("torch.nn")
+        }
         _ => false,
     }
 }
@@ -1060,11 +1529,19 @@ fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
             Value::None => Some(dflt),
             v => {
                 let i = as_int(v)?;
-                Some(if i < 0 { (i + n).max(if step > 0 { 0 } else { -1 }) } else { i.min(if step > 0 { n } else { n - 1 }) })
+                Some(if i < 0 {
+                    (i + n).max(if step > 0 { 0 } else { -1 })
+                } else {
+                    i.min(if step > 0 { n } else { n - 1 })
+                })
             }
         }
     };
-    let (start, stop) = if step > 0 { (norm(&s[0], 0)?, norm(&s[1], n)?) } else { (norm(&s[0], n - 1)?, norm(&s[1], -1)?) };
+    let (start, stop) = if step > 0 {
+        (norm(&s[0], 0)?, norm(&s[1], n)?)
+    } else {
+        (norm(&s[0], n - 1)?, norm(&s[1], -1)?)
+    };
     let mut out = Vec::new();
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
@@ -1077,7 +1554,20 @@ fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
 }
 
 /// Helpers the catalogue's shape formulas use (see `scripts/catalog/README.md`).
-const CATALOG_HELPERS: &[&str] = &["_single", "_pair", "_triple", "_quadruple", "_ntuple", "_tuple", "_is_tuple", "_prod", "_map_float", "_is_module", "_shape", "_uninitialized"];
+const CATALOG_HELPERS: &[&str] = &[
+    "_single",
+    "_pair",
+    "_triple",
+    "_quadruple",
+    "_ntuple",
+    "_tuple",
+    "_is_tuple",
+    "_prod",
+    "_map_float",
+    "_is_module",
+    "_shape",
+    "_uninitialized",
+];
 
 fn catalog_helper(name: &str, args: &[Value]) -> Value {
     let seq = |v: &Value| -> Option<Vec<Value>> {
@@ -1104,11 +1594,23 @@ fn catalog_helper(name: &str, args: &[Value]) -> Value {
         "_tuple" => repeat(1, &a0),
         "_is_tuple" => Value::Bool(seq(&a0).is_some()),
         "_prod" => match seq(&a0) {
-            Some(items) => items.iter().map(as_int).try_fold(1i64, |acc, v| v.map(|v| acc * v)).map(Value::Int).unwrap_or_else(|| Value::unknown("_prod")),
-            None => as_int(&a0).map(Value::Int).unwrap_or_else(|| Value::unknown("_prod")),
+            Some(items) => items
+                .iter()
+                .map(as_int)
+                .try_fold(1i64, |acc, v| v.map(|v| acc * v))
+                .map(Value::Int)
+                .unwrap_or_else(|| Value::unknown("_prod")),
+            None => as_int(&a0)
+                .map(Value::Int)
+                .unwrap_or_else(|| Value::unknown("_prod")),
         },
         "_map_float" => match seq(&a0) {
-            Some(items) => Value::tuple(items.iter().map(|v| as_f64(v).map(Value::Float).unwrap_or_else(|| v.clone())).collect()),
+            Some(items) => Value::tuple(
+                items
+                    .iter()
+                    .map(|v| as_f64(v).map(Value::Float).unwrap_or_else(|| v.clone()))
+                    .collect(),
+            ),
             None => as_f64(&a0).map(Value::Float).unwrap_or(a0),
         },
         "_is_module" => Value::Bool(matches!(a0, Value::Object(_))),
@@ -1119,16 +1621,70 @@ fn catalog_helper(name: &str, args: &[Value]) -> Value {
 /// Names that resolve to Python builtins when no binding shadows them.
 fn builtin_value(name: &str) -> Option<Value> {
     const FUNCS: &[&str] = &[
-        "len", "range", "enumerate", "zip", "reversed", "sorted", "list", "tuple", "set", "frozenset", "dict", "isinstance",
-        "issubclass", "hasattr", "getattr", "setattr", "int", "float", "bool", "str", "repr", "abs", "round", "min", "max",
-        "sum", "any", "all", "divmod", "pow", "print", "super", "type", "callable", "iter", "next", "map", "filter", "id",
-        "hash", "vars", "dir", "globals", "locals", "format", "ord", "chr", "open", "input", "object", "slice", "property",
-        "staticmethod", "classmethod",
+        "len",
+        "range",
+        "enumerate",
+        "zip",
+        "reversed",
+        "sorted",
+        "list",
+        "tuple",
+        "set",
+        "frozenset",
+        "dict",
+        "isinstance",
+        "issubclass",
+        "hasattr",
+        "getattr",
+        "setattr",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "repr",
+        "abs",
+        "round",
+        "min",
+        "max",
+        "sum",
+        "any",
+        "all",
+        "divmod",
+        "pow",
+        "print",
+        "super",
+        "type",
+        "callable",
+        "iter",
+        "next",
+        "map",
+        "filter",
+        "id",
+        "hash",
+        "vars",
+        "dir",
+        "globals",
+        "locals",
+        "format",
+        "ord",
+        "chr",
+        "open",
+        "input",
+        "object",
+        "slice",
+        "property",
+        "staticmethod",
+        "classmethod",
     ];
     if FUNCS.contains(&name) || CATALOG_HELPERS.contains(&name) {
         return Some(Value::Builtin(Rc::from(name)));
     }
-    if name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Warning") || name == "StopIteration" || name == "KeyboardInterrupt" {
+    if name.ends_with("Error")
+        || name.ends_with("Exception")
+        || name.ends_with("Warning")
+        || name == "StopIteration"
+        || name == "KeyboardInterrupt"
+    {
         return Some(Value::Builtin(Rc::from(name)));
     }
     match name {
@@ -1140,12 +1696,19 @@ fn builtin_value(name: &str) -> Option<Value> {
 
 /// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).
 pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
-    let mut n = tree.root_node().descendant_for_byte_range(span.start, span.end)?;
+    let mut n = tree
+        .root_node()
+        .descendant_for_byte_range(span.start, span.end)?;
     loop {
-        if n.start_byte() == span.start && n.end_byte() == span.end && matches!(n.kind(), "function_definition" | "lambda" | "class_definition") {
+        if n.start_byte() == span.start
+            && n.end_byte() == span.end
+            && matches!(
+                n.kind(),
+                "function_definition" | "lambda" | "class_definition"
+            )
+        {
             return Some(n);
         }
         n = n.parent()?;
     }
 }
-

@@ -41,7 +41,12 @@ impl<'p> Interp<'p> {
         self.expr_depth += 1;
         if self.expr_depth > self.limits.max_expr_depth {
             self.expr_depth -= 1;
-            return Err(self.error(frame, Span::of(node), codes::UNSUPPORTED, "expression nested too deeply to analyse"));
+            return Err(self.error(
+                frame,
+                Span::of(node),
+                codes::UNSUPPORTED,
+                "expression nested too deeply to analyse",
+            ));
         }
         let r = self.eval_expr_inner(frame, node);
         self.expr_depth -= 1;
@@ -53,13 +58,17 @@ impl<'p> Interp<'p> {
         let span = Span::of(node);
         match node.kind() {
             "identifier" => self.lookup(frame, text(node, &src), span),
-            "integer" => Ok(parse_int(text(node, &src)).map(Value::Int).unwrap_or_else(|| Value::unknown("integer literal out of range"))),
+            "integer" => Ok(parse_int(text(node, &src))
+                .map(Value::Int)
+                .unwrap_or_else(|| Value::unknown("integer literal out of range"))),
             "float" => {
                 let t = text(node, &src).replace('_', "");
                 if t.ends_with(['j', 'J']) {
                     return Ok(Value::unknown("complex literal"));
                 }
-                Ok(t.parse::<f64>().map(Value::Float).unwrap_or_else(|_| Value::unknown("float literal")))
+                Ok(t.parse::<f64>()
+                    .map(Value::Float)
+                    .unwrap_or_else(|_| Value::unknown("float literal")))
             }
             "true" => Ok(Value::Bool(true)),
             "false" => Ok(Value::Bool(false)),
@@ -82,7 +91,9 @@ impl<'p> Interp<'p> {
                 Some(inner) => self.eval_expr(frame, inner),
                 None => Ok(Value::tuple(vec![])),
             },
-            "tuple" | "expression_list" | "pattern_list" => Ok(Value::tuple(self.eval_items(frame, node)?)),
+            "tuple" | "expression_list" | "pattern_list" => {
+                Ok(Value::tuple(self.eval_items(frame, node)?))
+            }
             "list" => Ok(Value::list(self.eval_items(frame, node)?)),
             "set" => Ok(Value::list(self.eval_items(frame, node)?)),
             "dictionary" => {
@@ -92,7 +103,11 @@ impl<'p> Interp<'p> {
                 for k in kids {
                     match k.kind() {
                         "pair" => {
-                            let (Some(kn), Some(vn)) = (k.child_by_field_name("key"), k.child_by_field_name("value")) else { continue };
+                            let (Some(kn), Some(vn)) =
+                                (k.child_by_field_name("key"), k.child_by_field_name("value"))
+                            else {
+                                continue;
+                            };
                             let key = self.eval_expr(frame, kn)?;
                             let val = self.eval_expr(frame, vn)?;
                             dict_insert(&mut items, key, val);
@@ -112,36 +127,65 @@ impl<'p> Interp<'p> {
                 Ok(Value::Dict(Rc::new(RefCell::new(items))))
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute")) else {
-                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete attribute access"));
+                let (Some(obj), Some(attr)) = (
+                    node.child_by_field_name("object"),
+                    node.child_by_field_name("attribute"),
+                ) else {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::SYNTAX_ERROR,
+                        "incomplete attribute access",
+                    ));
                 };
                 let o = self.eval_expr(frame, obj)?;
                 self.get_attr(frame, &o, text(attr, &src), span)
             }
             "subscript" => {
-                let Some(obj) = node.child_by_field_name("value") else { return Ok(Value::unknown("subscript")) };
+                let Some(obj) = node.child_by_field_name("value") else {
+                    return Ok(Value::unknown("subscript"));
+                };
                 let o = self.eval_expr(frame, obj)?;
                 let key = self.eval_subscript_key(frame, node)?;
                 self.get_item(frame, &o, key, span)
             }
             "call" => self.eval_call(frame, node),
             "binary_operator" => {
-                let (Some(l), Some(r), Some(op)) = (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("operator")) else {
-                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                let (Some(l), Some(r), Some(op)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::SYNTAX_ERROR,
+                        "incomplete expression",
+                    ));
                 };
                 let a = self.eval_expr(frame, l)?;
                 let b = self.eval_expr(frame, r)?;
                 self.binary_op(frame, text(op, &src), a, b, span)
             }
             "unary_operator" => {
-                let (Some(arg), Some(op)) = (node.child_by_field_name("argument"), node.child_by_field_name("operator")) else {
-                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                let (Some(arg), Some(op)) = (
+                    node.child_by_field_name("argument"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::SYNTAX_ERROR,
+                        "incomplete expression",
+                    ));
                 };
                 let v = self.eval_expr(frame, arg)?;
                 self.unary_op(frame, text(op, &src), v, span)
             }
             "not_operator" => {
-                let Some(arg) = node.child_by_field_name("argument") else { return Ok(Value::unknown("not")) };
+                let Some(arg) = node.child_by_field_name("argument") else {
+                    return Ok(Value::unknown("not"));
+                };
                 let v = self.eval_expr(frame, arg)?;
                 Ok(match self.truth(frame, &v, span)? {
                     Truth::Known(b) => Value::Bool(!b),
@@ -150,8 +194,17 @@ impl<'p> Interp<'p> {
                 })
             }
             "boolean_operator" => {
-                let (Some(l), Some(r), Some(op)) = (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("operator")) else {
-                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete expression"));
+                let (Some(l), Some(r), Some(op)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                    node.child_by_field_name("operator"),
+                ) else {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::SYNTAX_ERROR,
+                        "incomplete expression",
+                    ));
                 };
                 let is_and = text(op, &src) == "and";
                 let a = self.eval_expr(frame, l)?;
@@ -181,14 +234,26 @@ impl<'p> Interp<'p> {
                 let mut c = node.walk();
                 let kids: Vec<Node> = node.named_children(&mut c).collect();
                 if kids.len() < 3 {
-                    return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete conditional expression"));
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::SYNTAX_ERROR,
+                        "incomplete conditional expression",
+                    ));
                 }
                 let cond = self.eval_expr(frame, kids[1])?;
                 match self.truth(frame, &cond, Span::of(kids[1]))? {
                     Truth::Known(true) => self.eval_expr(frame, kids[0]),
                     Truth::Known(false) => self.eval_expr(frame, kids[2]),
                     Truth::Data(cause) => {
-                        let region = self.tracer.as_mut().map(|t| t.open_region(cause, "conditional expression", frame.file_id, Span::of(kids[1])));
+                        let region = self.tracer.as_mut().map(|t| {
+                            t.open_region(
+                                cause,
+                                "conditional expression",
+                                frame.file_id,
+                                Span::of(kids[1]),
+                            )
+                        });
                         if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
                             t.set_branch(r, Some(crate::graph::RegionRole::ThenBranch));
                         }
@@ -219,17 +284,30 @@ impl<'p> Interp<'p> {
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
                 let mut out = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
-                    let body = node.child_by_field_name("body").expect("comprehension body");
+                    let body = node
+                        .child_by_field_name("body")
+                        .expect("comprehension body");
                     out.push(this.eval_expr(f, body)?);
                     Ok(())
                 })?;
-                Ok(if node.kind() == "generator_expression" { Value::tuple(out) } else { Value::list(out) })
+                Ok(if node.kind() == "generator_expression" {
+                    Value::tuple(out)
+                } else {
+                    Value::list(out)
+                })
             }
             "dictionary_comprehension" => {
                 let mut items = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
-                    let body = node.child_by_field_name("body").expect("comprehension body");
-                    let (Some(k), Some(v)) = (body.child_by_field_name("key"), body.child_by_field_name("value")) else { return Ok(()) };
+                    let body = node
+                        .child_by_field_name("body")
+                        .expect("comprehension body");
+                    let (Some(k), Some(v)) = (
+                        body.child_by_field_name("key"),
+                        body.child_by_field_name("value"),
+                    ) else {
+                        return Ok(());
+                    };
                     let key = this.eval_expr(f, k)?;
                     let val = this.eval_expr(f, v)?;
                     dict_insert(&mut items, key, val);
@@ -238,7 +316,12 @@ impl<'p> Interp<'p> {
                 Ok(Value::Dict(Rc::new(RefCell::new(items))))
             }
             "named_expression" => {
-                let (Some(n), Some(v)) = (node.child_by_field_name("name"), node.child_by_field_name("value")) else { return Ok(Value::unknown(":=")) };
+                let (Some(n), Some(v)) = (
+                    node.child_by_field_name("name"),
+                    node.child_by_field_name("value"),
+                ) else {
+                    return Ok(Value::unknown(":="));
+                };
                 let val = self.eval_expr(frame, v)?;
                 self.set_var(frame, text(n, &src), val.clone());
                 Ok(val)
@@ -257,14 +340,22 @@ impl<'p> Interp<'p> {
             "type" => Ok(Value::unknown("type annotation")),
             "slice" => self.eval_slice(frame, node),
             "ERROR" => Err(self.error(frame, span, codes::SYNTAX_ERROR, "syntax error")),
-            kind => Err(self.error(frame, span, codes::UNSUPPORTED, format!("unsupported expression `{kind}`"))),
+            kind => Err(self.error(
+                frame,
+                span,
+                codes::UNSUPPORTED,
+                format!("unsupported expression `{kind}`"),
+            )),
         }
     }
 
     /// Elements of a tuple/list display, expanding `*iterable`.
     fn eval_items(&mut self, frame: &Frame, node: Node) -> EResult<Vec<Value>> {
         let mut c = node.walk();
-        let kids: Vec<Node> = node.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
+        let kids: Vec<Node> = node
+            .named_children(&mut c)
+            .filter(|k| k.kind() != "comment")
+            .collect();
         let mut out = Vec::with_capacity(kids.len());
         for k in kids {
             if k.kind() == "list_splat" {
@@ -277,20 +368,52 @@ impl<'p> Interp<'p> {
         Ok(out)
     }
 
-    fn comprehension(&mut self, frame: &Frame, node: Node, emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>) -> EResult<()> {
+    fn comprehension(
+        &mut self,
+        frame: &Frame,
+        node: Node,
+        emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>,
+    ) -> EResult<()> {
         // Comprehensions get their own scope, as in Python 3.
-        let scope = Rc::new(Scope { vars: RefCell::new(frame.locals.as_ref().map(|l| l.vars.borrow().clone()).unwrap_or_default()), parent: frame.locals.clone() });
-        let inner = Frame { locals: Some(scope), ..frame.clone() };
+        let scope = Rc::new(Scope {
+            vars: RefCell::new(
+                frame
+                    .locals
+                    .as_ref()
+                    .map(|l| l.vars.borrow().clone())
+                    .unwrap_or_default(),
+            ),
+            parent: frame.locals.clone(),
+        });
+        let inner = Frame {
+            locals: Some(scope),
+            ..frame.clone()
+        };
         let mut c = node.walk();
-        let clauses: Vec<Node> = node.named_children(&mut c).filter(|k| k.kind() == "for_in_clause" || k.kind() == "if_clause").collect();
+        let clauses: Vec<Node> = node
+            .named_children(&mut c)
+            .filter(|k| k.kind() == "for_in_clause" || k.kind() == "if_clause")
+            .collect();
         self.comprehension_level(&inner, &clauses, emit)
     }
 
-    fn comprehension_level(&mut self, frame: &Frame, clauses: &[Node], emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>) -> EResult<()> {
-        let Some((first, rest)) = clauses.split_first() else { return emit(self, frame) };
+    fn comprehension_level(
+        &mut self,
+        frame: &Frame,
+        clauses: &[Node],
+        emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>,
+    ) -> EResult<()> {
+        let Some((first, rest)) = clauses.split_first() else {
+            return emit(self, frame);
+        };
         match first.kind() {
             "for_in_clause" => {
-                let (Some(left), Some(right)) = (first.child_by_field_name("left"), first.child_by_field_name("right")) else { return Ok(()) };
+                let (Some(left), Some(right)) = (
+                    first.child_by_field_name("left"),
+                    first.child_by_field_name("right"),
+                ) else {
+                    return Ok(());
+                };
                 let it = self.eval_expr(frame, right)?;
                 for item in self.iterate(frame, &it, Span::of(right))? {
                     self.step(frame, Span::of(*first))?;
@@ -300,7 +423,9 @@ impl<'p> Interp<'p> {
                 Ok(())
             }
             _ => {
-                let Some(cond) = first.named_child(0) else { return Ok(()) };
+                let Some(cond) = first.named_child(0) else {
+                    return Ok(());
+                };
                 let v = self.eval_expr(frame, cond)?;
                 match self.truth(frame, &v, Span::of(cond))? {
                     Truth::Known(false) => Ok(()),
@@ -330,7 +455,12 @@ impl<'p> Interp<'p> {
             }
         }
         if operands.len() < 2 || ops.len() != operands.len() - 1 {
-            return Err(self.error(frame, Span::of(node), codes::SYNTAX_ERROR, "incomplete comparison"));
+            return Err(self.error(
+                frame,
+                Span::of(node),
+                codes::SYNTAX_ERROR,
+                "incomplete comparison",
+            ));
         }
         let mut left = self.eval_expr(frame, operands[0])?;
         let mut result = Value::Bool(true);
@@ -342,7 +472,10 @@ impl<'p> Interp<'p> {
                 result = r;
             } else {
                 // Chains are `a < b and b < c`.
-                result = match (self.truth(frame, &result, span)?, self.truth(frame, &r, span)?) {
+                result = match (
+                    self.truth(frame, &result, span)?,
+                    self.truth(frame, &r, span)?,
+                ) {
                     (Truth::Known(false), _) => Value::Bool(false),
                     (Truth::Known(true), _) => r,
                     _ => Value::unknown("chained comparison"),
@@ -353,7 +486,14 @@ impl<'p> Interp<'p> {
         Ok(result)
     }
 
-    pub fn compare(&mut self, frame: &Frame, op: &str, a: Value, b: Value, span: Span) -> EResult<Value> {
+    pub fn compare(
+        &mut self,
+        frame: &Frame,
+        op: &str,
+        a: Value,
+        b: Value,
+        span: Span,
+    ) -> EResult<Value> {
         match op {
             "is" | "is not" => {
                 let r = match (&a, &b) {
@@ -367,8 +507,20 @@ impl<'p> Interp<'p> {
             }
             "in" | "not in" => {
                 let r = match &b {
-                    Value::Proxy(_) => return self.trace_function(frame, "operator.contains", vec![b, a], vec![], span),
-                    Value::Dict(d) => d.borrow().iter().map(|(k, _)| k.py_eq(&a)).try_fold(false, |acc, e| e.map(|e| acc || e)),
+                    Value::Proxy(_) => {
+                        return self.trace_function(
+                            frame,
+                            "operator.contains",
+                            vec![b, a],
+                            vec![],
+                            span,
+                        )
+                    }
+                    Value::Dict(d) => d
+                        .borrow()
+                        .iter()
+                        .map(|(k, _)| k.py_eq(&a))
+                        .try_fold(false, |acc, e| e.map(|e| acc || e)),
                     Value::Str(s) => match &a {
                         Value::Str(n) => Some(s.contains(&**n)),
                         _ => None,
@@ -379,7 +531,10 @@ impl<'p> Interp<'p> {
                     },
                     Value::Unknown(_) => None,
                     other => match self.iterate(frame, other, span) {
-                        Ok(items) => items.iter().map(|k| k.py_eq(&a)).try_fold(false, |acc, e| e.map(|e| acc || e)),
+                        Ok(items) => items
+                            .iter()
+                            .map(|k| k.py_eq(&a))
+                            .try_fold(false, |acc, e| e.map(|e| acc || e)),
                         Err(_) => None,
                     },
                 };
@@ -408,7 +563,11 @@ impl<'p> Interp<'p> {
             let kids: Vec<Node> = node.children(&mut c2).collect();
             kids.len() >= 2 && kids[kids.len() - 2].kind() == ","
         };
-        Ok(if vals.len() == 1 && !trailing_comma { vals.pop().unwrap() } else { Value::tuple(vals) })
+        Ok(if vals.len() == 1 && !trailing_comma {
+            vals.pop().unwrap()
+        } else {
+            Value::tuple(vals)
+        })
     }
 
     fn eval_slice(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
@@ -509,21 +668,31 @@ impl<'p> Interp<'p> {
         let kids: Vec<Node> = node.children(&mut c).collect();
         for ch in kids {
             match ch.kind() {
-                "string_start" => prefix = text(ch, &src).trim_end_matches(['"', '\'']).to_ascii_lowercase(),
+                "string_start" => {
+                    prefix = text(ch, &src)
+                        .trim_end_matches(['"', '\''])
+                        .to_ascii_lowercase()
+                }
                 "string_content" => {
                     // Escapes inside string_content are separate nodes; copy the text between.
                     let mut cc = ch.walk();
                     let mut pos = ch.start_byte();
                     for esc in ch.named_children(&mut cc) {
                         out.push_str(src.get(pos..esc.start_byte()).unwrap_or(""));
-                        out.push_str(&if prefix.contains('r') { text(esc, &src).to_string() } else { unescape(text(esc, &src)) });
+                        out.push_str(&if prefix.contains('r') {
+                            text(esc, &src).to_string()
+                        } else {
+                            unescape(text(esc, &src))
+                        });
                         pos = esc.end_byte();
                     }
                     out.push_str(src.get(pos..ch.end_byte()).unwrap_or(""));
                 }
                 "escape_sequence" => out.push_str(&unescape(text(ch, &src))),
                 "interpolation" => {
-                    let Some(e) = ch.child_by_field_name("expression") else { return Ok(Value::unknown("f-string")) };
+                    let Some(e) = ch.child_by_field_name("expression") else {
+                        return Ok(Value::unknown("f-string"));
+                    };
                     if ch.child_by_field_name("format_specifier").is_some() {
                         return Ok(Value::unknown("formatted f-string"));
                     }

@@ -55,7 +55,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_steps: 3_000_000, max_call_depth: 150, max_expr_depth: 400, max_collection: 1_000_000 }
+        Limits {
+            max_steps: 3_000_000,
+            max_call_depth: 150,
+            max_expr_depth: 400,
+            max_collection: 1_000_000,
+        }
     }
 }
 
@@ -121,19 +126,45 @@ impl<'p> Interp<'p> {
     fn step(&mut self, frame: &Frame, span: Span) -> EResult<()> {
         self.steps += 1;
         if self.steps > self.limits.max_steps {
-            return Err(self.error(frame, span, codes::BUDGET, "evaluation budget exceeded (a loop with a huge or unknown bound?)"));
+            return Err(self.error(
+                frame,
+                span,
+                codes::BUDGET,
+                "evaluation budget exceeded (a loop with a huge or unknown bound?)",
+            ));
         }
         Ok(())
     }
 
-    pub fn error(&self, frame: &Frame, span: Span, code: &'static str, message: impl Into<String>) -> EvalError {
-        EvalError { code, message: message.into(), file: frame.file_id, span }
+    pub fn error(
+        &self,
+        frame: &Frame,
+        span: Span,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> EvalError {
+        EvalError {
+            code,
+            message: message.into(),
+            file: frame.file_id,
+            span,
+        }
     }
 
     /// Records an analysis limit (deduplicated by location and code).
-    pub fn note(&mut self, file: FileId, span: Span, code: &'static str, message: impl Into<String>) {
+    pub fn note(
+        &mut self,
+        file: FileId,
+        span: Span,
+        code: &'static str,
+        message: impl Into<String>,
+    ) {
         let message = message.into();
-        if self.diagnostics.iter().any(|d| d.file == file && d.span == span && d.code == code) {
+        if self
+            .diagnostics
+            .iter()
+            .any(|d| d.file == file && d.span == span && d.code == code)
+        {
             return;
         }
         let severity = match code {
@@ -141,7 +172,13 @@ impl<'p> Interp<'p> {
             codes::UNRESOLVED_NAME | codes::UNSUPPORTED => Severity::Info,
             _ => Severity::Warning,
         };
-        self.diagnostics.push(Diagnostic { code, message, severity, file, span });
+        self.diagnostics.push(Diagnostic {
+            code,
+            message,
+            severity,
+            file,
+            span,
+        });
     }
 
     pub fn note_error(&mut self, e: &EvalError) {
@@ -157,16 +194,38 @@ impl<'p> Interp<'p> {
     pub fn eval_in_module(&mut self, file: FileId, source: &str) -> EResult<Value> {
         let ns = self.load_module(file)?;
         let tree = crate::syntax::parse(source, None);
-        let parsed = Arc::new(SourceFile::new(Default::default(), ns.name.clone(), Arc::from(source), Some(tree)));
+        let parsed = Arc::new(SourceFile::new(
+            Default::default(),
+            ns.name.clone(),
+            Arc::from(source),
+            Some(tree),
+        ));
         if let Some((span, msg)) = crate::syntax::first_error(&parsed.tree) {
-            return Err(EvalError { code: codes::ENTRY, message: format!("entry expression: {msg}"), file, span });
+            return Err(EvalError {
+                code: codes::ENTRY,
+                message: format!("entry expression: {msg}"),
+                file,
+                span,
+            });
         }
         let root = parsed.tree.root_node();
         let expr = root.named_child(0).and_then(|s| s.named_child(0));
         let Some(expr) = expr else {
-            return Err(EvalError { code: codes::ENTRY, message: "empty entry expression".into(), file, span: Span::default() });
+            return Err(EvalError {
+                code: codes::ENTRY,
+                message: "empty entry expression".into(),
+                file,
+                span: Span::default(),
+            });
         };
-        let frame = Frame { file: parsed.clone(), file_id: file, globals: ns, locals: None, class: None, receiver: None };
+        let frame = Frame {
+            file: parsed.clone(),
+            file_id: file,
+            globals: ns,
+            locals: None,
+            class: None,
+            receiver: None,
+        };
         self.eval_expr(&frame, expr)
     }
 }

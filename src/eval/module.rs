@@ -13,9 +13,35 @@ use crate::semantic::FileId;
 /// Packages whose semantics come from the catalogue, never from reading their source, even
 /// when they sit under the project root (a `site-packages` root holds torch itself).
 const ALWAYS_EXTERNAL: &[&str] = &[
-    "torch", "numpy", "typing", "typing_extensions", "functools", "collections", "math", "copy", "warnings", "logging",
-    "time", "dataclasses", "enum", "abc", "itertools", "os", "sys", "inspect", "re", "operator", "builtins", "types",
-    "contextlib", "importlib", "weakref", "__future__", "PIL", "scipy", "pandas",
+    "torch",
+    "numpy",
+    "typing",
+    "typing_extensions",
+    "functools",
+    "collections",
+    "math",
+    "copy",
+    "warnings",
+    "logging",
+    "time",
+    "dataclasses",
+    "enum",
+    "abc",
+    "itertools",
+    "os",
+    "sys",
+    "inspect",
+    "re",
+    "operator",
+    "builtins",
+    "types",
+    "contextlib",
+    "importlib",
+    "weakref",
+    "__future__",
+    "PIL",
+    "scipy",
+    "pandas",
 ];
 
 impl<'p> Interp<'p> {
@@ -31,12 +57,21 @@ impl<'p> Interp<'p> {
             vars: RefCell::new(Default::default()),
             state: Cell::new(LoadState::Loading),
         });
-        ns.vars.borrow_mut().insert("__name__".into(), Value::str(&file.module));
+        ns.vars
+            .borrow_mut()
+            .insert("__name__".into(), Value::str(&file.module));
         self.modules.insert(file_id, ns.clone());
         for (span, msg) in &file.syntax_errors {
             self.note(file_id, *span, codes::SYNTAX_ERROR, msg.clone());
         }
-        let frame = Frame { file: file.clone(), file_id, globals: ns.clone(), locals: None, class: None, receiver: None };
+        let frame = Frame {
+            file: file.clone(),
+            file_id,
+            globals: ns.clone(),
+            locals: None,
+            class: None,
+            receiver: None,
+        };
         let root = file.tree.root_node();
         let mut cursor = root.walk();
         let stmts: Vec<_> = root.named_children(&mut cursor).collect();
@@ -77,7 +112,11 @@ impl<'p> Interp<'p> {
         if let Some(v) = ns.vars.borrow().get(name) {
             return Some(v.clone());
         }
-        let sub = if ns.name.is_empty() { name.to_string() } else { format!("{}.{}", ns.name, name) };
+        let sub = if ns.name.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{}", ns.name, name)
+        };
         let id = self.project.resolve_module(&sub)?;
         let v = match self.load_module(id) {
             Ok(m) => Value::Module(m),
@@ -89,7 +128,12 @@ impl<'p> Interp<'p> {
 
     /// After a failed statement, its assignment targets and definitions become unknown, so
     /// later code sees "unknown" rather than "undefined".
-    pub(super) fn bind_unknown_targets(&mut self, frame: &Frame, stmt: tree_sitter::Node, reason: &str) {
+    pub(super) fn bind_unknown_targets(
+        &mut self,
+        frame: &Frame,
+        stmt: tree_sitter::Node,
+        reason: &str,
+    ) {
         let src = frame.file.text.clone();
         let mut names = Vec::new();
         collect_bound_names(stmt, &src, &mut names);
@@ -134,8 +178,16 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
             let mut c = node.walk();
             for ch in node.children_by_field_name("name", &mut c) {
                 let n = match ch.kind() {
-                    "aliased_import" => ch.child_by_field_name("alias").map(|a| crate::syntax::text(a, src).to_string()),
-                    _ => Some(crate::syntax::text(ch, src).split('.').next().unwrap_or("").to_string()),
+                    "aliased_import" => ch
+                        .child_by_field_name("alias")
+                        .map(|a| crate::syntax::text(a, src).to_string()),
+                    _ => Some(
+                        crate::syntax::text(ch, src)
+                            .split('.')
+                            .next()
+                            .unwrap_or("")
+                            .to_string(),
+                    ),
                 };
                 out.extend(n);
             }
@@ -147,7 +199,13 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
 fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
     match node.kind() {
         "identifier" => out.push(crate::syntax::text(node, src).to_string()),
-        "attribute" if crate::syntax::text(node, src).starts_with("self.") && node.child_by_field_name("object").map(|o| o.kind() == "identifier").unwrap_or(false) => {
+        "attribute"
+            if crate::syntax::text(node, src).starts_with("self.")
+                && node
+                    .child_by_field_name("object")
+                    .map(|o| o.kind() == "identifier")
+                    .unwrap_or(false) =>
+        {
             out.push(crate::syntax::text(node, src).to_string())
         }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {

@@ -18,13 +18,23 @@ use crate::shapes::rules::{self, Inputs};
 use crate::shapes::{concrete, DType, Meta};
 use crate::syntax::Span;
 
-const CONTAINERS: &[&str] = &["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"];
+const CONTAINERS: &[&str] = &[
+    "Sequential",
+    "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
+];
 
 fn json_value(v: &serde_json::Value) -> Value {
     match v {
         serde_json::Value::Null => Value::None,
         serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => n.as_i64().map(Value::Int).or_else(|| n.as_f64().map(Value::Float)).unwrap_or(Value::None),
+        serde_json::Value::Number(n) => n
+            .as_i64()
+            .map(Value::Int)
+            .or_else(|| n.as_f64().map(Value::Float))
+            .unwrap_or(Value::None),
         serde_json::Value::String(s) => Value::str(s),
         serde_json::Value::Array(a) => Value::tuple(a.iter().map(json_value).collect()),
         serde_json::Value::Object(_) => Value::unknown("default value"),
@@ -34,19 +44,37 @@ fn json_value(v: &serde_json::Value) -> Value {
 fn spec_params(spec: &ModuleSpec) -> Vec<FnParam> {
     spec.signature
         .iter()
-        .map(|p| FnParam { name: p.name.clone(), kind: p.kind, default: p.has_default.then(|| json_value(&p.default)) })
+        .map(|p| FnParam {
+            name: p.name.clone(),
+            kind: p.kind,
+            default: p.has_default.then(|| json_value(&p.default)),
+        })
         .collect()
 }
 
 impl<'p> Interp<'p> {
     fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
         let id = self.new_object_id();
-        Rc::new(Object { id, class, kind, attrs: RefCell::new(Default::default()) })
+        Rc::new(Object {
+            id,
+            class,
+            kind,
+            attrs: RefCell::new(Default::default()),
+        })
     }
 
     /// `SomeClass(...)` for a user class.
-    pub fn instantiate(&mut self, frame: &Frame, class: &Value, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
-        let Value::Class(c) = class else { return Ok(Value::unknown("instance")) };
+    pub fn instantiate(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Class(c) = class else {
+            return Ok(Value::unknown("instance"));
+        };
         let mro = c.mro.borrow().clone();
         let mut kind = ObjKind::Plain;
         for m in &mro {
@@ -77,7 +105,9 @@ impl<'p> Interp<'p> {
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
         let result = match init {
-            Some(Value::Function(f)) => self.call_function(frame, &f, Some(value.clone()), args, kwargs, span).map(|_| ()),
+            Some(Value::Function(f)) => self
+                .call_function(frame, &f, Some(value.clone()), args, kwargs, span)
+                .map(|_| ()),
             _ => match &kind {
                 ObjKind::Container(k) => self.init_container(frame, &obj, k, args, kwargs, span),
                 _ => Ok(()),
@@ -88,19 +118,40 @@ impl<'p> Interp<'p> {
                 return Err(e);
             }
             self.note_error(&e);
-            obj.attrs.borrow_mut().insert("__incomplete__".into(), Value::Bool(true));
+            obj.attrs
+                .borrow_mut()
+                .insert("__incomplete__".into(), Value::Bool(true));
         }
         Ok(value)
     }
 
     /// `nn.Linear(784, 128)`: a leaf module with the catalogue's attributes and parameters.
-    pub fn make_leaf(&mut self, frame: &Frame, name: &str, spec: &ModuleSpec, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
-        let obj = self.new_object(Value::External(Rc::from(spec.path.as_str())), ObjKind::Leaf(name.to_string()));
+    pub fn make_leaf(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        spec: &ModuleSpec,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let obj = self.new_object(
+            Value::External(Rc::from(spec.path.as_str())),
+            ObjKind::Leaf(name.to_string()),
+        );
         self.init_leaf(frame, &obj, spec, args, kwargs, span)?;
         Ok(Value::Object(obj))
     }
 
-    fn init_leaf(&mut self, frame: &Frame, obj: &Rc<Object>, spec: &ModuleSpec, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<()> {
+    fn init_leaf(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        spec: &ModuleSpec,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<()> {
         let bound = self.bind(frame, &spec_params(spec), args, kwargs, &spec.path, span)?;
         let env: Vec<(String, Value)> = bound.clone();
         {
@@ -112,16 +163,30 @@ impl<'p> Interp<'p> {
             }
         }
         for (attr, expr) in &spec.attributes {
-            let v = self.eval_catalog_expr(frame, expr, &env).unwrap_or_else(|_| Value::unknown(format!("`{attr}`")));
+            let v = self
+                .eval_catalog_expr(frame, expr, &env)
+                .unwrap_or_else(|_| Value::unknown(format!("`{attr}`")));
             obj.attrs.borrow_mut().insert(attr.clone(), v);
         }
-        let dtype = bound.iter().find(|(k, _)| k == "dtype").and_then(|(_, v)| if let Value::Dtype(d) = v { Some(*d) } else { None }).unwrap_or(DType::Float32);
+        let dtype = bound
+            .iter()
+            .find(|(k, _)| k == "dtype")
+            .and_then(|(_, v)| {
+                if let Value::Dtype(d) = v {
+                    Some(*d)
+                } else {
+                    None
+                }
+            })
+            .unwrap_or(DType::Float32);
         for (specs, is_buffer) in [(&spec.parameters, false), (&spec.buffers, true)] {
             for t in specs {
                 let present = match &t.when {
                     None => Truth::Known(true),
                     Some(w) => {
-                        let v = self.eval_catalog_expr(frame, w, &env).unwrap_or_else(|e| Value::unknown(e.message));
+                        let v = self
+                            .eval_catalog_expr(frame, w, &env)
+                            .unwrap_or_else(|e| Value::unknown(e.message));
                         self.truth(frame, &v, span)?
                     }
                 };
@@ -130,7 +195,11 @@ impl<'p> Interp<'p> {
                     _ => {
                         let shape = self.eval_shape(frame, &t.shape, &env);
                         let dt = t.dtype.as_deref().and_then(DType::parse).unwrap_or(dtype);
-                        Value::Param(Rc::new(Param { shape, dtype: dt, is_buffer }))
+                        Value::Param(Rc::new(Param {
+                            shape,
+                            dtype: dt,
+                            is_buffer,
+                        }))
                     }
                 };
                 obj.attrs.borrow_mut().insert(t.name.clone(), value);
@@ -138,14 +207,20 @@ impl<'p> Interp<'p> {
         }
         for sub in &spec.submodules {
             if let Some(w) = &sub.when {
-                let v = self.eval_catalog_expr(frame, w, &env).unwrap_or_else(|e| Value::unknown(e.message));
+                let v = self
+                    .eval_catalog_expr(frame, w, &env)
+                    .unwrap_or_else(|e| Value::unknown(e.message));
                 if let Truth::Known(false) = self.truth(frame, &v, span)? {
                     continue;
                 }
             }
             let mut kw = Vec::new();
             for (k, e) in &sub.args {
-                kw.push((k.clone(), self.eval_catalog_expr(frame, e, &env).unwrap_or_else(|e| Value::unknown(e.message))));
+                kw.push((
+                    k.clone(),
+                    self.eval_catalog_expr(frame, e, &env)
+                        .unwrap_or_else(|e| Value::unknown(e.message)),
+                ));
             }
             let cat = catalog::get();
             let child = match cat.modules.get(&sub.module) {
@@ -157,7 +232,12 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    fn eval_shape(&mut self, frame: &Frame, shape: &ShapeExpr, env: &[(String, Value)]) -> Option<Vec<i64>> {
+    fn eval_shape(
+        &mut self,
+        frame: &Frame,
+        shape: &ShapeExpr,
+        env: &[(String, Value)],
+    ) -> Option<Vec<i64>> {
         let mut out = Vec::new();
         match shape {
             ShapeExpr::Whole(e) => {
@@ -183,17 +263,36 @@ impl<'p> Interp<'p> {
     }
 
     /// Evaluates one of the catalogue's Python expressions over a module's constructor arguments.
-    fn eval_catalog_expr(&mut self, frame: &Frame, expr: &str, env: &[(String, Value)]) -> EResult<Value> {
+    fn eval_catalog_expr(
+        &mut self,
+        frame: &Frame,
+        expr: &str,
+        env: &[(String, Value)],
+    ) -> EResult<Value> {
         let file = match self.expr_cache.get(expr) {
             Some(f) => f.clone(),
             None => {
-                let f = Arc::new(SourceFile::new(Default::default(), "<catalog>".into(), Arc::from(expr), None));
+                let f = Arc::new(SourceFile::new(
+                    Default::default(),
+                    "<catalog>".into(),
+                    Arc::from(expr),
+                    None,
+                ));
                 self.expr_cache.insert(expr.to_string(), f.clone());
                 f
             }
         };
-        let scope = Rc::new(super::value::Scope { vars: RefCell::new(env.iter().cloned().collect()), parent: None });
-        let inner = Frame { file: file.clone(), locals: Some(scope), class: None, receiver: None, ..frame.clone() };
+        let scope = Rc::new(super::value::Scope {
+            vars: RefCell::new(env.iter().cloned().collect()),
+            parent: None,
+        });
+        let inner = Frame {
+            file: file.clone(),
+            locals: Some(scope),
+            class: None,
+            receiver: None,
+            ..frame.clone()
+        };
         let saved = self.tracer.take();
         let root = file.tree.root_node();
         let result = match root.named_child(0).and_then(|s| s.named_child(0)) {
@@ -207,7 +306,15 @@ impl<'p> Interp<'p> {
         })
     }
 
-    fn init_container(&mut self, frame: &Frame, obj: &Rc<Object>, kind: &str, args: Vec<Value>, _kwargs: Kwargs, span: Span) -> EResult<()> {
+    fn init_container(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        kind: &str,
+        args: Vec<Value>,
+        _kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<()> {
         match kind {
             "Sequential" => {
                 if let [Value::Dict(d)] = args.as_slice() {
@@ -256,14 +363,27 @@ impl<'p> Interp<'p> {
     }
 
     /// `super().__init__(...)` / `super().forward(x)` reaching a torch.nn base class.
-    pub fn call_super_external(&mut self, frame: &Frame, recv: &Rc<Value>, path: &str, method: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
-        let Value::Object(obj) = &**recv else { return Ok(Value::None) };
+    pub fn call_super_external(
+        &mut self,
+        frame: &Frame,
+        recv: &Rc<Value>,
+        path: &str,
+        method: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Object(obj) = &**recv else {
+            return Ok(Value::None);
+        };
         let short = path.rsplit('.').next().unwrap_or(path);
         match method {
             "__init__" => {
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;
-                } else if let Some((_, spec)) = catalog::get().module(path).filter(|(_, s)| !s.container) {
+                } else if let Some((_, spec)) =
+                    catalog::get().module(path).filter(|(_, s)| !s.container)
+                {
                     let spec = spec.clone();
                     self.init_leaf(frame, obj, &spec, args, kwargs, span)?;
                 }
@@ -275,7 +395,13 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn run_sequential(&mut self, frame: &Frame, obj: &Rc<Object>, args: Vec<Value>, span: Span) -> EResult<Value> {
+    fn run_sequential(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        args: Vec<Value>,
+        span: Span,
+    ) -> EResult<Value> {
         let mut x = args.into_iter().next().unwrap_or(Value::None);
         for (_, child) in obj.children() {
             x = self.call_module_object(frame, &child, vec![x], vec![], span)?;
@@ -284,7 +410,14 @@ impl<'p> Interp<'p> {
     }
 
     /// Calling a module: leaves become `call_module`, user modules are inlined.
-    pub fn call_module_object(&mut self, frame: &Frame, obj: &Rc<Object>, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn call_module_object(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         let value = Value::Object(obj.clone());
         if let ObjKind::Leaf(_) = obj.kind {
             if self.tracing() {
@@ -296,8 +429,12 @@ impl<'p> Interp<'p> {
             return self.call_function(frame, &f, Some(value), args, kwargs, span);
         }
         match &obj.kind {
-            ObjKind::Container(k) if k == "Sequential" => self.run_sequential(frame, obj, args, span),
-            ObjKind::Container(k) => Err(self.error(frame, span, codes::RAISED, format!("`{k}` is not callable"))),
+            ObjKind::Container(k) if k == "Sequential" => {
+                self.run_sequential(frame, obj, args, span)
+            }
+            ObjKind::Container(k) => {
+                Err(self.error(frame, span, codes::RAISED, format!("`{k}` is not callable")))
+            }
             _ => {
                 // A subclass of a torch.nn leaf without its own forward runs the leaf's forward.
                 let leaf_base = match &obj.class {
@@ -307,23 +444,42 @@ impl<'p> Interp<'p> {
                 if leaf_base && self.tracing() {
                     return self.trace_module(frame, &value, args, kwargs, span);
                 }
-                Err(self.error(frame, span, codes::UNSUPPORTED, format!("`{}` has no forward method", obj.class_name())))
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::UNSUPPORTED,
+                    format!("`{}` has no forward method", obj.class_name()),
+                ))
             }
         }
     }
 
-    pub fn module_item(&mut self, frame: &Frame, obj: &Rc<Object>, key: &Value, span: Span) -> EResult<Value> {
+    pub fn module_item(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        key: &Value,
+        span: Span,
+    ) -> EResult<Value> {
         let children = obj.children();
         match key {
-            Value::Str(k) => obj.get(k).ok_or_else(|| self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+            Value::Str(k) => obj
+                .get(k)
+                .ok_or_else(|| self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
             Value::Slice(_) => {
-                let items: Vec<Value> = children.iter().map(|(_, c)| Value::Object(c.clone())).collect();
+                let items: Vec<Value> = children
+                    .iter()
+                    .map(|(_, c)| Value::Object(c.clone()))
+                    .collect();
                 let picked = self.get_item(frame, &Value::list(items), key.clone(), span)?;
                 let kind = match &obj.kind {
                     ObjKind::Container(k) => k.clone(),
                     _ => "Sequential".into(),
                 };
-                let new = self.new_object(Value::External(Rc::from(format!("torch.nn.{kind}").as_str())), ObjKind::Container(kind));
+                let new = self.new_object(
+                    Value::External(Rc::from(format!("torch.nn.{kind}").as_str())),
+                    ObjKind::Container(kind),
+                );
                 for (i, m) in self.iterate(frame, &picked, span)?.into_iter().enumerate() {
                     new.attrs.borrow_mut().insert(i.to_string(), m);
                 }
@@ -335,16 +491,38 @@ impl<'p> Interp<'p> {
                     children
                         .get(idx as usize)
                         .map(|(_, c)| Value::Object(c.clone()))
-                        .ok_or_else(|| self.error(frame, span, codes::RAISED, format!("index {i} is out of range")))
+                        .ok_or_else(|| {
+                            self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                format!("index {i} is out of range"),
+                            )
+                        })
                 }
                 None => Ok(Value::unknown("module index")),
             },
         }
     }
 
-    pub fn module_method(&mut self, frame: &Frame, obj: &Rc<Object>, name: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn module_method(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        name: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         let a0 = args.first().cloned().unwrap_or(Value::None);
-        let arg = |n: usize, key: &str| args.get(n).cloned().or_else(|| kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()));
+        let arg = |n: usize, key: &str| {
+            args.get(n).cloned().or_else(|| {
+                kwargs
+                    .iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| v.clone())
+            })
+        };
         match name {
             "modules" | "named_modules" => {
                 let mut out = Vec::new();
@@ -354,16 +532,34 @@ impl<'p> Interp<'p> {
                     if !seen.insert(m.id) {
                         continue;
                     }
-                    out.push(if name == "modules" { Value::Object(m.clone()) } else { Value::tuple(vec![Value::str(&path), Value::Object(m.clone())]) });
+                    out.push(if name == "modules" {
+                        Value::Object(m.clone())
+                    } else {
+                        Value::tuple(vec![Value::str(&path), Value::Object(m.clone())])
+                    });
                     for (n, c) in m.children().into_iter().rev() {
-                        let p = if path.is_empty() { n } else { format!("{path}.{n}") };
+                        let p = if path.is_empty() {
+                            n
+                        } else {
+                            format!("{path}.{n}")
+                        };
                         stack.push((p, c));
                     }
                 }
                 Ok(Value::list(out))
             }
-            "children" => Ok(Value::list(obj.children().into_iter().map(|(_, c)| Value::Object(c)).collect())),
-            "named_children" => Ok(Value::list(obj.children().into_iter().map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)])).collect())),
+            "children" => Ok(Value::list(
+                obj.children()
+                    .into_iter()
+                    .map(|(_, c)| Value::Object(c))
+                    .collect(),
+            )),
+            "named_children" => Ok(Value::list(
+                obj.children()
+                    .into_iter()
+                    .map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)]))
+                    .collect(),
+            )),
             "parameters" | "named_parameters" | "buffers" | "named_buffers" => {
                 let want_buffers = name.contains("buffers");
                 let named = name.starts_with("named");
@@ -373,13 +569,25 @@ impl<'p> Interp<'p> {
                     for (k, v) in m.attrs.borrow().iter() {
                         if let Value::Param(p) = v {
                             if p.is_buffer == want_buffers {
-                                let full = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
-                                out.push(if named { Value::tuple(vec![Value::str(&full), v.clone()]) } else { v.clone() });
+                                let full = if path.is_empty() {
+                                    k.clone()
+                                } else {
+                                    format!("{path}.{k}")
+                                };
+                                out.push(if named {
+                                    Value::tuple(vec![Value::str(&full), v.clone()])
+                                } else {
+                                    v.clone()
+                                });
                             }
                         }
                     }
                     for (n, c) in m.children().into_iter().rev() {
-                        let p = if path.is_empty() { n } else { format!("{path}.{n}") };
+                        let p = if path.is_empty() {
+                            n
+                        } else {
+                            format!("{path}.{n}")
+                        };
                         stack.push((p, c));
                     }
                 }
@@ -387,18 +595,40 @@ impl<'p> Interp<'p> {
             }
             "add_module" | "register_module" => {
                 if let Value::Str(n) = &a0 {
-                    obj.attrs.borrow_mut().insert(n.to_string(), arg(1, "module").unwrap_or(Value::None));
+                    obj.attrs
+                        .borrow_mut()
+                        .insert(n.to_string(), arg(1, "module").unwrap_or(Value::None));
                 }
                 Ok(Value::None)
             }
             "register_buffer" | "register_parameter" => {
                 if let Value::Str(n) = &a0 {
-                    let t = arg(1, if name == "register_buffer" { "tensor" } else { "param" }).unwrap_or(Value::None);
+                    let t = arg(
+                        1,
+                        if name == "register_buffer" {
+                            "tensor"
+                        } else {
+                            "param"
+                        },
+                    )
+                    .unwrap_or(Value::None);
                     let v = match t {
-                        Value::TensorConst(tc) => Value::Param(Rc::new(Param { shape: tc.shape.clone(), dtype: tc.dtype, is_buffer: name == "register_buffer" })),
-                        Value::Param(p) => Value::Param(Rc::new(Param { shape: p.shape.clone(), dtype: p.dtype, is_buffer: name == "register_buffer" })),
+                        Value::TensorConst(tc) => Value::Param(Rc::new(Param {
+                            shape: tc.shape.clone(),
+                            dtype: tc.dtype,
+                            is_buffer: name == "register_buffer",
+                        })),
+                        Value::Param(p) => Value::Param(Rc::new(Param {
+                            shape: p.shape.clone(),
+                            dtype: p.dtype,
+                            is_buffer: name == "register_buffer",
+                        })),
                         Value::None => Value::None,
-                        _ => Value::Param(Rc::new(Param { shape: None, dtype: DType::Float32, is_buffer: name == "register_buffer" })),
+                        _ => Value::Param(Rc::new(Param {
+                            shape: None,
+                            dtype: DType::Float32,
+                            is_buffer: name == "register_buffer",
+                        })),
                     };
                     obj.attrs.borrow_mut().insert(n.to_string(), v);
                 }
@@ -414,7 +644,15 @@ impl<'p> Interp<'p> {
                 Ok(Value::Object(obj.clone()))
             }
             "append" => {
-                let n = obj.children().len() + obj.attrs.borrow().iter().filter(|(k, v)| k.parse::<usize>().is_ok() && !matches!(v, Value::Object(_))).count();
+                let n = obj.children().len()
+                    + obj
+                        .attrs
+                        .borrow()
+                        .iter()
+                        .filter(|(k, v)| {
+                            k.parse::<usize>().is_ok() && !matches!(v, Value::Object(_))
+                        })
+                        .count();
                 obj.attrs.borrow_mut().insert(n.to_string(), a0);
                 Ok(Value::Object(obj.clone()))
             }
@@ -425,9 +663,17 @@ impl<'p> Interp<'p> {
                 Ok(Value::Object(obj.clone()))
             }
             "insert" => {
-                let mut items: Vec<Value> = obj.children().into_iter().map(|(_, c)| Value::Object(c)).collect();
+                let mut items: Vec<Value> = obj
+                    .children()
+                    .into_iter()
+                    .map(|(_, c)| Value::Object(c))
+                    .collect();
                 let i = as_int(&a0).unwrap_or(items.len() as i64);
-                let i = if i < 0 { (i + items.len() as i64).max(0) } else { i.min(items.len() as i64) } as usize;
+                let i = if i < 0 {
+                    (i + items.len() as i64).max(0)
+                } else {
+                    i.min(items.len() as i64)
+                } as usize;
                 items.insert(i, args.get(1).cloned().unwrap_or(Value::None));
                 let mut attrs = obj.attrs.borrow_mut();
                 attrs.retain(|k, _| k.parse::<usize>().is_err());
@@ -436,18 +682,36 @@ impl<'p> Interp<'p> {
                 }
                 Ok(Value::None)
             }
-            "items" => Ok(Value::list(obj.children().into_iter().map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)])).collect())),
-            "keys" => Ok(Value::list(obj.children().into_iter().map(|(n, _)| Value::str(&n)).collect())),
-            "values" => Ok(Value::list(obj.children().into_iter().map(|(_, c)| Value::Object(c)).collect())),
+            "items" => Ok(Value::list(
+                obj.children()
+                    .into_iter()
+                    .map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)]))
+                    .collect(),
+            )),
+            "keys" => Ok(Value::list(
+                obj.children()
+                    .into_iter()
+                    .map(|(n, _)| Value::str(&n))
+                    .collect(),
+            )),
+            "values" => Ok(Value::list(
+                obj.children()
+                    .into_iter()
+                    .map(|(_, c)| Value::Object(c))
+                    .collect(),
+            )),
             "get_submodule" => {
-                let Value::Str(path) = &a0 else { return Ok(Value::unknown("submodule")) };
+                let Value::Str(path) = &a0 else {
+                    return Ok(Value::unknown("submodule"));
+                };
                 let mut cur = Value::Object(obj.clone());
                 for part in path.split('.').filter(|p| !p.is_empty()) {
                     cur = self.get_attr(frame, &cur, part, span)?;
                 }
                 Ok(cur)
             }
-            "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
+            "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16"
+            | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
             "forward" => self.call_module_object(frame, obj, args, kwargs, span),
             "__init__" => Ok(Value::None),
             _ => Ok(Value::unknown(format!("Module.{name}()"))),
@@ -456,29 +720,59 @@ impl<'p> Interp<'p> {
 
     /// Calls of names outside the project: torch.nn classes, torch functions, and the few
     /// standard-library helpers model code relies on.
-    pub fn call_external(&mut self, frame: &Frame, path: &str, args: Vec<Value>, kwargs: Kwargs, span: Span) -> EResult<Value> {
+    pub fn call_external(
+        &mut self,
+        frame: &Frame,
+        path: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
         let cat = catalog::get();
         let canon = cat.canonical(path).to_string();
         let path = canon.as_str();
         let a0 = args.first().cloned().unwrap_or(Value::None);
         let short = path.rsplit('.').next().unwrap_or(path);
         // torch.nn module classes.
-        if path.starts_with("torch.nn.") && short.chars().next().map(char::is_uppercase).unwrap_or(false) {
+        if path.starts_with("torch.nn.")
+            && short
+                .chars()
+                .next()
+                .map(char::is_uppercase)
+                .unwrap_or(false)
+        {
             if matches!(short, "Parameter" | "Buffer") {
                 let v = match &a0 {
-                    Value::TensorConst(t) => Value::Param(Rc::new(Param { shape: t.shape.clone(), dtype: t.dtype, is_buffer: short == "Buffer" })),
-                    Value::Param(p) => Value::Param(Rc::new(Param { shape: p.shape.clone(), dtype: p.dtype, is_buffer: short == "Buffer" })),
+                    Value::TensorConst(t) => Value::Param(Rc::new(Param {
+                        shape: t.shape.clone(),
+                        dtype: t.dtype,
+                        is_buffer: short == "Buffer",
+                    })),
+                    Value::Param(p) => Value::Param(Rc::new(Param {
+                        shape: p.shape.clone(),
+                        dtype: p.dtype,
+                        is_buffer: short == "Buffer",
+                    })),
                     Value::Proxy(_) => a0.clone(),
-                    _ => Value::Param(Rc::new(Param { shape: None, dtype: DType::Float32, is_buffer: short == "Buffer" })),
+                    _ => Value::Param(Rc::new(Param {
+                        shape: None,
+                        dtype: DType::Float32,
+                        is_buffer: short == "Buffer",
+                    })),
                 };
                 return Ok(v);
             }
             if short == "Module" {
-                return Ok(Value::Object(self.new_object(Value::External(Rc::from(path)), ObjKind::Module)));
+                return Ok(Value::Object(
+                    self.new_object(Value::External(Rc::from(path)), ObjKind::Module),
+                ));
             }
             if let Some((name, spec)) = cat.module(path) {
                 if spec.container {
-                    let obj = self.new_object(Value::External(Rc::from(spec.path.as_str())), ObjKind::Container(name.to_string()));
+                    let obj = self.new_object(
+                        Value::External(Rc::from(spec.path.as_str())),
+                        ObjKind::Container(name.to_string()),
+                    );
                     self.init_container(frame, &obj, name, args, kwargs, span)?;
                     return Ok(Value::Object(obj));
                 }
@@ -488,7 +782,15 @@ impl<'p> Interp<'p> {
         }
         match path {
             "functools.partial" => return Ok(self.make_partial(args, kwargs)),
-            "collections.OrderedDict" | "typing.OrderedDict" => return self.call_value(frame, &Value::Builtin(Rc::from("dict")), args, kwargs, span),
+            "collections.OrderedDict" | "typing.OrderedDict" => {
+                return self.call_value(
+                    frame,
+                    &Value::Builtin(Rc::from("dict")),
+                    args,
+                    kwargs,
+                    span,
+                )
+            }
             "copy.deepcopy" | "copy.copy" => {
                 // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
                 if short == "deepcopy" && has_proxy(&a0) {
@@ -498,14 +800,25 @@ impl<'p> Interp<'p> {
                 }
                 return Ok(a0);
             }
-            "typing.cast" | "torch.jit.annotate" => return Ok(args.get(1).cloned().unwrap_or(Value::None)),
-            "torch.jit.is_scripting" | "torch.jit.is_tracing" | "torch.compiler.is_compiling" | "torch._dynamo.is_compiling" | "torch.compiler.is_dynamo_compiling"
-            | "torch.fx._symbolic_trace.is_fx_tracing" | "torch._C._get_tracing_state" | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
-            "torch.utils.checkpoint.checkpoint" | "torch.utils.checkpoint.checkpoint_sequential" => {
+            "typing.cast" | "torch.jit.annotate" => {
+                return Ok(args.get(1).cloned().unwrap_or(Value::None))
+            }
+            "torch.jit.is_scripting"
+            | "torch.jit.is_tracing"
+            | "torch.compiler.is_compiling"
+            | "torch._dynamo.is_compiling"
+            | "torch.compiler.is_dynamo_compiling"
+            | "torch.fx._symbolic_trace.is_fx_tracing"
+            | "torch._C._get_tracing_state"
+            | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
+            "torch.utils.checkpoint.checkpoint"
+            | "torch.utils.checkpoint.checkpoint_sequential" => {
                 let rest: Vec<Value> = args.iter().skip(1).cloned().collect();
                 return self.call_value(frame, &a0, rest, vec![], span);
             }
-            "math.sqrt" | "math.log" | "math.exp" | "math.ceil" | "math.floor" | "math.log2" | "math.log10" | "math.cos" | "math.sin" | "math.tanh" | "math.fabs" | "math.pow" | "math.gcd" | "math.prod" | "math.isqrt" | "math.trunc" => {
+            "math.sqrt" | "math.log" | "math.exp" | "math.ceil" | "math.floor" | "math.log2"
+            | "math.log10" | "math.cos" | "math.sin" | "math.tanh" | "math.fabs" | "math.pow"
+            | "math.gcd" | "math.prod" | "math.isqrt" | "math.trunc" => {
                 if has_proxy(&a0) {
                     if let Some(t) = self.tracer.as_mut() {
                         t.event("convert", frame.file_id, span, short.to_string());
@@ -515,7 +828,12 @@ impl<'p> Interp<'p> {
                 return Ok(math_fn(short, &args));
             }
             "warnings.warn" | "torch._assert_async" => return Ok(Value::None),
-            "time.time" | "time.perf_counter" | "time.monotonic" | "time.process_time" | "time.time_ns" | "time.perf_counter_ns" => {
+            "time.time"
+            | "time.perf_counter"
+            | "time.monotonic"
+            | "time.process_time"
+            | "time.time_ns"
+            | "time.perf_counter_ns" => {
                 if let Some(t) = self.tracer.as_mut() {
                     t.event("time", frame.file_id, span, short.to_string());
                 }
@@ -553,7 +871,9 @@ impl<'p> Interp<'p> {
             if self.tracing() && path == "torch._assert" {
                 return Ok(Value::None);
             }
-            return Ok(self.tensor_factory(short, &args, &kwargs).unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
+            return Ok(self
+                .tensor_factory(short, &args, &kwargs)
+                .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
         }
         if self.tracing() && proxied {
             // A function the analyser cannot see into, called on traced values.
@@ -567,12 +887,34 @@ impl<'p> Interp<'p> {
 
     /// `torch.zeros(1, 1, d)` and friends evaluated in a constructor: a tensor of known shape.
     fn tensor_factory(&mut self, short: &str, args: &[Value], kwargs: &Kwargs) -> Option<Value> {
-        let dtype = kwargs.iter().find(|(k, _)| k == "dtype").and_then(|(_, v)| if let Value::Dtype(d) = v { Some(*d) } else { None });
+        let dtype = kwargs
+            .iter()
+            .find(|(k, _)| k == "dtype")
+            .and_then(|(_, v)| {
+                if let Value::Dtype(d) = v {
+                    Some(*d)
+                } else {
+                    None
+                }
+            });
         let metas: Vec<Meta> = args.iter().map(value_meta).collect();
-        let kmetas: Vec<(String, Meta)> = kwargs.iter().map(|(k, v)| (k.clone(), value_meta(v))).collect();
+        let kmetas: Vec<(String, Meta)> = kwargs
+            .iter()
+            .map(|(k, v)| (k.clone(), value_meta(v)))
+            .collect();
         let shape = match short {
             "zeros" | "ones" | "empty" | "randn" | "rand" | "full" | "arange" => {
-                let meta = rules::call(short, &Inputs { args: if short == "full" { &metas[..metas.len().min(1)] } else { &metas }, kwargs: &kmetas });
+                let meta = rules::call(
+                    short,
+                    &Inputs {
+                        args: if short == "full" {
+                            &metas[..metas.len().min(1)]
+                        } else {
+                            &metas
+                        },
+                        kwargs: &kmetas,
+                    },
+                );
                 match meta {
                     Meta::Tensor(t) => t.shape.as_ref().and_then(concrete),
                     _ => None,
@@ -591,7 +933,10 @@ impl<'p> Interp<'p> {
                 _ => None,
             },
             "linspace" | "logspace" => args.get(2).and_then(as_int).map(|n| vec![n]),
-            "eye" => args.first().and_then(as_int).map(|n| vec![n, args.get(1).and_then(as_int).unwrap_or(n)]),
+            "eye" => args
+                .first()
+                .and_then(as_int)
+                .map(|n| vec![n, args.get(1).and_then(as_int).unwrap_or(n)]),
             _ => return None,
         };
         let default = match (short, args.first()) {
@@ -599,14 +944,19 @@ impl<'p> Interp<'p> {
             ("tensor" | "as_tensor", Some(Value::Int(_))) => DType::Int64,
             _ => DType::Float32,
         };
-        Some(Value::TensorConst(Rc::new(TensorConst { shape, dtype: dtype.unwrap_or(default) })))
+        Some(Value::TensorConst(Rc::new(TensorConst {
+            shape,
+            dtype: dtype.unwrap_or(default),
+        })))
     }
 }
 
 fn math_fn(name: &str, args: &[Value]) -> Value {
     let x = args.first().and_then(as_f64);
     let y = args.get(1).and_then(as_f64);
-    let Some(x) = x else { return Value::unknown(format!("math.{name}")) };
+    let Some(x) = x else {
+        return Value::unknown(format!("math.{name}"));
+    };
     match name {
         "sqrt" => Value::Float(x.sqrt()),
         "log" => Value::Float(match y {

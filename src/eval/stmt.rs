@@ -73,7 +73,11 @@ impl<'p> Interp<'p> {
                 };
                 Ok(Flow::Return(v))
             }
-            "pass_statement" | "comment" | "global_statement" | "nonlocal_statement" | "future_import_statement" => Ok(Flow::Normal),
+            "pass_statement"
+            | "comment"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "future_import_statement" => Ok(Flow::Normal),
             "break_statement" => Ok(Flow::Break),
             "continue_statement" => Ok(Flow::Continue),
             "if_statement" => self.exec_if(frame, node),
@@ -102,8 +106,14 @@ impl<'p> Interp<'p> {
                 for n in names {
                     match n.kind() {
                         "aliased_import" => {
-                            let module = n.child_by_field_name("name").map(|m| text(m, &src)).unwrap_or("");
-                            let alias = n.child_by_field_name("alias").map(|m| text(m, &src)).unwrap_or("");
+                            let module = n
+                                .child_by_field_name("name")
+                                .map(|m| text(m, &src))
+                                .unwrap_or("");
+                            let alias = n
+                                .child_by_field_name("alias")
+                                .map(|m| text(m, &src))
+                                .unwrap_or("");
                             let v = self.import_module(&compact(module));
                             self.set_var(frame, alias, v);
                         }
@@ -123,8 +133,16 @@ impl<'p> Interp<'p> {
             }
             "import_from_statement" => self.exec_import_from(frame, node),
             "raise_statement" => {
-                let msg = node.named_child(0).map(|e| text(e, &src).to_string()).unwrap_or_else(|| "raise".into());
-                Err(self.error(frame, Span::of(node), codes::RAISED, format!("raises {}", truncate(&msg, 120))))
+                let msg = node
+                    .named_child(0)
+                    .map(|e| text(e, &src).to_string())
+                    .unwrap_or_else(|| "raise".into());
+                Err(self.error(
+                    frame,
+                    Span::of(node),
+                    codes::RAISED,
+                    format!("raises {}", truncate(&msg, 120)),
+                ))
             }
             "try_statement" => self.exec_try(frame, node),
             "with_statement" => {
@@ -136,7 +154,10 @@ impl<'p> Interp<'p> {
                         if let Some(v) = item.child_by_field_name("value") {
                             if v.kind() == "as_pattern" {
                                 let e = v.named_child(0);
-                                let target = v.child_by_field_name("alias").and_then(|a| a.named_child(0)).or_else(|| v.named_child(1));
+                                let target = v
+                                    .child_by_field_name("alias")
+                                    .and_then(|a| a.named_child(0))
+                                    .or_else(|| v.named_child(1));
                                 if let Some(e) = e {
                                     let val = self.eval_expr(frame, e)?;
                                     if let Some(t) = target {
@@ -161,8 +182,16 @@ impl<'p> Interp<'p> {
                     if let Some(cond) = node.named_child(0) {
                         let v = self.eval_expr(frame, cond)?;
                         if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
-                            let msg = node.named_child(1).map(|m| text(m, &src).to_string()).unwrap_or_default();
-                            return Err(self.error(frame, Span::of(node), codes::RAISED, format!("assertion fails: {}", truncate(&msg, 120))));
+                            let msg = node
+                                .named_child(1)
+                                .map(|m| text(m, &src).to_string())
+                                .unwrap_or_default();
+                            return Err(self.error(
+                                frame,
+                                Span::of(node),
+                                codes::RAISED,
+                                format!("assertion fails: {}", truncate(&msg, 120)),
+                            ));
                         }
                     }
                 }
@@ -184,7 +213,12 @@ impl<'p> Interp<'p> {
             }
             "type_alias_statement" => Ok(Flow::Normal),
             "ERROR" => Err(self.error(frame, Span::of(node), codes::SYNTAX_ERROR, "syntax error")),
-            kind => Err(self.error(frame, Span::of(node), codes::UNSUPPORTED, format!("unsupported statement `{kind}`"))),
+            kind => Err(self.error(
+                frame,
+                Span::of(node),
+                codes::UNSUPPORTED,
+                format!("unsupported statement `{kind}`"),
+            )),
         }
     }
 
@@ -212,10 +246,16 @@ impl<'p> Interp<'p> {
     }
 
     fn exec_augassign(&mut self, frame: &Frame, node: Node) -> EResult<()> {
-        let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+        let (Some(left), Some(right)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
             return Ok(());
         };
-        let op = node.child_by_field_name("operator").map(|o| text(o, &frame.file.text).to_string()).unwrap_or_default();
+        let op = node
+            .child_by_field_name("operator")
+            .map(|o| text(o, &frame.file.text).to_string())
+            .unwrap_or_default();
         let cur = self.eval_expr(frame, left)?;
         let rhs = self.eval_expr(frame, right)?;
         let op = op.trim_end_matches('=');
@@ -238,7 +278,12 @@ impl<'p> Interp<'p> {
                 self.set_var(frame, text(target, &src), v);
                 Ok(())
             }
-            "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" | "parenthesized_expression" => {
+            "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "tuple"
+            | "list"
+            | "parenthesized_expression" => {
                 if target.kind() == "parenthesized_expression" {
                     return match target.named_child(0) {
                         Some(inner) => self.assign(frame, inner, v),
@@ -246,8 +291,13 @@ impl<'p> Interp<'p> {
                     };
                 }
                 let mut c = target.walk();
-                let kids: Vec<Node> = target.named_children(&mut c).filter(|k| k.kind() != "comment").collect();
-                let star = kids.iter().position(|k| k.kind() == "list_splat_pattern" || k.kind() == "list_splat");
+                let kids: Vec<Node> = target
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                let star = kids
+                    .iter()
+                    .position(|k| k.kind() == "list_splat_pattern" || k.kind() == "list_splat");
                 let items = self.unpack(frame, &v, kids.len(), star.is_some(), Span::of(target))?;
                 match star {
                     None => {
@@ -258,7 +308,12 @@ impl<'p> Interp<'p> {
                     Some(si) => {
                         let after = kids.len() - si - 1;
                         if items.len() < kids.len() - 1 {
-                            return Err(self.error(frame, Span::of(target), codes::RAISED, "not enough values to unpack"));
+                            return Err(self.error(
+                                frame,
+                                Span::of(target),
+                                codes::RAISED,
+                                "not enough values to unpack",
+                            ));
                         }
                         let mid_end = items.len() - after;
                         for (i, k) in kids.iter().enumerate() {
@@ -266,7 +321,11 @@ impl<'p> Interp<'p> {
                                 self.assign(frame, *k, items[i].clone())?;
                             } else if i == si {
                                 if let Some(inner) = k.named_child(0) {
-                                    self.assign(frame, inner, Value::list(items[si..mid_end].to_vec()))?;
+                                    self.assign(
+                                        frame,
+                                        inner,
+                                        Value::list(items[si..mid_end].to_vec()),
+                                    )?;
                                 }
                             } else {
                                 self.assign(frame, *k, items[mid_end + (i - si - 1)].clone())?;
@@ -277,14 +336,19 @@ impl<'p> Interp<'p> {
                 Ok(())
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (target.child_by_field_name("object"), target.child_by_field_name("attribute")) else {
+                let (Some(obj), Some(attr)) = (
+                    target.child_by_field_name("object"),
+                    target.child_by_field_name("attribute"),
+                ) else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
                 self.set_attr(frame, &o, text(attr, &src), v, Span::of(target))
             }
             "subscript" => {
-                let Some(obj) = target.child_by_field_name("value") else { return Ok(()) };
+                let Some(obj) = target.child_by_field_name("value") else {
+                    return Ok(());
+                };
                 let o = self.eval_expr(frame, obj)?;
                 let key = self.eval_subscript_key(frame, target)?;
                 self.set_item(frame, &o, key, v, Span::of(target))
@@ -293,7 +357,12 @@ impl<'p> Interp<'p> {
                 Some(inner) => self.assign(frame, inner, v),
                 None => Ok(()),
             },
-            kind => Err(self.error(frame, Span::of(target), codes::UNSUPPORTED, format!("unsupported assignment target `{kind}`"))),
+            kind => Err(self.error(
+                frame,
+                Span::of(target),
+                codes::UNSUPPORTED,
+                format!("unsupported assignment target `{kind}`"),
+            )),
         }
     }
 
@@ -309,7 +378,9 @@ impl<'p> Interp<'p> {
     }
 
     fn exec_if(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let Some(cond) = node.child_by_field_name("condition") else { return Ok(Flow::Normal) };
+        let Some(cond) = node.child_by_field_name("condition") else {
+            return Ok(Flow::Normal);
+        };
         let v = self.eval_expr(frame, cond)?;
         let truth = self.truth(frame, &v, Span::of(cond))?;
         let body = node.child_by_field_name("consequence");
@@ -321,15 +392,34 @@ impl<'p> Interp<'p> {
     /// Runs the branch a condition selects; when it depends on tensor data or on an unknown,
     /// both sides are evaluated (tagged as a graph-break region for data) and the first side's
     /// bindings continue.
-    fn branch(&mut self, frame: &Frame, truth: Truth, cond_span: Span, kind: &str, body: Option<Node>, alts: &[Node]) -> EResult<Flow> {
+    fn branch(
+        &mut self,
+        frame: &Frame,
+        truth: Truth,
+        cond_span: Span,
+        kind: &str,
+        body: Option<Node>,
+        alts: &[Node],
+    ) -> EResult<Flow> {
         let run_alts = |this: &mut Self, alts: &[Node]| -> EResult<Flow> {
-            let Some((first, rest)) = alts.split_first() else { return Ok(Flow::Normal) };
+            let Some((first, rest)) = alts.split_first() else {
+                return Ok(Flow::Normal);
+            };
             match first.kind() {
                 "elif_clause" => {
-                    let Some(cond) = first.child_by_field_name("condition") else { return Ok(Flow::Normal) };
+                    let Some(cond) = first.child_by_field_name("condition") else {
+                        return Ok(Flow::Normal);
+                    };
                     let v = this.eval_expr(frame, cond)?;
                     let truth = this.truth(frame, &v, Span::of(cond))?;
-                    this.branch(frame, truth, Span::of(cond), "elif", first.child_by_field_name("consequence"), rest)
+                    this.branch(
+                        frame,
+                        truth,
+                        Span::of(cond),
+                        "elif",
+                        first.child_by_field_name("consequence"),
+                        rest,
+                    )
                 }
                 _ => match first.child_by_field_name("body") {
                     Some(b) => this.exec_block(frame, b),
@@ -344,7 +434,10 @@ impl<'p> Interp<'p> {
             },
             Truth::Known(false) => run_alts(self, alts),
             Truth::Data(cause) => {
-                let region = self.tracer.as_mut().map(|t| t.open_region(cause, kind, frame.file_id, cond_span));
+                let region = self
+                    .tracer
+                    .as_mut()
+                    .map(|t| t.open_region(cause, kind, frame.file_id, cond_span));
                 let snapshot = snapshot(frame);
                 self.set_branch(region, Some(RegionRole::ThenBranch));
                 let then_flow = match body {
@@ -412,9 +505,11 @@ impl<'p> Interp<'p> {
     }
 
     fn exec_for(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let (Some(left), Some(right), Some(body)) =
-            (node.child_by_field_name("left"), node.child_by_field_name("right"), node.child_by_field_name("body"))
-        else {
+        let (Some(left), Some(right), Some(body)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+            node.child_by_field_name("body"),
+        ) else {
             return Ok(Flow::Normal);
         };
         let iterable = self.eval_expr(frame, right)?;
@@ -429,7 +524,10 @@ impl<'p> Interp<'p> {
                     Value::Unknown(u) => u.path.as_ref().map(|p| format!("{p}.?")),
                     _ => None,
                 };
-                vec![Value::Unknown(Rc::new(super::value::Unknown { reason: e.message.clone(), path }))]
+                vec![Value::Unknown(Rc::new(super::value::Unknown {
+                    reason: e.message.clone(),
+                    path,
+                }))]
             }
             Err(e) => return Err(e),
         };
@@ -451,7 +549,10 @@ impl<'p> Interp<'p> {
     }
 
     fn exec_while(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let (Some(cond), Some(body)) = (node.child_by_field_name("condition"), node.child_by_field_name("body")) else {
+        let (Some(cond), Some(body)) = (
+            node.child_by_field_name("condition"),
+            node.child_by_field_name("body"),
+        ) else {
             return Ok(Flow::Normal);
         };
         loop {
@@ -466,7 +567,10 @@ impl<'p> Interp<'p> {
                 },
                 Truth::Data(cause) => {
                     // One traced iteration, tagged: the loop count is data-dependent.
-                    let region = self.tracer.as_mut().map(|t| t.open_region(cause, "while", frame.file_id, Span::of(cond)));
+                    let region = self
+                        .tracer
+                        .as_mut()
+                        .map(|t| t.open_region(cause, "while", frame.file_id, Span::of(cond)));
                     self.set_branch(region, Some(RegionRole::ThenBranch));
                     let flow = self.exec_block(frame, body);
                     self.set_branch(region, None);
@@ -476,7 +580,12 @@ impl<'p> Interp<'p> {
                     };
                 }
                 Truth::Unknown => {
-                    self.note(frame.file_id, Span::of(cond), codes::UNSUPPORTED, "loop condition could not be evaluated statically; body traced once");
+                    self.note(
+                        frame.file_id,
+                        Span::of(cond),
+                        codes::UNSUPPORTED,
+                        "loop condition could not be evaluated statically; body traced once",
+                    );
                     return match self.exec_block(frame, body)? {
                         Flow::Return(v) => Ok(Flow::Return(v)),
                         _ => Ok(Flow::Normal),
@@ -506,10 +615,15 @@ impl<'p> Interp<'p> {
                 }
             }
             Err(e) if e.code == codes::BUDGET => Err(e),
-            Err(e) => match clauses.iter().find(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause") {
+            Err(e) => match clauses
+                .iter()
+                .find(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause")
+            {
                 Some(handler) => {
                     let mut hc = handler.walk();
-                    let block = handler.named_children(&mut hc).find(|n| n.kind() == "block");
+                    let block = handler
+                        .named_children(&mut hc)
+                        .find(|n| n.kind() == "block");
                     match block {
                         Some(b) => self.exec_block(frame, b),
                         None => Ok(Flow::Normal),
@@ -532,7 +646,9 @@ impl<'p> Interp<'p> {
 
     fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let src = frame.file.text.clone();
-        let Some(module_node) = node.child_by_field_name("module_name") else { return Ok(Flow::Normal) };
+        let Some(module_node) = node.child_by_field_name("module_name") else {
+            return Ok(Flow::Normal);
+        };
         let (level, module) = if module_node.kind() == "relative_import" {
             let t = compact(text(module_node, &src));
             let level = t.chars().take_while(|c| *c == '.').count();
@@ -541,7 +657,15 @@ impl<'p> Interp<'p> {
             (0, compact(text(module_node, &src)))
         };
         let Some(abs) = self.project.absolute_module(&frame.file, level, &module) else {
-            let e = self.error(frame, Span::of(module_node), codes::UNRESOLVED_NAME, format!("relative import `{}` goes above the project root", text(module_node, &src)));
+            let e = self.error(
+                frame,
+                Span::of(module_node),
+                codes::UNRESOLVED_NAME,
+                format!(
+                    "relative import `{}` goes above the project root",
+                    text(module_node, &src)
+                ),
+            );
             return Err(e);
         };
         let base = self.import_module(&abs);
@@ -549,12 +673,20 @@ impl<'p> Interp<'p> {
         let mut names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
         let wildcard = {
             let mut c2 = node.walk();
-            let found = node.named_children(&mut c2).any(|n| n.kind() == "wildcard_import");
+            let found = node
+                .named_children(&mut c2)
+                .any(|n| n.kind() == "wildcard_import");
             found
         };
         if wildcard {
             if let Value::Module(ns) = &base {
-                let vars: Vec<(String, Value)> = ns.vars.borrow().iter().filter(|(k, _)| !k.starts_with('_')).map(|(k, v)| (k.clone(), v.clone())).collect();
+                let vars: Vec<(String, Value)> = ns
+                    .vars
+                    .borrow()
+                    .iter()
+                    .filter(|(k, _)| !k.starts_with('_'))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 for (k, v) in vars {
                     self.set_var(frame, &k, v);
                 }
@@ -564,8 +696,12 @@ impl<'p> Interp<'p> {
         for n in names.drain(..) {
             let (name, alias) = match n.kind() {
                 "aliased_import" => (
-                    n.child_by_field_name("name").map(|m| text(m, &src).to_string()).unwrap_or_default(),
-                    n.child_by_field_name("alias").map(|m| text(m, &src).to_string()).unwrap_or_default(),
+                    n.child_by_field_name("name")
+                        .map(|m| text(m, &src).to_string())
+                        .unwrap_or_default(),
+                    n.child_by_field_name("alias")
+                        .map(|m| text(m, &src).to_string())
+                        .unwrap_or_default(),
                 ),
                 _ => (text(n, &src).to_string(), text(n, &src).to_string()),
             };
@@ -574,7 +710,12 @@ impl<'p> Interp<'p> {
                 Value::Module(ns) => match self.module_attr(ns, &name) {
                     Some(v) => v,
                     None => {
-                        self.note(frame.file_id, Span::of(n), codes::UNRESOLVED_NAME, format!("`{name}` not found in `{abs}`"));
+                        self.note(
+                            frame.file_id,
+                            Span::of(n),
+                            codes::UNRESOLVED_NAME,
+                            format!("`{name}` not found in `{abs}`"),
+                        );
                         Value::unknown(format!("`{name}` not found in `{abs}`"))
                     }
                 },
@@ -587,10 +728,15 @@ impl<'p> Interp<'p> {
 
     fn exec_decorated(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let src = frame.file.text.clone();
-        let Some(def) = node.child_by_field_name("definition") else { return Ok(Flow::Normal) };
+        let Some(def) = node.child_by_field_name("definition") else {
+            return Ok(Flow::Normal);
+        };
         let mut kind = FnKind::Plain;
         let mut c = node.walk();
-        let decorators: Vec<Node> = node.named_children(&mut c).filter(|n| n.kind() == "decorator").collect();
+        let decorators: Vec<Node> = node
+            .named_children(&mut c)
+            .filter(|n| n.kind() == "decorator")
+            .collect();
         for d in &decorators {
             let t = text(*d, &src).trim_start_matches('@').trim();
             kind = match t {
@@ -606,7 +752,9 @@ impl<'p> Interp<'p> {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
-                if decorators.iter().any(|d| text(*d, &src).contains(".setter") || text(*d, &src).contains(".deleter")) {
+                if decorators.iter().any(|d| {
+                    text(*d, &src).contains(".setter") || text(*d, &src).contains(".deleter")
+                }) {
                     return Ok(Flow::Normal);
                 }
                 self.set_var(frame, &name, Value::Function(Rc::new(f)));
@@ -625,7 +773,13 @@ impl<'p> Interp<'p> {
     pub fn make_function(&mut self, frame: &Frame, node: Node, kind: FnKind) -> EResult<Function> {
         let src = frame.file.text.clone();
         let is_lambda = node.kind() == "lambda";
-        let name = if is_lambda { "<lambda>".to_string() } else { node.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default() };
+        let name = if is_lambda {
+            "<lambda>".to_string()
+        } else {
+            node.child_by_field_name("name")
+                .map(|n| text(n, &src).to_string())
+                .unwrap_or_default()
+        };
         let mut params = Vec::new();
         if let Some(plist) = node.child_by_field_name("parameters") {
             let mut c = plist.walk();
@@ -633,33 +787,87 @@ impl<'p> Interp<'p> {
             let kids: Vec<Node> = plist.named_children(&mut c).collect();
             for p in kids {
                 let (pname, pkind, default) = match p.kind() {
-                    "identifier" => (text(p, &src).to_string(), if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, None),
+                    "identifier" => (
+                        text(p, &src).to_string(),
+                        if seen_star {
+                            ParamKind::KeywordOnly
+                        } else {
+                            ParamKind::PositionalOrKeyword
+                        },
+                        None,
+                    ),
                     "typed_parameter" => {
                         let inner = p.named_child(0);
                         match inner.map(|i| i.kind()) {
                             Some("list_splat_pattern") => {
                                 seen_star = true;
-                                (inner.and_then(|i| i.named_child(0)).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarPositional, None)
+                                (
+                                    inner
+                                        .and_then(|i| i.named_child(0))
+                                        .map(|i| text(i, &src).to_string())
+                                        .unwrap_or_default(),
+                                    ParamKind::VarPositional,
+                                    None,
+                                )
                             }
-                            Some("dictionary_splat_pattern") => {
-                                (inner.and_then(|i| i.named_child(0)).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarKeyword, None)
-                            }
-                            _ => (inner.map(|i| text(i, &src).to_string()).unwrap_or_default(), if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, None),
+                            Some("dictionary_splat_pattern") => (
+                                inner
+                                    .and_then(|i| i.named_child(0))
+                                    .map(|i| text(i, &src).to_string())
+                                    .unwrap_or_default(),
+                                ParamKind::VarKeyword,
+                                None,
+                            ),
+                            _ => (
+                                inner.map(|i| text(i, &src).to_string()).unwrap_or_default(),
+                                if seen_star {
+                                    ParamKind::KeywordOnly
+                                } else {
+                                    ParamKind::PositionalOrKeyword
+                                },
+                                None,
+                            ),
                         }
                     }
                     "default_parameter" | "typed_default_parameter" => {
-                        let n = p.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default();
+                        let n = p
+                            .child_by_field_name("name")
+                            .map(|n| text(n, &src).to_string())
+                            .unwrap_or_default();
                         let d = match p.child_by_field_name("value") {
-                            Some(v) => Some(self.eval_expr(frame, v).unwrap_or_else(|e| Value::unknown(e.message))),
+                            Some(v) => Some(
+                                self.eval_expr(frame, v)
+                                    .unwrap_or_else(|e| Value::unknown(e.message)),
+                            ),
                             None => None,
                         };
-                        (n, if seen_star { ParamKind::KeywordOnly } else { ParamKind::PositionalOrKeyword }, d)
+                        (
+                            n,
+                            if seen_star {
+                                ParamKind::KeywordOnly
+                            } else {
+                                ParamKind::PositionalOrKeyword
+                            },
+                            d,
+                        )
                     }
                     "list_splat_pattern" => {
                         seen_star = true;
-                        (p.named_child(0).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarPositional, None)
+                        (
+                            p.named_child(0)
+                                .map(|i| text(i, &src).to_string())
+                                .unwrap_or_default(),
+                            ParamKind::VarPositional,
+                            None,
+                        )
                     }
-                    "dictionary_splat_pattern" => (p.named_child(0).map(|i| text(i, &src).to_string()).unwrap_or_default(), ParamKind::VarKeyword, None),
+                    "dictionary_splat_pattern" => (
+                        p.named_child(0)
+                            .map(|i| text(i, &src).to_string())
+                            .unwrap_or_default(),
+                        ParamKind::VarKeyword,
+                        None,
+                    ),
                     "keyword_separator" => {
                         seen_star = true;
                         continue;
@@ -675,14 +883,22 @@ impl<'p> Interp<'p> {
                     }
                     _ => continue,
                 };
-                params.push(FnParam { name: pname, kind: pkind, default });
+                params.push(FnParam {
+                    name: pname,
+                    kind: pkind,
+                    default,
+                });
             }
         }
         let qualname = match &frame.class {
             Some(c) => format!("{}.{}", c.qualname, name),
             None => name.clone(),
         };
-        let is_generator = !is_lambda && node.child_by_field_name("body").map(contains_yield).unwrap_or(false);
+        let is_generator = !is_lambda
+            && node
+                .child_by_field_name("body")
+                .map(contains_yield)
+                .unwrap_or(false);
         Ok(Function {
             name,
             qualname,
@@ -700,13 +916,21 @@ impl<'p> Interp<'p> {
 
     fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Rc<Class>> {
         let src = frame.file.text.clone();
-        let name = node.child_by_field_name("name").map(|n| text(n, &src).to_string()).unwrap_or_default();
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| text(n, &src).to_string())
+            .unwrap_or_default();
         let mut bases = Vec::new();
         if let Some(args) = node.child_by_field_name("superclasses") {
             let mut c = args.walk();
-            let kids: Vec<Node> = args.named_children(&mut c).filter(|k| k.kind() != "keyword_argument" && k.kind() != "comment").collect();
+            let kids: Vec<Node> = args
+                .named_children(&mut c)
+                .filter(|k| k.kind() != "keyword_argument" && k.kind() != "comment")
+                .collect();
             for b in kids {
-                let v = self.eval_expr(frame, b).unwrap_or_else(|e| Value::unknown(e.message));
+                let v = self
+                    .eval_expr(frame, b)
+                    .unwrap_or_else(|e| Value::unknown(e.message));
                 // Generic aliases like `Generic[T]` or `nn.Module` subscripted are just the base.
                 bases.push(v);
             }
@@ -726,8 +950,15 @@ impl<'p> Interp<'p> {
         });
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
-        let body_scope = Rc::new(Scope { vars: Default::default(), parent: None });
-        let body_frame = Frame { locals: Some(body_scope.clone()), class: Some(class.clone()), ..frame.clone() };
+        let body_scope = Rc::new(Scope {
+            vars: Default::default(),
+            parent: None,
+        });
+        let body_frame = Frame {
+            locals: Some(body_scope.clone()),
+            class: Some(class.clone()),
+            ..frame.clone()
+        };
         if let Some(body) = node.child_by_field_name("body") {
             let mut c = body.walk();
             let stmts: Vec<Node> = body.named_children(&mut c).collect();
@@ -744,7 +975,10 @@ impl<'p> Interp<'p> {
         // Class-body names become class attributes, in definition order.
         let vars: Vec<(String, Value)> = {
             let src_order = body_scope.vars.borrow();
-            let mut v: Vec<(String, Value)> = src_order.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut v: Vec<(String, Value)> = src_order
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             v.sort_by_key(|(_, val)| match val {
                 Value::Function(f) => f.span.start,
                 _ => 0,
@@ -782,7 +1016,9 @@ impl<'p> Interp<'p> {
             if seqs.is_empty() {
                 break;
             }
-            let head = seqs.iter().position(|s| !seqs.iter().any(|t| t[1..].iter().any(|x| same(x, &s[0]))));
+            let head = seqs
+                .iter()
+                .position(|s| !seqs.iter().any(|t| t[1..].iter().any(|x| same(x, &s[0]))));
             let Some(head_seq) = head else {
                 // Inconsistent hierarchy: fall back to depth-first order.
                 for s in seqs.drain(..) {
@@ -811,7 +1047,9 @@ impl<'p> Interp<'p> {
 }
 
 fn compact(s: &str) -> String {
-    s.chars().filter(|c| !c.is_whitespace() && *c != '\\').collect()
+    s.chars()
+        .filter(|c| !c.is_whitespace() && *c != '\\')
+        .collect()
 }
 
 pub(super) fn truncate(s: &str, n: usize) -> String {

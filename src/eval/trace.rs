@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::stmt::Truth;
-use super::value::{Object, ObjKind, Value};
+use super::value::{ObjKind, Object, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::graph::{Arg, Graph, NodeId, Op, Origin, RegionRole, RegionTag};
@@ -66,7 +66,11 @@ impl Tracer {
             }
             t.module_paths.insert(obj.id, path.clone());
             for (name, child) in obj.children().into_iter().rev() {
-                let p = if path.is_empty() { name } else { format!("{path}.{name}") };
+                let p = if path.is_empty() {
+                    name
+                } else {
+                    format!("{path}.{name}")
+                };
                 stack.push((child, p));
             }
         }
@@ -74,14 +78,34 @@ impl Tracer {
     }
 
     fn origin(&self, file: FileId, span: Span) -> Origin {
-        Origin { file, span, call_chain: self.call_chain.clone() }
+        Origin {
+            file,
+            span,
+            call_chain: self.call_chain.clone(),
+        }
     }
 
-    pub fn add_node(&mut self, candidate: &str, op: Op, target: String, args: Vec<Arg>, kwargs: Vec<(String, Arg)>, meta: Meta, file: FileId, span: Span) -> NodeId {
+    pub fn add_node(
+        &mut self,
+        candidate: &str,
+        op: Op,
+        target: String,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+        meta: Meta,
+        file: FileId,
+        span: Span,
+    ) -> NodeId {
         // torch.fx snake-cases every generated name; placeholders keep the argument's name.
         let id = match op {
             Op::Placeholder | Op::Output => self.graph.add(candidate, op, target, args, kwargs),
-            _ => self.graph.add(&crate::graph::names::snake_case(candidate), op, target, args, kwargs),
+            _ => self.graph.add(
+                &crate::graph::names::snake_case(candidate),
+                op,
+                target,
+                args,
+                kwargs,
+            ),
         };
         let origin = self.origin(file, span);
         let tag = self.branch.last().copied();
@@ -92,9 +116,25 @@ impl Tracer {
         id
     }
 
-    pub fn placeholder(&mut self, name: &str, default: Option<Arg>, meta: Meta, file: FileId, span: Span) -> NodeId {
+    pub fn placeholder(
+        &mut self,
+        name: &str,
+        default: Option<Arg>,
+        meta: Meta,
+        file: FileId,
+        span: Span,
+    ) -> NodeId {
         let args = default.into_iter().collect();
-        self.add_node(name, Op::Placeholder, name.to_string(), args, vec![], meta, file, span)
+        self.add_node(
+            name,
+            Op::Placeholder,
+            name.to_string(),
+            args,
+            vec![],
+            meta,
+            file,
+            span,
+        )
     }
 
     /// One `get_attr` per parameter, reused by later reads (torch.fx's parameter proxy cache).
@@ -102,7 +142,16 @@ impl Tracer {
         if let Some(&n) = self.param_nodes.get(path) {
             return n;
         }
-        let n = self.add_node(path, Op::GetAttr, path.to_string(), vec![], vec![], meta, file, span);
+        let n = self.add_node(
+            path,
+            Op::GetAttr,
+            path.to_string(),
+            vec![],
+            vec![],
+            meta,
+            file,
+            span,
+        );
         self.param_nodes.insert(path.to_string(), n);
         n
     }
@@ -110,7 +159,16 @@ impl Tracer {
     pub fn tensor_constant(&mut self, meta: Meta, file: FileId, span: Span) -> NodeId {
         let name = format!("_tensor_constant{}", self.tensor_constants);
         self.tensor_constants += 1;
-        self.add_node(&name, Op::GetAttr, name.clone(), vec![], vec![], meta, file, span)
+        self.add_node(
+            &name,
+            Op::GetAttr,
+            name.clone(),
+            vec![],
+            vec![],
+            meta,
+            file,
+            span,
+        )
     }
 
     pub fn meta(&self, n: NodeId) -> &Meta {
@@ -119,10 +177,20 @@ impl Tracer {
 
     pub fn open_region(&mut self, cause: NodeId, kind: &str, file: FileId, span: Span) -> usize {
         let id = self.regions.len();
-        self.regions.push(Region { id, kind: kind.to_string(), cause, file, span, call_chain: self.call_chain.clone() });
+        self.regions.push(Region {
+            id,
+            kind: kind.to_string(),
+            cause,
+            file,
+            span,
+            call_chain: self.call_chain.clone(),
+        });
         let node = self.graph.node_mut(cause);
         if node.region.is_none() {
-            node.region = Some(RegionTag { region: id, role: RegionRole::Cause });
+            node.region = Some(RegionTag {
+                region: id,
+                role: RegionRole::Cause,
+            });
         }
         id
     }
@@ -136,12 +204,26 @@ impl Tracer {
 
     pub fn note_generator(&mut self, file: FileId, span: Span) {
         let nodes_before = self.graph.order.len();
-        self.events.push(TraceEvent { kind: "yield", file, span, call_chain: self.call_chain.clone(), detail: String::new(), nodes_before });
+        self.events.push(TraceEvent {
+            kind: "yield",
+            file,
+            span,
+            call_chain: self.call_chain.clone(),
+            detail: String::new(),
+            nodes_before,
+        });
     }
 
     pub fn event(&mut self, kind: &'static str, file: FileId, span: Span, detail: String) {
         let nodes_before = self.graph.order.len();
-        self.events.push(TraceEvent { kind, file, span, call_chain: self.call_chain.clone(), detail, nodes_before });
+        self.events.push(TraceEvent {
+            kind,
+            file,
+            span,
+            call_chain: self.call_chain.clone(),
+            detail,
+            nodes_before,
+        });
     }
 
     /// Whether branching on a node breaks the graph: tensors and data-derived scalars do;
@@ -168,7 +250,24 @@ impl Tracer {
 pub fn is_tensor_attribute(name: &str) -> bool {
     matches!(
         name,
-        "shape" | "dtype" | "device" | "ndim" | "T" | "mT" | "H" | "mH" | "data" | "grad" | "requires_grad" | "is_cuda" | "layout" | "real" | "imag" | "is_sparse" | "is_quantized" | "names"
+        "shape"
+            | "dtype"
+            | "device"
+            | "ndim"
+            | "T"
+            | "mT"
+            | "H"
+            | "mH"
+            | "data"
+            | "grad"
+            | "requires_grad"
+            | "is_cuda"
+            | "layout"
+            | "real"
+            | "imag"
+            | "is_sparse"
+            | "is_quantized"
+            | "names"
     )
 }
 
@@ -180,11 +279,23 @@ impl<'p> Interp<'p> {
     /// Converts a value to a node argument, plus its abstract value for shape rules.
     pub fn to_arg(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<(Arg, Meta)> {
         Ok(match v {
-            Value::Proxy(n) => (Arg::Node(*n), self.tracer.as_ref().map(|t| t.meta(*n).clone()).unwrap_or_default()),
+            Value::Proxy(n) => (
+                Arg::Node(*n),
+                self.tracer
+                    .as_ref()
+                    .map(|t| t.meta(*n).clone())
+                    .unwrap_or_default(),
+            ),
             Value::None => (Arg::None, Meta::None),
-            Value::Bool(b) => (Arg::Bool(*b), Meta::Scalar(Scalar::Bool(Some(*b)), ScalarOrigin::Const)),
+            Value::Bool(b) => (
+                Arg::Bool(*b),
+                Meta::Scalar(Scalar::Bool(Some(*b)), ScalarOrigin::Const),
+            ),
             Value::Int(i) => (Arg::Int(*i), Meta::int(*i)),
-            Value::Float(f) => (Arg::Float(*f), Meta::Scalar(Scalar::Float(Some(*f)), ScalarOrigin::Const)),
+            Value::Float(f) => (
+                Arg::Float(*f),
+                Meta::Scalar(Scalar::Float(Some(*f)), ScalarOrigin::Const),
+            ),
             Value::Str(s) => (Arg::Str(s.to_string()), Meta::Str(s.to_string())),
             Value::Ellipsis => (Arg::Ellipsis, Meta::Ellipsis),
             Value::Dtype(d) => (Arg::Dtype(d.as_str().to_string()), Meta::Dtype(*d)),
@@ -207,11 +318,19 @@ impl<'p> Interp<'p> {
                 }
                 let [a, b, c]: [Arg; 3] = args.try_into().expect("three parts");
                 let [ma, mb, mc]: [Meta; 3] = metas.try_into().expect("three parts");
-                (Arg::Slice(Box::new([a, b, c])), Meta::Slice(Box::new([ma, mb, mc])))
+                (
+                    Arg::Slice(Box::new([a, b, c])),
+                    Meta::Slice(Box::new([ma, mb, mc])),
+                )
             }
             Value::TensorConst(t) => {
-                let meta = Meta::tensor(t.shape.as_ref().map(|s| crate::shapes::shape_of(s)), t.dtype);
-                let n = self.tracer_mut().tensor_constant(meta.clone(), frame.file_id, span);
+                let meta = Meta::tensor(
+                    t.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
+                    t.dtype,
+                );
+                let n = self
+                    .tracer_mut()
+                    .tensor_constant(meta.clone(), frame.file_id, span);
                 (Arg::Node(n), meta)
             }
             Value::External(p) if p.starts_with("torch.") => match crate::shapes::DType::parse(p) {
@@ -220,14 +339,23 @@ impl<'p> Interp<'p> {
             },
             Value::Dict(d) => {
                 let items = d.borrow().clone();
-                let text = items.iter().map(|(k, v)| format!("{k:?}: {v:?}")).collect::<Vec<_>>().join(", ");
+                let text = items
+                    .iter()
+                    .map(|(k, v)| format!("{k:?}: {v:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 (Arg::Repr(format!("{{{text}}}")), Meta::Unknown)
             }
             other => (Arg::Repr(format!("{other:?}")), Meta::Unknown),
         })
     }
 
-    fn to_args(&mut self, frame: &Frame, items: &[Value], span: Span) -> EResult<(Vec<Arg>, Vec<Meta>)> {
+    fn to_args(
+        &mut self,
+        frame: &Frame,
+        items: &[Value],
+        span: Span,
+    ) -> EResult<(Vec<Arg>, Vec<Meta>)> {
         let mut args = Vec::with_capacity(items.len());
         let mut metas = Vec::with_capacity(items.len());
         for it in items {
@@ -238,7 +366,12 @@ impl<'p> Interp<'p> {
         Ok((args, metas))
     }
 
-    fn kw_args(&mut self, frame: &Frame, kwargs: &[(String, Value)], span: Span) -> EResult<(Vec<(String, Arg)>, Vec<(String, Meta)>)> {
+    fn kw_args(
+        &mut self,
+        frame: &Frame,
+        kwargs: &[(String, Value)],
+        span: Span,
+    ) -> EResult<(Vec<(String, Arg)>, Vec<(String, Meta)>)> {
         let mut args = Vec::new();
         let mut metas = Vec::new();
         for (k, v) in kwargs {
@@ -250,28 +383,77 @@ impl<'p> Interp<'p> {
     }
 
     /// Records `call_function` of a canonical target (`torch.flatten`, `operator.add`).
-    pub fn trace_function(&mut self, frame: &Frame, target: &str, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+    pub fn trace_function(
+        &mut self,
+        frame: &Frame,
+        target: &str,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        span: Span,
+    ) -> EResult<Value> {
         let (a, am) = self.to_args(frame, &args, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let short = if target.starts_with('<') { "unknown" } else { target.rsplit('.').next().unwrap_or(target) };
-        let meta = rules::call(short, &Inputs { args: &am, kwargs: &km });
+        let short = if target.starts_with('<') {
+            "unknown"
+        } else {
+            target.rsplit('.').next().unwrap_or(target)
+        };
+        let meta = rules::call(
+            short,
+            &Inputs {
+                args: &am,
+                kwargs: &km,
+            },
+        );
         let meta = self.shape_scalar(meta, &am, short);
-        let n = self.tracer_mut().add_node(short, Op::CallFunction, target.to_string(), a, k, meta, frame.file_id, span);
+        let n = self.tracer_mut().add_node(
+            short,
+            Op::CallFunction,
+            target.to_string(),
+            a,
+            k,
+            meta,
+            frame.file_id,
+            span,
+        );
         Ok(Value::Proxy(n))
     }
 
     /// Records `call_method` (`x.view(...)`, `x.size()`), receiver first.
-    pub fn trace_method(&mut self, frame: &Frame, method: &str, recv: Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+    pub fn trace_method(
+        &mut self,
+        frame: &Frame,
+        method: &str,
+        recv: Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        span: Span,
+    ) -> EResult<Value> {
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(recv);
         all.extend(args);
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let meta = rules::call(method, &Inputs { args: &am, kwargs: &km });
+        let meta = rules::call(
+            method,
+            &Inputs {
+                args: &am,
+                kwargs: &km,
+            },
+        );
         let meta = self.shape_scalar(meta, &am, method);
-        let n = self.tracer_mut().add_node(method, Op::CallMethod, method.to_string(), a, k, meta, frame.file_id, span);
+        let n = self.tracer_mut().add_node(
+            method,
+            Op::CallMethod,
+            method.to_string(),
+            a,
+            k,
+            meta,
+            frame.file_id,
+            span,
+        );
         Ok(Value::Proxy(n))
     }
 
@@ -279,9 +461,12 @@ impl<'p> Interp<'p> {
     /// in memory exhaustion.
     fn check_graph_size(&self, frame: &Frame, span: Span) -> EResult<()> {
         match self.tracer.as_ref() {
-            Some(t) if t.graph.len() >= MAX_GRAPH_NODES => {
-                Err(self.error(frame, span, codes::BUDGET, format!("graph exceeds {MAX_GRAPH_NODES} nodes (an unbounded loop?)")))
-            }
+            Some(t) if t.graph.len() >= MAX_GRAPH_NODES => Err(self.error(
+                frame,
+                span,
+                codes::BUDGET,
+                format!("graph exceeds {MAX_GRAPH_NODES} nodes (an unbounded loop?)"),
+            )),
             _ => Ok(()),
         }
     }
@@ -289,19 +474,45 @@ impl<'p> Interp<'p> {
     /// Comparisons of data-derived scalars stay data-derived; `.item()` of anything is data.
     fn shape_scalar(&self, meta: Meta, inputs: &[Meta], op: &str) -> Meta {
         match meta {
-            Meta::Scalar(s, ScalarOrigin::Shape) if inputs.iter().any(|m| m.origin() == Some(ScalarOrigin::Data)) => Meta::Scalar(s, ScalarOrigin::Data),
-            Meta::Scalar(s, _) if op == "item" || op == "tolist" => Meta::Scalar(s, ScalarOrigin::Data),
+            Meta::Scalar(s, ScalarOrigin::Shape)
+                if inputs
+                    .iter()
+                    .any(|m| m.origin() == Some(ScalarOrigin::Data)) =>
+            {
+                Meta::Scalar(s, ScalarOrigin::Data)
+            }
+            Meta::Scalar(s, _) if op == "item" || op == "tolist" => {
+                Meta::Scalar(s, ScalarOrigin::Data)
+            }
             m => m,
         }
     }
 
     /// Records `call_module` for a leaf module (or an opaque submodule we could not build).
-    pub fn trace_module(&mut self, frame: &Frame, module: &Value, args: Vec<Value>, kwargs: Vec<(String, Value)>, span: Span) -> EResult<Value> {
+    pub fn trace_module(
+        &mut self,
+        frame: &Frame,
+        module: &Value,
+        args: Vec<Value>,
+        kwargs: Vec<(String, Value)>,
+        span: Span,
+    ) -> EResult<Value> {
         let (path, class, obj) = match module {
             Value::Object(o) => {
-                let path = self.tracer.as_ref().and_then(|t| t.module_paths.get(&o.id).cloned());
+                let path = self
+                    .tracer
+                    .as_ref()
+                    .and_then(|t| t.module_paths.get(&o.id).cloned());
                 let Some(path) = path else {
-                    return Err(self.error(frame, span, codes::UNSUPPORTED, format!("module `{}` is not a submodule of the traced model", o.class_name())));
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        format!(
+                            "module `{}` is not a submodule of the traced model",
+                            o.class_name()
+                        ),
+                    ));
                 };
                 let class = match &o.kind {
                     ObjKind::Leaf(c) => c.clone(),
@@ -311,33 +522,83 @@ impl<'p> Interp<'p> {
             }
             Value::Unknown(u) => match &u.path {
                 Some(p) => (p.clone(), String::new(), None),
-                None => return Err(self.error(frame, span, codes::UNSUPPORTED, "call of an unknown module")),
+                None => {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::UNSUPPORTED,
+                        "call of an unknown module",
+                    ))
+                }
             },
-            _ => return Err(self.error(frame, span, codes::UNSUPPORTED, "call_module on a non-module")),
+            _ => {
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::UNSUPPORTED,
+                    "call_module on a non-module",
+                ))
+            }
         };
         let (a, am) = self.to_args(frame, &args, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
         let meta = match &obj {
             Some(o) => {
-                let attr_meta = |name: &str| -> Meta { o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown) };
-                rules::call_module(&ModuleInfo { class: &class, attr: &attr_meta }, &Inputs { args: &am, kwargs: &km })
+                let attr_meta = |name: &str| -> Meta {
+                    o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown)
+                };
+                rules::call_module(
+                    &ModuleInfo {
+                        class: &class,
+                        attr: &attr_meta,
+                    },
+                    &Inputs {
+                        args: &am,
+                        kwargs: &km,
+                    },
+                )
             }
             None => match am.first() {
                 Some(Meta::Tensor(t)) => Meta::tensor(None, t.dtype),
                 _ => Meta::Unknown,
             },
         };
-        let n = self.tracer_mut().add_node(&path, Op::CallModule, path.clone(), a, k, meta, frame.file_id, span);
+        let n = self.tracer_mut().add_node(
+            &path,
+            Op::CallModule,
+            path.clone(),
+            a,
+            k,
+            meta,
+            frame.file_id,
+            span,
+        );
         Ok(Value::Proxy(n))
     }
 
     /// A parameter or buffer read in forward becomes a `get_attr` of its qualified path.
-    pub fn trace_param(&mut self, frame: &Frame, owner: &Rc<Object>, name: &str, p: &super::value::Param, span: Span) -> Value {
-        let Some(t) = self.tracer.as_mut() else { return Value::unknown("parameter") };
+    pub fn trace_param(
+        &mut self,
+        frame: &Frame,
+        owner: &Rc<Object>,
+        name: &str,
+        p: &super::value::Param,
+        span: Span,
+    ) -> Value {
+        let Some(t) = self.tracer.as_mut() else {
+            return Value::unknown("parameter");
+        };
         let base = t.module_paths.get(&owner.id).cloned().unwrap_or_default();
-        let path = if base.is_empty() { name.to_string() } else { format!("{base}.{name}") };
-        let meta = Meta::tensor(p.shape.as_ref().map(|s| crate::shapes::shape_of(s)), p.dtype);
+        let path = if base.is_empty() {
+            name.to_string()
+        } else {
+            format!("{base}.{name}")
+        };
+        let meta = Meta::tensor(
+            p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
+            p.dtype,
+        );
         Value::Proxy(t.get_attr(&path, meta, frame.file_id, span))
     }
 }
@@ -353,7 +614,10 @@ pub fn value_meta(v: &Value) -> Meta {
         Value::Tuple(t) => Meta::Seq(t.iter().map(value_meta).collect()),
         Value::List(l) => Meta::Seq(l.borrow().iter().map(value_meta).collect()),
         Value::Dtype(d) => Meta::Dtype(*d),
-        Value::Param(p) => Meta::tensor(p.shape.as_ref().map(|s| crate::shapes::shape_of(s)), p.dtype),
+        Value::Param(p) => Meta::tensor(
+            p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
+            p.dtype,
+        ),
         _ => Meta::Unknown,
     }
 }

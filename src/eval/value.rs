@@ -192,7 +192,10 @@ impl Value {
     }
 
     pub fn unknown(reason: impl Into<String>) -> Value {
-        Value::Unknown(Rc::new(Unknown { reason: reason.into(), path: None }))
+        Value::Unknown(Rc::new(Unknown {
+            reason: reason.into(),
+            path: None,
+        }))
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {
@@ -219,7 +222,11 @@ impl Value {
             Value::Dict(_) => "dict".into(),
             Value::Slice(_) => "slice".into(),
             Value::Ellipsis => "ellipsis".into(),
-            Value::Function(_) | Value::BoundMethod(..) | Value::Builtin(_) | Value::Method(..) | Value::Partial(_) => "function".into(),
+            Value::Function(_)
+            | Value::BoundMethod(..)
+            | Value::Builtin(_)
+            | Value::Method(..)
+            | Value::Partial(_) => "function".into(),
             Value::Class(_) => "type".into(),
             Value::Object(o) => o.class_name(),
             Value::Module(_) => "module".into(),
@@ -245,17 +252,25 @@ impl Value {
             (Bool(a), Int(b)) | (Int(b), Bool(a)) => (*a as i64) == *b,
             (Str(a), Str(b)) => a == b,
             (Tuple(a), Tuple(b)) => {
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y) == Some(true))
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.py_eq(y) == Some(true))
             }
             (List(a), List(b)) => {
                 let (a, b) = (a.borrow(), b.borrow());
-                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.py_eq(y) == Some(true))
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b.iter())
+                        .all(|(x, y)| x.py_eq(y) == Some(true))
             }
             (External(a), External(b)) => a == b,
             (Dtype(a), Dtype(b)) => a == b,
             (Class(a), Class(b)) => Rc::ptr_eq(a, b),
             (Object(a), Object(b)) => Rc::ptr_eq(a, b),
-            (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => return Option::None,
+            (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => {
+                return Option::None
+            }
             (None, _) | (_, None) => false,
             (Str(_), Int(_) | Float(_) | Bool(_)) | (Int(_) | Float(_) | Bool(_), Str(_)) => false,
             _ => return Option::None,

@@ -13,7 +13,10 @@ pub fn is_traced_container(torch_class: &str) -> bool {
 
 /// Containers that cannot be called at all: iterating them is how they are used.
 pub fn is_uncallable_container(torch_class: &str) -> bool {
-    matches!(torch_class, "ModuleList" | "ModuleDict" | "ParameterList" | "ParameterDict")
+    matches!(
+        torch_class,
+        "ModuleList" | "ModuleDict" | "ParameterList" | "ParameterDict"
+    )
 }
 
 /// Depth beyond which inlining stops: mutually recursive helpers would otherwise never end.

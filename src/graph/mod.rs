@@ -122,9 +122,25 @@ impl Graph {
     }
 
     /// Appends a node named after `candidate` with torch.fx's naming rules.
-    pub fn add(&mut self, candidate: &str, op: Op, target: String, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) -> NodeId {
+    pub fn add(
+        &mut self,
+        candidate: &str,
+        op: Op,
+        target: String,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> NodeId {
         let name = self.namespace.create_name(candidate);
-        let node = Node { name, op, target, args, kwargs, origin: None, meta: Meta::Unknown, region: None };
+        let node = Node {
+            name,
+            op,
+            target,
+            args,
+            kwargs,
+            origin: None,
+            meta: Meta::Unknown,
+            region: None,
+        };
         let id = self.g.add_node(node);
         self.order.push(id);
         self.connect(id);
@@ -143,7 +159,11 @@ impl Graph {
 
     /// Replaces a node's inputs and rewires its edges (used by rewrites).
     pub fn set_inputs(&mut self, id: NodeId, args: Vec<Arg>, kwargs: Vec<(String, Arg)>) {
-        let incoming: Vec<_> = self.g.edges_directed(id, Direction::Incoming).map(|e| e.id()).collect();
+        let incoming: Vec<_> = self
+            .g
+            .edges_directed(id, Direction::Incoming)
+            .map(|e| e.id())
+            .collect();
         for e in incoming {
             self.g.remove_edge(e);
         }
@@ -181,6 +201,9 @@ impl Graph {
     }
 
     pub fn by_name(&self, name: &str) -> Option<NodeId> {
-        self.order.iter().copied().find(|&id| self.g[id].name == name)
+        self.order
+            .iter()
+            .copied()
+            .find(|&id| self.g[id].name == name)
     }
 }

@@ -117,13 +117,28 @@ pub fn analyze(snap: &Snapshot) -> Output {
         project.add_overlay(path, text.clone(), None);
     }
     project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
-    let opts = GraphOptions { root: Some(snap.root.clone()), class_inputs: snap.class_inputs.clone(), ..Default::default() };
-    let mut out = Output { version: snap.version, config_gen: snap.config_gen, text: snap.text.clone(), findings: vec![], graphs: vec![], failure: None };
+    let opts = GraphOptions {
+        root: Some(snap.root.clone()),
+        class_inputs: snap.class_inputs.clone(),
+        ..Default::default()
+    };
+    let mut out = Output {
+        version: snap.version,
+        config_gen: snap.config_gen,
+        text: snap.text.clone(),
+        findings: vec![],
+        graphs: vec![],
+        failure: None,
+    };
     match analysis::analyze_in_project(project, &snap.path, &opts) {
         Ok(a) => {
             let raw = diagnostics_for(&a);
             let mut conv = Converter::new(&a.project, snap.encoding);
-            out.findings = raw.iter().filter(|f| f.file == a.file).map(|f| conv.finding(f)).collect();
+            out.findings = raw
+                .iter()
+                .filter(|f| f.file == a.file)
+                .map(|f| conv.finding(f))
+                .collect();
             out.graphs = a.graphs.iter().map(|g| graph_view(g, a.file)).collect();
         }
         Err(e) => out.failure = Some(e.to_string()),
@@ -136,21 +151,60 @@ pub fn analyze(snap: &Snapshot) -> Output {
 pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
     let mut out: Vec<RawFinding> = Vec::new();
     let push = |f: RawFinding, out: &mut Vec<RawFinding>| {
-        if !out.iter().any(|o| o.file == f.file && o.span == f.span && o.code == f.code) {
+        if !out
+            .iter()
+            .any(|o| o.file == f.file && o.span == f.span && o.code == f.code)
+        {
             out.push(f);
         }
     };
     for d in &a.diagnostics {
-        push(RawFinding { code: d.code, message: d.message.clone(), severity: limit_severity(d.code, d.severity), file: d.file, span: d.span, chain: vec![], href: None }, &mut out);
+        push(
+            RawFinding {
+                code: d.code,
+                message: d.message.clone(),
+                severity: limit_severity(d.code, d.severity),
+                file: d.file,
+                span: d.span,
+                chain: vec![],
+                href: None,
+            },
+            &mut out,
+        );
     }
     for g in &a.graphs {
         if let Some(e) = &g.error {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
-            push(RawFinding { code: e.code, message, severity: limit_severity(e.code, e.severity), file: e.file, span: e.span, chain: vec![], href: None }, &mut out);
+            push(
+                RawFinding {
+                    code: e.code,
+                    message,
+                    severity: limit_severity(e.code, e.severity),
+                    file: e.file,
+                    span: e.span,
+                    chain: vec![],
+                    href: None,
+                },
+                &mut out,
+            );
         }
         for r in &g.regions {
-            let message = format!("graph break in {}: data-dependent {} (Dynamo splits the graph here)", g.name, r.kind);
-            push(RawFinding { code: "FX101", message, severity: Severity::Warning, file: r.file, span: r.span, chain: r.call_chain.clone(), href: None }, &mut out);
+            let message = format!(
+                "graph break in {}: data-dependent {} (Dynamo splits the graph here)",
+                g.name, r.kind
+            );
+            push(
+                RawFinding {
+                    code: "FX101",
+                    message,
+                    severity: Severity::Warning,
+                    file: r.file,
+                    span: r.span,
+                    chain: r.call_chain.clone(),
+                    href: None,
+                },
+                &mut out,
+            );
         }
         for e in &g.events {
             // Until `crate::breaks` classifies events, only the unambiguous ones are shown.
@@ -159,12 +213,26 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
                 "log" => ("FX106", format!("logging call `{}` in forward", e.detail)),
                 "time" => ("FX107", format!("wall-clock `{}` in forward", e.detail)),
                 "graph_break" => ("FX108", "explicit graph break".to_string()),
-                "convert" => ("FX102", format!("`{}` converts a tensor to Python data", e.detail)),
+                "convert" => (
+                    "FX102",
+                    format!("`{}` converts a tensor to Python data", e.detail),
+                ),
                 "generator" | "yield" => ("FX111", "generator in forward".to_string()),
                 _ => continue,
             };
             let message = format!("graph break in {}: {what}", g.name);
-            push(RawFinding { code, message, severity: Severity::Warning, file: e.file, span: e.span, chain: e.call_chain.clone(), href: None }, &mut out);
+            push(
+                RawFinding {
+                    code,
+                    message,
+                    severity: Severity::Warning,
+                    file: e.file,
+                    span: e.span,
+                    chain: e.call_chain.clone(),
+                    href: None,
+                },
+                &mut out,
+            );
         }
     }
     out
@@ -187,22 +255,43 @@ struct Converter<'a> {
 
 impl<'a> Converter<'a> {
     fn new(project: &'a Project, enc: Encoding) -> Self {
-        Converter { project, enc, ropes: HashMap::new() }
+        Converter {
+            project,
+            enc,
+            ropes: HashMap::new(),
+        }
     }
 
     fn range(&mut self, file: FileId, span: Span) -> TextRange {
         let enc = self.enc;
-        let rope = self.ropes.entry(file).or_insert_with(|| Rope::from_str(&self.project.file(file).text));
-        TextRange { start: position_at(rope, span.start, enc), end: position_at(rope, span.end, enc) }
+        let rope = self
+            .ropes
+            .entry(file)
+            .or_insert_with(|| Rope::from_str(&self.project.file(file).text));
+        TextRange {
+            start: position_at(rope, span.start, enc),
+            end: position_at(rope, span.end, enc),
+        }
     }
 
     fn finding(&mut self, f: &RawFinding) -> Finding {
         let related = f
             .chain
             .iter()
-            .map(|&(file, span)| Related { path: self.project.file(file).path.clone(), range: self.range(file, span), message: "called from here".into() })
+            .map(|&(file, span)| Related {
+                path: self.project.file(file).path.clone(),
+                range: self.range(file, span),
+                message: "called from here".into(),
+            })
             .collect();
-        Finding { code: f.code, message: f.message.clone(), severity: f.severity, range: self.range(f.file, f.span), related, href: f.href.clone() }
+        Finding {
+            code: f.code,
+            message: f.message.clone(),
+            severity: f.severity,
+            range: self.range(f.file, f.span),
+            related,
+            href: f.href.clone(),
+        }
     }
 }
 
@@ -217,22 +306,42 @@ fn graph_view(g: &GraphResult, file: FileId) -> GraphView {
                 None => (Some(n.meta.describe()), None),
             };
             let region = n.region.map(|t| {
-                let kind = g.regions.get(t.region).map(|r| r.kind.as_str()).unwrap_or("branch");
+                let kind = g
+                    .regions
+                    .get(t.region)
+                    .map(|r| r.kind.as_str())
+                    .unwrap_or("branch");
                 let role = match t.role {
                     RegionRole::Cause => "decides the branch",
                     RegionRole::ThenBranch => "then branch",
                     RegionRole::ElseBranch => "else branch",
                 };
-                format!("graph-break region #{} (data-dependent {kind}; {role})", t.region)
+                format!(
+                    "graph-break region #{} (data-dependent {kind}; {role})",
+                    t.region
+                )
             });
             let (span, chain) = match &n.origin {
                 Some(o) => (
                     (o.file == file).then_some(o.span),
-                    o.call_chain.iter().filter(|(f, _)| *f == file).map(|&(_, s)| s).collect(),
+                    o.call_chain
+                        .iter()
+                        .filter(|(f, _)| *f == file)
+                        .map(|&(_, s)| s)
+                        .collect(),
                 ),
                 None => (None, vec![]),
             };
-            NodeView { name: n.name.clone(), op: n.op.as_str(), target: n.target.clone(), shape, dtype, region, span, chain }
+            NodeView {
+                name: n.name.clone(),
+                op: n.op.as_str(),
+                target: n.target.clone(),
+                shape,
+                dtype,
+                region,
+                span,
+                chain,
+            }
         })
         .collect();
     GraphView {

@@ -20,7 +20,11 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { example_inputs: HashMap::new(), debounce_ms: 15, test_hooks: false }
+        Config {
+            example_inputs: HashMap::new(),
+            debounce_ms: 15,
+            test_hooks: false,
+        }
     }
 }
 
@@ -29,7 +33,9 @@ impl Config {
     /// spelling (`example-inputs`); keys absent from `v` keep their value.
     pub fn merge(&mut self, v: &Json) -> Vec<String> {
         let mut problems = Vec::new();
-        let Some(obj) = v.as_object() else { return problems };
+        let Some(obj) = v.as_object() else {
+            return problems;
+        };
         let v = obj.get("staticfx").filter(|s| s.is_object()).unwrap_or(v);
         let get = |a: &str, b: &str| v.get(a).or_else(|| v.get(b));
         if let Some(inputs) = get("exampleInputs", "example-inputs").and_then(Json::as_object) {
@@ -53,12 +59,16 @@ impl Config {
 
     /// `[tool.staticfx]` of `root/pyproject.toml`, if present.
     pub fn merge_pyproject(&mut self, root: &Path) -> Vec<String> {
-        let Ok(text) = std::fs::read_to_string(root.join("pyproject.toml")) else { return vec![] };
+        let Ok(text) = std::fs::read_to_string(root.join("pyproject.toml")) else {
+            return vec![];
+        };
         let parsed: toml::Value = match toml::from_str(&text) {
             Ok(v) => v,
             Err(e) => return vec![format!("pyproject.toml: {e}")],
         };
-        let Some(section) = parsed.get("tool").and_then(|t| t.get("staticfx")) else { return vec![] };
+        let Some(section) = parsed.get("tool").and_then(|t| t.get("staticfx")) else {
+            return vec![];
+        };
         match serde_json::to_value(section) {
             Ok(json) => self.merge(&json),
             Err(e) => vec![format!("[tool.staticfx]: {e}")],
@@ -68,20 +78,42 @@ impl Config {
 
 /// `{"x": [1, 784]}`, `{"ids": "2x16:i64"}` or `{"ids": {"shape": [2, 16], "dtype": "int64"}}`.
 fn parse_inputs(spec: &Json) -> Result<Vec<InputSpec>, String> {
-    let obj = spec.as_object().ok_or("expected a table of argument name to shape")?;
+    let obj = spec
+        .as_object()
+        .ok_or("expected a table of argument name to shape")?;
     let mut out = Vec::new();
     for (name, v) in obj {
-        let dims = |a: &Vec<Json>| a.iter().map(|d| d.as_i64().ok_or_else(|| format!("`{name}`: dimensions must be integers"))).collect::<Result<Vec<_>, _>>();
+        let dims = |a: &Vec<Json>| {
+            a.iter()
+                .map(|d| {
+                    d.as_i64()
+                        .ok_or_else(|| format!("`{name}`: dimensions must be integers"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
         let input = match v {
-            Json::Array(a) => InputSpec { name: name.clone(), shape: dims(a)?, dtype: DType::Float32 },
+            Json::Array(a) => InputSpec {
+                name: name.clone(),
+                shape: dims(a)?,
+                dtype: DType::Float32,
+            },
             Json::String(s) => format!("{name}={s}").parse()?,
             Json::Object(o) => {
-                let shape = o.get("shape").and_then(Json::as_array).ok_or_else(|| format!("`{name}`: missing `shape`"))?;
+                let shape = o
+                    .get("shape")
+                    .and_then(Json::as_array)
+                    .ok_or_else(|| format!("`{name}`: missing `shape`"))?;
                 let dtype = match o.get("dtype").and_then(Json::as_str) {
-                    Some(d) => DType::parse(d).ok_or_else(|| format!("`{name}`: unknown dtype `{d}`"))?,
+                    Some(d) => {
+                        DType::parse(d).ok_or_else(|| format!("`{name}`: unknown dtype `{d}`"))?
+                    }
                     None => DType::Float32,
                 };
-                InputSpec { name: name.clone(), shape: dims(shape)?, dtype }
+                InputSpec {
+                    name: name.clone(),
+                    shape: dims(shape)?,
+                    dtype,
+                }
             }
             _ => return Err(format!("`{name}`: expected a shape list")),
         };
@@ -101,7 +133,11 @@ mod tests {
         assert_eq!(c.example_inputs["SimpleNet"][0].shape, vec![1, 784]);
         assert_eq!(c.debounce_ms, 0);
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nexample-inputs = { \"Enc\" = { ids = \"2x16:i64\" } }\n").unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.staticfx]\nexample-inputs = { \"Enc\" = { ids = \"2x16:i64\" } }\n",
+        )
+        .unwrap();
         assert!(c.merge_pyproject(dir.path()).is_empty());
         assert_eq!(c.example_inputs["Enc"][0].dtype, DType::Int64);
     }

@@ -27,12 +27,22 @@ impl Document {
     pub fn new(text: &str, version: i32) -> Self {
         let text: Arc<str> = Arc::from(text);
         let tree = crate::syntax::parse(&text, None);
-        Document { rope: Rope::from_str(&text), tree, version, text }
+        Document {
+            rope: Rope::from_str(&text),
+            tree,
+            version,
+            text,
+        }
     }
 
     /// Applies changes in order; each range refers to the text after the previous change, as
     /// the protocol says. The tree is edited per change and reparsed once at the end.
-    pub fn apply_changes(&mut self, changes: &[TextDocumentContentChangeEvent], version: i32, enc: Encoding) {
+    pub fn apply_changes(
+        &mut self,
+        changes: &[TextDocumentContentChangeEvent],
+        version: i32,
+        enc: Encoding,
+    ) {
         let mut incremental = true;
         for change in changes {
             match change.range {
@@ -117,7 +127,10 @@ pub fn position_at(rope: &Rope, offset: usize, enc: Encoding) -> Position {
         Encoding::Utf8 => rope.char_to_byte(char_idx) - rope.line_to_byte(line),
         Encoding::Utf16 => rope.char_to_utf16_cu(char_idx) - rope.char_to_utf16_cu(line_char),
     };
-    Position { line: line as u32, character: col as u32 }
+    Position {
+        line: line as u32,
+        character: col as u32,
+    }
 }
 
 /// tree-sitter's point for a byte offset. tree-sitter counts rows at `\n` only, the rope also
@@ -125,7 +138,10 @@ pub fn position_at(rope: &Rope, offset: usize, enc: Encoding) -> Position {
 /// the tree's points drift (byte offsets, which reparsing and analysis use, stay exact).
 fn point_at(rope: &Rope, offset: usize) -> Point {
     let row = rope.byte_to_line(offset);
-    Point { row, column: offset - rope.line_to_byte(row) }
+    Point {
+        row,
+        column: offset - rope.line_to_byte(row),
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +150,11 @@ mod tests {
     use tower_lsp_server::ls_types::Range;
 
     fn change(sl: u32, sc: u32, el: u32, ec: u32, text: &str) -> TextDocumentContentChangeEvent {
-        TextDocumentContentChangeEvent { range: Some(Range::new(Position::new(sl, sc), Position::new(el, ec))), range_length: None, text: text.into() }
+        TextDocumentContentChangeEvent {
+            range: Some(Range::new(Position::new(sl, sc), Position::new(el, ec))),
+            range_length: None,
+            text: text.into(),
+        }
     }
 
     #[test]
@@ -158,13 +178,21 @@ mod tests {
         let rope = Rope::from_str("a\r\nb\rc");
         assert_eq!(offset_at(&rope, Position::new(1, 0), Encoding::Utf16), 3);
         assert_eq!(offset_at(&rope, Position::new(2, 0), Encoding::Utf16), 5);
-        assert_eq!(offset_at(&rope, Position::new(0, 5), Encoding::Utf16), 1, "clamps before the CRLF");
+        assert_eq!(
+            offset_at(&rope, Position::new(0, 5), Encoding::Utf16),
+            1,
+            "clamps before the CRLF"
+        );
     }
 
     #[test]
     fn incremental_edits_keep_tree_and_text_in_step() {
         let mut d = Document::new("def f(x):\n    return x\n", 1);
-        d.apply_changes(&[change(1, 11, 1, 12, "x + 1"), change(0, 4, 0, 5, "gé")], 2, Encoding::Utf16);
+        d.apply_changes(
+            &[change(1, 11, 1, 12, "x + 1"), change(0, 4, 0, 5, "gé")],
+            2,
+            Encoding::Utf16,
+        );
         assert_eq!(&*d.text, "def gé(x):\n    return x + 1\n");
         let fresh = crate::syntax::parse(&d.text, None);
         assert_eq!(d.tree.root_node().to_sexp(), fresh.root_node().to_sexp());

@@ -12,7 +12,9 @@ use crate::syntax::{text, Span};
 pub fn hover(out: &Output, tree: &Tree, offset: usize) -> Option<(String, Span)> {
     let src: &str = &out.text;
     let leaf = tree.root_node().descendant_for_byte_range(offset, offset)?;
-    let class = enclosing(leaf, "class_definition").and_then(|c| c.child_by_field_name("name")).map(|n| text(n, src).to_string());
+    let class = enclosing(leaf, "class_definition")
+        .and_then(|c| c.child_by_field_name("name"))
+        .map(|n| text(n, src).to_string());
     let graphs: Vec<&GraphView> = match &class {
         Some(c) => out.graphs.iter().filter(|g| &g.class == c).collect(),
         None => out.graphs.iter().collect(),
@@ -72,18 +74,38 @@ fn submodule_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Stri
         return None;
     }
     let name = text(attr, src);
-    let m = graphs.iter().flat_map(|g| g.modules.iter()).find(|m| m.path == name)?;
+    let m = graphs
+        .iter()
+        .flat_map(|g| g.modules.iter())
+        .find(|m| m.path == name)?;
     let mut s = format!("**`self.{name}`**: `{}`", m.class);
     if !m.params.is_empty() {
         s.push_str("\n\n| parameter | shape | dtype |\n|---|---|---|");
         for p in &m.params {
-            let shape = p.shape.as_ref().map(|v| format!("{v:?}")).unwrap_or_else(|| "?".into());
+            let shape = p
+                .shape
+                .as_ref()
+                .map(|v| format!("{v:?}"))
+                .unwrap_or_else(|| "?".into());
             let kind = if p.buffer { " (buffer)" } else { "" };
-            let _ = write!(s, "\n| `{}`{kind} | `{shape}` | `{}` |", p.name, p.dtype.as_str());
+            let _ = write!(
+                s,
+                "\n| `{}`{kind} | `{shape}` | `{}` |",
+                p.name,
+                p.dtype.as_str()
+            );
         }
     }
     if !m.children.is_empty() {
-        let _ = write!(s, "\n\nsubmodules: {}", m.children.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "));
+        let _ = write!(
+            s,
+            "\n\nsubmodules: {}",
+            m.children
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     Some((s, Span::of(left)))
 }
@@ -95,14 +117,24 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
         return None;
     }
     if let Some(p) = leaf.parent() {
-        let is_field = |f: &str| p.child_by_field_name(f).map(|c| c.id() == leaf.id()).unwrap_or(false);
-        if (p.kind() == "attribute" && is_field("attribute")) || (p.kind() == "keyword_argument" && is_field("name")) || (p.kind() == "call" && is_field("function")) {
+        let is_field = |f: &str| {
+            p.child_by_field_name(f)
+                .map(|c| c.id() == leaf.id())
+                .unwrap_or(false)
+        };
+        if (p.kind() == "attribute" && is_field("attribute"))
+            || (p.kind() == "keyword_argument" && is_field("name"))
+            || (p.kind() == "call" && is_field("function"))
+        {
             return None;
         }
     }
     let name = text(leaf, src);
     let func = enclosing(leaf, "function_definition")?;
-    let fname = func.child_by_field_name("name").map(|n| text(n, src)).unwrap_or("");
+    let fname = func
+        .child_by_field_name("name")
+        .map(|n| text(n, src))
+        .unwrap_or("");
     // The value bound last before the cursor; an assignment's own target counts as bound.
     let mut value: Option<Span> = None;
     let mut stack = vec![func.child_by_field_name("body")?];
@@ -111,11 +143,23 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
             continue;
         }
         if n.kind() == "assignment" || n.kind() == "augmented_assignment" {
-            let target_is_name = n.child_by_field_name("left").map(|l| l.kind() == "identifier" && text(l, src) == name).unwrap_or(false);
-            let inside_own_rhs = n.child_by_field_name("right").map(|r| Span::of(r).contains(leaf.start_byte()) && r.start_byte() <= leaf.start_byte()).unwrap_or(false);
+            let target_is_name = n
+                .child_by_field_name("left")
+                .map(|l| l.kind() == "identifier" && text(l, src) == name)
+                .unwrap_or(false);
+            let inside_own_rhs = n
+                .child_by_field_name("right")
+                .map(|r| {
+                    Span::of(r).contains(leaf.start_byte()) && r.start_byte() <= leaf.start_byte()
+                })
+                .unwrap_or(false);
             if target_is_name && !inside_own_rhs {
                 if let Some(r) = n.child_by_field_name("right") {
-                    let span = if n.kind() == "augmented_assignment" { Span::of(n) } else { Span::of(r) };
+                    let span = if n.kind() == "augmented_assignment" {
+                        Span::of(n)
+                    } else {
+                        Span::of(r)
+                    };
                     if value.map(|v| v.start < span.start).unwrap_or(true) {
                         value = Some(span);
                     }
@@ -124,7 +168,11 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
         }
         let mut c = n.walk();
         // Nested functions and classes bind their own names.
-        stack.extend(n.named_children(&mut c).filter(|k| k.kind() != "function_definition" && k.kind() != "class_definition" && k.kind() != "lambda"));
+        stack.extend(n.named_children(&mut c).filter(|k| {
+            k.kind() != "function_definition"
+                && k.kind() != "class_definition"
+                && k.kind() != "lambda"
+        }));
     }
     let mut nodes: Vec<&NodeView> = Vec::new();
     match value {
@@ -134,7 +182,10 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
             for g in graphs {
                 for n in &g.nodes {
                     if let Some(s) = n.span.filter(|s| v.start <= s.start && s.end <= v.end) {
-                        if best.map(|b| s.end - s.start > b.end - b.start).unwrap_or(true) {
+                        if best
+                            .map(|b| s.end - s.start > b.end - b.start)
+                            .unwrap_or(true)
+                        {
                             best = Some(s);
                         }
                     }
@@ -142,12 +193,20 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
             }
             let best = best?;
             for g in graphs {
-                nodes.extend(g.nodes.iter().filter(|n| n.span == Some(best) && n.op != "output"));
+                nodes.extend(
+                    g.nodes
+                        .iter()
+                        .filter(|n| n.span == Some(best) && n.op != "output"),
+                );
             }
         }
         None if fname == "forward" => {
             for g in graphs {
-                nodes.extend(g.nodes.iter().filter(|n| n.op == "placeholder" && n.name == name));
+                nodes.extend(
+                    g.nodes
+                        .iter()
+                        .filter(|n| n.op == "placeholder" && n.name == name),
+                );
             }
         }
         None => return None,
@@ -155,14 +214,21 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
     if nodes.is_empty() {
         return None;
     }
-    Some((format!("`{name}` =\n\n{}", describe(&nodes)), Span::of(leaf)))
+    Some((
+        format!("`{name}` =\n\n{}", describe(&nodes)),
+        Span::of(leaf),
+    ))
 }
 
 fn describe(nodes: &[&NodeView]) -> String {
     const SHOWN: usize = 8;
     let mut s = String::new();
     if nodes.len() > 1 {
-        let _ = writeln!(s, "{} graph nodes (one per traced iteration or call):\n", nodes.len());
+        let _ = writeln!(
+            s,
+            "{} graph nodes (one per traced iteration or call):\n",
+            nodes.len()
+        );
     }
     for n in nodes.iter().take(SHOWN) {
         let _ = write!(s, "**`{}`** · `{}` `{}`", n.name, n.op, n.target);

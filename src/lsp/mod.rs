@@ -14,12 +14,18 @@ use tower_lsp_server::{ClientSocket, LspService};
 /// The service with its test-only request `staticfx/documentText` (harmless in production:
 /// it only echoes the client's own buffer back).
 pub fn service() -> (LspService<Server>, ClientSocket) {
-    LspService::build(Server::new).custom_method("staticfx/documentText", Server::document_text).finish()
+    LspService::build(Server::new)
+        .custom_method("staticfx/documentText", Server::document_text)
+        .finish()
 }
 
 /// Serves over stdin/stdout until the client exits. Logs go to stderr: stdout is the protocol.
 pub fn run_stdio() -> std::process::ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("staticfx lsp: cannot start the runtime: {e}");
@@ -28,7 +34,9 @@ pub fn run_stdio() -> std::process::ExitCode {
     };
     rt.block_on(async {
         let (service, socket) = service();
-        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+            .serve(service)
+            .await;
     });
     std::process::ExitCode::SUCCESS
 }

@@ -48,16 +48,29 @@ struct State {
 
 impl Server {
     pub fn new(client: Client) -> Self {
-        Server { client, state: Arc::new(State::default()) }
+        Server {
+            client,
+            state: Arc::new(State::default()),
+        }
     }
 
     /// Test-only: the server's view of a document, to compare with the client's after edits.
     pub async fn document_text(&self, params: Json) -> Result<Json> {
-        let uri: Uri = params.get("uri").and_then(Json::as_str).and_then(|s| s.parse().ok()).ok_or_else(|| Error::invalid_params("expected {uri}"))?;
-        let doc = self.state.docs.get(&uri).ok_or_else(|| Error::invalid_params("document not open"))?;
+        let uri: Uri = params
+            .get("uri")
+            .and_then(Json::as_str)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| Error::invalid_params("expected {uri}"))?;
+        let doc = self
+            .state
+            .docs
+            .get(&uri)
+            .ok_or_else(|| Error::invalid_params("document not open"))?;
         let fresh = crate::syntax::parse(&doc.text, None);
         let tree_ok = fresh.root_node().to_sexp() == doc.tree.root_node().to_sexp();
-        Ok(json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}))
+        Ok(
+            json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}),
+        )
     }
 
     fn schedule(&self, uri: Uri, version: i32) {
@@ -71,7 +84,9 @@ impl Server {
             if current_version(&state, &uri) != Some(version) {
                 return;
             }
-            let Ok(out) = analyze(&state, &client, &uri, version).await else { return };
+            let Ok(out) = analyze(&state, &client, &uri, version).await else {
+                return;
+            };
             publish(&state, &client, &uri, &out).await;
         });
     }
@@ -82,11 +97,21 @@ fn current_version(state: &State, uri: &Uri) -> Option<i32> {
 }
 
 /// Analyses `version` of a document unless it is already superseded or done.
-async fn analyze(state: &Arc<State>, client: &Client, uri: &Uri, version: i32) -> std::result::Result<Arc<Output>, String> {
+async fn analyze(
+    state: &Arc<State>,
+    client: &Client,
+    uri: &Uri,
+    version: i32,
+) -> std::result::Result<Arc<Output>, String> {
     let lock = state.locks.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
     let gen = state.config_gen.load(Ordering::SeqCst);
-    if let Some(done) = state.results.get(uri).filter(|o| o.version == version && o.config_gen == gen).map(|o| o.clone()) {
+    if let Some(done) = state
+        .results
+        .get(uri)
+        .filter(|o| o.version == version && o.config_gen == gen)
+        .map(|o| o.clone())
+    {
         return Ok(done);
     }
     if current_version(state, uri) != Some(version) {
@@ -96,20 +121,34 @@ async fn analyze(state: &Arc<State>, client: &Client, uri: &Uri, version: i32) -
     let job = tokio::task::spawn_blocking(move || {
         // The evaluator recurses as deep as the model's source nests; the runtime's blocking
         // threads have small stacks, so the work gets a thread of its own.
-        let worker = std::thread::Builder::new().name("staticfx-analysis".into()).stack_size(256 << 20).spawn(move || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| analysis_bridge::analyze(&snap))).map_err(|p| {
-                p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into())
-            })
-        });
+        let worker = std::thread::Builder::new()
+            .name("staticfx-analysis".into())
+            .stack_size(256 << 20)
+            .spawn(move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    analysis_bridge::analyze(&snap)
+                }))
+                .map_err(|p| {
+                    p.downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into())
+                })
+            });
         match worker {
-            Ok(h) => h.join().unwrap_or_else(|_| Err("analysis thread died".into())),
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err("analysis thread died".into())),
             Err(e) => Err(format!("cannot start analysis thread: {e}")),
         }
     });
     let out = match job.await {
         Ok(Ok(out)) => Arc::new(out),
         Ok(Err(panic)) => {
-            let msg = format!("staticfx: analysis of {} (version {version}) panicked: {panic}", uri.as_str());
+            let msg = format!(
+                "staticfx: analysis of {} (version {version}) panicked: {panic}",
+                uri.as_str()
+            );
             eprintln!("{msg}");
             client.log_message(MessageType::ERROR, msg.clone()).await;
             return Err(msg);
@@ -117,7 +156,12 @@ async fn analyze(state: &Arc<State>, client: &Client, uri: &Uri, version: i32) -
         Err(e) => return Err(e.to_string()),
     };
     if let Some(f) = &out.failure {
-        client.log_message(MessageType::WARNING, format!("staticfx: {}: {f}", uri.as_str())).await;
+        client
+            .log_message(
+                MessageType::WARNING,
+                format!("staticfx: {}: {f}", uri.as_str()),
+            )
+            .await;
     }
     state.results.insert(uri.clone(), out.clone());
     Ok(out)
@@ -153,19 +197,31 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
 async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
     let lock = state.locks.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
-    if current_version(state, uri) != Some(out.version) || out.config_gen != state.config_gen.load(Ordering::SeqCst) {
+    if current_version(state, uri) != Some(out.version)
+        || out.config_gen != state.config_gen.load(Ordering::SeqCst)
+    {
         return;
     }
-    if state.published.get(uri).map(|v| *v > out.version).unwrap_or(false) {
+    if state
+        .published
+        .get(uri)
+        .map(|v| *v > out.version)
+        .unwrap_or(false)
+    {
         return;
     }
     state.published.insert(uri.clone(), out.version);
     let diags = out.findings.iter().map(to_lsp).collect();
-    client.publish_diagnostics(uri.clone(), diags, Some(out.version)).await;
+    client
+        .publish_diagnostics(uri.clone(), diags, Some(out.version))
+        .await;
 }
 
 fn to_lsp(f: &Finding) -> Diagnostic {
-    let range = Range { start: f.range.start, end: f.range.end };
+    let range = Range {
+        start: f.range.start,
+        end: f.range.end,
+    };
     let severity = match f.severity {
         Severity::Error => DiagnosticSeverity::ERROR,
         Severity::Warning => DiagnosticSeverity::WARNING,
@@ -177,14 +233,27 @@ fn to_lsp(f: &Finding) -> Diagnostic {
         .iter()
         .filter_map(|r| {
             let uri = Uri::from_file_path(&r.path)?;
-            Some(DiagnosticRelatedInformation { location: Location { uri, range: Range { start: r.range.start, end: r.range.end } }, message: r.message.clone() })
+            Some(DiagnosticRelatedInformation {
+                location: Location {
+                    uri,
+                    range: Range {
+                        start: r.range.start,
+                        end: r.range.end,
+                    },
+                },
+                message: r.message.clone(),
+            })
         })
         .collect();
     Diagnostic {
         range,
         severity: Some(severity),
         code: Some(NumberOrString::String(f.code.to_string())),
-        code_description: f.href.as_ref().and_then(|h| h.parse().ok()).map(|href| CodeDescription { href }),
+        code_description: f
+            .href
+            .as_ref()
+            .and_then(|h| h.parse().ok())
+            .map(|href| CodeDescription { href }),
         source: Some("staticfx".into()),
         message: f.message.clone(),
         related_information: (!related.is_empty()).then_some(related),
@@ -198,14 +267,24 @@ impl Server {
     async fn current_analysis(&self, uri: &Uri) -> Result<(Arc<Output>, tree_sitter::Tree)> {
         loop {
             let (version, tree) = {
-                let doc = self.state.docs.get(uri).ok_or_else(|| Error::invalid_params("document not open"))?;
+                let doc = self
+                    .state
+                    .docs
+                    .get(uri)
+                    .ok_or_else(|| Error::invalid_params("document not open"))?;
                 (doc.version, doc.tree.clone())
             };
             match analyze(&self.state, &self.client, uri, version).await {
                 Ok(out) => return Ok((out, tree)),
                 // Edited while we waited: answer for the newer text instead.
                 Err(_) if current_version(&self.state, uri) != Some(version) => continue,
-                Err(e) => return Err(Error { code: ErrorCode::InternalError, message: e.into(), data: None }),
+                Err(e) => {
+                    return Err(Error {
+                        code: ErrorCode::InternalError,
+                        message: e.into(),
+                        data: None,
+                    })
+                }
             }
         }
     }
@@ -216,19 +295,28 @@ impl Server {
         // Asking the client is a request of our own; awaiting it inside a handler could stall
         // the message loop, so it runs beside it.
         tokio::spawn(async move {
-            let items = vec![ConfigurationItem { scope_uri: None, section: Some("staticfx".into()) }];
+            let items = vec![ConfigurationItem {
+                scope_uri: None,
+                section: Some("staticfx".into()),
+            }];
             // Clients without workspace/configuration keep the initialization settings.
             let values = client.configuration(items).await.unwrap_or_default();
             {
                 let mut c = state.base_config.read().unwrap().clone();
                 for v in values.iter().filter(|v| !v.is_null()) {
                     for p in c.merge(v) {
-                        client.log_message(MessageType::WARNING, format!("staticfx settings: {p}")).await;
+                        client
+                            .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
+                            .await;
                     }
                 }
                 *state.config.write().unwrap() = c;
                 state.config_gen.fetch_add(1, Ordering::SeqCst);
-                let open: Vec<(Uri, i32)> = state.docs.iter().map(|d| (d.key().clone(), d.version)).collect();
+                let open: Vec<(Uri, i32)> = state
+                    .docs
+                    .iter()
+                    .map(|d| (d.key().clone(), d.version))
+                    .collect();
                 for (uri, version) in open {
                     if let Ok(out) = analyze(&state, &client, &uri, version).await {
                         publish(&state, &client, &uri, &out).await;
@@ -240,18 +328,41 @@ impl Server {
 }
 
 fn arg_uri(args: &Json) -> Result<Uri> {
-    args.get("uri").and_then(Json::as_str).and_then(|s| s.parse().ok()).ok_or_else(|| Error::invalid_params("expected {uri, position} or {uri, class}"))
+    args.get("uri")
+        .and_then(Json::as_str)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| Error::invalid_params("expected {uri, position} or {uri, class}"))
 }
 
 impl LanguageServer for Server {
     async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
-        let offered = params.capabilities.general.as_ref().and_then(|g| g.position_encodings.clone()).unwrap_or_default();
-        let encoding = if offered.contains(&PositionEncodingKind::UTF8) { Encoding::Utf8 } else { Encoding::Utf16 };
+        let offered = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.clone())
+            .unwrap_or_default();
+        let encoding = if offered.contains(&PositionEncodingKind::UTF8) {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        };
         *self.state.encoding.write().unwrap() = encoding;
-        let mut folders: Vec<PathBuf> = params.workspace_folders.iter().flatten().filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned())).collect();
+        let mut folders: Vec<PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
         #[allow(deprecated)]
         if folders.is_empty() {
-            folders.extend(params.root_uri.as_ref().and_then(|u| u.to_file_path()).map(|p| p.into_owned()));
+            folders.extend(
+                params
+                    .root_uri
+                    .as_ref()
+                    .and_then(|u| u.to_file_path())
+                    .map(|p| p.into_owned()),
+            );
         }
         let mut config = Config::default();
         let mut problems = Vec::new();
@@ -269,13 +380,25 @@ impl LanguageServer for Server {
         *self.state.config.write().unwrap() = config;
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
-                position_encoding: Some(if encoding == Encoding::Utf8 { PositionEncodingKind::UTF8 } else { PositionEncodingKind::UTF16 }),
-                text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::INCREMENTAL)),
+                position_encoding: Some(if encoding == Encoding::Utf8 {
+                    PositionEncodingKind::UTF8
+                } else {
+                    PositionEncodingKind::UTF16
+                }),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
-                execute_command_provider: Some(ExecuteCommandOptions { commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into()], ..Default::default() }),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into()],
+                    ..Default::default()
+                }),
                 ..Default::default()
             },
-            server_info: Some(ServerInfo { name: "staticfx".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "staticfx".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
             offset_encoding: None,
         })
     }
@@ -290,7 +413,9 @@ impl LanguageServer for Server {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let d = params.text_document;
-        self.state.docs.insert(d.uri.clone(), Document::new(&d.text, d.version));
+        self.state
+            .docs
+            .insert(d.uri.clone(), Document::new(&d.text, d.version));
         self.state.results.remove(&d.uri);
         self.state.published.remove(&d.uri);
         self.schedule(d.uri, d.version);
@@ -322,7 +447,9 @@ impl LanguageServer for Server {
         *self.state.config.write().unwrap() = c;
         self.state.config_gen.fetch_add(1, Ordering::SeqCst);
         for p in problems {
-            self.client.log_message(MessageType::WARNING, format!("staticfx settings: {p}")).await;
+            self.client
+                .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
+                .await;
         }
         self.reload_config();
     }
@@ -334,9 +461,20 @@ impl LanguageServer for Server {
         let enc = *self.state.encoding.read().unwrap();
         let rope = ropey::Rope::from_str(&out.text);
         let offset = super::document::offset_at(&rope, pos.position, enc);
-        let Some((markdown, span)) = super::hover::hover(&out, &tree, offset) else { return Ok(None) };
-        let range = Range { start: super::document::position_at(&rope, span.start, enc), end: super::document::position_at(&rope, span.end, enc) };
-        Ok(Some(Hover { contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: markdown }), range: Some(range) }))
+        let Some((markdown, span)) = super::hover::hover(&out, &tree, offset) else {
+            return Ok(None);
+        };
+        let range = Range {
+            start: super::document::position_at(&rope, span.start, enc),
+            end: super::document::position_at(&rope, span.end, enc),
+        };
+        Ok(Some(Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: markdown,
+            }),
+            range: Some(range),
+        }))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
@@ -345,20 +483,42 @@ impl LanguageServer for Server {
             SHOW_GRAPH => {
                 let uri = arg_uri(&args)?;
                 let (out, tree) = self.current_analysis(&uri).await?;
-                let class = match (args.get("class").and_then(Json::as_str), args.get("position")) {
+                let class = match (
+                    args.get("class").and_then(Json::as_str),
+                    args.get("position"),
+                ) {
                     (Some(c), _) => c.to_string(),
                     (None, Some(p)) => {
-                        let pos: Position = serde_json::from_value(p.clone()).map_err(|e| Error::invalid_params(e.to_string()))?;
+                        let pos: Position = serde_json::from_value(p.clone())
+                            .map_err(|e| Error::invalid_params(e.to_string()))?;
                         let enc = *self.state.encoding.read().unwrap();
-                        let offset = super::document::offset_at(&ropey::Rope::from_str(&out.text), pos, enc);
-                        class_at(&tree, &out.text, offset).ok_or_else(|| Error::invalid_params("no class at that position"))?
+                        let offset =
+                            super::document::offset_at(&ropey::Rope::from_str(&out.text), pos, enc);
+                        class_at(&tree, &out.text, offset)
+                            .ok_or_else(|| Error::invalid_params("no class at that position"))?
                     }
-                    (None, None) => return Err(Error::invalid_params("expected {uri, position} or {uri, class}")),
+                    (None, None) => {
+                        return Err(Error::invalid_params(
+                            "expected {uri, position} or {uri, class}",
+                        ))
+                    }
                 };
-                let g = out.graphs.iter().find(|g| g.class == class).ok_or_else(|| Error::invalid_params(format!("no traced nn.Module class `{class}` in the document")))?;
+                let g = out
+                    .graphs
+                    .iter()
+                    .find(|g| g.class == class)
+                    .ok_or_else(|| {
+                        Error::invalid_params(format!(
+                            "no traced nn.Module class `{class}` in the document"
+                        ))
+                    })?;
                 Ok(Some(json!({"name": g.name, "dot": g.dot})))
             }
-            RUN_GRAPH => Err(Error { code: ErrorCode::ServerError(-32001), message: "staticfx.runGraph: the executor is not available yet".into(), data: None }),
+            RUN_GRAPH => Err(Error {
+                code: ErrorCode::ServerError(-32001),
+                message: "staticfx.runGraph: the executor is not available yet".into(),
+                data: None,
+            }),
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }
@@ -368,10 +528,18 @@ impl LanguageServer for Server {
 fn class_at(tree: &tree_sitter::Tree, src: &str, offset: usize) -> Option<String> {
     let root = tree.root_node();
     let mut c = root.walk();
-    let found = root.named_children(&mut c).find(|n| n.start_byte() <= offset && offset <= n.end_byte())?;
+    let found = root
+        .named_children(&mut c)
+        .find(|n| n.start_byte() <= offset && offset <= n.end_byte())?;
     let class = match found.kind() {
         "decorated_definition" => found.child_by_field_name("definition")?,
         _ => found,
     };
-    (class.kind() == "class_definition").then(|| class.child_by_field_name("name").map(|n| crate::syntax::text(n, src).to_string())).flatten()
+    (class.kind() == "class_definition")
+        .then(|| {
+            class
+                .child_by_field_name("name")
+                .map(|n| crate::syntax::text(n, src).to_string())
+        })
+        .flatten()
 }

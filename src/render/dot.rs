@@ -25,7 +25,12 @@ pub fn render(r: &GraphResult) -> String {
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&r.name));
     let _ = writeln!(out, "  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\", fontname=\"Helvetica\", fontsize=10];");
     for (id, n) in g.nodes() {
-        let mut label = format!("{}\\n{}[{}]", escape(&n.name), n.op.as_str(), escape(&n.target));
+        let mut label = format!(
+            "{}\\n{}[{}]",
+            escape(&n.name),
+            n.op.as_str(),
+            escape(&n.target)
+        );
         if n.meta.is_tensor() {
             let _ = write!(label, "\\n{}", escape(&n.meta.describe()));
         }
@@ -37,7 +42,14 @@ pub fn render(r: &GraphResult) -> String {
             (None, Op::CallModule) => "#c6f6d5",
             _ => "#ffffff",
         };
-        let _ = writeln!(out, "  n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];", id.index(), label, color, escape(&n.name));
+        let _ = writeln!(
+            out,
+            "  n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];",
+            id.index(),
+            label,
+            color,
+            escape(&n.name)
+        );
     }
     for (id, n) in g.nodes() {
         let mut inputs = Vec::new();

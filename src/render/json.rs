@@ -15,7 +15,9 @@ pub fn arg_json(g: &Graph, a: &Arg) -> Value {
         Arg::Float(f) => json!({ "repr": format!("{f}") }),
         Arg::Str(s) => json!(s),
         Arg::Tuple(v) | Arg::List(v) => Value::Array(v.iter().map(|x| arg_json(g, x)).collect()),
-        Arg::Slice(s) => json!({ "slice": [arg_json(g, &s[0]), arg_json(g, &s[1]), arg_json(g, &s[2])] }),
+        Arg::Slice(s) => {
+            json!({ "slice": [arg_json(g, &s[0]), arg_json(g, &s[1]), arg_json(g, &s[2])] })
+        }
         Arg::Ellipsis => json!({ "ellipsis": true }),
         Arg::Dtype(d) => json!({ "dtype": d }),
         Arg::Device(d) => json!({ "device": d }),
@@ -27,7 +29,9 @@ fn shape_json(m: &Meta) -> (Value, Value) {
     match m {
         Meta::Tensor(t) => {
             let shape = match &t.shape {
-                Some(s) if s.iter().all(|d| d.known().is_some()) => json!(s.iter().map(|d| d.known()).collect::<Vec<_>>()),
+                Some(s) if s.iter().all(|d| d.known().is_some()) => {
+                    json!(s.iter().map(|d| d.known()).collect::<Vec<_>>())
+                }
                 Some(s) => json!(s.iter().map(|d| d.to_string()).collect::<Vec<_>>()),
                 None => Value::Null,
             };
@@ -60,7 +64,9 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
                     "end": position(project, o.file, o.span.end),
                 })
             });
-            let region = n.region.map(|t| json!({ "region": t.region, "role": t.role }));
+            let region = n
+                .region
+                .map(|t| json!({ "region": t.region, "role": t.role }));
             json!({
                 "name": n.name,
                 "op": n.op.as_str(),

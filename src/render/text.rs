@@ -13,10 +13,19 @@ pub fn render(r: &GraphResult) -> String {
     let _ = writeln!(out, "{}", "=".repeat(50));
     for (id, n) in g.nodes() {
         let mut args: Vec<String> = n.args.iter().map(|a| arg_text(g, a)).collect();
-        args.extend(n.kwargs.iter().map(|(k, v)| format!("{k}={}", arg_text(g, v))));
-        let args = if n.op == Op::Placeholder && !n.args.is_empty() { String::new() } else { args.join(", ") };
+        args.extend(
+            n.kwargs
+                .iter()
+                .map(|(k, v)| format!("{k}={}", arg_text(g, v))),
+        );
+        let args = if n.op == Op::Placeholder && !n.args.is_empty() {
+            String::new()
+        } else {
+            args.join(", ")
+        };
         let _ = write!(out, "{}: {}[{}]({})", n.name, n.op.as_str(), n.target, args);
-        let caused: Vec<&crate::breaks::Finding> = r.breaks.iter().filter(|f| f.node == Some(id)).collect();
+        let caused: Vec<&crate::breaks::Finding> =
+            r.breaks.iter().filter(|f| f.node == Some(id)).collect();
         if !caused.is_empty() && n.region.is_none_or(|t| t.role != RegionRole::Cause) {
             out.push_str(" [GRAPH_BREAK]");
         }
@@ -34,25 +43,42 @@ pub fn render(r: &GraphResult) -> String {
         }
         out.push('\n');
         for f in caused {
-            let _ = writeln!(out, "  └─ Break Reason: {} ({}): {}", f.gb_type, f.gb_id, f.message);
+            let _ = writeln!(
+                out,
+                "  └─ Break Reason: {} ({}): {}",
+                f.gb_type, f.gb_id, f.message
+            );
             let _ = writeln!(out, "  └─ Workaround: {}", f.hint);
         }
     }
     out.push('\n');
     let _ = writeln!(out, "Graph Break Summary:");
     let _ = writeln!(out, "{}", "-".repeat(50));
-    let proven: Vec<&crate::breaks::Finding> = r.breaks.iter().filter(|f| !f.gb_id.is_empty()).collect();
+    let proven: Vec<&crate::breaks::Finding> =
+        r.breaks.iter().filter(|f| !f.gb_id.is_empty()).collect();
     if proven.is_empty() {
         let _ = writeln!(out, "No graph breaks detected!");
     }
     for (i, f) in proven.iter().enumerate() {
-        let _ = writeln!(out, "{}. {} {} {} (line {})", i + 1, f.code, f.gb_id, f.gb_type, f.line);
+        let _ = writeln!(
+            out,
+            "{}. {} {} {} (line {})",
+            i + 1,
+            f.code,
+            f.gb_id,
+            f.gb_type,
+            f.line
+        );
         let _ = writeln!(out, "   {}", f.message);
         for (_, _, via) in &f.related {
             let _ = writeln!(out, "   {via}");
         }
         let severity = format!("{:?}", f.severity).to_lowercase();
-        let _ = writeln!(out, "   Severity: {severity}; impact: {} nodes after the break", f.impact_nodes);
+        let _ = writeln!(
+            out,
+            "   Severity: {severity}; impact: {} nodes after the break",
+            f.impact_nodes
+        );
         let _ = writeln!(out, "   Fix: {}", f.hint);
     }
     let possible = r.breaks.iter().filter(|f| f.gb_id.is_empty()).count();
@@ -64,4 +90,3 @@ pub fn render(r: &GraphResult) -> String {
     }
     out
 }
-

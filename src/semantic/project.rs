@@ -26,12 +26,22 @@ impl SourceFile {
         let tree = tree.unwrap_or_else(|| syntax::parse(&text, None));
         let lines = LineIndex::new(&text);
         let (text, tree, syntax_errors) = syntax::recover(text, tree);
-        SourceFile { path, module, text, tree, lines, syntax_errors }
+        SourceFile {
+            path,
+            module,
+            text,
+            tree,
+            lines,
+            syntax_errors,
+        }
     }
 
     /// Whether this file is a package's `__init__.py` (relative imports resolve from itself).
     pub fn is_package(&self) -> bool {
-        self.path.file_name().map(|n| n == "__init__.py").unwrap_or(false)
+        self.path
+            .file_name()
+            .map(|n| n == "__init__.py")
+            .unwrap_or(false)
     }
 }
 
@@ -96,8 +106,13 @@ impl Project {
     pub fn module_name(&self, path: &Path) -> String {
         let path = normalize(path);
         let root = normalize(&self.root);
-        let rel = path.strip_prefix(&root).unwrap_or_else(|_| Path::new(path.file_name().unwrap_or_default()));
-        let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        let rel = path
+            .strip_prefix(&root)
+            .unwrap_or_else(|_| Path::new(path.file_name().unwrap_or_default()));
+        let mut parts: Vec<String> = rel
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
         if let Some(last) = parts.last_mut() {
             if let Some(stem) = last.strip_suffix(".py") {
                 *last = stem.to_string();
@@ -118,11 +133,22 @@ impl Project {
                 return Ok(*id);
             }
         }
-        if let Some(id) = self.files.read().unwrap().iter().position(|f| f.path == path) {
+        if let Some(id) = self
+            .files
+            .read()
+            .unwrap()
+            .iter()
+            .position(|f| f.path == path)
+        {
             return Ok(id);
         }
         let file = match self.overlays.get(&path) {
-            Some((t, tree)) => Arc::new(SourceFile::new(path, module.clone(), t.clone(), tree.clone())),
+            Some((t, tree)) => Arc::new(SourceFile::new(
+                path,
+                module.clone(),
+                t.clone(),
+                tree.clone(),
+            )),
             None => match &self.parse_cache {
                 Some(cache) => {
                     let key = (path.clone(), module.clone());
@@ -130,7 +156,12 @@ impl Project {
                     match hit {
                         Some(f) => f,
                         None => {
-                            let f = Arc::new(SourceFile::new(path, module.clone(), Arc::from(read_lossy(&key.0)?), None));
+                            let f = Arc::new(SourceFile::new(
+                                path,
+                                module.clone(),
+                                Arc::from(read_lossy(&key.0)?),
+                                None,
+                            ));
                             cache.lock().unwrap().insert(key, f.clone());
                             f
                         }
@@ -145,7 +176,11 @@ impl Project {
         let mut files = self.files.write().unwrap();
         files.push(file);
         let id = files.len() - 1;
-        self.by_module.write().unwrap().entry(module).or_insert(Some(id));
+        self.by_module
+            .write()
+            .unwrap()
+            .entry(module)
+            .or_insert(Some(id));
         Ok(id)
     }
 
@@ -154,7 +189,11 @@ impl Project {
         if let Some(hit) = self.by_module.read().unwrap().get(module) {
             return *hit;
         }
-        if module.is_empty() || module.split('.').any(|p| p.is_empty() || p.contains(['/', '\\'])) {
+        if module.is_empty()
+            || module
+                .split('.')
+                .any(|p| p.is_empty() || p.contains(['/', '\\']))
+        {
             return None;
         }
         let mut base = self.root.clone();
@@ -166,7 +205,10 @@ impl Project {
             .iter()
             .find(|c| self.overlays.contains_key(&normalize(c)) || c.is_file())
             .and_then(|c| self.load_path(c).ok());
-        self.by_module.write().unwrap().insert(module.to_string(), found);
+        self.by_module
+            .write()
+            .unwrap()
+            .insert(module.to_string(), found);
         found
     }
 
@@ -175,7 +217,11 @@ impl Project {
         if level == 0 {
             return Some(module.to_string());
         }
-        let mut parts: Vec<&str> = if from.module.is_empty() { vec![] } else { from.module.split('.').collect() };
+        let mut parts: Vec<&str> = if from.module.is_empty() {
+            vec![]
+        } else {
+            from.module.split('.').collect()
+        };
         let drop = if from.is_package() { level - 1 } else { level };
         if drop > parts.len() {
             return None;

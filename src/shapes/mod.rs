@@ -57,7 +57,10 @@ impl DType {
     }
 
     pub fn is_floating(self) -> bool {
-        matches!(self, DType::Float32 | DType::Float64 | DType::Float16 | DType::Bfloat16)
+        matches!(
+            self,
+            DType::Float32 | DType::Float64 | DType::Float16 | DType::Bfloat16
+        )
     }
 
     /// Type promotion between two tensors (a simplified torch.result_type: floats win, then width).
@@ -76,7 +79,11 @@ impl DType {
                 DType::Float64 => 9,
             }
         }
-        if rank(a) >= rank(b) { a } else { b }
+        if rank(a) >= rank(b) {
+            a
+        } else {
+            b
+        }
     }
 }
 
@@ -224,7 +231,9 @@ impl Meta {
                 })
                 .collect(),
             Meta::Size(s) => Some(s.clone()),
-            Meta::Scalar(Scalar::Int(v), _) => Some(vec![v.map(Dim::Known).unwrap_or(Dim::Unknown)]),
+            Meta::Scalar(Scalar::Int(v), _) => {
+                Some(vec![v.map(Dim::Known).unwrap_or(Dim::Unknown)])
+            }
             _ => None,
         }
     }
@@ -233,15 +242,36 @@ impl Meta {
     pub fn describe(&self) -> String {
         match self {
             Meta::Tensor(t) => match &t.shape {
-                Some(s) => format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+                Some(s) => format!(
+                    "[{}]",
+                    s.iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 None => "[?]".into(),
             },
-            Meta::Size(s) => format!("torch.Size([{}])", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+            Meta::Size(s) => format!(
+                "torch.Size([{}])",
+                s.iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Meta::Scalar(Scalar::Int(Some(v)), _) => v.to_string(),
             Meta::Scalar(Scalar::Float(Some(v)), _) => v.to_string(),
-            Meta::Scalar(Scalar::Bool(Some(v)), _) => if *v { "True".into() } else { "False".into() },
+            Meta::Scalar(Scalar::Bool(Some(v)), _) => {
+                if *v {
+                    "True".into()
+                } else {
+                    "False".into()
+                }
+            }
             Meta::Scalar(_, _) => "?".into(),
-            Meta::Seq(v) => format!("({})", v.iter().map(Meta::describe).collect::<Vec<_>>().join(", ")),
+            Meta::Seq(v) => format!(
+                "({})",
+                v.iter().map(Meta::describe).collect::<Vec<_>>().join(", ")
+            ),
             Meta::None => "None".into(),
             Meta::Str(s) => format!("{s:?}"),
             Meta::Dtype(d) => format!("torch.{}", d.as_str()),

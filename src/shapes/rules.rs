@@ -18,13 +18,20 @@ pub struct Inputs<'a> {
 impl Inputs<'_> {
     /// The argument at `pos`, or the keyword `name`.
     pub fn get(&self, pos: usize, name: &str) -> Option<&Meta> {
-        self.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v).or_else(|| self.args.get(pos))
+        self.kwargs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+            .or_else(|| self.args.get(pos))
     }
     fn int(&self, pos: usize, name: &str) -> Option<i64> {
         self.get(pos, name).and_then(Meta::as_int)
     }
     fn flag(&self, pos: usize, name: &str) -> bool {
-        matches!(self.get(pos, name), Some(Meta::Scalar(Scalar::Bool(Some(true)), _)))
+        matches!(
+            self.get(pos, name),
+            Some(Meta::Scalar(Scalar::Bool(Some(true)), _))
+        )
     }
 }
 
@@ -47,8 +54,16 @@ pub fn broadcast(a: &Shape, b: &Shape) -> Option<Shape> {
     let n = a.len().max(b.len());
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n].clone() } else { Dim::Known(1) };
-        let db = if i + b.len() >= n { b[i + b.len() - n].clone() } else { Dim::Known(1) };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n].clone()
+        } else {
+            Dim::Known(1)
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n].clone()
+        } else {
+            Dim::Known(1)
+        };
         out.push(match (&da, &db) {
             (Dim::Known(1), _) => db,
             (_, Dim::Known(1)) => da,
@@ -72,26 +87,42 @@ fn scalar_dtype(m: &Meta) -> Option<DType> {
 
 /// Element-wise binary op on tensors and/or scalars.
 fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
-    let compare = matches!(op, "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "and_" | "or_");
+    let compare = matches!(
+        op,
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "logical_and" | "logical_or" | "and_" | "or_"
+    );
     match (a, b) {
         (Meta::Tensor(x), Meta::Tensor(y)) => {
             let shape = match (&x.shape, &y.shape) {
                 (Some(p), Some(q)) => broadcast(p, q),
                 _ => None,
             };
-            let dtype = if compare && !matches!(op, "and_" | "or_") { DType::Bool } else { DType::promote(x.dtype, y.dtype) };
-            let dtype = if op == "truediv" && !dtype.is_floating() { DType::Float32 } else { dtype };
+            let dtype = if compare && !matches!(op, "and_" | "or_") {
+                DType::Bool
+            } else {
+                DType::promote(x.dtype, y.dtype)
+            };
+            let dtype = if op == "truediv" && !dtype.is_floating() {
+                DType::Float32
+            } else {
+                dtype
+            };
             tensor(shape, dtype)
         }
         (Meta::Tensor(t), s) | (s, Meta::Tensor(t)) => {
             let mut dtype = if compare { DType::Bool } else { t.dtype };
-            if !compare && !t.dtype.is_floating() && (matches!(s, Meta::Scalar(Scalar::Float(_), _)) || op == "truediv") {
+            if !compare
+                && !t.dtype.is_floating()
+                && (matches!(s, Meta::Scalar(Scalar::Float(_), _)) || op == "truediv")
+            {
                 dtype = DType::Float32;
             }
             let _ = scalar_dtype(s);
             tensor(t.shape.clone(), dtype)
         }
-        (Meta::Size(x), Meta::Size(y)) if op == "add" => Meta::Size(x.iter().chain(y).cloned().collect()),
+        (Meta::Size(x), Meta::Size(y)) if op == "add" => {
+            Meta::Size(x.iter().chain(y).cloned().collect())
+        }
         (Meta::Size(x), Meta::Size(y)) if op == "eq" || op == "ne" => {
             let v = match (concrete(x), concrete(y)) {
                 (Some(p), Some(q)) => Some((p == q) == (op == "eq")),
@@ -99,7 +130,9 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
             };
             Meta::Scalar(Scalar::Bool(v), ScalarOrigin::Shape)
         }
-        (Meta::Scalar(x, ox), Meta::Scalar(y, oy)) => scalar_binary(op, x, y, combine_origin(*ox, *oy)),
+        (Meta::Scalar(x, ox), Meta::Scalar(y, oy)) => {
+            scalar_binary(op, x, y, combine_origin(*ox, *oy))
+        }
         _ => Meta::Unknown,
     }
 }
@@ -139,13 +172,24 @@ pub fn scalar_binary(op: &str, x: &Scalar, y: &Scalar, origin: ScalarOrigin) -> 
             });
             out(Scalar::Bool(v))
         }
-        "truediv" => out(Scalar::Float(as_f(x).zip(as_f(y)).and_then(|(a, b)| (b != 0.0).then(|| a / b)))),
+        "truediv" => out(Scalar::Float(
+            as_f(x)
+                .zip(as_f(y))
+                .and_then(|(a, b)| (b != 0.0).then(|| a / b)),
+        )),
         _ if both_int => {
             let v = as_i(x).zip(as_i(y)).and_then(|(a, b)| match op {
                 "add" => a.checked_add(b),
                 "sub" => a.checked_sub(b),
                 "mul" => a.checked_mul(b),
-                "floordiv" => (b != 0).then(|| a.div_euclid(b) - if (a.rem_euclid(b) != 0) && (b < 0) { 1 } else { 0 }),
+                "floordiv" => (b != 0).then(|| {
+                    a.div_euclid(b)
+                        - if (a.rem_euclid(b) != 0) && (b < 0) {
+                            1
+                        } else {
+                            0
+                        }
+                }),
                 "mod" => (b != 0).then(|| ((a % b) + b) % b),
                 "pow" => u32::try_from(b).ok().and_then(|e| a.checked_pow(e)),
                 _ => None,
@@ -168,7 +212,14 @@ pub fn scalar_binary(op: &str, x: &Scalar, y: &Scalar, origin: ScalarOrigin) -> 
 }
 
 /// Output shape of a convolution/pool window along one dimension.
-fn window(input: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil: bool) -> Option<i64> {
+fn window(
+    input: i64,
+    kernel: i64,
+    stride: i64,
+    pad: i64,
+    dilation: i64,
+    ceil: bool,
+) -> Option<i64> {
     if stride <= 0 {
         return None;
     }
@@ -177,7 +228,11 @@ fn window(input: i64, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil: b
     if span < 0 {
         return None;
     }
-    let mut out = if ceil { (span + stride - 1) / stride + 1 } else { span / stride + 1 };
+    let mut out = if ceil {
+        (span + stride - 1) / stride + 1
+    } else {
+        span / stride + 1
+    };
     // torch: the last window must start inside the input or its left padding.
     if ceil && (out - 1) * stride >= input + pad {
         out -= 1;
@@ -194,9 +249,20 @@ fn tuple_n(m: &Meta, n: usize) -> Option<Vec<i64>> {
 }
 
 /// Spatial output of conv/pool over the trailing `n` dims of `t`.
-fn spatial(t: &TensorMeta, n: usize, channels: Option<i64>, k: &Meta, s: &Meta, p: &Meta, d: &Meta, ceil: bool) -> Meta {
+fn spatial(
+    t: &TensorMeta,
+    n: usize,
+    channels: Option<i64>,
+    k: &Meta,
+    s: &Meta,
+    p: &Meta,
+    d: &Meta,
+    ceil: bool,
+) -> Meta {
     let dtype = t.dtype;
-    let Some(shape) = &t.shape else { return tensor(None, dtype) };
+    let Some(shape) = &t.shape else {
+        return tensor(None, dtype);
+    };
     if shape.len() < n + 1 {
         return tensor(None, dtype);
     }
@@ -220,7 +286,9 @@ fn spatial(t: &TensorMeta, n: usize, channels: Option<i64>, k: &Meta, s: &Meta, 
     for i in 0..n {
         let dim = match (&shape[base + i], &k, &s, &d) {
             (Dim::Known(x), Some(k), Some(s), Some(d)) => match &padding {
-                Some(p) => window(*x, k[i], s[i], p[i], d[i], ceil).map(Dim::Known).unwrap_or(Dim::Unknown),
+                Some(p) => window(*x, k[i], s[i], p[i], d[i], ceil)
+                    .map(Dim::Known)
+                    .unwrap_or(Dim::Unknown),
                 // padding="same" keeps the spatial size (stride must be 1 for it to be allowed).
                 None if matches!(p, Meta::Str(m) if m == "same") => Dim::Known(*x),
                 None => Dim::Unknown,
@@ -233,7 +301,9 @@ fn spatial(t: &TensorMeta, n: usize, channels: Option<i64>, k: &Meta, s: &Meta, 
 }
 
 fn adaptive(t: &TensorMeta, n: usize, size: &Meta) -> Meta {
-    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    let Some(shape) = &t.shape else {
+        return tensor(None, t.dtype);
+    };
     if shape.len() < n {
         return tensor(None, t.dtype);
     }
@@ -255,11 +325,26 @@ fn adaptive(t: &TensorMeta, n: usize, size: &Meta) -> Meta {
 }
 
 fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
-    let Some(mut dims) = dims else { return tensor(None, t.dtype) };
-    let total = t.shape.as_ref().and_then(concrete).map(|s| s.iter().product::<i64>());
-    let minus: Vec<usize> = dims.iter().enumerate().filter(|(_, d)| **d == Dim::Known(-1)).map(|(i, _)| i).collect();
+    let Some(mut dims) = dims else {
+        return tensor(None, t.dtype);
+    };
+    let total = t
+        .shape
+        .as_ref()
+        .and_then(concrete)
+        .map(|s| s.iter().product::<i64>());
+    let minus: Vec<usize> = dims
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| **d == Dim::Known(-1))
+        .map(|(i, _)| i)
+        .collect();
     if minus.len() == 1 {
-        let known: Option<i64> = dims.iter().filter(|d| **d != Dim::Known(-1)).map(Dim::known).product();
+        let known: Option<i64> = dims
+            .iter()
+            .filter(|d| **d != Dim::Known(-1))
+            .map(Dim::known)
+            .product();
         dims[minus[0]] = match (total, known) {
             (Some(t), Some(k)) if k != 0 && t % k == 0 => Dim::Known(t / k),
             _ => Dim::Unknown,
@@ -269,7 +354,9 @@ fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
 }
 
 fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
-    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    let Some(shape) = &t.shape else {
+        return tensor(None, t.dtype);
+    };
     if shape.is_empty() {
         return tensor(Some(shape_of(&[1])), t.dtype);
     }
@@ -287,11 +374,26 @@ fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
 }
 
 fn reduce(t: &TensorMeta, dims: Option<&Meta>, keepdim: bool, dtype: DType) -> Meta {
-    let Some(shape) = &t.shape else { return tensor(None, dtype) };
+    let Some(shape) = &t.shape else {
+        return tensor(None, dtype);
+    };
     let dims: Vec<usize> = match dims {
-        None | Some(Meta::None) => return tensor(Some(if keepdim { vec![Dim::Known(1); shape.len()] } else { vec![] }), dtype),
+        None | Some(Meta::None) => {
+            return tensor(
+                Some(if keepdim {
+                    vec![Dim::Known(1); shape.len()]
+                } else {
+                    vec![]
+                }),
+                dtype,
+            )
+        }
         Some(m) => match m.as_int_list() {
-            Some(v) => match v.iter().map(|&d| norm_dim(d, shape.len())).collect::<Option<Vec<_>>>() {
+            Some(v) => match v
+                .iter()
+                .map(|&d| norm_dim(d, shape.len()))
+                .collect::<Option<Vec<_>>>()
+            {
                 Some(v) => v,
                 None => return tensor(None, dtype),
             },
@@ -301,14 +403,22 @@ fn reduce(t: &TensorMeta, dims: Option<&Meta>, keepdim: bool, dtype: DType) -> M
     let out = shape
         .iter()
         .enumerate()
-        .filter_map(|(i, d)| if dims.contains(&i) { keepdim.then_some(Dim::Known(1)) } else { Some(d.clone()) })
+        .filter_map(|(i, d)| {
+            if dims.contains(&i) {
+                keepdim.then_some(Dim::Known(1))
+            } else {
+                Some(d.clone())
+            }
+        })
         .collect();
     tensor(Some(out), dtype)
 }
 
 fn matmul(a: &TensorMeta, b: &TensorMeta) -> Meta {
     let dtype = DType::promote(a.dtype, b.dtype);
-    let (Some(x), Some(y)) = (&a.shape, &b.shape) else { return tensor(None, dtype) };
+    let (Some(x), Some(y)) = (&a.shape, &b.shape) else {
+        return tensor(None, dtype);
+    };
     let out = match (x.len(), y.len()) {
         (0, _) | (_, 0) => return tensor(None, dtype),
         (1, 1) => vec![],
@@ -319,7 +429,8 @@ fn matmul(a: &TensorMeta, b: &TensorMeta) -> Meta {
         }
         (_, 1) => x[..x.len() - 1].to_vec(),
         _ => {
-            let Some(mut batch) = broadcast(&x[..x.len() - 2].to_vec(), &y[..y.len() - 2].to_vec()) else {
+            let Some(mut batch) = broadcast(&x[..x.len() - 2].to_vec(), &y[..y.len() - 2].to_vec())
+            else {
                 return tensor(None, dtype);
             };
             batch.push(x[x.len() - 2].clone());
@@ -332,12 +443,17 @@ fn matmul(a: &TensorMeta, b: &TensorMeta) -> Meta {
 
 /// Shape of `t[index]` for basic and advanced indexing.
 fn index(t: &TensorMeta, idx: &Meta) -> Meta {
-    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+    let Some(shape) = &t.shape else {
+        return tensor(None, t.dtype);
+    };
     let items: Vec<&Meta> = match idx {
         Meta::Seq(v) => v.iter().collect(),
         m => vec![m],
     };
-    let consumed = items.iter().filter(|m| !matches!(m, Meta::None | Meta::Ellipsis)).count();
+    let consumed = items
+        .iter()
+        .filter(|m| !matches!(m, Meta::None | Meta::Ellipsis))
+        .count();
     let mut out = Vec::new();
     let mut d = 0usize;
     let mut advanced: Option<Shape> = None;
@@ -350,7 +466,9 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
                 d += skip;
             }
             Meta::Slice(s) => {
-                let Some(dim) = shape.get(d) else { return tensor(None, t.dtype) };
+                let Some(dim) = shape.get(d) else {
+                    return tensor(None, t.dtype);
+                };
                 out.push(slice_len(dim, &s[0], &s[1], &s[2]));
                 d += 1;
             }
@@ -392,7 +510,9 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
 }
 
 fn slice_len(dim: &Dim, start: &Meta, stop: &Meta, step: &Meta) -> Dim {
-    let Dim::Known(n) = dim else { return Dim::Unknown };
+    let Dim::Known(n) = dim else {
+        return Dim::Unknown;
+    };
     let n = *n;
     let step = match step {
         Meta::None => 1,
@@ -424,14 +544,21 @@ fn getitem(container: &Meta, idx: &Meta) -> Meta {
         Meta::Tensor(t) => index(t, idx),
         Meta::Size(s) => match idx {
             Meta::Slice(sl) => {
-                let Some(n) = i64::try_from(s.len()).ok() else { return Meta::Unknown };
+                let Some(n) = i64::try_from(s.len()).ok() else {
+                    return Meta::Unknown;
+                };
                 let len = slice_len(&Dim::Known(n), &sl[0], &sl[1], &sl[2]);
                 let start = match &sl[0] {
                     Meta::None => 0,
-                    m => m.as_int().map(|v| if v < 0 { (v + n).max(0) } else { v.min(n) }).unwrap_or(0),
+                    m => m
+                        .as_int()
+                        .map(|v| if v < 0 { (v + n).max(0) } else { v.min(n) })
+                        .unwrap_or(0),
                 };
                 match (len, sl[2].as_int().unwrap_or(1)) {
-                    (Dim::Known(l), 1) => Meta::Size(s[start as usize..(start + l) as usize].to_vec()),
+                    (Dim::Known(l), 1) => {
+                        Meta::Size(s[start as usize..(start + l) as usize].to_vec())
+                    }
                     _ => Meta::Unknown,
                 }
             }
@@ -452,9 +579,15 @@ fn getitem(container: &Meta, idx: &Meta) -> Meta {
 }
 
 fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> Meta {
-    let Some(shape) = &t.shape else { return Meta::Unknown };
-    let Some(d) = norm_dim(dim, shape.len()) else { return Meta::Unknown };
-    let Some(n) = shape[d].known() else { return Meta::Unknown };
+    let Some(shape) = &t.shape else {
+        return Meta::Unknown;
+    };
+    let Some(d) = norm_dim(dim, shape.len()) else {
+        return Meta::Unknown;
+    };
+    let Some(n) = shape[d].known() else {
+        return Meta::Unknown;
+    };
     match sizes(n) {
         Some(parts) => Meta::Seq(
             parts
@@ -471,21 +604,33 @@ fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> 
 }
 
 fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
-    let Meta::Seq(items) = items else { return Meta::Unknown };
+    let Meta::Seq(items) = items else {
+        return Meta::Unknown;
+    };
     let ts: Option<Vec<&TensorMeta>> = items.iter().map(Meta::as_tensor).collect();
     let Some(ts) = ts else { return Meta::Unknown };
-    let Some(first) = ts.first() else { return Meta::Unknown };
-    let dtype = ts.iter().fold(first.dtype, |d, t| DType::promote(d, t.dtype));
+    let Some(first) = ts.first() else {
+        return Meta::Unknown;
+    };
+    let dtype = ts
+        .iter()
+        .fold(first.dtype, |d, t| DType::promote(d, t.dtype));
     let shapes: Option<Vec<&Shape>> = ts.iter().map(|t| t.shape.as_ref()).collect();
-    let Some(shapes) = shapes else { return tensor(None, dtype) };
+    let Some(shapes) = shapes else {
+        return tensor(None, dtype);
+    };
     let rank = shapes[0].len();
     if stack {
-        let Some(d) = norm_dim(dim, rank + 1) else { return tensor(None, dtype) };
+        let Some(d) = norm_dim(dim, rank + 1) else {
+            return tensor(None, dtype);
+        };
         let mut out = shapes[0].clone();
         out.insert(d, Dim::Known(shapes.len() as i64));
         return tensor(Some(out), dtype);
     }
-    let Some(d) = norm_dim(dim, rank) else { return tensor(None, dtype) };
+    let Some(d) = norm_dim(dim, rank) else {
+        return tensor(None, dtype);
+    };
     let mut out = shapes[0].clone();
     let total: Option<i64> = shapes.iter().map(|s| s.get(d).and_then(Dim::known)).sum();
     out[d] = total.map(Dim::Known).unwrap_or(Dim::Unknown);
@@ -501,17 +646,27 @@ fn varargs_dims(inp: &Inputs, from: usize, name: &str) -> Option<Shape> {
 }
 
 fn permute(t: &TensorMeta, order: Option<Vec<i64>>) -> Meta {
-    let (Some(shape), Some(order)) = (&t.shape, order) else { return tensor(None, t.dtype) };
+    let (Some(shape), Some(order)) = (&t.shape, order) else {
+        return tensor(None, t.dtype);
+    };
     let idx: Option<Vec<usize>> = order.iter().map(|&d| norm_dim(d, shape.len())).collect();
     match idx {
-        Some(idx) if idx.len() == shape.len() => tensor(Some(idx.iter().map(|&i| shape[i].clone()).collect()), t.dtype),
+        Some(idx) if idx.len() == shape.len() => tensor(
+            Some(idx.iter().map(|&i| shape[i].clone()).collect()),
+            t.dtype,
+        ),
         _ => tensor(None, t.dtype),
     }
 }
 
 fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
-    let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
-    match (a.and_then(|a| norm_dim(a, shape.len())), b.and_then(|b| norm_dim(b, shape.len()))) {
+    let Some(shape) = &t.shape else {
+        return tensor(None, t.dtype);
+    };
+    match (
+        a.and_then(|a| norm_dim(a, shape.len())),
+        b.and_then(|b| norm_dim(b, shape.len())),
+    ) {
         (Some(a), Some(b)) => {
             let mut s = shape.clone();
             s.swap(a, b);
@@ -527,9 +682,10 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
     let t0 = a0.as_tensor();
     match name {
-        "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
-        | "and_" | "or_" | "maximum" | "minimum" | "logical_and" | "logical_or" | "floor_divide" | "remainder" | "iadd"
-        | "imul" | "isub" | "itruediv" | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" => {
+        "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne"
+        | "lt" | "le" | "gt" | "ge" | "and_" | "or_" | "maximum" | "minimum" | "logical_and"
+        | "logical_or" | "floor_divide" | "remainder" | "iadd" | "imul" | "isub" | "itruediv"
+        | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" => {
             let op = match name {
                 "div" | "itruediv" | "div_" => "truediv",
                 "floor_divide" => "floordiv",
@@ -543,22 +699,108 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             let b = inp.get(1, "other").cloned().unwrap_or(Meta::Unknown);
             binary(op, &a0, &b)
         }
-        "matmul" | "bmm" | "mm" => match (t0, inp.get(1, "other").or(inp.get(1, "mat2")).and_then(Meta::as_tensor)) {
+        "matmul" | "bmm" | "mm" => match (
+            t0,
+            inp.get(1, "other")
+                .or(inp.get(1, "mat2"))
+                .and_then(Meta::as_tensor),
+        ) {
             (Some(a), Some(b)) => matmul(a, b),
             _ => Meta::Unknown,
         },
-        "neg" | "pos" | "invert" | "abs" | "relu" | "relu_" | "gelu" | "silu" | "sigmoid" | "tanh" | "hardswish" | "hardsigmoid"
-        | "relu6" | "leaky_relu" | "elu" | "selu" | "celu" | "mish" | "softplus" | "hardtanh" | "dropout" | "dropout2d"
-        | "dropout1d" | "alpha_dropout" | "contiguous" | "clone" | "detach" | "exp" | "log" | "sqrt" | "rsqrt" | "sin"
-        | "cos" | "erf" | "softmax" | "log_softmax" | "layer_norm" | "batch_norm" | "group_norm" | "instance_norm"
-        | "rms_norm" | "normalize" | "clamp" | "clip" | "clamp_" | "sigmoid_" | "tanh_" | "masked_fill" | "masked_fill_"
-        | "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "square" | "reciprocal"
-        | "floor" | "ceil" | "round" | "sign" | "tril" | "triu" | "cumsum" | "flip" | "roll" | "local_response_norm"
-        | "requires_grad_" | "fill_" | "zero_" | "copy_" | "hardswish_" | "logsigmoid" | "softsign" | "tanhshrink"
-        | "silu_" | "gelu_" | "relu6_" | "exp_" | "nan_to_num" | "sgn" | "log1p" | "expm1" | "pow_" | "erfinv" => match t0 {
+        "neg"
+        | "pos"
+        | "invert"
+        | "abs"
+        | "relu"
+        | "relu_"
+        | "gelu"
+        | "silu"
+        | "sigmoid"
+        | "tanh"
+        | "hardswish"
+        | "hardsigmoid"
+        | "relu6"
+        | "leaky_relu"
+        | "elu"
+        | "selu"
+        | "celu"
+        | "mish"
+        | "softplus"
+        | "hardtanh"
+        | "dropout"
+        | "dropout2d"
+        | "dropout1d"
+        | "alpha_dropout"
+        | "contiguous"
+        | "clone"
+        | "detach"
+        | "exp"
+        | "log"
+        | "sqrt"
+        | "rsqrt"
+        | "sin"
+        | "cos"
+        | "erf"
+        | "softmax"
+        | "log_softmax"
+        | "layer_norm"
+        | "batch_norm"
+        | "group_norm"
+        | "instance_norm"
+        | "rms_norm"
+        | "normalize"
+        | "clamp"
+        | "clip"
+        | "clamp_"
+        | "sigmoid_"
+        | "tanh_"
+        | "masked_fill"
+        | "masked_fill_"
+        | "zeros_like"
+        | "ones_like"
+        | "rand_like"
+        | "randn_like"
+        | "empty_like"
+        | "full_like"
+        | "square"
+        | "reciprocal"
+        | "floor"
+        | "ceil"
+        | "round"
+        | "sign"
+        | "tril"
+        | "triu"
+        | "cumsum"
+        | "flip"
+        | "roll"
+        | "local_response_norm"
+        | "requires_grad_"
+        | "fill_"
+        | "zero_"
+        | "copy_"
+        | "hardswish_"
+        | "logsigmoid"
+        | "softsign"
+        | "tanhshrink"
+        | "silu_"
+        | "gelu_"
+        | "relu6_"
+        | "exp_"
+        | "nan_to_num"
+        | "sgn"
+        | "log1p"
+        | "expm1"
+        | "pow_"
+        | "erfinv" => match t0 {
             Some(t) => {
                 let mut m = same(t);
-                if name == "erf" || name == "exp" || name == "sqrt" || name == "softmax" || name == "log_softmax" {
+                if name == "erf"
+                    || name == "exp"
+                    || name == "sqrt"
+                    || name == "softmax"
+                    || name == "log_softmax"
+                {
                     if let Meta::Tensor(tm) = &mut m {
                         if !tm.dtype.is_floating() {
                             tm.dtype = DType::Float32;
@@ -569,8 +811,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             }
             None => Meta::Unknown,
         },
-        "logical_not" | "isnan" | "isinf" | "isfinite" => t0.map(|t| tensor(t.shape.clone(), DType::Bool)).unwrap_or(Meta::Unknown),
-        "float" | "double" | "half" | "bfloat16" | "long" | "int" | "bool" | "to" | "type" | "type_as" => {
+        "logical_not" | "isnan" | "isinf" | "isfinite" => t0
+            .map(|t| tensor(t.shape.clone(), DType::Bool))
+            .unwrap_or(Meta::Unknown),
+        "float" | "double" | "half" | "bfloat16" | "long" | "int" | "bool" | "to" | "type"
+        | "type_as" => {
             let Some(t) = t0 else { return Meta::Unknown };
             let dtype = match name {
                 "float" => Some(DType::Float32),
@@ -580,22 +825,34 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 "long" => Some(DType::Int64),
                 "int" => Some(DType::Int32),
                 "bool" => Some(DType::Bool),
-                "type_as" => inp.get(1, "other").and_then(Meta::as_tensor).map(|o| o.dtype),
-                _ => inp.args.iter().skip(1).chain(inp.kwargs.iter().map(|(_, v)| v)).find_map(|m| match m {
-                    Meta::Dtype(d) => Some(*d),
-                    Meta::Tensor(o) => Some(o.dtype),
-                    _ => None,
-                }),
+                "type_as" => inp
+                    .get(1, "other")
+                    .and_then(Meta::as_tensor)
+                    .map(|o| o.dtype),
+                _ => inp
+                    .args
+                    .iter()
+                    .skip(1)
+                    .chain(inp.kwargs.iter().map(|(_, v)| v))
+                    .find_map(|m| match m {
+                        Meta::Dtype(d) => Some(*d),
+                        Meta::Tensor(o) => Some(o.dtype),
+                        _ => None,
+                    }),
             };
             tensor(t.shape.clone(), dtype.unwrap_or(t.dtype))
         }
         "where" => {
-            let parts: Vec<Meta> = (0..3).map(|i| inp.args.get(i).cloned().unwrap_or(Meta::Unknown)).collect();
+            let parts: Vec<Meta> = (0..3)
+                .map(|i| inp.args.get(i).cloned().unwrap_or(Meta::Unknown))
+                .collect();
             let ab = binary("add", &parts[1], &parts[2]);
             binary("mul", &ab, &parts[0])
         }
         "linear" => {
-            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else {
+                return Meta::Unknown;
+            };
             match (&x.shape, &w.shape) {
                 (Some(xs), Some(ws)) if !xs.is_empty() && ws.len() == 2 => {
                     let mut s = xs.clone();
@@ -606,7 +863,9 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             }
         }
         "scaled_dot_product_attention" => {
-            let (Some(q), Some(v)) = (t0, inp.get(2, "value").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            let (Some(q), Some(v)) = (t0, inp.get(2, "value").and_then(Meta::as_tensor)) else {
+                return Meta::Unknown;
+            };
             match (&q.shape, &v.shape) {
                 (Some(qs), Some(vs)) if !qs.is_empty() && !vs.is_empty() => {
                     let mut s = qs.clone();
@@ -622,10 +881,14 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                     Some(i) => Meta::Scalar(Scalar::Int(shape[i].known()), ScalarOrigin::Shape),
                     None => Meta::Unknown,
                 },
-                None if inp.get(1, "dim").is_some() => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+                None if inp.get(1, "dim").is_some() => {
+                    Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape)
+                }
                 None => Meta::Size(shape),
             },
-            None if inp.get(1, "dim").is_some() => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
+            None if inp.get(1, "dim").is_some() => {
+                Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape)
+            }
             None => Meta::Unknown,
         },
         "dim" | "ndimension" => match t0.and_then(|t| t.shape.as_ref()) {
@@ -633,11 +896,21 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             None => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
         },
         "numel" | "len" => match t0.and_then(|t| t.shape.as_ref()) {
-            Some(s) if name == "len" => Meta::Scalar(Scalar::Int(s.first().and_then(Dim::known)), ScalarOrigin::Shape),
-            Some(s) => Meta::Scalar(Scalar::Int(s.iter().map(Dim::known).product()), ScalarOrigin::Shape),
+            Some(s) if name == "len" => Meta::Scalar(
+                Scalar::Int(s.first().and_then(Dim::known)),
+                ScalarOrigin::Shape,
+            ),
+            Some(s) => Meta::Scalar(
+                Scalar::Int(s.iter().map(Dim::known).product()),
+                ScalarOrigin::Shape,
+            ),
             None => match &a0 {
-                Meta::Size(s) if name == "len" => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape),
-                Meta::Seq(s) if name == "len" => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Const),
+                Meta::Size(s) if name == "len" => {
+                    Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape)
+                }
+                Meta::Seq(s) if name == "len" => {
+                    Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Const)
+                }
                 _ => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
             },
         },
@@ -645,7 +918,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             (Meta::Tensor(t), Some(Meta::Str(attr))) => match attr.as_str() {
                 "shape" => t.shape.clone().map(Meta::Size).unwrap_or(Meta::Unknown),
                 "dtype" => Meta::Dtype(t.dtype),
-                "ndim" => t.shape.as_ref().map(|s| Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape)).unwrap_or(Meta::Unknown),
+                "ndim" => t
+                    .shape
+                    .as_ref()
+                    .map(|s| Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape))
+                    .unwrap_or(Meta::Unknown),
                 "T" | "mT" | "data" => match (attr.as_str(), &t.shape) {
                     ("T", Some(s)) => tensor(Some(s.iter().rev().cloned().collect()), t.dtype),
                     ("mT", Some(s)) if s.len() >= 2 => {
@@ -666,10 +943,12 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             Some(t) => reshape(t, varargs_dims(inp, 1, "shape")),
             None => Meta::Unknown,
         },
-        "view_as" | "reshape_as" | "expand_as" => match inp.get(1, "other").and_then(Meta::as_tensor) {
-            Some(o) => tensor(o.shape.clone(), t0.map(|t| t.dtype).unwrap_or(o.dtype)),
-            None => Meta::Unknown,
-        },
+        "view_as" | "reshape_as" | "expand_as" => {
+            match inp.get(1, "other").and_then(Meta::as_tensor) {
+                Some(o) => tensor(o.shape.clone(), t0.map(|t| t.dtype).unwrap_or(o.dtype)),
+                None => Meta::Unknown,
+            }
+        }
         "expand" => match (t0, varargs_dims(inp, 1, "size")) {
             (Some(t), Some(dims)) => {
                 let src = t.shape.clone().unwrap_or_default();
@@ -707,7 +986,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             _ => Meta::Unknown,
         },
         "flatten" => match t0 {
-            Some(t) => flatten(t, inp.int(1, "start_dim").unwrap_or(0), inp.int(2, "end_dim").unwrap_or(-1)),
+            Some(t) => flatten(
+                t,
+                inp.int(1, "start_dim").unwrap_or(0),
+                inp.int(2, "end_dim").unwrap_or(-1),
+            ),
             None => Meta::Unknown,
         },
         "permute" => match t0 {
@@ -740,13 +1023,20 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "squeeze" => match t0 {
             Some(t) => match (&t.shape, inp.get(1, "dim").and_then(Meta::as_int_list)) {
                 (Some(s), Some(dims)) => {
-                    let dims: Vec<usize> = dims.iter().filter_map(|&d| norm_dim(d, s.len())).collect();
-                    let out = s.iter().enumerate().filter(|(i, d)| !(dims.contains(i) && **d == Dim::Known(1))).map(|(_, d)| d.clone()).collect();
+                    let dims: Vec<usize> =
+                        dims.iter().filter_map(|&d| norm_dim(d, s.len())).collect();
+                    let out = s
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, d)| !(dims.contains(i) && **d == Dim::Known(1)))
+                        .map(|(_, d)| d.clone())
+                        .collect();
                     tensor(Some(out), t.dtype)
                 }
-                (Some(s), None) if s.iter().all(|d| d.known().is_some()) => {
-                    tensor(Some(s.iter().filter(|d| **d != Dim::Known(1)).cloned().collect()), t.dtype)
-                }
+                (Some(s), None) if s.iter().all(|d| d.known().is_some()) => tensor(
+                    Some(s.iter().filter(|d| **d != Dim::Known(1)).cloned().collect()),
+                    t.dtype,
+                ),
                 _ => tensor(None, t.dtype),
             },
             None => Meta::Unknown,
@@ -770,7 +1060,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "split" | "split_with_sizes" | "tensor_split" if name != "tensor_split" => match t0 {
             Some(t) => {
                 let dim = inp.int(2, "dim").unwrap_or(0);
-                match inp.get(1, "split_size_or_sections").or(inp.get(1, "split_size")).or(inp.get(1, "split_sizes")) {
+                match inp
+                    .get(1, "split_size_or_sections")
+                    .or(inp.get(1, "split_size"))
+                    .or(inp.get(1, "split_sizes"))
+                {
                     Some(Meta::Seq(v)) => {
                         let sizes: Option<Vec<i64>> = v.iter().map(Meta::as_int).collect();
                         chunks(t, dim, move |_| sizes.clone())
@@ -793,12 +1087,16 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             None => Meta::Unknown,
         },
         "unbind" => match t0 {
-            Some(t) => chunks(t, inp.int(1, "dim").unwrap_or(0), |n| Some(vec![1; n as usize])).map_seq(|m| squeeze_dim(m, inp.int(1, "dim").unwrap_or(0))),
+            Some(t) => chunks(t, inp.int(1, "dim").unwrap_or(0), |n| {
+                Some(vec![1; n as usize])
+            })
+            .map_seq(|m| squeeze_dim(m, inp.int(1, "dim").unwrap_or(0))),
             None => Meta::Unknown,
         },
         "cat" | "concat" | "concatenate" => cat(&a0, inp.int(1, "dim").unwrap_or(0), false),
         "stack" => cat(&a0, inp.int(1, "dim").unwrap_or(0), true),
-        "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var" | "std" | "norm" | "all" | "any" => {
+        "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var"
+        | "std" | "norm" | "all" | "any" => {
             let Some(t) = t0 else { return Meta::Unknown };
             let dtype = match name {
                 "all" | "any" => DType::Bool,
@@ -807,7 +1105,12 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             };
             let dim_name = if name == "norm" { "dim" } else { "dim" };
             let dim_pos = if name == "norm" { 2 } else { 1 };
-            reduce(t, inp.get(dim_pos, dim_name), inp.flag(dim_pos + 1, "keepdim"), dtype)
+            reduce(
+                t,
+                inp.get(dim_pos, dim_name),
+                inp.flag(dim_pos + 1, "keepdim"),
+                dtype,
+            )
         }
         "max" | "min" | "argmax" | "argmin" | "median" => {
             let Some(t) = t0 else { return Meta::Unknown };
@@ -818,15 +1121,29 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                     if name.starts_with("arg") {
                         reduce(t, Some(d), keep, DType::Int64)
                     } else {
-                        Meta::Seq(vec![reduce(t, Some(d), keep, t.dtype), reduce(t, Some(d), keep, DType::Int64)])
+                        Meta::Seq(vec![
+                            reduce(t, Some(d), keep, t.dtype),
+                            reduce(t, Some(d), keep, DType::Int64),
+                        ])
                     }
                 }
-                _ => tensor(Some(vec![]), if name.starts_with("arg") { DType::Int64 } else { t.dtype }),
+                _ => tensor(
+                    Some(vec![]),
+                    if name.starts_with("arg") {
+                        DType::Int64
+                    } else {
+                        t.dtype
+                    },
+                ),
             }
         }
         "item" => match t0 {
-            Some(t) if t.dtype.is_floating() => Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data),
-            Some(t) if t.dtype == DType::Bool => Meta::Scalar(Scalar::Bool(None), ScalarOrigin::Data),
+            Some(t) if t.dtype.is_floating() => {
+                Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data)
+            }
+            Some(t) if t.dtype == DType::Bool => {
+                Meta::Scalar(Scalar::Bool(None), ScalarOrigin::Data)
+            }
             Some(_) => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Data),
             None => Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data),
         },
@@ -844,23 +1161,38 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 let k = inp.get(1, "kernel_size").cloned().unwrap_or(Meta::Unknown);
                 let s = inp.get(2, "stride").cloned().unwrap_or(Meta::None);
                 let p = inp.get(3, "padding").cloned().unwrap_or(Meta::int(0));
-                let (d, ceil_pos) = if name.starts_with("max") { (inp.get(4, "dilation").cloned().unwrap_or(Meta::int(1)), 5) } else { (Meta::int(1), 4) };
+                let (d, ceil_pos) = if name.starts_with("max") {
+                    (inp.get(4, "dilation").cloned().unwrap_or(Meta::int(1)), 5)
+                } else {
+                    (Meta::int(1), 4)
+                };
                 spatial(t, n, None, &k, &s, &p, &d, inp.flag(ceil_pos, "ceil_mode"))
             }
             None => Meta::Unknown,
         },
         "conv2d" | "conv1d" => {
-            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else {
+                return Meta::Unknown;
+            };
             let n = if name == "conv2d" { 2 } else { 1 };
-            let Some(ws) = &w.shape else { return tensor(None, x.dtype) };
-            let k = Meta::Seq(ws[2..].iter().map(|d| d.known().map(Meta::int).unwrap_or(Meta::Unknown)).collect());
+            let Some(ws) = &w.shape else {
+                return tensor(None, x.dtype);
+            };
+            let k = Meta::Seq(
+                ws[2..]
+                    .iter()
+                    .map(|d| d.known().map(Meta::int).unwrap_or(Meta::Unknown))
+                    .collect(),
+            );
             let s = inp.get(3, "stride").cloned().unwrap_or(Meta::int(1));
             let p = inp.get(4, "padding").cloned().unwrap_or(Meta::int(0));
             let d = inp.get(5, "dilation").cloned().unwrap_or(Meta::int(1));
             spatial(x, n, ws[0].known(), &k, &s, &p, &d, false)
         }
         "embedding" => {
-            let (Some(ix), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else { return Meta::Unknown };
+            let (Some(ix), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else {
+                return Meta::Unknown;
+            };
             match (&ix.shape, &w.shape) {
                 (Some(s), Some(ws)) if ws.len() == 2 => {
                     let mut s = s.clone();
@@ -873,7 +1205,17 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "_assert" | "print" => Meta::None,
         "zeros" | "ones" | "empty" | "randn" | "rand" | "full" => {
             let dims = varargs_dims(inp, 0, "size");
-            let dtype = inp.kwargs.iter().find(|(k, _)| k == "dtype").and_then(|(_, m)| if let Meta::Dtype(d) = m { Some(*d) } else { None });
+            let dtype = inp
+                .kwargs
+                .iter()
+                .find(|(k, _)| k == "dtype")
+                .and_then(|(_, m)| {
+                    if let Meta::Dtype(d) = m {
+                        Some(*d)
+                    } else {
+                        None
+                    }
+                });
             tensor(dims, dtype.unwrap_or(DType::Float32))
         }
         "arange" => {
@@ -884,7 +1226,12 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 [Some(s), Some(e), Some(st)] if *st != 0 => Some((e - s + st - st.signum()) / st),
                 _ => None,
             };
-            tensor(Some(vec![len.map(|l| Dim::Known(l.max(0))).unwrap_or(Dim::Unknown)]), DType::Int64)
+            tensor(
+                Some(vec![len
+                    .map(|l| Dim::Known(l.max(0)))
+                    .unwrap_or(Dim::Unknown)]),
+                DType::Int64,
+            )
         }
         _ => match t0 {
             // Unknown op on a tensor: a tensor of unknown shape is the honest answer.
@@ -908,7 +1255,10 @@ impl MapSeq for Meta {
 
 fn squeeze_dim(m: Meta, dim: i64) -> Meta {
     match m {
-        Meta::Tensor(TensorMeta { shape: Some(mut s), dtype }) => match norm_dim(dim, s.len()) {
+        Meta::Tensor(TensorMeta {
+            shape: Some(mut s),
+            dtype,
+        }) => match norm_dim(dim, s.len()) {
             Some(d) => {
                 s.remove(d);
                 tensor(Some(s), dtype)
@@ -922,24 +1272,47 @@ fn squeeze_dim(m: Meta, dim: i64) -> Meta {
 /// Rule for calling a torch.nn leaf module.
 pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
-    let Some(t) = a0.as_tensor() else { return Meta::Unknown };
+    let Some(t) = a0.as_tensor() else {
+        return Meta::Unknown;
+    };
     let attr = |n: &str| (m.attr)(n);
     match m.class {
-        "Linear" | "LazyLinear" | "NonDynamicallyQuantizableLinear" => match (&t.shape, attr("out_features").as_int()) {
-            (Some(s), Some(o)) if !s.is_empty() => {
-                let mut s = s.clone();
-                *s.last_mut().unwrap() = Dim::Known(o);
-                tensor(Some(s), t.dtype)
+        "Linear" | "LazyLinear" | "NonDynamicallyQuantizableLinear" => {
+            match (&t.shape, attr("out_features").as_int()) {
+                (Some(s), Some(o)) if !s.is_empty() => {
+                    let mut s = s.clone();
+                    *s.last_mut().unwrap() = Dim::Known(o);
+                    tensor(Some(s), t.dtype)
+                }
+                _ => tensor(None, t.dtype),
             }
-            _ => tensor(None, t.dtype),
-        },
+        }
         "Conv1d" | "Conv2d" | "Conv3d" => {
-            let n = match m.class { "Conv1d" => 1, "Conv2d" => 2, _ => 3 };
-            spatial(t, n, attr("out_channels").as_int(), &attr("kernel_size"), &attr("stride"), &attr("padding"), &attr("dilation"), false)
+            let n = match m.class {
+                "Conv1d" => 1,
+                "Conv2d" => 2,
+                _ => 3,
+            };
+            spatial(
+                t,
+                n,
+                attr("out_channels").as_int(),
+                &attr("kernel_size"),
+                &attr("stride"),
+                &attr("padding"),
+                &attr("dilation"),
+                false,
+            )
         }
         "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
-            let n = match m.class { "ConvTranspose1d" => 1, "ConvTranspose2d" => 2, _ => 3 };
-            let Some(shape) = &t.shape else { return tensor(None, t.dtype) };
+            let n = match m.class {
+                "ConvTranspose1d" => 1,
+                "ConvTranspose2d" => 2,
+                _ => 3,
+            };
+            let Some(shape) = &t.shape else {
+                return tensor(None, t.dtype);
+            };
             if shape.len() < n + 1 {
                 return tensor(None, t.dtype);
             }
@@ -952,25 +1325,53 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
             );
             let mut out = shape.clone();
             let base = shape.len() - n;
-            out[base - 1] = attr("out_channels").as_int().map(Dim::Known).unwrap_or(Dim::Unknown);
+            out[base - 1] = attr("out_channels")
+                .as_int()
+                .map(Dim::Known)
+                .unwrap_or(Dim::Unknown);
             for i in 0..n {
                 out[base + i] = match (shape[base + i].known(), &k, &s, &p, &d, &op) {
-                    (Some(x), Some(k), Some(s), Some(p), Some(d), Some(op)) => Dim::Known((x - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1),
+                    (Some(x), Some(k), Some(s), Some(p), Some(d), Some(op)) => {
+                        Dim::Known((x - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1)
+                    }
                     _ => Dim::Unknown,
                 };
             }
             tensor(Some(out), t.dtype)
         }
         "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
-            let n = if m.class.ends_with("1d") { 1 } else if m.class.ends_with("2d") { 2 } else { 3 };
-            let dil = if m.class.starts_with("Max") { attr("dilation") } else { Meta::int(1) };
+            let n = if m.class.ends_with("1d") {
+                1
+            } else if m.class.ends_with("2d") {
+                2
+            } else {
+                3
+            };
+            let dil = if m.class.starts_with("Max") {
+                attr("dilation")
+            } else {
+                Meta::int(1)
+            };
             let ceil = matches!(attr("ceil_mode"), Meta::Scalar(Scalar::Bool(Some(true)), _));
-            spatial(t, n, None, &attr("kernel_size"), &attr("stride"), &attr("padding"), &dil, ceil)
+            spatial(
+                t,
+                n,
+                None,
+                &attr("kernel_size"),
+                &attr("stride"),
+                &attr("padding"),
+                &dil,
+                ceil,
+            )
         }
         "AdaptiveAvgPool1d" | "AdaptiveMaxPool1d" => adaptive(t, 1, &attr("output_size")),
         "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" => adaptive(t, 2, &attr("output_size")),
         "AdaptiveAvgPool3d" | "AdaptiveMaxPool3d" => adaptive(t, 3, &attr("output_size")),
-        "Flatten" => flatten(t, attr("start_dim").as_int().unwrap_or(1), attr("end_dim").as_int().unwrap_or(-1)),
+        "Flatten" => flatten(
+            t,
+            attr("start_dim").as_int().unwrap_or(1),
+            attr("end_dim").as_int().unwrap_or(-1),
+        ),
         "Embedding" => match (&t.shape, attr("embedding_dim").as_int()) {
             (Some(s), Some(d)) => {
                 let mut s = s.clone();
@@ -980,17 +1381,64 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
             _ => tensor(None, DType::Float32),
         },
         "MultiheadAttention" => {
-            let need_weights = !matches!(inp.get(usize::MAX, "need_weights"), Some(Meta::Scalar(Scalar::Bool(Some(false)), _)));
+            let need_weights = !matches!(
+                inp.get(usize::MAX, "need_weights"),
+                Some(Meta::Scalar(Scalar::Bool(Some(false)), _))
+            );
             let out = tensor(t.shape.clone(), t.dtype);
-            let weights = if need_weights { Meta::tensor(None, t.dtype) } else { Meta::None };
+            let weights = if need_weights {
+                Meta::tensor(None, t.dtype)
+            } else {
+                Meta::None
+            };
             Meta::Seq(vec![out, weights])
         }
-        "Identity" | "ReLU" | "ReLU6" | "GELU" | "SiLU" | "Sigmoid" | "Tanh" | "Hardswish" | "Hardsigmoid" | "LeakyReLU"
-        | "ELU" | "SELU" | "CELU" | "Mish" | "Softplus" | "PReLU" | "Hardtanh" | "Softmax" | "LogSoftmax" | "Softmax2d"
-        | "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" | "BatchNorm1d" | "BatchNorm2d"
-        | "BatchNorm3d" | "LayerNorm" | "GroupNorm" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d"
-        | "LocalResponseNorm" | "RMSNorm" | "SyncBatchNorm" | "Tanhshrink" | "Softsign" | "LogSigmoid" | "Hardshrink"
-        | "Softshrink" | "Threshold" | "GLU" | "TransformerEncoderLayer" | "TransformerDecoderLayer" | "TransformerEncoder" => {
+        "Identity"
+        | "ReLU"
+        | "ReLU6"
+        | "GELU"
+        | "SiLU"
+        | "Sigmoid"
+        | "Tanh"
+        | "Hardswish"
+        | "Hardsigmoid"
+        | "LeakyReLU"
+        | "ELU"
+        | "SELU"
+        | "CELU"
+        | "Mish"
+        | "Softplus"
+        | "PReLU"
+        | "Hardtanh"
+        | "Softmax"
+        | "LogSoftmax"
+        | "Softmax2d"
+        | "Dropout"
+        | "Dropout1d"
+        | "Dropout2d"
+        | "Dropout3d"
+        | "AlphaDropout"
+        | "BatchNorm1d"
+        | "BatchNorm2d"
+        | "BatchNorm3d"
+        | "LayerNorm"
+        | "GroupNorm"
+        | "InstanceNorm1d"
+        | "InstanceNorm2d"
+        | "InstanceNorm3d"
+        | "LocalResponseNorm"
+        | "RMSNorm"
+        | "SyncBatchNorm"
+        | "Tanhshrink"
+        | "Softsign"
+        | "LogSigmoid"
+        | "Hardshrink"
+        | "Softshrink"
+        | "Threshold"
+        | "GLU"
+        | "TransformerEncoderLayer"
+        | "TransformerDecoderLayer"
+        | "TransformerEncoder" => {
             if m.class == "GLU" {
                 return tensor(None, t.dtype);
             }
@@ -1020,27 +1468,67 @@ mod tests {
     #[test]
     fn view_infers_minus_one_and_matmul_broadcasts() {
         let inp = [t(&[2, 3, 4]), Meta::int(2), Meta::int(-1)];
-        let out = call("view", &Inputs { args: &inp, kwargs: &[] });
+        let out = call(
+            "view",
+            &Inputs {
+                args: &inp,
+                kwargs: &[],
+            },
+        );
         assert_eq!(out, t(&[2, 12]));
         let mm = [t(&[2, 1, 5, 4]), t(&[3, 4, 6])];
-        assert_eq!(call("matmul", &Inputs { args: &mm, kwargs: &[] }), t(&[2, 3, 5, 6]));
+        assert_eq!(
+            call(
+                "matmul",
+                &Inputs {
+                    args: &mm,
+                    kwargs: &[]
+                }
+            ),
+            t(&[2, 3, 5, 6])
+        );
     }
 
     #[test]
     fn indexing_with_slices_none_and_ints() {
-        let idx = Meta::Seq(vec![Meta::Slice(Box::new([Meta::None, Meta::None, Meta::None])), Meta::int(0)]);
+        let idx = Meta::Seq(vec![
+            Meta::Slice(Box::new([Meta::None, Meta::None, Meta::None])),
+            Meta::int(0),
+        ]);
         assert_eq!(getitem(&t(&[4, 5, 6]), &idx), t(&[4, 6]));
-        let idx = Meta::Seq(vec![Meta::Ellipsis, Meta::Slice(Box::new([Meta::None, Meta::int(2), Meta::None])), Meta::None]);
+        let idx = Meta::Seq(vec![
+            Meta::Ellipsis,
+            Meta::Slice(Box::new([Meta::None, Meta::int(2), Meta::None])),
+            Meta::None,
+        ]);
         assert_eq!(getitem(&t(&[4, 5, 6]), &idx), t(&[4, 5, 2, 1]));
     }
 
     #[test]
     fn shape_scalars_keep_their_origin() {
-        let size = call("size", &Inputs { args: &[t(&[8, 16]), Meta::int(-1)], kwargs: &[] });
-        assert_eq!(size, Meta::Scalar(Scalar::Int(Some(16)), ScalarOrigin::Shape));
-        let item = call("item", &Inputs { args: &[t(&[])], kwargs: &[] });
+        let size = call(
+            "size",
+            &Inputs {
+                args: &[t(&[8, 16]), Meta::int(-1)],
+                kwargs: &[],
+            },
+        );
+        assert_eq!(
+            size,
+            Meta::Scalar(Scalar::Int(Some(16)), ScalarOrigin::Shape)
+        );
+        let item = call(
+            "item",
+            &Inputs {
+                args: &[t(&[])],
+                kwargs: &[],
+            },
+        );
         assert_eq!(item.origin(), Some(ScalarOrigin::Data));
         let cmp = binary("gt", &size, &Meta::int(2));
-        assert_eq!(cmp, Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Shape));
+        assert_eq!(
+            cmp,
+            Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Shape)
+        );
     }
 }

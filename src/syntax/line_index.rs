@@ -31,7 +31,10 @@ impl LineIndex {
             }
             i += 1;
         }
-        LineIndex { line_starts, len: text.len() }
+        LineIndex {
+            line_starts,
+            len: text.len(),
+        }
     }
 
     pub fn line_count(&self) -> usize {
@@ -58,7 +61,10 @@ impl LineIndex {
         }
         let line = self.line_of(offset);
         let start = self.line_starts[line];
-        LineCol { line, col: text[start..offset].chars().count() }
+        LineCol {
+            line,
+            col: text[start..offset].chars().count(),
+        }
     }
 
     /// Byte offset of a 0-based line and character column; clamps past the line's end.
@@ -67,7 +73,11 @@ impl LineIndex {
             return text.len();
         }
         let start = self.line_starts[line];
-        let end = self.line_starts.get(line + 1).copied().unwrap_or(text.len());
+        let end = self
+            .line_starts
+            .get(line + 1)
+            .copied()
+            .unwrap_or(text.len());
         let line_text = &text[start..end];
         let content = line_text.trim_end_matches(['\n', '\r']);
         match content.char_indices().nth(col) {
@@ -86,7 +96,10 @@ mod tests {
         let text = "a\r\nbé\rc\nd";
         let idx = LineIndex::new(text);
         assert_eq!(idx.line_count(), 4);
-        assert_eq!(idx.line_col(text, text.find('c').unwrap()), LineCol { line: 2, col: 0 });
+        assert_eq!(
+            idx.line_col(text, text.find('c').unwrap()),
+            LineCol { line: 2, col: 0 }
+        );
         let d = text.find('d').unwrap();
         assert_eq!(idx.line_col(text, d), LineCol { line: 3, col: 0 });
         // 'é' is two bytes but one column.
@@ -94,7 +107,11 @@ mod tests {
         let second_cr = text[cr + 1..].find('\r').unwrap() + cr + 1;
         assert_eq!(idx.line_col(text, second_cr), LineCol { line: 1, col: 2 });
         assert_eq!(idx.offset(text, 1, 2), second_cr);
-        assert_eq!(idx.offset(text, 1, 99), second_cr, "columns past the end clamp");
+        assert_eq!(
+            idx.offset(text, 1, 99),
+            second_cr,
+            "columns past the end clamp"
+        );
         assert_eq!(idx.offset(text, 9, 0), text.len());
     }
 }

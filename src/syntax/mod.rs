@@ -21,13 +21,19 @@ impl Span {
         Span { start, end }
     }
     pub fn of(node: Node<'_>) -> Self {
-        Span { start: node.start_byte(), end: node.end_byte() }
+        Span {
+            start: node.start_byte(),
+            end: node.end_byte(),
+        }
     }
     pub fn contains(&self, offset: usize) -> bool {
         self.start <= offset && offset <= self.end
     }
     pub fn cover(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -43,13 +49,15 @@ pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
     PARSER.with(|p| {
         let mut p = p.borrow_mut();
         // tree-sitter only returns None when cancelled or without a language; neither applies.
-        p.parse(text, old).unwrap_or_else(|| new_parser().parse(text, None).expect("python parser"))
+        p.parse(text, old)
+            .unwrap_or_else(|| new_parser().parse(text, None).expect("python parser"))
     })
 }
 
 fn new_parser() -> Parser {
     let mut p = Parser::new();
-    p.set_language(&python_language()).expect("tree-sitter-python is ABI compatible");
+    p.set_language(&python_language())
+        .expect("tree-sitter-python is ABI compatible");
     p
 }
 
@@ -62,15 +70,30 @@ pub fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
 /// starts (spaces, so every byte offset stays valid) and reparse. An unclosed parenthesis would
 /// otherwise swallow every class below it. Returns the text and tree to analyse, and the
 /// errors of the original text.
-pub fn recover(text: std::sync::Arc<str>, tree: Tree) -> (std::sync::Arc<str>, Tree, Vec<(Span, String)>) {
-    let Some(first) = first_error(&tree) else { return (text, tree, vec![]) };
+pub fn recover(
+    text: std::sync::Arc<str>,
+    tree: Tree,
+) -> (std::sync::Arc<str>, Tree, Vec<(Span, String)>) {
+    let Some(first) = first_error(&tree) else {
+        return (text, tree, vec![]);
+    };
     let errors = vec![first];
     let mut bytes = text.as_bytes().to_vec();
     let mut current = tree;
     for _ in 0..8 {
-        let Some((span, _)) = first_error(&current) else { break };
-        let start = bytes[..span.start.min(bytes.len())].iter().rposition(|b| *b == b'\n' || *b == b'\r').map(|p| p + 1).unwrap_or(0);
-        let end = bytes[span.start.min(bytes.len())..].iter().position(|b| *b == b'\n' || *b == b'\r').map(|p| p + span.start).unwrap_or(bytes.len());
+        let Some((span, _)) = first_error(&current) else {
+            break;
+        };
+        let start = bytes[..span.start.min(bytes.len())]
+            .iter()
+            .rposition(|b| *b == b'\n' || *b == b'\r')
+            .map(|p| p + 1)
+            .unwrap_or(0);
+        let end = bytes[span.start.min(bytes.len())..]
+            .iter()
+            .position(|b| *b == b'\n' || *b == b'\r')
+            .map(|p| p + span.start)
+            .unwrap_or(bytes.len());
         if bytes[start..end].iter().all(|b| *b == b' ') {
             break;
         }
@@ -78,7 +101,9 @@ pub fn recover(text: std::sync::Arc<str>, tree: Tree) -> (std::sync::Arc<str>, T
             // Keep UTF-8 valid: every byte of the line becomes a space.
             *b = b' ';
         }
-        let Ok(s) = std::str::from_utf8(&bytes) else { break };
+        let Ok(s) = std::str::from_utf8(&bytes) else {
+            break;
+        };
         current = parse(s, None);
     }
     let recovered = String::from_utf8(bytes).unwrap_or_else(|_| text.to_string());
@@ -95,7 +120,10 @@ pub fn first_error(tree: &Tree) -> Option<(Span, String)> {
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if node.is_missing() {
-            return Some((Span::of(node), format!("syntax error: missing `{}`", node.kind())));
+            return Some((
+                Span::of(node),
+                format!("syntax error: missing `{}`", node.kind()),
+            ));
         }
         if node.is_error() {
             return Some((Span::of(node), "syntax error".to_string()));

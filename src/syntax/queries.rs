@@ -54,7 +54,10 @@ pub fn class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
             } else if c.index == idx_class {
                 site.span = Span::of(c.node);
                 let mut parent = c.node.parent();
-                if parent.map(|p| p.kind() == "decorated_definition").unwrap_or(false) {
+                if parent
+                    .map(|p| p.kind() == "decorated_definition")
+                    .unwrap_or(false)
+                {
                     parent = parent.and_then(|p| p.parent());
                 }
                 site.top_level = parent.map(|p| p.kind() == "module").unwrap_or(false);
@@ -89,7 +92,12 @@ pub fn top_level_class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
             },
             _ => continue,
         };
-        let (Some(name), Some(_body)) = (class.child_by_field_name("name"), class.child_by_field_name("body")) else { continue };
+        let (Some(name), Some(_body)) = (
+            class.child_by_field_name("name"),
+            class.child_by_field_name("body"),
+        ) else {
+            continue;
+        };
         if name.kind() != "identifier" {
             continue;
         }
@@ -102,7 +110,13 @@ pub fn top_level_class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
                 }
             }
         }
-        out.push(ClassSite { name: super::text(name, src).to_string(), span: Span::of(class), name_span: Span::of(name), bases, top_level: true });
+        out.push(ClassSite {
+            name: super::text(name, src).to_string(),
+            span: Span::of(class),
+            name_span: Span::of(name),
+            bases,
+            top_level: true,
+        });
     }
     out
 }
@@ -129,8 +143,15 @@ mod tests {
     fn top_level_sites_match_the_query() {
         let src = "import torch\nclass A(nn.Module, metaclass=M):\n    class Inner:\n        pass\n@dataclass\nclass B(A):  # c\n    x = 1\ndef f():\n    class Local: pass\n";
         let tree = crate::syntax::parse(src, None);
-        let want: Vec<_> = class_sites(&tree, src).into_iter().filter(|s| s.top_level).map(|s| (s.name, s.span, s.name_span, s.bases)).collect();
-        let got: Vec<_> = top_level_class_sites(&tree, src).into_iter().map(|s| (s.name, s.span, s.name_span, s.bases)).collect();
+        let want: Vec<_> = class_sites(&tree, src)
+            .into_iter()
+            .filter(|s| s.top_level)
+            .map(|s| (s.name, s.span, s.name_span, s.bases))
+            .collect();
+        let got: Vec<_> = top_level_class_sites(&tree, src)
+            .into_iter()
+            .map(|s| (s.name, s.span, s.name_span, s.bases))
+            .collect();
         assert_eq!(got, want);
         assert_eq!(got.len(), 2);
     }

@@ -24,7 +24,9 @@ pub struct TestClient {
 async fn write_msg(w: &Mutex<WriteHalf<tokio::io::DuplexStream>>, msg: &Value) {
     let body = serde_json::to_string(msg).unwrap();
     let mut w = w.lock().await;
-    w.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+    w.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
+        .await
+        .unwrap();
     w.flush().await.unwrap();
 }
 
@@ -60,7 +62,9 @@ impl TestClient {
                 r.read_exact(&mut body).await.unwrap();
                 let msg: Value = serde_json::from_slice(&body).unwrap();
                 // Server-to-client requests are answered here so tests never stall them.
-                if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str)) {
+                if let (Some(id), Some(method)) =
+                    (msg.get("id"), msg.get("method").and_then(Value::as_str))
+                {
                     let result = match method {
                         "workspace/configuration" => json!([settings.clone()]),
                         _ => Value::Null,
@@ -72,20 +76,36 @@ impl TestClient {
                 }
             }
         });
-        TestClient { writer, rx, backlog: VecDeque::new(), next_id: 0 }
+        TestClient {
+            writer,
+            rx,
+            backlog: VecDeque::new(),
+            next_id: 0,
+        }
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) {
-        write_msg(&self.writer, &json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+        write_msg(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
+        )
+        .await;
     }
 
     /// Sends a request and returns the whole response (`result` or `error`).
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
-        write_msg(&self.writer, &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        write_msg(
+            &self.writer,
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .await;
         loop {
-            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv()).await.expect("response in time").expect("server alive");
+            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
+                .await
+                .expect("response in time")
+                .expect("server alive");
             if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
                 return msg;
             }
@@ -109,7 +129,10 @@ impl TestClient {
             }
         }
         loop {
-            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv()).await.unwrap_or_else(|_| panic!("no {method} in time")).expect("server alive");
+            let msg = tokio::time::timeout(TIMEOUT, self.rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {method} in time"))
+                .expect("server alive");
             if msg["method"] == method && pred(&msg["params"]) {
                 return msg["params"].clone();
             }
@@ -117,14 +140,24 @@ impl TestClient {
     }
 
     pub async fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        let p = self.wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri && p["version"] == version).await;
+        let p = self
+            .wait_for("textDocument/publishDiagnostics", |p| {
+                p["uri"] == uri && p["version"] == version
+            })
+            .await;
         p["diagnostics"].as_array().cloned().unwrap_or_default()
     }
 
     /// `initialize` + `initialized`; `utf8` offers UTF-8 positions first.
     pub async fn initialize(&mut self, root: Option<&Path>, options: Value, utf8: bool) -> Value {
-        let encodings = if utf8 { json!(["utf-8", "utf-16"]) } else { json!(["utf-16"]) };
-        let folders = root.map(|r| json!([{"uri": file_uri(r), "name": "ws"}])).unwrap_or(Value::Null);
+        let encodings = if utf8 {
+            json!(["utf-8", "utf-16"])
+        } else {
+            json!(["utf-16"])
+        };
+        let folders = root
+            .map(|r| json!([{"uri": file_uri(r), "name": "ws"}]))
+            .unwrap_or(Value::Null);
         let res = self
             .result(
                 "initialize",
@@ -145,12 +178,19 @@ impl TestClient {
     }
 
     pub async fn hover(&mut self, uri: &str, pos: (u32, u32)) -> Value {
-        self.result("textDocument/hover", json!({"textDocument": {"uri": uri}, "position": {"line": pos.0, "character": pos.1}})).await
+        self.result(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": pos.0, "character": pos.1}}),
+        )
+        .await
     }
 }
 
 pub fn file_uri(path: &Path) -> String {
-    tower_lsp_server::ls_types::Uri::from_file_path(path).unwrap().as_str().to_string()
+    tower_lsp_server::ls_types::Uri::from_file_path(path)
+        .unwrap()
+        .as_str()
+        .to_string()
 }
 
 /// Removes the `$0` cursor marker; returns the text and the marker's (line, UTF-16 column).
