@@ -517,21 +517,7 @@ impl<'p> Interp<'p> {
                 Ok(match name {
                     // In-place initialisers return the tensor itself.
                     n if n.ends_with('_') => r.clone(),
-                    "size" => match (&t.shape, args.first().and_then(as_int)) {
-                        (Some(s), Some(d)) => {
-                            let i = if d < 0 { d + s.len() as i64 } else { d };
-                            s.get(i as usize)
-                                .map(|&v| Value::Int(v))
-                                .unwrap_or_else(|| Value::unknown("size"))
-                        }
-                        (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
-                        _ => Value::unknown("size"),
-                    },
-                    "dim" => t
-                        .shape
-                        .as_ref()
-                        .map(|s| Value::Int(s.len() as i64))
-                        .unwrap_or_else(|| Value::unknown("dim")),
+                    "size" | "dim" => shape_query(t.shape.as_deref(), name, &args),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
                     "long" => Value::TensorConst(Rc::new(TensorConst {
                         shape: t.shape.clone(),
@@ -550,21 +536,7 @@ impl<'p> Interp<'p> {
             }
             Value::Param(p) => Ok(match name {
                 n if n.ends_with('_') => r.clone(),
-                "size" => match (&p.shape, args.first().and_then(as_int)) {
-                    (Some(s), Some(d)) => {
-                        let i = if d < 0 { d + s.len() as i64 } else { d };
-                        s.get(i as usize)
-                            .map(|&v| Value::Int(v))
-                            .unwrap_or_else(|| Value::unknown("size"))
-                    }
-                    (Some(s), None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
-                    _ => Value::unknown("size"),
-                },
-                "dim" => p
-                    .shape
-                    .as_ref()
-                    .map(|s| Value::Int(s.len() as i64))
-                    .unwrap_or_else(|| Value::unknown("dim")),
+                "size" | "dim" => shape_query(p.shape.as_deref(), name, &args),
                 "numel" => p
                     .shape
                     .as_ref()
@@ -599,6 +571,23 @@ impl<'p> Interp<'p> {
             }
             other => Ok(Value::unknown(format!("{}.{name}", other.type_name()))),
         }
+    }
+}
+
+/// `t.size()`, `t.size(d)` and `t.dim()` on a tensor whose shape is known at construction.
+fn shape_query(shape: Option<&[i64]>, name: &str, args: &[Value]) -> Value {
+    let Some(s) = shape else {
+        return Value::unknown(name);
+    };
+    match (name, args.first().and_then(as_int)) {
+        ("dim", _) => Value::Int(s.len() as i64),
+        (_, Some(d)) => {
+            let i = if d < 0 { d + s.len() as i64 } else { d };
+            s.get(i as usize)
+                .map(|&v| Value::Int(v))
+                .unwrap_or_else(|| Value::unknown("size"))
+        }
+        (_, None) => Value::tuple(s.iter().map(|&d| Value::Int(d)).collect()),
     }
 }
 
