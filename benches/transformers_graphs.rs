@@ -66,7 +66,7 @@ fn main() {
     let (mut classes, mut complete, mut panics, mut slowest) =
         (0usize, 0usize, 0usize, (0.0f64, PathBuf::new()));
     // Shared like `staticfx check` shares it: every model file imports the same package modules.
-    let cache = staticfx::semantic::ParseCache::default();
+    let cache = staticfx::semantic::project::ParseCache::default();
     let t1 = Instant::now();
     for f in &files {
         let start = Instant::now();
