@@ -9,6 +9,7 @@ use crate::eval::trace::{default_input_meta, Region, TraceEvent};
 use crate::eval::value::{FnKind, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, Op};
+use crate::passes::{cache, PassError, PassOptions, PassRecord, Pipeline};
 use crate::semantic::{FileId, Project};
 use crate::shapes::{shape_of, DType, Meta};
 use crate::syntax::Span;
@@ -61,6 +62,10 @@ pub struct GraphResult {
     pub events: Vec<TraceEvent>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
+    /// The pass log once `optimize` ran (empty with `--no-passes`); None for the traced graph.
+    pub passes: Option<Vec<PassRecord>>,
+    /// Whether the optimized graph came from the cache.
+    pub from_cache: bool,
 }
 
 #[derive(Debug)]
@@ -207,6 +212,8 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         regions: vec![],
         events: vec![],
         error: None,
+        passes: None,
+        from_cache: false,
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
@@ -316,5 +323,64 @@ fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inpu
     let (arg, meta) = interp.to_arg(&frame, &out, span)?;
     let tracer = interp.tracer.as_mut().expect("tracing");
     tracer.add_node("output", Op::Output, "output".into(), vec![arg], vec![], meta, file, span);
+    Ok(())
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct OptimizeOptions {
+    pub passes: PassOptions,
+    /// `--no-passes`: keep the traced graph (with an empty pass log) for debugging.
+    pub no_passes: bool,
+    /// Where optimized graphs are cached; None disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// The default cache directory for a project: `.staticfx-cache` under its root.
+pub fn default_cache_dir(project: &Project) -> PathBuf {
+    project.root.join(".staticfx-cache")
+}
+
+/// Runs the pass pipeline over every graph of an analysis, through the cache when enabled.
+pub fn optimize(a: &mut FileAnalysis, gopts: &GraphOptions, o: &OptimizeOptions) -> Result<(), PassError> {
+    let files = a.project.files();
+    let texts: Vec<(String, &str)> = files.iter().map(|f| (f.path.display().to_string(), &*f.text)).collect();
+    let inputs: Vec<String> = gopts.inputs.iter().map(|i| format!("{}={}:{}", i.name, i.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x"), i.dtype.as_str())).collect();
+    let store = o.cache_dir.as_ref().map(cache::GraphCache::new);
+    for r in a.graphs.iter_mut() {
+        if o.no_passes {
+            r.passes = Some(vec![]);
+            continue;
+        }
+        let key = cache::key(&cache::KeyParts {
+            files: texts.clone(),
+            entry: gopts.entry.as_deref(),
+            graph: &r.name,
+            inputs: inputs.clone(),
+            inference: o.passes.inference,
+            disabled: o.passes.disabled.clone(),
+        });
+        let cause_names: Vec<String> = r.regions.iter().map(|reg| r.graph.node(reg.cause).name.clone()).collect();
+        let hit = store.as_ref().and_then(|c| c.load(&key)).filter(|(g, _)| cause_names.iter().all(|n| g.by_name(n).is_some()));
+        let (graph, log, from_cache) = match hit {
+            Some((g, log)) => (g, log, true),
+            None => {
+                let mut g = std::mem::take(&mut r.graph);
+                let log = Pipeline::new(&o.passes).run(&mut g)?;
+                if let Some(c) = &store {
+                    // A cache that cannot be written only costs time next run.
+                    let _ = c.store(&key, &g, &log);
+                }
+                (g, log, false)
+            }
+        };
+        r.graph = graph;
+        for (reg, name) in r.regions.iter_mut().zip(&cause_names) {
+            if let Some(id) = r.graph.by_name(name) {
+                reg.cause = id;
+            }
+        }
+        r.passes = Some(log);
+        r.from_cache = from_cache;
+    }
     Ok(())
 }

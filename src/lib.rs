@@ -14,3 +14,4 @@ pub mod render;
 pub mod semantic;
 pub mod shapes;
 pub mod syntax;
+pub mod passes;

@@ -325,6 +325,12 @@ impl<'p> Interp<'p> {
             },
         };
         let n = self.tracer_mut().add_node(&path, Op::CallModule, path.clone(), a, k, meta, frame.file_id, span);
+        let inplace = obj.as_ref().and_then(|o| o.get("inplace")).map(|v| matches!(v, Value::Bool(true))).unwrap_or(false);
+        let node = self.tracer_mut().graph.node_mut(n);
+        node.mutates_input = inplace;
+        if !class.is_empty() {
+            node.module_class = Some(class);
+        }
         Ok(Value::Proxy(n))
     }
 

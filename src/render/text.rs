@@ -40,6 +40,16 @@ pub fn render(r: &GraphResult) -> String {
             let _ = writeln!(out, "{}. Data-dependent control flow ({}) at node {}", i + 1, region.kind, g.node(region.cause).name);
         }
     }
+    if let Some(log) = &r.passes {
+        let _ = writeln!(out, "\nPass Log{}:", if r.from_cache { " (from cache)" } else { "" });
+        let _ = writeln!(out, "{}", "-".repeat(50));
+        if log.is_empty() {
+            let _ = writeln!(out, "(no passes run)");
+        }
+        for p in log {
+            let _ = writeln!(out, "round {} {:<14} {} node(s) modified", p.round, p.name, p.nodes_modified);
+        }
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "\nTracing stopped early: {} ({})", e.message, e.code);
     }

@@ -5,10 +5,10 @@
 
 pub mod rules;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     Float32,
@@ -81,7 +81,7 @@ impl DType {
 }
 
 /// One dimension of a shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Dim {
     Known(i64),
     Unknown,
@@ -115,14 +115,14 @@ pub fn concrete(shape: &Shape) -> Option<Vec<i64>> {
     shape.iter().map(Dim::known).collect()
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TensorMeta {
     pub shape: Option<Shape>,
     pub dtype: DType,
 }
 
 /// Where a Python scalar came from: this decides whether branching on it breaks the graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScalarOrigin {
     /// A literal or constructor constant.
@@ -133,7 +133,7 @@ pub enum ScalarOrigin {
     Data,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Scalar {
     Int(Option<i64>),
     Float(Option<f64>),
@@ -141,7 +141,7 @@ pub enum Scalar {
 }
 
 /// The abstract value of a node (or of a constant argument, when rules read their inputs).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub enum Meta {
     #[default]
     Unknown,
