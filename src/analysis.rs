@@ -200,8 +200,65 @@ fn instantiate_per_class(interp: &mut Interp, file: FileId, class: &Value, span:
     }
 }
 
-/// Traces `root.forward` with placeholders for its inputs.
+/// Traces `root.forward` with placeholders for its inputs. Inputs without a given shape get a
+/// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
+/// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
 pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    let (first, hints) = trace_root_with(interp, root, inputs, &[]);
+    if first.error.is_some() || hints.is_empty() {
+        return first;
+    }
+    // First the smallest rank each hint allows, then one more leading (sequence) dim.
+    for extra in 0..2usize {
+        if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
+            break;
+        }
+        let mut next_sym = 0u32;
+        let mut sym_inputs = Vec::new();
+        for (id, h) in &hints {
+            let extra = if h.grow { extra } else { 0 };
+            let name = first.graph.node(*id).name.clone();
+            let dims = (0..h.rank + extra)
+                .map(|i| {
+                    let pos = if extra > 0 && i >= 1 { i.checked_sub(extra).filter(|&p| p >= 1) } else { Some(i) };
+                    match pos.and_then(|p| h.known.iter().find(|(d, _)| *d == p)) {
+                        Some((_, v)) => crate::shapes::Dim::Known(*v),
+                        None => {
+                            next_sym += 1;
+                            crate::shapes::Dim::Sym(crate::shapes::Expr::sym(next_sym - 1))
+                        }
+                    }
+                })
+                .collect();
+            sym_inputs.push((name, Meta::tensor(Some(dims), h.dtype.unwrap_or(DType::Float32))));
+        }
+        let diagnostics = interp.diagnostics.len();
+        let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
+        interp.diagnostics.truncate(diagnostics);
+        if second.error.is_none() && same_structure(&first, &second) {
+            return second;
+        }
+    }
+    first
+}
+
+/// Same nodes, arguments and graph breaks: only the shapes may differ.
+fn same_structure(a: &GraphResult, b: &GraphResult) -> bool {
+    use crate::render::arg_text;
+    let sig = |r: &GraphResult| -> Vec<String> {
+        r.graph
+            .nodes()
+            .map(|(_, n)| {
+                let args: Vec<String> = n.args.iter().map(|x| arg_text(&r.graph, x)).collect();
+                let kwargs: Vec<String> = n.kwargs.iter().map(|(k, x)| format!("{k}={}", arg_text(&r.graph, x))).collect();
+                format!("{}|{}|{}|{}|{}|{:?}", n.name, n.op.as_str(), n.target, args.join(","), kwargs.join(","), n.region)
+            })
+            .collect()
+    };
+    a.regions.len() == b.regions.len() && a.events.len() == b.events.len() && sig(a) == sig(b)
+}
+
+fn trace_root_with(interp: &mut Interp, root: &Value, inputs: &[InputSpec], sym_inputs: &[(String, Meta)]) -> (GraphResult, Vec<(crate::graph::NodeId, crate::eval::trace::RankHint)>) {
     let mut result = GraphResult {
         name: String::new(),
         class: String::new(),
@@ -217,11 +274,11 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic { code: codes::UNSUPPORTED, message: "the module could not be constructed".into(), severity: Severity::Warning, file: 0, span: Span::default() });
-        return result;
+        return (result, vec![]);
     };
     result.class = obj.class_name();
     interp.tracer = Some(Tracer::new(obj));
-    let outcome = trace_forward(interp, obj, inputs);
+    let outcome = trace_forward(interp, obj, inputs, sym_inputs);
     let mut tracer = interp.tracer.take().expect("tracer");
     // The root forward is entered through a call like any method; its call site is not part
     // of the chain users see.
@@ -242,6 +299,7 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
             e.call_chain.remove(0);
         }
     }
+    let hints = std::mem::take(&mut tracer.rank_hints);
     result.graph = tracer.graph;
     result.regions = tracer.regions;
     result.events = tracer.events;
@@ -249,10 +307,10 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         interp.note_error(&e);
         result.error = Some(diag_of(&e));
     }
-    result
+    (result, hints)
 }
 
-fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inputs: &[InputSpec]) -> Result<(), EvalError> {
+fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inputs: &[InputSpec], sym_inputs: &[(String, Meta)]) -> Result<(), EvalError> {
     let forward = interp.class_lookup(&obj.class, "forward");
     let (file, ns) = match &forward {
         Some(Value::Function(f)) => (f.file_id, f.globals.clone()),
@@ -264,7 +322,9 @@ fn trace_forward(interp: &mut Interp, obj: &Rc<crate::eval::value::Object>, inpu
     let frame = Frame { file: interp.project.file(file), file_id: file, globals: ns, locals: None, class: None, receiver: None };
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
-    let input_meta = |name: &str| inputs.iter().find(|i| i.name == name).map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype));
+    let input_meta = |name: &str| {
+        inputs.iter().find(|i| i.name == name).map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype)).or_else(|| sym_inputs.iter().find(|(n, _)| n == name).map(|(_, m)| m.clone()))
+    };
     let span = match &forward {
         Some(Value::Function(f)) => f.span,
         _ => Span::default(),

@@ -4,6 +4,9 @@
 //! `if x.size(-1) != d:` is decided the way Dynamo specialises it, not reported as a break.
 
 pub mod rules;
+pub mod sym;
+
+pub use sym::Expr;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -84,6 +87,8 @@ impl DType {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Dim {
     Known(i64),
+    /// A size that depends on an input's unknown size (`s0`, `(s1 + 1)//2`).
+    Sym(Expr),
     Unknown,
 }
 
@@ -91,8 +96,34 @@ impl Dim {
     pub fn known(&self) -> Option<i64> {
         match self {
             Dim::Known(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The dim as an expression (a constant for known dims).
+    pub fn expr(&self) -> Option<Expr> {
+        match self {
+            Dim::Known(v) => Some(Expr::constant(*v)),
+            Dim::Sym(e) => Some(e.clone()),
             Dim::Unknown => None,
         }
+    }
+
+    /// An expression as a dim: a plain number when it has no symbols left.
+    pub fn from_expr(e: Expr) -> Dim {
+        match e.as_const() {
+            Some(v) => Dim::Known(v),
+            None => Dim::Sym(e),
+        }
+    }
+
+    /// Product of dims, symbolic when needed; None when one is unknown.
+    pub fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Option<Dim> {
+        let mut acc = Expr::constant(1);
+        for d in dims {
+            acc = acc.mul(&d.expr()?);
+        }
+        Some(Dim::from_expr(acc))
     }
 }
 
@@ -100,6 +131,7 @@ impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dim::Known(v) => write!(f, "{v}"),
+            Dim::Sym(e) => write!(f, "{e}"),
             Dim::Unknown => f.write_str("?"),
         }
     }
