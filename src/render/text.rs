@@ -85,6 +85,24 @@ pub fn render(r: &GraphResult) -> String {
     if possible > 0 {
         let _ = writeln!(out, "({possible} possible break(s) at calls staticfx cannot see into; see `staticfx check`)");
     }
+    if let Some(log) = &r.passes {
+        let _ = writeln!(
+            out,
+            "\nPass Log{}:",
+            if r.from_cache { " (from cache)" } else { "" }
+        );
+        let _ = writeln!(out, "{}", "-".repeat(50));
+        if log.is_empty() {
+            let _ = writeln!(out, "(no passes run)");
+        }
+        for p in log {
+            let _ = writeln!(
+                out,
+                "round {} {:<14} {} node(s) modified",
+                p.round, p.name, p.nodes_modified
+            );
+        }
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "\nTracing stopped early: {} ({})", e.message, e.code);
     }

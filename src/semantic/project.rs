@@ -98,6 +98,11 @@ impl Project {
         self.overlays.insert(normalize(&path.into()), (text, tree));
     }
 
+    /// Every file read so far (what an analysis depended on).
+    pub fn files(&self) -> Vec<Arc<SourceFile>> {
+        self.files.read().unwrap().clone()
+    }
+
     pub fn file(&self, id: FileId) -> Arc<SourceFile> {
         self.files.read().unwrap()[id].clone()
     }
