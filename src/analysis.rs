@@ -65,6 +65,8 @@ pub struct GraphOptions {
     pub parse_cache: Option<crate::semantic::project::ParseCache>,
     /// Per-class forward inputs (the editor's `exampleInputs`), preferred over `inputs`.
     pub class_inputs: std::collections::HashMap<String, Vec<InputSpec>>,
+    /// Wall-clock limit for the whole analysis of the file (batch runs over a corpus).
+    pub time_limit: Option<std::time::Duration>,
 }
 
 /// One traced forward.
@@ -220,6 +222,7 @@ pub fn analyze_in_project(
         })?;
     let (graphs, diagnostics) = {
         let mut interp = Interp::new(&project);
+        interp.limits.deadline = opts.time_limit.map(|d| std::time::Instant::now() + d);
         let mut graphs = run(&mut interp, file, opts)?;
         for g in graphs.iter_mut() {
             g.breaks = crate::breaks::annotate(&project, g);
@@ -364,6 +367,48 @@ fn instantiate_per_class(interp: &mut Interp, file: FileId, class: &Value, span:
 /// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
 /// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
 pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
+    // must start from the constructed state, not from proxies of the first trace's graph.
+    let before = attribute_snapshot(root);
+    let result = trace_root_twice(interp, root, inputs, &before);
+    restore_attributes(&before);
+    result
+}
+
+type AttributeSnapshot = Vec<(
+    Rc<crate::eval::value::Object>,
+    indexmap::IndexMap<String, Value>,
+)>;
+
+fn attribute_snapshot(root: &Value) -> AttributeSnapshot {
+    let Value::Object(root) = root else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root.clone()];
+    while let Some(obj) = stack.pop() {
+        if !seen.insert(obj.id) {
+            continue;
+        }
+        out.push((obj.clone(), obj.attrs.borrow().clone()));
+        stack.extend(obj.children().into_iter().map(|(_, c)| c));
+    }
+    out
+}
+
+fn restore_attributes(snapshot: &AttributeSnapshot) {
+    for (obj, attrs) in snapshot {
+        *obj.attrs.borrow_mut() = attrs.clone();
+    }
+}
+
+fn trace_root_twice(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    before: &AttributeSnapshot,
+) -> GraphResult {
     let (first, hints) = trace_root_with(interp, root, inputs, &[]);
     if first.error.is_some() || hints.is_empty() {
         return first;
@@ -400,6 +445,7 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
             ));
         }
         let diagnostics = interp.diagnostics.len();
+        restore_attributes(before);
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
         interp.diagnostics.truncate(diagnostics);
         if second.error.is_none() && same_structure(&first, &second) {

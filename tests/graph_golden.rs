@@ -189,6 +189,44 @@ fn unsupported_constructs_and_budgets_do_not_panic() {
 }
 
 #[test]
+fn corpus_regressions_trace_without_panicking() {
+    let a = analyze("errors/corpus_regressions.py", GraphOptions::default());
+    assert!(
+        a.graphs.iter().all(|g| g.error.is_none()),
+        "complete graphs"
+    );
+    let concrete = analyze(
+        "errors/corpus_regressions.py",
+        GraphOptions {
+            class: Some("CachesOnSelf".into()),
+            inputs: vec!["x=2x5x8".parse::<InputSpec>().unwrap()],
+            ..Default::default()
+        },
+    );
+    let expand = concrete.graphs[0]
+        .graph
+        .nodes()
+        .find(|(_, n)| n.target == "expand")
+        .map(|(_, n)| n.meta.describe())
+        .expect("expand node");
+    // The buffer replaced in forward has the sequence length in it; eager torch gives
+    // [2, 5, 5, 3] for this input.
+    assert_eq!(expand, "[2, 5, 5, 3]");
+    let mixed = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "MixedWeights")
+        .expect("MixedWeights traced");
+    assert!(
+        mixed
+            .graph
+            .nodes()
+            .any(|(_, n)| n.target == "torch.conv2d" || n.target.ends_with("functional.conv2d")),
+        "conv2d recorded"
+    );
+}
+
+#[test]
 fn bad_entry_expression_is_an_error_not_a_panic() {
     let path = fixture("models/mlp.py");
     for entry in ["SimpleNet(", "NoSuchClass()", "1 + 2"] {

@@ -51,6 +51,10 @@ pub struct Limits {
     pub max_call_depth: usize,
     pub max_expr_depth: usize,
     pub max_collection: usize,
+    /// Wall-clock limit for a batch run (a corpus sweep): a file that takes longer stops with
+    /// the budget diagnostic instead of holding up the run. The step budget is the primary,
+    /// deterministic bound; this one also covers whatever a step does not count.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for Limits {
@@ -60,6 +64,7 @@ impl Default for Limits {
             max_call_depth: 150,
             max_expr_depth: 400,
             max_collection: 1_000_000,
+            deadline: None,
         }
     }
 }
@@ -132,6 +137,18 @@ impl<'p> Interp<'p> {
                 codes::BUDGET,
                 "evaluation budget exceeded (a loop with a huge or unknown bound?)",
             ));
+        }
+        if self.steps % 1024 == 0 {
+            if let Some(deadline) = self.limits.deadline {
+                if std::time::Instant::now() > deadline {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::BUDGET,
+                        "time limit exceeded (the run's per-file limit)",
+                    ));
+                }
+            }
         }
         Ok(())
     }

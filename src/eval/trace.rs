@@ -248,7 +248,13 @@ impl Tracer {
     }
 
     pub fn meta(&self, n: NodeId) -> &Meta {
-        &self.graph.node(n).meta
+        // A proxy that outlived its trace (stored somewhere the trace did not restore) may
+        // name a node this graph does not have: its value is simply unknown here.
+        static UNKNOWN: Meta = Meta::Unknown;
+        match self.graph.contains(n) {
+            true => &self.graph.node(n).meta,
+            false => &UNKNOWN,
+        }
     }
 
     pub fn open_region(&mut self, cause: NodeId, kind: &str, file: FileId, span: Span) -> usize {

@@ -1227,7 +1227,7 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 return Meta::Unknown;
             };
             let n = if name == "conv2d" { 2 } else { 1 };
-            let Some(ws) = &w.shape else {
+            let Some(ws) = w.shape.as_ref().filter(|ws| ws.len() == n + 2) else {
                 return tensor(None, x.dtype);
             };
             let k = Meta::Seq(
