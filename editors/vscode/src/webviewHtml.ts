@@ -80,10 +80,11 @@ export function graphHtml(p: HtmlParams): string {
   #canvas { position: absolute; left: 0; top: 0; transform-origin: 0 0; }
   #canvas svg { display: block; }
   g.node.fx-clickable { cursor: pointer; }
-  g.node.fx-clickable:hover > polygon, g.node.fx-clickable:hover > path { stroke: #2b6cb0; stroke-width: 2px; }
-  g.node.fx-break > polygon, g.node.fx-break > path { stroke: #c53030; stroke-width: 3px; }
-  g.node.fx-break-branch > polygon, g.node.fx-break-branch > path { stroke: #dd6b20; stroke-width: 2px; stroke-dasharray: 5 3; }
-  g.node.fx-selected > polygon, g.node.fx-selected > path { stroke: #2b6cb0; stroke-width: 3px; }
+  /* Graphviz nests a node's shape in <g><a> when it has a tooltip: descendant selectors. */
+  g.node.fx-clickable:hover polygon, g.node.fx-clickable:hover path { stroke: #2b6cb0; stroke-width: 2px; }
+  g.node.fx-break polygon, g.node.fx-break path { stroke: #c53030; stroke-width: 3px; }
+  g.node.fx-break-branch polygon, g.node.fx-break-branch path { stroke: #dd6b20; stroke-width: 2px; stroke-dasharray: 5 3; }
+  g.node.fx-selected polygon, g.node.fx-selected path { stroke: #2b6cb0; stroke-width: 3px; }
   .legend { display: inline-flex; align-items: center; gap: 4px; font-size: 90%; }
   .swatch { width: 10px; height: 10px; display: inline-block; border-radius: 2px; }
   .swatch.cause { background: #f4a6a6; outline: 2px solid #c53030; }
