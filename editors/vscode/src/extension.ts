@@ -6,7 +6,6 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
-  TransportKind,
 } from "vscode-languageclient/node";
 import {
   checkGraphResult,
@@ -34,7 +33,8 @@ function makeClient(): LanguageClient {
   const s = settings();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const cmd = serverCommand(s, os.homedir(), folder);
-  const exe = { command: cmd.command, args: cmd.args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments.
+  const exe = { command: cmd.command, args: cmd.args };
   const serverOptions: ServerOptions = { run: exe, debug: exe };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
@@ -151,6 +151,8 @@ async function runGraph(context: vscode.ExtensionContext): Promise<void> {
   }
 }
 
+// The VS Code command ids differ from the server's (`staticfx.showGraph`, `staticfx.runGraph`):
+// vscode-languageclient registers every command the server advertises under its own id.
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   output = vscode.window.createOutputChannel("StaticFX", { log: true });
   runOutput = vscode.window.createOutputChannel("StaticFX Run");
@@ -159,9 +161,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     runOutput,
     panels,
-    vscode.commands.registerCommand("staticfx.showGraph", () => showGraph(panels, false)),
-    vscode.commands.registerCommand("staticfx.showOptimizedGraph", () => showGraph(panels, true)),
-    vscode.commands.registerCommand("staticfx.runGraph", () => runGraph(context)),
+    vscode.commands.registerCommand("staticfx.openGraph", () => showGraph(panels, false)),
+    vscode.commands.registerCommand("staticfx.openOptimizedGraph", () => showGraph(panels, true)),
+    vscode.commands.registerCommand("staticfx.runOnSampleInputs", () => runGraph(context)),
     vscode.commands.registerCommand("staticfx.restartServer", restart),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("staticfx.path") || e.affectsConfiguration("staticfx.args")) {

@@ -15,13 +15,18 @@ describe("package.json", () => {
     const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
     assert.deepEqual(registered, contributed);
     assert.deepEqual(contributed, [
+      "staticfx.openGraph",
+      "staticfx.openOptimizedGraph",
       "staticfx.restartServer",
-      "staticfx.runGraph",
-      "staticfx.showGraph",
-      "staticfx.showOptimizedGraph",
+      "staticfx.runOnSampleInputs",
     ]);
     for (const c of pkg.contributes.commands) {
       assert.equal(c.category, "StaticFX");
+    }
+    const menus = Object.values(pkg.contributes.menus).flat() as { command: string }[];
+    assert.ok(menus.length > 0);
+    for (const m of menus) {
+      assert.ok(contributed.includes(m.command), `menu entry for unknown command ${m.command}`);
     }
   });
   it("declares the settings the extension reads, trace named after the client id", () => {

@@ -98,6 +98,13 @@ describe("staticfx lsp over vscode-languageserver-protocol", { timeout: 120_000 
     });
     assert.ok(init.capabilities.executeCommandProvider?.commands.includes("staticfx.showGraph"));
     assert.ok(init.capabilities.executeCommandProvider?.commands.includes("staticfx.runGraph"));
+    // vscode-languageclient registers the server's commands as VS Code commands: the
+    // extension's own ids must not collide with them, or the client fails to start.
+    const contributed = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")).contributes.commands.map(
+      (c: { command: string }) => c.command,
+    );
+    const clash = contributed.filter((c: string) => init.capabilities.executeCommandProvider!.commands.includes(c));
+    assert.deepEqual(clash, [], "extension command ids registered by the server too");
     await conn.sendNotification(InitializedNotification.type, {});
     await conn.sendNotification(DidOpenTextDocumentNotification.type, {
       textDocument: { uri, languageId: "python", version: 1, text },

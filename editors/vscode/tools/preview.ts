@@ -65,15 +65,29 @@ async function main(): Promise<void> {
   } });
 </script>
 `;
-  const html = graphHtml({ cspSource: "file:", scriptUri: "webview.js", nonce }).replace(
-    `<script nonce="${nonce}" src="webview.js">`,
-    `${host}<script nonce="${nonce}" src="webview.js">`,
-  );
-  writeFileSync(path.join(dir, "index.html"), html);
-  const page = pathToFileURL(path.join(dir, "index.html")).toString();
+  // For the check only: once the graph is drawn, click the graph-break node like a user.
+  const click = `<script nonce="${nonce}">
+  new MutationObserver((_, obs) => {
+    const shape = document.querySelector("#canvas g.node.fx-break path, #canvas g.node.fx-break polygon");
+    if (!shape) return;
+    obs.disconnect();
+    const at = { bubbles: true, clientX: 5, clientY: 5, pointerId: 1 };
+    shape.dispatchEvent(new PointerEvent("pointerdown", at));
+    shape.dispatchEvent(new PointerEvent("pointerup", at));
+  }).observe(document.documentElement, { childList: true, subtree: true });
+</script>
+`;
+  const page = (name: string, extra: string) => {
+    const html = graphHtml({ cspSource: "file:", scriptUri: "webview.js", nonce }).replace(
+      `<script nonce="${nonce}" src="webview.js">`,
+      `${host}${extra}<script nonce="${nonce}" src="webview.js">`,
+    );
+    writeFileSync(path.join(dir, name), html);
+    return pathToFileURL(path.join(dir, name)).toString();
+  };
   const chromium = process.env.CHROMIUM ?? "chromium";
   const common = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=15000", "--window-size=1100,760"];
-  const dom = spawnSync(chromium, [...common, "--dump-dom", page], { encoding: "utf8" });
+  const dom = spawnSync(chromium, [...common, "--dump-dom", page("check.html", click)], { encoding: "utf8" });
   if (dom.status !== 0) {
     throw new Error(`chromium failed: ${dom.stderr}`);
   }
@@ -83,11 +97,17 @@ async function main(): Promise<void> {
   if (/Content Security Policy/i.test(dom.stderr)) {
     throw new Error(`CSP violation:\n${dom.stderr}`);
   }
-  const shot = spawnSync(chromium, [...common, `--screenshot=${path.resolve(out)}`, page], { encoding: "utf8" });
+  // The click on the break node asked the extension to reveal the line of the `if`.
+  const breakLine = readFileSync(abs, "utf8").split("\n").findIndex((l) => /^\s*if .*:/.test(l)) + 1;
+  const last = /data-last-message="([^"]*)"/.exec(dom.stdout)?.[1].replace(/&quot;/g, '"');
+  if (last !== JSON.stringify({ type: "reveal", line: breakLine })) {
+    throw new Error(`clicking the break node sent ${last}, expected a reveal of line ${breakLine}`);
+  }
+  const shot = spawnSync(chromium, [...common, `--screenshot=${path.resolve(out)}`, page("index.html", "")], { encoding: "utf8" });
   if (shot.status !== 0) {
     throw new Error(`chromium screenshot failed: ${shot.stderr}`);
   }
-  console.log(`${graph.name}: ${out}`);
+  console.log(`${graph.name}: ${out} (rendered under the CSP; clicking the break node reveals line ${breakLine})`);
 }
 
 main().catch((e) => {

@@ -105,7 +105,11 @@ viewport.addEventListener(
 let drag: { x: number; y: number; moved: boolean } | undefined;
 viewport.addEventListener("pointerdown", (e: PointerEvent) => {
   drag = { x: e.clientX, y: e.clientY, moved: false };
-  viewport.setPointerCapture(e.pointerId);
+  try {
+    viewport.setPointerCapture(e.pointerId);
+  } catch {
+    // Not an active pointer (synthetic events): dragging still works inside the view.
+  }
 });
 viewport.addEventListener("pointermove", (e: PointerEvent) => {
   if (!drag) {
