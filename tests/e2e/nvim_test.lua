@@ -67,6 +67,14 @@ local function run()
   })
   check(vim.lsp.config.staticfx and vim.lsp.config.staticfx.cmd[1] == bin, 'vim.lsp.config not registered with cmd override')
 
+  -- :checkhealth staticfx finds the server and the registration.
+  vim.cmd('checkhealth staticfx')
+  local report = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(report:find('OK server: ' .. bin, 1, true), 'checkhealth: ' .. report)
+  check(report:find('OK registered with vim.lsp.config', 1, true), 'checkhealth: ' .. report)
+  check(not report:find('ERROR', 1, true), 'checkhealth reports an error: ' .. report)
+  vim.cmd('bwipeout')
+
   -- 2. Open a model file: the server attaches by filetype.
   vim.cmd.edit(fixture)
   local buf = vim.api.nvim_get_current_buf()
