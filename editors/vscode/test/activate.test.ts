@@ -143,6 +143,19 @@ describe("the packaged extension, activated against a fake VS Code", { timeout: 
     fake.recorded.infos.length = 0;
   });
 
+  it("a changed staticfx.exampleInputs reaches the running server", async () => {
+    fake.changeSettings({ "staticfx.exampleInputs": { SimpleNet: { x: [3, 784] } } });
+    const panel = fake.recorded.panels[0];
+    let last = "";
+    for (let i = 0; i < 100 && !last.includes("[3, 128]"); i++) {
+      await fake.commands.executeCommand("staticfx.openGraph");
+      last = (panel.posted.at(-1) as { dot: string }).dot;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(last.includes("[3, 128]"), `the graph still has the old shapes: ${last}`);
+    assert.deepEqual(fake.recorded.errors, []);
+  });
+
   it("Restart Server brings up a new server with the same commands", async () => {
     await fake.commands.executeCommand("staticfx.restartServer");
     assert.deepEqual(fake.recorded.errors, []);

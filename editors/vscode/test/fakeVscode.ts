@@ -184,6 +184,16 @@ export function document(file: string, text: string): FakeDocument {
 
 export const settings: Record<string, unknown> = {};
 
+/** Fire with the changed keys after editing `settings`, as VS Code does. */
+export const configurationChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
+export function changeSettings(changes: Record<string, unknown>): void {
+  Object.assign(settings, changes);
+  const keys = Object.keys(changes);
+  configurationChanged.fire({
+    affectsConfiguration: (section) => keys.some((k) => k === section || k.startsWith(`${section}.`) || section.startsWith(`${k}.`)),
+  });
+}
+
 export const workspace = withStubs("workspace", {
   textDocuments: [] as FakeDocument[],
   workspaceFolders: undefined as unknown,
@@ -192,7 +202,20 @@ export const workspace = withStubs("workspace", {
     return {
       get<T>(key: string, def?: T): T | undefined {
         const full = section ? `${section}.${key}` : key;
-        return full in settings ? (settings[full] as T) : def;
+        if (full in settings) {
+          return settings[full] as T;
+        }
+        // A whole section, as VS Code answers `get("staticfx")`.
+        const nested: Record<string, unknown> = {};
+        for (const [k, v] of Object.entries(settings)) {
+          if (k.startsWith(`${full}.`)) {
+            const parts = k.slice(full.length + 1).split(".");
+            let o = nested;
+            parts.slice(0, -1).forEach((p) => (o = (o[p] ??= {}) as Record<string, unknown>));
+            o[parts[parts.length - 1]] = v;
+          }
+        }
+        return Object.keys(nested).length > 0 ? (nested as T) : def;
       },
       has: (key: string) => (section ? `${section}.${key}` : key) in settings,
       update: () => Promise.resolve(),
@@ -209,7 +232,7 @@ export const workspace = withStubs("workspace", {
   onDidCloseTextDocument: noEvent,
   onDidSaveTextDocument: noEvent,
   onWillSaveTextDocument: noEvent,
-  onDidChangeConfiguration: noEvent,
+  onDidChangeConfiguration: configurationChanged.event,
   onDidChangeWorkspaceFolders: noEvent,
 });
 
