@@ -4,7 +4,8 @@
 //! (the directory that holds the `transformers/` package, e.g. an unzipped wheel).
 //! Reports files/second for the full analysis beside an anchor measured in the same process:
 //! tree-sitter parsing alone of the same files, so the ratio is stable on a noisy machine.
-//! Also counts panics (must be zero) and classes whose graph was complete.
+//! Also counts panics (must be zero) and classes whose graph was complete. Files are analysed
+//! one after another, each in a fresh project sharing parsed files (as `staticfx check` does).
 
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
@@ -64,16 +65,19 @@ fn main() {
 
     let (mut classes, mut complete, mut panics, mut slowest) =
         (0usize, 0usize, 0usize, (0.0f64, PathBuf::new()));
+    // Shared like `staticfx check` shares it: every model file imports the same package modules.
+    let cache = staticfx::semantic::project::ParseCache::default();
     let t1 = Instant::now();
     for f in &files {
         let start = Instant::now();
         let path = f.clone();
         let root = root.clone();
+        let cache = cache.clone();
         let r = std::thread::Builder::new()
             .stack_size(256 << 20)
             .spawn(move || {
                 std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    let project = Project::new(root);
+                    let project = Project::new(root).with_parse_cache(cache);
                     analyze_in_project(project, &path, &GraphOptions::default()).map(|a| {
                         let n = a.graphs.len();
                         let ok = a.graphs.iter().filter(|g| g.error.is_none()).count();

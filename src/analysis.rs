@@ -9,6 +9,7 @@ use crate::eval::trace::{default_input_meta, Region, TraceEvent};
 use crate::eval::value::{FnKind, ObjKind, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, Op};
+use crate::passes::{cache, PassError, PassOptions, PassRecord, Pipeline};
 use crate::semantic::{FileId, Project};
 use crate::shapes::{shape_of, DType, Meta};
 use crate::syntax::Span;
@@ -85,6 +86,10 @@ pub struct GraphResult {
     pub error: Option<Diagnostic>,
     /// The constructed module tree, root first (hover on `self.x = nn.Linear(...)` reads it).
     pub modules: Vec<ModuleSummary>,
+    /// The pass log once `optimize` ran (empty with `--no-passes`); None for the traced graph.
+    pub passes: Option<Vec<PassRecord>>,
+    /// Whether the optimized graph came from the cache.
+    pub from_cache: bool,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).
@@ -355,8 +360,92 @@ fn instantiate_per_class(interp: &mut Interp, file: FileId, class: &Value, span:
     }
 }
 
-/// Traces `root.forward` with placeholders for its inputs.
+/// Traces `root.forward` with placeholders for its inputs. Inputs without a given shape get a
+/// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
+/// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
 pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    let (first, hints) = trace_root_with(interp, root, inputs, &[]);
+    if first.error.is_some() || hints.is_empty() {
+        return first;
+    }
+    // First the smallest rank each hint allows, then one more leading (sequence) dim.
+    for extra in 0..2usize {
+        if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
+            break;
+        }
+        let mut next_sym = 0u32;
+        let mut sym_inputs = Vec::new();
+        for (id, h) in &hints {
+            let extra = if h.grow { extra } else { 0 };
+            let name = first.graph.node(*id).name.clone();
+            let dims = (0..h.rank + extra)
+                .map(|i| {
+                    let pos = if extra > 0 && i >= 1 {
+                        i.checked_sub(extra).filter(|&p| p >= 1)
+                    } else {
+                        Some(i)
+                    };
+                    match pos.and_then(|p| h.known.iter().find(|(d, _)| *d == p)) {
+                        Some((_, v)) => crate::shapes::Dim::Known(*v),
+                        None => {
+                            next_sym += 1;
+                            crate::shapes::Dim::Sym(crate::shapes::Expr::sym(next_sym - 1))
+                        }
+                    }
+                })
+                .collect();
+            sym_inputs.push((
+                name,
+                Meta::tensor(Some(dims), h.dtype.unwrap_or(DType::Float32)),
+            ));
+        }
+        let diagnostics = interp.diagnostics.len();
+        let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
+        interp.diagnostics.truncate(diagnostics);
+        if second.error.is_none() && same_structure(&first, &second) {
+            return second;
+        }
+    }
+    first
+}
+
+/// Same nodes, arguments and graph breaks: only the shapes may differ.
+fn same_structure(a: &GraphResult, b: &GraphResult) -> bool {
+    use crate::render::arg_text;
+    let sig = |r: &GraphResult| -> Vec<String> {
+        r.graph
+            .nodes()
+            .map(|(_, n)| {
+                let args: Vec<String> = n.args.iter().map(|x| arg_text(&r.graph, x)).collect();
+                let kwargs: Vec<String> = n
+                    .kwargs
+                    .iter()
+                    .map(|(k, x)| format!("{k}={}", arg_text(&r.graph, x)))
+                    .collect();
+                format!(
+                    "{}|{}|{}|{}|{}|{:?}",
+                    n.name,
+                    n.op.as_str(),
+                    n.target,
+                    args.join(","),
+                    kwargs.join(","),
+                    n.region
+                )
+            })
+            .collect()
+    };
+    a.regions.len() == b.regions.len() && a.events.len() == b.events.len() && sig(a) == sig(b)
+}
+
+fn trace_root_with(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    sym_inputs: &[(String, Meta)],
+) -> (
+    GraphResult,
+    Vec<(crate::graph::NodeId, crate::eval::trace::RankHint)>,
+) {
     let mut result = GraphResult {
         name: String::new(),
         class: String::new(),
@@ -369,6 +458,8 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         breaks: vec![],
         error: None,
         modules: vec![],
+        passes: None,
+        from_cache: false,
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -378,12 +469,12 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
             file: 0,
             span: Span::default(),
         });
-        return result;
+        return (result, vec![]);
     };
     result.class = obj.class_name();
     result.modules = module_tree(obj);
     interp.tracer = Some(Tracer::new(obj));
-    let outcome = trace_forward(interp, obj, inputs);
+    let outcome = trace_forward(interp, obj, inputs, sym_inputs);
     let mut tracer = interp.tracer.take().expect("tracer");
     // The root forward is entered through a call like any method; its call site is not part
     // of the chain users see.
@@ -404,6 +495,7 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
             e.call_chain.remove(0);
         }
     }
+    let hints = std::mem::take(&mut tracer.rank_hints);
     result.graph = tracer.graph;
     result.regions = tracer.regions;
     result.events = tracer.events;
@@ -411,13 +503,14 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
         interp.note_error(&e);
         result.error = Some(diag_of(&e));
     }
-    result
+    (result, hints)
 }
 
 fn trace_forward(
     interp: &mut Interp,
     obj: &Rc<crate::eval::value::Object>,
     inputs: &[InputSpec],
+    sym_inputs: &[(String, Meta)],
 ) -> Result<(), EvalError> {
     let forward = interp.class_lookup(&obj.class, "forward");
     let (file, ns) = match &forward {
@@ -449,6 +542,12 @@ fn trace_forward(
             .iter()
             .find(|i| i.name == name)
             .map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype))
+            .or_else(|| {
+                sym_inputs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, m)| m.clone())
+            })
     };
     let span = match &forward {
         Some(Value::Function(f)) => f.span,
@@ -538,5 +637,93 @@ fn trace_forward(
         file,
         span,
     );
+    Ok(())
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct OptimizeOptions {
+    pub passes: PassOptions,
+    /// `--no-passes`: keep the traced graph (with an empty pass log) for debugging.
+    pub no_passes: bool,
+    /// Where optimized graphs are cached; None disables the cache.
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// The default cache directory for a project: `.staticfx-cache` under its root.
+pub fn default_cache_dir(project: &Project) -> PathBuf {
+    project.root.join(".staticfx-cache")
+}
+
+/// Runs the pass pipeline over every graph of an analysis, through the cache when enabled.
+pub fn optimize(
+    a: &mut FileAnalysis,
+    gopts: &GraphOptions,
+    o: &OptimizeOptions,
+) -> Result<(), PassError> {
+    let files = a.project.files();
+    let texts: Vec<(String, &str)> = files
+        .iter()
+        .map(|f| (f.path.display().to_string(), &*f.text))
+        .collect();
+    let inputs: Vec<String> = gopts
+        .inputs
+        .iter()
+        .map(|i| {
+            format!(
+                "{}={}:{}",
+                i.name,
+                i.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                i.dtype.as_str()
+            )
+        })
+        .collect();
+    let store = o.cache_dir.as_ref().map(cache::GraphCache::new);
+    for r in a.graphs.iter_mut() {
+        if o.no_passes {
+            r.passes = Some(vec![]);
+            continue;
+        }
+        let key = cache::key(&cache::KeyParts {
+            files: texts.clone(),
+            entry: gopts.entry.as_deref(),
+            graph: &r.name,
+            inputs: inputs.clone(),
+            inference: o.passes.inference,
+            disabled: o.passes.disabled.clone(),
+        });
+        let cause_names: Vec<String> = r
+            .regions
+            .iter()
+            .map(|reg| r.graph.node(reg.cause).name.clone())
+            .collect();
+        let hit = store
+            .as_ref()
+            .and_then(|c| c.load(&key))
+            .filter(|(g, _)| cause_names.iter().all(|n| g.by_name(n).is_some()));
+        let (graph, log, from_cache) = match hit {
+            Some((g, log)) => (g, log, true),
+            None => {
+                let mut g = std::mem::take(&mut r.graph);
+                let log = Pipeline::new(&o.passes).run(&mut g)?;
+                if let Some(c) = &store {
+                    // A cache that cannot be written only costs time next run.
+                    let _ = c.store(&key, &g, &log);
+                }
+                (g, log, false)
+            }
+        };
+        r.graph = graph;
+        for (reg, name) in r.regions.iter_mut().zip(&cause_names) {
+            if let Some(id) = r.graph.by_name(name) {
+                reg.cause = id;
+            }
+        }
+        r.passes = Some(log);
+        r.from_cache = from_cache;
+    }
     Ok(())
 }

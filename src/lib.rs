@@ -14,6 +14,7 @@ pub mod eval;
 pub mod exec;
 pub mod graph;
 pub mod lsp;
+pub mod passes;
 pub mod render;
 pub mod semantic;
 pub mod shapes;

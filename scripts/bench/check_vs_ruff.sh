@@ -11,11 +11,12 @@ set -u
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 corpus="${1:-/work/corpus/src}"
 ruff="${RUFF:-/work/venv/bin/ruff}"
-targets=("$corpus/transformers" "$corpus/timm")
+# TARGETS="a b" overrides the default pair of source trees.
+read -r -a targets <<<"${TARGETS:-$corpus/transformers $corpus/timm}"
 out="${TMPDIR:-/tmp}/staticfx-bench"
 mkdir -p "$out"
 
-cargo build --release -j 2 --manifest-path "$here/Cargo.toml" >/dev/null || exit 3
+cargo build --quiet --release -j 2 --manifest-path "$here/Cargo.toml" 2>/dev/null || exit 3
 bin="$here/target/release/staticfx"
 nfiles=$(find "${targets[@]}" -name '*.py' | wc -l)
 nlines=$(find "${targets[@]}" -name '*.py' -print0 | xargs -0 cat | wc -l)

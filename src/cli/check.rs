@@ -147,6 +147,14 @@ pub fn check_file(
     root: Option<PathBuf>,
     cache: Option<ParseCache>,
 ) -> Result<Vec<Message>, String> {
+    // Only module classes with a `forward` (or Sequential subclasses) are traced, and a break is
+    // reported in the file that contains it; evaluating a tokenizer's or config's imports just
+    // to find no class would cost as much as a model file.
+    let text =
+        crate::semantic::project::read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !text.contains("def forward") && !text.contains("Sequential") {
+        return Ok(vec![]);
+    }
     let opts = GraphOptions {
         root,
         parse_cache: cache,

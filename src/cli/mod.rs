@@ -46,6 +46,24 @@ pub enum Command {
         root: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
+        /// Run the pass pipeline (CSE, constant folding, fusion, DCE) and show the optimized graph and pass log.
+        #[arg(long)]
+        optimize: bool,
+        /// With --optimize: run no passes (debugging aid; shows the traced graph with an empty log).
+        #[arg(long, requires = "optimize")]
+        no_passes: bool,
+        /// With --optimize: skip one pass (cse, constant_fold, fusion, dce); repeatable.
+        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(crate::passes::PASS_NAMES))]
+        disable_pass: Vec<String>,
+        /// With --optimize: eval mode with frozen parameters (folds batch norm into convolutions).
+        #[arg(long, requires = "optimize")]
+        inference: bool,
+        /// With --optimize: where optimized graphs are cached (default: .staticfx-cache under the project root).
+        #[arg(long, value_name = "DIR", requires = "optimize")]
+        cache_dir: Option<PathBuf>,
+        /// With --optimize: neither read nor write the cache.
+        #[arg(long, requires = "optimize")]
+        no_cache: bool,
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
@@ -85,6 +103,12 @@ fn run(cli: Cli) -> ExitCode {
             inputs,
             root,
             format,
+            optimize,
+            no_passes,
+            disable_pass,
+            inference,
+            cache_dir,
+            no_cache,
         } => {
             let opts = GraphOptions {
                 root,
@@ -94,7 +118,30 @@ fn run(cli: Cli) -> ExitCode {
                 ..Default::default()
             };
             match analysis::analyze_file(&file, &opts) {
-                Ok(a) => {
+                Ok(mut a) => {
+                    if optimize {
+                        let cache_dir = if no_cache {
+                            None
+                        } else {
+                            Some(
+                                cache_dir
+                                    .unwrap_or_else(|| analysis::default_cache_dir(&a.project)),
+                            )
+                        };
+                        let o = analysis::OptimizeOptions {
+                            passes: crate::passes::PassOptions {
+                                inference,
+                                disabled: disable_pass,
+                                validate: false,
+                            },
+                            no_passes,
+                            cache_dir,
+                        };
+                        if let Err(e) = analysis::optimize(&mut a, &opts, &o) {
+                            eprintln!("staticfx: internal error: {e} (rerun with --disable-pass to narrow it down)");
+                            return ExitCode::from(2);
+                        }
+                    }
                     let out = match format {
                         GraphFormat::Text => a
                             .graphs

@@ -611,6 +611,9 @@ pub fn external_attr(path: &str, name: &str) -> Value {
         "math.inf" | "torch.inf" => Value::Float(f64::INFINITY),
         "math.nan" | "torch.nan" => Value::Float(f64::NAN),
         "sys.maxsize" => Value::Int(i64::MAX),
+        // False at runtime, which is what tracing sees; treating it as unknown would run the
+        // type-checking-only imports (transformers' `__init__` imports the whole package there).
+        "typing.TYPE_CHECKING" | "typing_extensions.TYPE_CHECKING" => Value::Bool(false),
         _ => {
             let canon = crate::catalog::get().canonical(&full).to_string();
             Value::External(Rc::from(canon.as_str()))

@@ -46,8 +46,14 @@ impl<'p> Interp<'p> {
         if let Some(v) = frame.globals.vars.borrow().get(name) {
             return Ok(v.clone());
         }
+        if let Some(v) = self.force_pending(&frame.globals, name) {
+            return Ok(v);
+        }
         if let Some(b) = builtin_value(name) {
             return Ok(b);
+        }
+        if let Some(v) = self.from_star_sources(&frame.globals, name) {
+            return Ok(v);
         }
         Err(self.error(
             frame,

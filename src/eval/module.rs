@@ -55,6 +55,8 @@ impl<'p> Interp<'p> {
             file_id,
             file: file.clone(),
             vars: RefCell::new(Default::default()),
+            pending: RefCell::new(Default::default()),
+            star_sources: RefCell::new(Vec::new()),
             state: Cell::new(LoadState::Loading),
         });
         ns.vars
@@ -72,6 +74,9 @@ impl<'p> Interp<'p> {
             class: None,
             receiver: None,
         };
+        // A deferred import forced while tracing a forward runs a module's top level, which
+        // is not part of the traced program: its statements must not reach the graph.
+        let tracer = self.tracer.take();
         let root = file.tree.root_node();
         let mut cursor = root.walk();
         let stmts: Vec<_> = root.named_children(&mut cursor).collect();
@@ -88,6 +93,7 @@ impl<'p> Interp<'p> {
                 self.bind_unknown_targets(&frame, stmt, &e.message);
             }
         }
+        self.tracer = tracer;
         ns.state.set(LoadState::Loaded);
         Ok(ns)
     }
@@ -107,17 +113,90 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// Whether `import dotted` would evaluate a project file not loaded yet: only then is
+    /// deferring it worth anything.
+    pub(super) fn import_is_deferrable(&self, dotted: &str) -> bool {
+        let top = dotted.split('.').next().unwrap_or(dotted);
+        if ALWAYS_EXTERNAL.contains(&top) {
+            return false;
+        }
+        match self.project.is_loaded(dotted) {
+            Some(id) => !self.modules.contains_key(&id),
+            None => self.project.module_exists(dotted),
+        }
+    }
+
+    /// Evaluates a deferred import of `ns` bound to `name`, if there is one, and binds the result.
+    pub(super) fn force_pending(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
+        let p = ns.pending.borrow_mut().remove(name)?;
+        let v = match &p.attr {
+            None => {
+                if let Some(sub) = &p.also_load {
+                    let _ = self.import_module(sub);
+                }
+                self.import_module(&p.module)
+            }
+            Some(attr) => match self.import_module(&p.module) {
+                Value::Module(m) => match self.module_attr(&m, attr) {
+                    Some(v) => v,
+                    None => {
+                        let msg = format!("`{attr}` not found in `{}`", p.module);
+                        self.note(ns.file_id, p.span, codes::UNRESOLVED_NAME, msg.clone());
+                        Value::unknown(msg)
+                    }
+                },
+                Value::Unknown(u) => Value::Unknown(u),
+                _ => super::attr::external_attr(&p.module, attr),
+            },
+        };
+        ns.vars.borrow_mut().insert(name.to_string(), v.clone());
+        Some(v)
+    }
+
+    pub(super) fn from_star_sources(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
+        if name.starts_with('_') {
+            return None;
+        }
+        let sources = ns.star_sources.borrow().clone();
+        for module in sources {
+            // Read the source's syntax before running it: evaluating every star source of a
+            // package (hundreds in transformers' `models/__init__`) to find one name is the
+            // cost deferral exists to avoid.
+            if let Some(id) = self.project.resolve_module(&module) {
+                let file = self.project.file(id);
+                if !self.modules.contains_key(&id)
+                    && !may_bind_at_top_level(file.tree.root_node(), &file.text, name)
+                {
+                    continue;
+                }
+            }
+            if let Value::Module(m) = self.import_module(&module) {
+                if m.vars.borrow().contains_key(name) || m.pending.borrow().contains_key(name) {
+                    let v = self.module_attr(&m, name)?;
+                    ns.vars.borrow_mut().insert(name.to_string(), v.clone());
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+
     /// Attribute of a project module, importing a submodule (`pkg.sub`) when not yet bound.
     pub fn module_attr(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
         if let Some(v) = ns.vars.borrow().get(name) {
             return Some(v.clone());
+        }
+        if let Some(v) = self.force_pending(ns, name) {
+            return Some(v);
         }
         let sub = if ns.name.is_empty() {
             name.to_string()
         } else {
             format!("{}.{}", ns.name, name)
         };
-        let id = self.project.resolve_module(&sub)?;
+        let Some(id) = self.project.resolve_module(&sub) else {
+            return self.from_star_sources(ns, name);
+        };
         let v = match self.load_module(id) {
             Ok(m) => Value::Module(m),
             Err(e) => Value::unknown(e.message),
@@ -150,6 +229,37 @@ impl<'p> Interp<'p> {
             }
         }
     }
+}
+
+/// Whether the statements of a block may bind `name` at module level: a definition,
+/// assignment or import of it, or a star import (which may bind anything).
+fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> bool {
+    let mut c = block.walk();
+    let stmts: Vec<_> = block.named_children(&mut c).collect();
+    stmts.into_iter().any(|stmt| {
+        let mut names = Vec::new();
+        collect_bound_names(stmt, src, &mut names);
+        if names.iter().any(|n| n == name) {
+            return true;
+        }
+        match stmt.kind() {
+            "import_from_statement" => {
+                let mut c2 = stmt.walk();
+                let star = stmt
+                    .named_children(&mut c2)
+                    .any(|n| n.kind() == "wildcard_import");
+                star
+            }
+            "function_definition" | "class_definition" | "decorated_definition" => false,
+            _ => {
+                let mut c2 = stmt.walk();
+                let blocks: Vec<_> = stmt.named_children(&mut c2).collect();
+                blocks
+                    .into_iter()
+                    .any(|b| may_bind_at_top_level(b, src, name))
+            }
+        }
+    })
 }
 
 fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {

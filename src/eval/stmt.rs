@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::value::{Class, FnKind, FnParam, Function, Scope, Value};
+use super::value::{Class, FnKind, FnParam, Function, PendingImport, Scope, Value};
 use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
@@ -114,18 +114,35 @@ impl<'p> Interp<'p> {
                                 .child_by_field_name("alias")
                                 .map(|m| text(m, &src))
                                 .unwrap_or("");
-                            let v = self.import_module(&compact(module));
-                            self.set_var(frame, alias, v);
+                            let module = compact(module);
+                            let deferred = PendingImport {
+                                module: module.clone(),
+                                attr: None,
+                                also_load: None,
+                                span: Span::of(n),
+                            };
+                            if !self.defer_import(frame, alias, deferred) {
+                                let v = self.import_module(&module);
+                                self.set_var(frame, alias, v);
+                            }
                         }
                         _ => {
                             let module = compact(text(n, &src));
                             let top = module.split('.').next().unwrap_or("").to_string();
                             // `import a.b` binds `a`, and loads `a.b` so attribute access reaches it.
-                            if module.contains('.') {
-                                let _ = self.import_module(&module);
+                            let deferred = PendingImport {
+                                module: top.clone(),
+                                attr: None,
+                                also_load: module.contains('.').then(|| module.clone()),
+                                span: Span::of(n),
+                            };
+                            if !self.defer_import(frame, &top, deferred) {
+                                if module.contains('.') {
+                                    let _ = self.import_module(&module);
+                                }
+                                let v = self.import_module(&top);
+                                self.set_var(frame, &top, v);
                             }
-                            let v = self.import_module(&top);
-                            self.set_var(frame, &top, v);
                         }
                     }
                 }
@@ -372,15 +389,90 @@ impl<'p> Interp<'p> {
                 scope.vars.borrow_mut().insert(name.to_string(), v);
             }
             None => {
+                frame.globals.pending.borrow_mut().remove(name);
                 frame.globals.vars.borrow_mut().insert(name.to_string(), v);
             }
         }
+    }
+
+    /// The imports of a module-level `if TYPE_CHECKING:` block become deferred bindings.
+    /// At runtime the block is skipped, but packages built on a lazy-module pattern
+    /// (transformers' `_LazyModule`) serve exactly those names on first access; deferring
+    /// reproduces that without evaluating the whole package.
+    fn defer_type_checking_imports(&mut self, frame: &Frame, body: Node) {
+        let src = frame.file.text.clone();
+        // The imports may sit in nested blocks: transformers guards them with
+        // `try: if not is_torch_available(): raise … except …: pass else: from … import …`.
+        let mut stmts = Vec::new();
+        collect_import_froms(body, &mut stmts);
+        for stmt in stmts {
+            let Some(module_node) = stmt.child_by_field_name("module_name") else {
+                continue;
+            };
+            let t = compact(text(module_node, &src));
+            let level = t.chars().take_while(|c| *c == '.').count();
+            let Some(abs) = self
+                .project
+                .absolute_module(&frame.file, level, &t[level..])
+            else {
+                continue;
+            };
+            if !self.project.module_exists(&abs) {
+                continue;
+            }
+            let mut c2 = stmt.walk();
+            let wildcard = stmt
+                .named_children(&mut c2)
+                .any(|n| n.kind() == "wildcard_import");
+            if wildcard {
+                frame.globals.star_sources.borrow_mut().push(abs);
+                continue;
+            }
+            let mut c3 = stmt.walk();
+            let names: Vec<Node> = stmt.children_by_field_name("name", &mut c3).collect();
+            for n in names {
+                let (name, alias) = import_name_alias(n, &src);
+                if frame.globals.vars.borrow().contains_key(&alias) {
+                    continue;
+                }
+                frame.globals.pending.borrow_mut().insert(
+                    alias,
+                    PendingImport {
+                        module: abs.clone(),
+                        attr: Some(name),
+                        also_load: None,
+                        span: Span::of(n),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Binds `name` to an import evaluated on first use, when that is sound: at module level
+    /// (where every later read goes through `lookup` or `module_attr`) and for a project module
+    /// not loaded yet. Returns false when the caller should import now.
+    fn defer_import(&mut self, frame: &Frame, name: &str, pending: PendingImport) -> bool {
+        if frame.locals.is_some() || !self.import_is_deferrable(&pending.module) {
+            return false;
+        }
+        frame.globals.vars.borrow_mut().shift_remove(name);
+        frame
+            .globals
+            .pending
+            .borrow_mut()
+            .insert(name.to_string(), pending);
+        true
     }
 
     fn exec_if(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let Some(cond) = node.child_by_field_name("condition") else {
             return Ok(Flow::Normal);
         };
+        if frame.locals.is_none() && is_type_checking(cond, &frame.file.text) {
+            if let Some(body) = node.child_by_field_name("consequence") {
+                self.defer_type_checking_imports(frame, body);
+            }
+        }
         let v = self.eval_expr(frame, cond)?;
         let truth = self.truth(frame, &v, Span::of(cond))?;
         let body = node.child_by_field_name("consequence");
@@ -668,7 +760,6 @@ impl<'p> Interp<'p> {
             );
             return Err(e);
         };
-        let base = self.import_module(&abs);
         let mut c = node.walk();
         let mut names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
         let wildcard = {
@@ -678,6 +769,20 @@ impl<'p> Interp<'p> {
                 .any(|n| n.kind() == "wildcard_import");
             found
         };
+        if !wildcard && frame.locals.is_none() && self.import_is_deferrable(&abs) {
+            for n in names.drain(..) {
+                let (name, alias) = import_name_alias(n, &src);
+                let deferred = PendingImport {
+                    module: abs.clone(),
+                    attr: Some(name),
+                    also_load: None,
+                    span: Span::of(n),
+                };
+                self.defer_import(frame, &alias, deferred);
+            }
+            return Ok(Flow::Normal);
+        }
+        let base = self.import_module(&abs);
         if wildcard {
             if let Value::Module(ns) = &base {
                 let vars: Vec<(String, Value)> = ns
@@ -690,22 +795,24 @@ impl<'p> Interp<'p> {
                 for (k, v) in vars {
                     self.set_var(frame, &k, v);
                 }
+                if frame.locals.is_none() {
+                    let pending: Vec<(String, PendingImport)> = ns
+                        .pending
+                        .borrow()
+                        .iter()
+                        .filter(|(k, _)| !k.starts_with('_'))
+                        .map(|(k, p)| (k.clone(), p.clone()))
+                        .collect();
+                    for (k, p) in pending {
+                        frame.globals.vars.borrow_mut().shift_remove(&k);
+                        frame.globals.pending.borrow_mut().insert(k, p);
+                    }
+                }
             }
             return Ok(Flow::Normal);
         }
         for n in names.drain(..) {
-            let (name, alias) = match n.kind() {
-                "aliased_import" => (
-                    n.child_by_field_name("name")
-                        .map(|m| text(m, &src).to_string())
-                        .unwrap_or_default(),
-                    n.child_by_field_name("alias")
-                        .map(|m| text(m, &src).to_string())
-                        .unwrap_or_default(),
-                ),
-                _ => (text(n, &src).to_string(), text(n, &src).to_string()),
-            };
-            let name = compact(&name);
+            let (name, alias) = import_name_alias(n, &src);
             let v = match &base {
                 Value::Module(ns) => match self.module_attr(ns, &name) {
                     Some(v) => v,
@@ -719,7 +826,7 @@ impl<'p> Interp<'p> {
                         Value::unknown(format!("`{name}` not found in `{abs}`"))
                     }
                 },
-                _ => Value::External(Rc::from(format!("{abs}.{name}").as_str())),
+                _ => super::attr::external_attr(&abs, &name),
             };
             self.set_var(frame, &alias, v);
         }
@@ -1097,4 +1204,38 @@ fn restore(frame: &Frame, snap: &Snapshot) {
 
 fn else_flow_if_then_normal(_else_flow: Flow) -> Flow {
     Flow::Normal
+}
+
+/// `name` and the name it is bound to in `from m import name [as alias]`.
+fn import_name_alias(n: Node, src: &str) -> (String, String) {
+    match n.kind() {
+        "aliased_import" => (
+            compact(
+                n.child_by_field_name("name")
+                    .map(|m| text(m, src))
+                    .unwrap_or_default(),
+            ),
+            n.child_by_field_name("alias")
+                .map(|m| text(m, src).to_string())
+                .unwrap_or_default(),
+        ),
+        _ => (compact(text(n, src)), text(n, src).to_string()),
+    }
+}
+
+/// `TYPE_CHECKING` or `typing.TYPE_CHECKING` as an `if` condition.
+fn is_type_checking(cond: Node, src: &str) -> bool {
+    let t = text(cond, src);
+    t == "TYPE_CHECKING" || t.ends_with(".TYPE_CHECKING")
+}
+
+fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        match child.kind() {
+            "import_from_statement" => out.push(child),
+            "function_definition" | "class_definition" | "decorated_definition" => {}
+            _ => collect_import_froms(child, out),
+        }
+    }
 }

@@ -26,6 +26,80 @@ pub struct Region {
     pub call_chain: Vec<(FileId, Span)>,
 }
 
+/// An input's rank and the sizes a layer fixes (`Conv2d(3, …)` → rank 4, dim 1 = 3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankHint {
+    pub rank: usize,
+    /// Whether more leading dims (a sequence after the batch) are allowed; known dims then
+    /// count from the end.
+    pub grow: bool,
+    pub known: Vec<(usize, i64)>,
+    pub dtype: Option<DType>,
+}
+
+/// The shape a leaf layer requires of its input, from its class and constructor attributes.
+/// Where torch accepts several ranks (Linear takes any rank ≥ 1) the common one is chosen:
+/// `[batch, features]` for Linear, `[batch, seq, features]` for LayerNorm; the caller checks
+/// that tracing with it changes nothing.
+pub fn rank_hint(class: &str, attr: &dyn Fn(&str) -> Meta) -> Option<RankHint> {
+    let int = |n: &str| attr(n).as_int();
+    Some(match class {
+        "Conv1d" | "Conv2d" | "Conv3d" => {
+            let rank = match class {
+                "Conv1d" => 3,
+                "Conv2d" => 4,
+                _ => 5,
+            };
+            RankHint {
+                rank,
+                grow: false,
+                known: int("in_channels").map(|c| vec![(1, c)]).unwrap_or_default(),
+                dtype: None,
+            }
+        }
+        "BatchNorm2d" => RankHint {
+            rank: 4,
+            grow: false,
+            known: int("num_features")
+                .map(|c| vec![(1, c)])
+                .unwrap_or_default(),
+            dtype: None,
+        },
+        "BatchNorm3d" => RankHint {
+            rank: 5,
+            grow: false,
+            known: int("num_features")
+                .map(|c| vec![(1, c)])
+                .unwrap_or_default(),
+            dtype: None,
+        },
+        "Linear" => RankHint {
+            rank: 2,
+            grow: true,
+            known: int("in_features").map(|c| vec![(1, c)]).unwrap_or_default(),
+            dtype: None,
+        },
+        "LayerNorm" => {
+            let dims = attr("normalized_shape").as_int_list()?;
+            // [batch, features...]: a sequence dim is tried next if tracing needs one.
+            let rank = dims.len() + 1;
+            RankHint {
+                rank,
+                grow: true,
+                known: dims.iter().enumerate().map(|(i, &d)| (1 + i, d)).collect(),
+                dtype: None,
+            }
+        }
+        "Embedding" => RankHint {
+            rank: 2,
+            grow: false,
+            known: vec![],
+            dtype: Some(DType::Int64),
+        },
+        _ => return None,
+    })
+}
+
 /// Something that happened during tracing that later stages classify (e.g. a `yield`).
 #[derive(Clone, Debug)]
 pub struct TraceEvent {
@@ -52,6 +126,8 @@ pub struct Tracer {
     pub regions: Vec<Region>,
     pub events: Vec<TraceEvent>,
     tensor_constants: usize,
+    /// What the first layer applied to an input of unknown shape says about that shape.
+    pub rank_hints: Vec<(NodeId, RankHint)>,
     /// Depth of inlined calls (bounded by `graph::inline::MAX_INLINE_DEPTH`).
     pub inline_depth: usize,
 }
@@ -543,6 +619,19 @@ impl<'p> Interp<'p> {
         let (a, am) = self.to_args(frame, &args, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
+        if let (Some(o), Some(Arg::Node(input))) = (&obj, a.first()) {
+            let t = self.tracer_mut();
+            let unknown_input = t.graph.node(*input).op == Op::Placeholder
+                && matches!(t.meta(*input), Meta::Tensor(m) if m.shape.is_none());
+            if unknown_input && !t.rank_hints.iter().any(|(n, _)| n == input) {
+                let attr_meta = |name: &str| -> Meta {
+                    o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown)
+                };
+                if let Some(h) = rank_hint(&class, &attr_meta) {
+                    t.rank_hints.push((*input, h));
+                }
+            }
+        }
         let meta = match &obj {
             Some(o) => {
                 let attr_meta = |name: &str| -> Meta {
@@ -574,6 +663,16 @@ impl<'p> Interp<'p> {
             frame.file_id,
             span,
         );
+        let inplace = obj
+            .as_ref()
+            .and_then(|o| o.get("inplace"))
+            .map(|v| matches!(v, Value::Bool(true)))
+            .unwrap_or(false);
+        let node = self.tracer_mut().graph.node_mut(n);
+        node.mutates_input = inplace;
+        if !class.is_empty() {
+            node.module_class = Some(class);
+        }
         Ok(Value::Proxy(n))
     }
 

@@ -183,7 +183,25 @@ pub struct ModuleNs {
     pub file_id: FileId,
     pub file: Arc<SourceFile>,
     pub vars: RefCell<IndexMap<String, Value>>,
+    /// Top-level imports of project modules not yet needed: resolved on first use, so a file
+    /// pulls in only the modules it actually touches (a package `__init__` that imports every
+    /// model would otherwise load thousands of files).
+    pub pending: RefCell<HashMap<String, PendingImport>>,
+    /// Modules of `from m import *` under `if TYPE_CHECKING:`: searched, in order, for a name
+    /// the module does not bind itself.
+    pub star_sources: RefCell<Vec<String>>,
     pub state: Cell<LoadState>,
+}
+
+/// `from module import attr` (attr = Some) or `import module` (attr = None) bound to a name
+/// but not evaluated yet.
+#[derive(Clone, Debug)]
+pub struct PendingImport {
+    pub module: String,
+    pub attr: Option<String>,
+    /// For `import a.b` (which binds `a`): the submodule to load along with it.
+    pub also_load: Option<String>,
+    pub span: Span,
 }
 
 impl Value {

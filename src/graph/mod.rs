@@ -8,7 +8,7 @@ pub mod names;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::semantic::FileId;
 use crate::shapes::Meta;
@@ -17,7 +17,7 @@ use names::Namespace;
 
 pub type NodeId = NodeIndex<u32>;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     Placeholder,
@@ -69,11 +69,26 @@ impl Arg {
             _ => {}
         }
     }
+
+    /// This argument with every reference to `old` replaced by `with`.
+    pub fn substitute(&self, old: NodeId, with: &Arg) -> Arg {
+        match self {
+            Arg::Node(n) if *n == old => with.clone(),
+            Arg::Tuple(v) => Arg::Tuple(v.iter().map(|a| a.substitute(old, with)).collect()),
+            Arg::List(v) => Arg::List(v.iter().map(|a| a.substitute(old, with)).collect()),
+            Arg::Slice(s) => Arg::Slice(Box::new([
+                s[0].substitute(old, with),
+                s[1].substitute(old, with),
+                s[2].substitute(old, with),
+            ])),
+            a => a.clone(),
+        }
+    }
 }
 
 /// Where a node came from: the file and byte span of the expression that produced it, plus
 /// the call sites that inlined it (outermost first), for "called from forward at …" messages.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Origin {
     pub file: FileId,
     pub span: Span,
@@ -91,9 +106,18 @@ pub struct Node {
     pub meta: Meta,
     /// Graph-break region this node belongs to, and which side of it.
     pub region: Option<RegionTag>,
+    /// The torch.nn class of a `call_module` target (`Linear`), so passes can tell a pure
+    /// layer from a stateful or random one without the module tree.
+    pub module_class: Option<String>,
+    /// Every source expression a rewritten node stands for (a fused node keeps the spans of
+    /// all the nodes it replaced, so editors can still point at the code).
+    pub fused_from: Vec<Origin>,
+    /// A `call_module` of a module built with `inplace=True`: it writes into its input, so it
+    /// is neither deduplicated nor dropped when unused.
+    pub mutates_input: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RegionRole {
     /// The node whose value forces the break (e.g. the comparison in `if x.sum() > 0`).
@@ -102,7 +126,7 @@ pub enum RegionRole {
     ElseBranch,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionTag {
     pub region: usize,
     pub role: RegionRole,
@@ -140,6 +164,9 @@ impl Graph {
             origin: None,
             meta: Meta::Unknown,
             region: None,
+            module_class: None,
+            fused_from: vec![],
+            mutates_input: false,
         };
         let id = self.g.add_node(node);
         self.order.push(id);
@@ -198,6 +225,65 @@ impl Graph {
 
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
+    }
+
+    /// A fresh torch.fx-style name (for nodes created by rewrites).
+    pub fn fresh_name(&mut self, candidate: &str) -> String {
+        self.namespace.create_name(candidate)
+    }
+
+    /// Inserts a fully formed node (cache loading): its name is reserved as given.
+    pub fn push_node(&mut self, mut node: Node) -> NodeId {
+        let name = self.namespace.create_name(&node.name);
+        node.name = name;
+        let id = self.g.add_node(node);
+        self.order.push(id);
+        self.connect(id);
+        id
+    }
+
+    /// Points every use of `old` at `with` (a node or a literal). Returns how many users changed.
+    pub fn replace_uses(&mut self, old: NodeId, with: &Arg) -> usize {
+        let users = self.users(old);
+        for &u in &users {
+            let n = &self.g[u];
+            let args = n.args.iter().map(|a| a.substitute(old, with)).collect();
+            let kwargs = n
+                .kwargs
+                .iter()
+                .map(|(k, a)| (k.clone(), a.substitute(old, with)))
+                .collect();
+            self.set_inputs(u, args, kwargs);
+        }
+        users.len()
+    }
+
+    /// Removes a node that nothing uses any more.
+    pub fn remove(&mut self, id: NodeId) {
+        debug_assert!(
+            self.users(id).is_empty(),
+            "removing a node that still has users"
+        );
+        self.g.remove_node(id);
+        self.order.retain(|&o| o != id);
+    }
+
+    pub fn contains(&self, id: NodeId) -> bool {
+        self.g.contains_node(id)
+    }
+
+    /// The node ids a node reads, in argument order (kwargs after args).
+    pub fn inputs(&self, id: NodeId) -> Vec<NodeId> {
+        let mut out = Vec::new();
+        let n = &self.g[id];
+        n.args.iter().for_each(|a| a.nodes(&mut out));
+        n.kwargs.iter().for_each(|(_, a)| a.nodes(&mut out));
+        out
+    }
+
+    /// Whether the graph's output reads `id` directly.
+    pub fn is_output_input(&self, id: NodeId) -> bool {
+        self.users(id).iter().any(|&u| self.g[u].op == Op::Output)
     }
 
     pub fn by_name(&self, name: &str) -> Option<NodeId> {

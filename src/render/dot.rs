@@ -41,7 +41,16 @@ pub fn render_with_lines(r: &GraphResult, line_of: impl Fn(&Node) -> Option<usiz
         if n.meta.is_tensor() {
             let _ = write!(label, "\\n{}", escape(&n.meta.describe()));
         }
-        let color = match (n.region.map(|t| t.role), n.op) {
+        let breaks_here = r
+            .breaks
+            .iter()
+            .any(|f| f.node == Some(id) && !f.gb_id.is_empty());
+        let role = n
+            .region
+            .filter(|t| r.breaks.iter().any(|f| f.region == Some(t.region)))
+            .map(|t| t.role);
+        let color = match (role, n.op) {
+            _ if breaks_here => "#f4a6a6",
             (Some(RegionRole::Cause), _) => "#f4a6a6",
             (Some(_), _) => "#fbd38d",
             (None, Op::Placeholder | Op::Output) => "#c3dafe",

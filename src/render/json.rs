@@ -67,6 +67,14 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
             let region = n
                 .region
                 .map(|t| json!({ "region": t.region, "role": t.role }));
+            let span_of = |o: &crate::graph::Origin| {
+                json!({
+                    "file": project.file(o.file).path.display().to_string(),
+                    "start": position(project, o.file, o.span.start),
+                    "end": position(project, o.file, o.span.end),
+                })
+            };
+            let fused_from: Vec<Value> = n.fused_from.iter().map(span_of).collect();
             json!({
                 "name": n.name,
                 "op": n.op.as_str(),
@@ -77,6 +85,7 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
                 "dtype": dtype,
                 "span": span,
                 "region": region,
+                "fused_from": fused_from,
             })
         })
         .collect();
@@ -128,7 +137,8 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
         "nodes": nodes,
         "graph_breaks": breaks,
         "regions": regions,
-        "passes": [],
+        "optimized": r.passes.is_some(),
+        "passes": r.passes.iter().flatten().map(|p| json!({"round": p.round, "name": p.name, "nodes_modified": p.nodes_modified})).collect::<Vec<_>>(),
         "error": r.error.as_ref().map(|e| json!({"code": e.code, "message": e.message})),
     })
 }

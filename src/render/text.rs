@@ -26,10 +26,14 @@ pub fn render(r: &GraphResult) -> String {
         let _ = write!(out, "{}: {}[{}]({})", n.name, n.op.as_str(), n.target, args);
         let caused: Vec<&crate::breaks::Finding> =
             r.breaks.iter().filter(|f| f.node == Some(id)).collect();
-        if !caused.is_empty() && n.region.is_none_or(|t| t.role != RegionRole::Cause) {
+        // Regions the pass did not report (e.g. a branch on a Python bool that an earlier
+        // `bool(t)` produced, which is where Dynamo broke) carry no marker.
+        let tag = n
+            .region
+            .filter(|t| r.breaks.iter().any(|f| f.region == Some(t.region)));
+        if !caused.is_empty() {
             out.push_str(" [GRAPH_BREAK]");
-        }
-        if let Some(tag) = n.region {
+        } else if let Some(tag) = tag {
             match tag.role {
                 RegionRole::Cause => out.push_str(" [GRAPH_BREAK]"),
                 RegionRole::ThenBranch => out.push_str(" [GRAPH_BREAK: then_branch]"),
@@ -84,6 +88,24 @@ pub fn render(r: &GraphResult) -> String {
     let possible = r.breaks.iter().filter(|f| f.gb_id.is_empty()).count();
     if possible > 0 {
         let _ = writeln!(out, "({possible} possible break(s) at calls staticfx cannot see into; see `staticfx check`)");
+    }
+    if let Some(log) = &r.passes {
+        let _ = writeln!(
+            out,
+            "\nPass Log{}:",
+            if r.from_cache { " (from cache)" } else { "" }
+        );
+        let _ = writeln!(out, "{}", "-".repeat(50));
+        if log.is_empty() {
+            let _ = writeln!(out, "(no passes run)");
+        }
+        for p in log {
+            let _ = writeln!(
+                out,
+                "round {} {:<14} {} node(s) modified",
+                p.round, p.name, p.nodes_modified
+            );
+        }
     }
     if let Some(e) = &r.error {
         let _ = writeln!(out, "\nTracing stopped early: {} ({})", e.message, e.code);

@@ -98,8 +98,23 @@ impl Project {
         self.overlays.insert(normalize(&path.into()), (text, tree));
     }
 
+    /// Every file read so far (what an analysis depended on).
+    pub fn files(&self) -> Vec<Arc<SourceFile>> {
+        self.files.read().unwrap().clone()
+    }
+
     pub fn file(&self, id: FileId) -> Arc<SourceFile> {
         self.files.read().unwrap()[id].clone()
+    }
+
+    /// Paths of the files read so far, in load order.
+    pub fn loaded_paths(&self) -> Vec<PathBuf> {
+        self.files
+            .read()
+            .unwrap()
+            .iter()
+            .map(|f| f.path.clone())
+            .collect()
     }
 
     /// Module name of a path under the root, or the file stem when it lies outside.
@@ -189,6 +204,35 @@ impl Project {
         if let Some(hit) = self.by_module.read().unwrap().get(module) {
             return *hit;
         }
+        let found = self
+            .module_path(module)
+            .and_then(|c| self.load_path(&c).ok());
+        self.by_module
+            .write()
+            .unwrap()
+            .insert(module.to_string(), found);
+        found
+    }
+
+    /// Whether `module` names a file of the project, without reading or parsing it.
+    pub fn module_exists(&self, module: &str) -> bool {
+        match self.by_module.read().unwrap().get(module) {
+            Some(hit) => hit.is_some(),
+            None => self.module_path(module).is_some(),
+        }
+    }
+
+    /// Whether the file of `module` has been read already.
+    pub fn is_loaded(&self, module: &str) -> Option<FileId> {
+        self.by_module
+            .read()
+            .unwrap()
+            .get(module)
+            .copied()
+            .flatten()
+    }
+
+    fn module_path(&self, module: &str) -> Option<PathBuf> {
         if module.is_empty()
             || module
                 .split('.')
@@ -201,15 +245,9 @@ impl Project {
             base.push(part);
         }
         let candidates = [base.with_extension("py"), base.join("__init__.py")];
-        let found = candidates
-            .iter()
+        candidates
+            .into_iter()
             .find(|c| self.overlays.contains_key(&normalize(c)) || c.is_file())
-            .and_then(|c| self.load_path(c).ok());
-        self.by_module
-            .write()
-            .unwrap()
-            .insert(module.to_string(), found);
-        found
     }
 
     /// Resolves a relative import (`from ..ops import x` is level 2, module "ops") seen in `from`.

@@ -4,11 +4,14 @@
 //! `if x.size(-1) != d:` is decided the way Dynamo specialises it, not reported as a break.
 
 pub mod rules;
+pub mod sym;
 
-use serde::Serialize;
+pub use sym::Expr;
+
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum DType {
     Float32,
@@ -88,9 +91,11 @@ impl DType {
 }
 
 /// One dimension of a shape.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Dim {
     Known(i64),
+    /// A size that depends on an input's unknown size (`s0`, `(s1 + 1)//2`).
+    Sym(Expr),
     Unknown,
 }
 
@@ -98,8 +103,34 @@ impl Dim {
     pub fn known(&self) -> Option<i64> {
         match self {
             Dim::Known(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// The dim as an expression (a constant for known dims).
+    pub fn expr(&self) -> Option<Expr> {
+        match self {
+            Dim::Known(v) => Some(Expr::constant(*v)),
+            Dim::Sym(e) => Some(e.clone()),
             Dim::Unknown => None,
         }
+    }
+
+    /// An expression as a dim: a plain number when it has no symbols left.
+    pub fn from_expr(e: Expr) -> Dim {
+        match e.as_const() {
+            Some(v) => Dim::Known(v),
+            None => Dim::Sym(e),
+        }
+    }
+
+    /// Product of dims, symbolic when needed; None when one is unknown.
+    pub fn product<'a>(dims: impl IntoIterator<Item = &'a Dim>) -> Option<Dim> {
+        let mut acc = Expr::constant(1);
+        for d in dims {
+            acc = acc.mul(&d.expr()?);
+        }
+        Some(Dim::from_expr(acc))
     }
 }
 
@@ -107,6 +138,7 @@ impl fmt::Display for Dim {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Dim::Known(v) => write!(f, "{v}"),
+            Dim::Sym(e) => write!(f, "{e}"),
             Dim::Unknown => f.write_str("?"),
         }
     }
@@ -122,14 +154,14 @@ pub fn concrete(shape: &Shape) -> Option<Vec<i64>> {
     shape.iter().map(Dim::known).collect()
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TensorMeta {
     pub shape: Option<Shape>,
     pub dtype: DType,
 }
 
 /// Where a Python scalar came from: this decides whether branching on it breaks the graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScalarOrigin {
     /// A literal or constructor constant.
@@ -140,7 +172,7 @@ pub enum ScalarOrigin {
     Data,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Scalar {
     Int(Option<i64>),
     Float(Option<f64>),
@@ -148,7 +180,7 @@ pub enum Scalar {
 }
 
 /// The abstract value of a node (or of a constant argument, when rules read their inputs).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub enum Meta {
     #[default]
     Unknown,

@@ -71,6 +71,13 @@ pub fn broadcast(a: &Shape, b: &Shape) -> Option<Shape> {
             (Dim::Known(_), Dim::Known(_)) => return None,
             (Dim::Known(_), Dim::Unknown) => da,
             (Dim::Unknown, _) => db,
+            // torch requires the two to agree at run time; the concrete one says what they are.
+            (Dim::Sym(_), Dim::Known(_)) => db,
+            (Dim::Known(_), Dim::Sym(_)) => da,
+            (Dim::Sym(x), Dim::Sym(y)) if x == y => da,
+            // Two different symbols may still broadcast (one could be 1): say so honestly.
+            (Dim::Sym(_), Dim::Sym(_)) => Dim::Unknown,
+            (Dim::Sym(_), Dim::Unknown) => da,
         });
     }
     Some(out)
@@ -240,6 +247,23 @@ fn window(
     Some(out)
 }
 
+/// `window` on a symbolic size: exact only without ceil mode (ceil adds a data-free but
+/// size-dependent correction we do not model).
+fn window_sym(input: &Dim, kernel: i64, stride: i64, pad: i64, dilation: i64, ceil: bool) -> Dim {
+    match input {
+        Dim::Known(x) => window(*x, kernel, stride, pad, dilation, ceil)
+            .map(Dim::Known)
+            .unwrap_or(Dim::Unknown),
+        Dim::Sym(e) if !ceil && stride > 0 => {
+            let span = e.add_const(2 * pad - dilation * (kernel - 1) - 1);
+            span.floordiv(stride)
+                .map(|q| Dim::from_expr(q.add_const(1)))
+                .unwrap_or(Dim::Unknown)
+        }
+        _ => Dim::Unknown,
+    }
+}
+
 fn tuple_n(m: &Meta, n: usize) -> Option<Vec<i64>> {
     match m.as_int_list()? {
         v if v.len() == 1 => Some(vec![v[0]; n]),
@@ -285,12 +309,10 @@ fn spatial(
     }
     for i in 0..n {
         let dim = match (&shape[base + i], &k, &s, &d) {
-            (Dim::Known(x), Some(k), Some(s), Some(d)) => match &padding {
-                Some(p) => window(*x, k[i], s[i], p[i], d[i], ceil)
-                    .map(Dim::Known)
-                    .unwrap_or(Dim::Unknown),
+            (x @ (Dim::Known(_) | Dim::Sym(_)), Some(k), Some(s), Some(d)) => match &padding {
+                Some(p) => window_sym(x, k[i], s[i], p[i], d[i], ceil),
                 // padding="same" keeps the spatial size (stride must be 1 for it to be allowed).
-                None if matches!(p, Meta::Str(m) if m == "same") => Dim::Known(*x),
+                None if matches!(p, Meta::Str(m) if m == "same") => x.clone(),
                 None => Dim::Unknown,
             },
             _ => Dim::Unknown,
@@ -298,6 +320,24 @@ fn spatial(
         out[base + i] = dim;
     }
     tensor(Some(out), dtype)
+}
+
+/// A convolution whose output channel count is not known does not keep the input's.
+fn unknown_channels(m: Meta, n: usize, channels: Option<i64>) -> Meta {
+    match (m, channels) {
+        (
+            Meta::Tensor(TensorMeta {
+                shape: Some(mut s),
+                dtype,
+            }),
+            None,
+        ) if s.len() > n => {
+            let at = s.len() - n - 1;
+            s[at] = Dim::Unknown;
+            tensor(Some(s), dtype)
+        }
+        (m, _) => m,
+    }
 }
 
 fn adaptive(t: &TensorMeta, n: usize, size: &Meta) -> Meta {
@@ -366,9 +406,8 @@ fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
     if s > e {
         return tensor(None, t.dtype);
     }
-    let prod: Option<i64> = shape[s..=e].iter().map(Dim::known).product();
     let mut out: Shape = shape[..s].to_vec();
-    out.push(prod.map(Dim::Known).unwrap_or(Dim::Unknown));
+    out.push(Dim::product(&shape[s..=e]).unwrap_or(Dim::Unknown));
     out.extend_from_slice(&shape[e + 1..]);
     tensor(Some(out), t.dtype)
 }
@@ -510,6 +549,15 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
 }
 
 fn slice_len(dim: &Dim, start: &Meta, stop: &Meta, step: &Meta) -> Dim {
+    let whole = |m: &Meta| matches!(m, Meta::None);
+    if let Dim::Sym(_) = dim {
+        // `[:]` keeps a symbolic dim; anything else would need its value.
+        return if whole(start) && whole(stop) && (whole(step) || step.as_int() == Some(1)) {
+            dim.clone()
+        } else {
+            Dim::Unknown
+        };
+    }
     let Dim::Known(n) = dim else {
         return Dim::Unknown;
     };
@@ -632,8 +680,12 @@ fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
         return tensor(None, dtype);
     };
     let mut out = shapes[0].clone();
-    let total: Option<i64> = shapes.iter().map(|s| s.get(d).and_then(Dim::known)).sum();
-    out[d] = total.map(Dim::Known).unwrap_or(Dim::Unknown);
+    let total = shapes
+        .iter()
+        .try_fold(crate::shapes::Expr::constant(0), |acc, s| {
+            s.get(d).and_then(Dim::expr).map(|e| acc.add(&e))
+        });
+    out[d] = total.map(Dim::from_expr).unwrap_or(Dim::Unknown);
     tensor(Some(out), dtype)
 }
 
@@ -1187,7 +1239,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             let s = inp.get(3, "stride").cloned().unwrap_or(Meta::int(1));
             let p = inp.get(4, "padding").cloned().unwrap_or(Meta::int(0));
             let d = inp.get(5, "dilation").cloned().unwrap_or(Meta::int(1));
-            spatial(x, n, ws[0].known(), &k, &s, &p, &d, false)
+            unknown_channels(
+                spatial(x, n, ws[0].known(), &k, &s, &p, &d, false),
+                n,
+                ws[0].known(),
+            )
         }
         "embedding" => {
             let (Some(ix), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else {
@@ -1293,7 +1349,7 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
                 "Conv2d" => 2,
                 _ => 3,
             };
-            spatial(
+            let out = spatial(
                 t,
                 n,
                 attr("out_channels").as_int(),
@@ -1302,7 +1358,8 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
                 &attr("padding"),
                 &attr("dilation"),
                 false,
-            )
+            );
+            unknown_channels(out, n, attr("out_channels").as_int())
         }
         "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
             let n = match m.class {

@@ -10,7 +10,19 @@ pub use line_index::{LineCol, LineIndex};
 use tree_sitter::{Node, Parser, Tree};
 
 /// A byte range in one source file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
