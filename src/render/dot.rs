@@ -58,8 +58,10 @@ pub fn render_with_lines(r: &GraphResult, line_of: impl Fn(&Node) -> Option<usiz
             (None, Op::CallModule) => "#c6f6d5",
             _ => "#ffffff",
         };
+        // The same marking as the colours: reported breaks and their regions only.
         let mut classes = Vec::new();
-        match n.region.map(|t| t.role) {
+        match role {
+            _ if breaks_here => classes.push("fx-break".to_string()),
             Some(RegionRole::Cause) => classes.push("fx-break".to_string()),
             Some(_) => classes.push("fx-break-branch".to_string()),
             None => {}
