@@ -27,3 +27,6 @@ if ! command -v dot >/dev/null 2>&1; then
 fi
 
 cargo test --locked --all-targets
+
+# The VS Code extension and the Neovim plugin, against the server binary cargo test built.
+./scripts/test-editors.sh

@@ -76,6 +76,11 @@ async fn diagnostics_on_open_and_on_change() {
         .expect("data-dependent branch");
     assert_eq!(brk["severity"], 2);
     assert_eq!(
+        brk["codeDescription"]["href"],
+        "https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html",
+        "the break links Dynamo's page for its gb id"
+    );
+    assert_eq!(
         brk["range"]["start"]["line"],
         SIMPLE
             .lines()

@@ -161,6 +161,27 @@ async fn show_graph_by_class_and_by_position() {
     let dot = r["dot"].as_str().unwrap();
     assert!(dot.contains("fc1") && dot.contains("[1, 128]"), "{dot}");
     assert_valid_dot(dot);
+    // Editors read a node's source line and graph-break role from its class.
+    let line_of = |needle: &str| SIMPLE.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let node = |name: &str| {
+        dot.lines()
+            .find(|l| l.contains(&format!("tooltip=\"{name}\"")))
+            .unwrap_or_else(|| panic!("no node {name} in {dot}"))
+    };
+    let if_line = line_of("if h.sum() > 0:");
+    assert!(
+        node("gt").contains(&format!("class=\"fx-break fx-line-{if_line}\"")),
+        "{dot}"
+    );
+    let mul_line = line_of("h = h * 2");
+    assert!(
+        node("mul").contains(&format!("class=\"fx-break-branch fx-line-{mul_line}\"")),
+        "{dot}"
+    );
+    assert!(
+        node("fc1").contains(&format!("class=\"fx-line-{}\"", line_of("h = self.fc1(x)"))),
+        "{dot}"
+    );
 
     let (_, pos) =
         cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.pr$0oj(x)"));

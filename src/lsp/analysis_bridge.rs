@@ -139,7 +139,12 @@ pub fn analyze(snap: &Snapshot) -> Output {
                 .filter(|f| f.file == a.file)
                 .map(|f| conv.finding(f))
                 .collect();
-            out.graphs = a.graphs.iter().map(|g| graph_view(g, a.file)).collect();
+            let text = a.project.file(a.file).text.clone();
+            out.graphs = a
+                .graphs
+                .iter()
+                .map(|g| graph_view(g, a.file, &text))
+                .collect();
         }
         Err(e) => out.failure = Some(e.to_string()),
     }
@@ -173,6 +178,7 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
         );
     }
     for g in &a.graphs {
+        let first = out.len();
         if let Some(e) = &g.error {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
             push(
@@ -234,8 +240,34 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
                 &mut out,
             );
         }
+        for f in &mut out[first..] {
+            if f.href.is_none() {
+                f.href = break_url(g, f);
+            }
+        }
     }
     out
+}
+
+/// Dynamo's page for the graph break a finding reports: the annotation pass's finding with
+/// the same code at an overlapping site, else the only one with that code in the graph.
+fn break_url(g: &GraphResult, f: &RawFinding) -> Option<String> {
+    let same_code = || {
+        g.breaks
+            .iter()
+            .filter(|b| b.code == f.code && !b.gb_id.is_empty())
+    };
+    let overlaps = |b: &&crate::breaks::Finding| {
+        b.file == f.file
+            && b.span.start < f.span.end.max(f.span.start + 1)
+            && f.span.start < b.span.end.max(b.span.start + 1)
+    };
+    let b = same_code().find(overlaps).or_else(|| {
+        let mut it = same_code();
+        let one = it.next()?;
+        it.all(|b| b.gb_id == one.gb_id).then_some(one)
+    })?;
+    b.url()
 }
 
 fn limit_severity(code: &str, given: Severity) -> Severity {
@@ -295,7 +327,26 @@ impl<'a> Converter<'a> {
     }
 }
 
-fn graph_view(g: &GraphResult, file: FileId) -> GraphView {
+/// The 1-based line in `file` a node comes from: its own site, else the outermost call in
+/// `file` that inlined it.
+fn node_line(n: &crate::graph::Node, file: FileId, text: &str) -> Option<usize> {
+    let o = n.origin.as_ref()?;
+    let at = if o.file == file {
+        o.span.start
+    } else {
+        o.call_chain.iter().find(|(f, _)| *f == file)?.1.start
+    };
+    let at = at.min(text.len());
+    Some(
+        text.as_bytes()[..at]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1,
+    )
+}
+
+fn graph_view(g: &GraphResult, file: FileId, text: &str) -> GraphView {
     let nodes = g
         .graph
         .nodes()
@@ -348,7 +399,7 @@ fn graph_view(g: &GraphResult, file: FileId) -> GraphView {
         name: g.name.clone(),
         class: g.class.clone(),
         class_span: g.class_span,
-        dot: crate::render::dot::render(g),
+        dot: crate::render::dot::render_with_lines(g, |n| node_line(n, file, text)),
         nodes,
         modules: g.modules.clone(),
     }

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use crate::analysis::GraphResult;
-use crate::graph::{Op, RegionRole};
+use crate::graph::{Node, Op, RegionRole};
 
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -20,6 +20,13 @@ fn escape(s: &str) -> String {
 /// Graphviz DOT: one box per node (name, op[target], shape), edges from producers to users;
 /// graph-break causes in red, their branches in orange.
 pub fn render(r: &GraphResult) -> String {
+    render_with_lines(r, |_| None)
+}
+
+/// [`render`], with each node's source line (1-based) from `line_of` carried in its `class`
+/// as `fx-line-N`, next to `fx-break` (causes) or `fx-break-branch` (their branches), so an
+/// SVG viewer can highlight breaks and jump to source. Graphviz copies `class` into the SVG.
+pub fn render_with_lines(r: &GraphResult, line_of: impl Fn(&Node) -> Option<usize>) -> String {
     let g = &r.graph;
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", escape(&r.name));
@@ -51,13 +58,30 @@ pub fn render(r: &GraphResult) -> String {
             (None, Op::CallModule) => "#c6f6d5",
             _ => "#ffffff",
         };
+        // The same marking as the colours: reported breaks and their regions only.
+        let mut classes = Vec::new();
+        match role {
+            _ if breaks_here => classes.push("fx-break".to_string()),
+            Some(RegionRole::Cause) => classes.push("fx-break".to_string()),
+            Some(_) => classes.push("fx-break-branch".to_string()),
+            None => {}
+        }
+        if let Some(line) = line_of(n) {
+            classes.push(format!("fx-line-{line}"));
+        }
+        let class = if classes.is_empty() {
+            String::new()
+        } else {
+            format!(", class=\"{}\"", classes.join(" "))
+        };
         let _ = writeln!(
             out,
-            "  n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"];",
+            "  n{} [label=\"{}\", fillcolor=\"{}\", tooltip=\"{}\"{}];",
             id.index(),
             label,
             color,
-            escape(&n.name)
+            escape(&n.name),
+            class
         );
     }
     for (id, n) in g.nodes() {

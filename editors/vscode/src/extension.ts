@@ -1,0 +1,187 @@
+import * as os from "os";
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+} from "vscode-languageclient/node";
+import {
+  checkGraphResult,
+  errorMessage,
+  formatRunResult,
+  initializationOptions,
+  parseInputSpecs,
+  runGraphArgs,
+  serverCommand,
+  Settings,
+  showGraphArgs,
+} from "./args";
+import { GraphPanels } from "./graphPanel";
+
+let client: LanguageClient | undefined;
+let output: vscode.LogOutputChannel;
+let runOutput: vscode.OutputChannel;
+
+function settings(): Settings {
+  const c = vscode.workspace.getConfiguration("staticfx");
+  return { path: c.get("path"), args: c.get("args"), exampleInputs: c.get("exampleInputs") };
+}
+
+function makeClient(): LanguageClient {
+  const s = settings();
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const cmd = serverCommand(s, os.homedir(), folder);
+  // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments.
+  const exe = { command: cmd.command, args: cmd.args };
+  const serverOptions: ServerOptions = { run: exe, debug: exe };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+    ],
+    initializationOptions: initializationOptions(s),
+    outputChannel: output,
+  };
+  // The id `staticfx` makes the client honour `staticfx.trace.server`.
+  return new LanguageClient("staticfx", "StaticFX", serverOptions, clientOptions);
+}
+
+async function start(): Promise<void> {
+  client = makeClient();
+  try {
+    await client.start();
+  } catch (e) {
+    const cmd = serverCommand(settings(), os.homedir());
+    void vscode.window.showErrorMessage(
+      `StaticFX: could not start \`${[cmd.command, ...cmd.args].join(" ")}\`: ${e instanceof Error ? e.message : String(e)}. ` +
+        "Set `staticfx.path` to the staticfx binary.",
+    );
+  }
+}
+
+async function restart(): Promise<void> {
+  const old = client;
+  client = undefined;
+  if (old) {
+    try {
+      await old.stop(5000);
+    } catch {
+      // A server that died already cannot be stopped; start a new one anyway.
+    }
+    await old.dispose();
+  }
+  await start();
+}
+
+function running(): LanguageClient | undefined {
+  if (!client || !client.isRunning()) {
+    void vscode.window.showErrorMessage("StaticFX: the language server is not running (see the StaticFX output).");
+    return undefined;
+  }
+  return client;
+}
+
+function pythonEditor(): vscode.TextEditor | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.languageId !== "python") {
+    void vscode.window.showErrorMessage("StaticFX: open a Python file and put the cursor in an nn.Module class.");
+    return undefined;
+  }
+  return ed;
+}
+
+async function execute(c: LanguageClient, command: string, args: object): Promise<unknown> {
+  return c.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] });
+}
+
+async function showGraph(panels: GraphPanels, optimize: boolean): Promise<void> {
+  const ed = pythonEditor();
+  const c = ed && running();
+  if (!ed || !c) {
+    return;
+  }
+  const title = optimize ? "Show Optimized Graph" : "Show FX Graph";
+  try {
+    const pos = c.code2ProtocolConverter.asPosition(ed.selection.active);
+    const args = showGraphArgs(ed.document.uri.toString(), pos, optimize);
+    const graph = checkGraphResult(await execute(c, "staticfx.showGraph", args), optimize);
+    panels.show(graph, ed.document.uri, optimize, ed.viewColumn);
+  } catch (e) {
+    void vscode.window.showErrorMessage(errorMessage(title, e));
+  }
+}
+
+async function runGraph(context: vscode.ExtensionContext): Promise<void> {
+  const ed = pythonEditor();
+  const c = ed && running();
+  if (!ed || !c) {
+    return;
+  }
+  const key = `staticfx.runInputs:${ed.document.uri.toString()}`;
+  const typed = await vscode.window.showInputBox({
+    title: "StaticFX: Run Graph on Sample Inputs",
+    prompt: "Forward inputs as NAME=SHAPE[:DTYPE], separated by spaces (empty: the configured example inputs)",
+    placeHolder: "x=1,3,224,224",
+    value: context.workspaceState.get<string>(key, ""),
+    validateInput: (v) => {
+      try {
+        parseInputSpecs(v);
+        return undefined;
+      } catch (e) {
+        return e instanceof Error ? e.message : String(e);
+      }
+    },
+  });
+  if (typed === undefined) {
+    return;
+  }
+  await context.workspaceState.update(key, typed);
+  try {
+    const pos = c.code2ProtocolConverter.asPosition(ed.selection.active);
+    const args = runGraphArgs(ed.document.uri.toString(), pos, parseInputSpecs(typed));
+    const text = formatRunResult(await execute(c, "staticfx.runGraph", args));
+    runOutput.clear();
+    runOutput.appendLine(text);
+    runOutput.show(true);
+    void vscode.window.showInformationMessage(`StaticFX: ${text.split("\n")[0]}`);
+  } catch (e) {
+    void vscode.window.showErrorMessage(errorMessage("Run Graph", e));
+  }
+}
+
+// The VS Code command ids differ from the server's (`staticfx.showGraph`, `staticfx.runGraph`):
+// vscode-languageclient registers every command the server advertises under its own id.
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  output = vscode.window.createOutputChannel("StaticFX", { log: true });
+  runOutput = vscode.window.createOutputChannel("StaticFX Run");
+  const panels = new GraphPanels(context.extensionUri);
+  context.subscriptions.push(
+    output,
+    runOutput,
+    panels,
+    vscode.commands.registerCommand("staticfx.openGraph", () => showGraph(panels, false)),
+    vscode.commands.registerCommand("staticfx.openOptimizedGraph", () => showGraph(panels, true)),
+    vscode.commands.registerCommand("staticfx.runOnSampleInputs", () => runGraph(context)),
+    vscode.commands.registerCommand("staticfx.restartServer", restart),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("staticfx.path") || e.affectsConfiguration("staticfx.args")) {
+        void restart();
+      } else if (e.affectsConfiguration("staticfx.exampleInputs") && client?.isRunning()) {
+        void client.sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { staticfx: initializationOptions(settings()) },
+        });
+      }
+    }),
+  );
+  await start();
+}
+
+export async function deactivate(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (c) {
+    await c.stop();
+  }
+}
