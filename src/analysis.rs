@@ -70,7 +70,7 @@ pub struct GraphOptions {
 }
 
 /// One traced forward.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct GraphResult {
     /// `SimpleNet.forward`
     pub name: String,
@@ -762,14 +762,32 @@ pub fn optimize(
                 (g, log, false)
             }
         };
-        r.graph = graph;
-        for (reg, name) in r.regions.iter_mut().zip(&cause_names) {
-            if let Some(id) = r.graph.by_name(name) {
-                reg.cause = id;
-            }
-        }
-        r.passes = Some(log);
+        install_optimized(r, graph, log, &cause_names);
         r.from_cache = from_cache;
     }
     Ok(())
+}
+
+/// Runs the pass pipeline over one traced graph (the editor's "show optimized graph").
+pub fn optimize_graph(r: &mut GraphResult, passes: &PassOptions) -> Result<(), PassError> {
+    let cause_names: Vec<String> = r
+        .regions
+        .iter()
+        .map(|reg| r.graph.node(reg.cause).name.clone())
+        .collect();
+    let mut g = std::mem::take(&mut r.graph);
+    let log = Pipeline::new(passes).run(&mut g)?;
+    install_optimized(r, g, log, &cause_names);
+    Ok(())
+}
+
+/// Regions keep pointing at their cause nodes, found again by name in the rewritten graph.
+fn install_optimized(r: &mut GraphResult, graph: Graph, log: Vec<PassRecord>, causes: &[String]) {
+    r.graph = graph;
+    for (reg, name) in r.regions.iter_mut().zip(causes) {
+        if let Some(id) = r.graph.by_name(name) {
+            reg.cause = id;
+        }
+    }
+    r.passes = Some(log);
 }

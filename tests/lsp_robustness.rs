@@ -183,6 +183,20 @@ async fn show_graph_by_class_and_by_position() {
         "{dot}"
     );
 
+    // The optimized graph: fc1 and relu fused, the break still marked on its line.
+    let r = c.result("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "class": "SimpleNet", "optimized": true}]})).await;
+    assert_eq!(r["optimized"], true, "{r}");
+    assert_eq!(r["nodes_removed"], 1, "{r}");
+    let opt = r["dot"].as_str().unwrap();
+    assert_valid_dot(opt);
+    assert!(opt.contains("staticfx.fused.linear_act"), "{opt}");
+    assert!(!opt.contains("tooltip=\"relu\""), "{opt}");
+    assert!(
+        opt.lines()
+            .any(|l| l.contains("tooltip=\"gt\"") && l.contains(&format!("fx-line-{if_line}"))),
+        "{opt}"
+    );
+
     let (_, pos) =
         cursor(&SIMPLE.replace("        y = self.proj(x)", "        y = self.pr$0oj(x)"));
     let r = c.result("workspace/executeCommand", json!({"command": "staticfx.showGraph", "arguments": [{"uri": uri, "position": {"line": pos.0, "character": pos.1}}]})).await;

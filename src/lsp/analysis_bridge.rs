@@ -93,6 +93,21 @@ pub struct GraphView {
     pub dot: String,
     pub nodes: Vec<NodeView>,
     pub modules: Vec<ModuleSummary>,
+    /// The traced graph itself, for on-demand work (the optimized graph).
+    pub traced: GraphResult,
+    file: FileId,
+}
+
+impl GraphView {
+    /// DOT of the graph after the pass pipeline (`text` is the analysed document's), and how
+    /// many nodes the passes removed.
+    pub fn optimized_dot(&self, text: &str) -> Result<(String, usize), String> {
+        let mut r = self.traced.clone();
+        let before = r.graph.len();
+        analysis::optimize_graph(&mut r, &Default::default()).map_err(|e| e.to_string())?;
+        let dot = crate::render::dot::render_with_lines(&r, |n| node_line(n, self.file, text));
+        Ok((dot, before.saturating_sub(r.graph.len())))
+    }
 }
 
 pub struct Output {
@@ -140,10 +155,11 @@ pub fn analyze(snap: &Snapshot) -> Output {
                 .map(|f| conv.finding(f))
                 .collect();
             let text = a.project.file(a.file).text.clone();
+            let file = a.file;
             out.graphs = a
                 .graphs
-                .iter()
-                .map(|g| graph_view(g, a.file, &text))
+                .into_iter()
+                .map(|g| graph_view(g, file, &text))
                 .collect();
         }
         Err(e) => out.failure = Some(e.to_string()),
@@ -346,7 +362,7 @@ fn node_line(n: &crate::graph::Node, file: FileId, text: &str) -> Option<usize> 
     )
 }
 
-fn graph_view(g: &GraphResult, file: FileId, text: &str) -> GraphView {
+fn graph_view(g: GraphResult, file: FileId, text: &str) -> GraphView {
     let nodes = g
         .graph
         .nodes()
@@ -399,9 +415,11 @@ fn graph_view(g: &GraphResult, file: FileId, text: &str) -> GraphView {
         name: g.name.clone(),
         class: g.class.clone(),
         class_span: g.class_span,
-        dot: crate::render::dot::render_with_lines(g, |n| node_line(n, file, text)),
+        dot: crate::render::dot::render_with_lines(&g, |n| node_line(n, file, text)),
         nodes,
         modules: g.modules.clone(),
+        traced: g,
+        file,
     }
 }
 

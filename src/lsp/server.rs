@@ -512,7 +512,22 @@ impl LanguageServer for Server {
                             "no traced nn.Module class `{class}` in the document"
                         ))
                     })?;
-                Ok(Some(json!({"name": g.name, "dot": g.dot})))
+                if args.get("optimized").and_then(Json::as_bool) == Some(true) {
+                    let (dot, removed) = g.optimized_dot(&out.text).map_err(|e| Error {
+                        code: ErrorCode::InternalError,
+                        message: format!("the pass pipeline failed: {e}").into(),
+                        data: None,
+                    })?;
+                    return Ok(Some(json!({
+                        "name": g.name,
+                        "dot": dot,
+                        "optimized": true,
+                        "nodes_removed": removed,
+                    })));
+                }
+                Ok(Some(
+                    json!({"name": g.name, "dot": g.dot, "optimized": false}),
+                ))
             }
             RUN_GRAPH => Err(Error {
                 code: ErrorCode::ServerError(-32001),

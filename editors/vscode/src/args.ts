@@ -55,14 +55,14 @@ export interface Position {
 export interface GraphArgs {
   uri: string;
   position: Position;
-  optimize?: true;
+  optimized?: true;
 }
 
 /** Arguments of `staticfx.showGraph` for the class under the cursor. */
 export function showGraphArgs(uri: string, position: Position, optimize: boolean): GraphArgs {
   const args: GraphArgs = { uri, position: { line: position.line, character: position.character } };
   if (optimize) {
-    args.optimize = true;
+    args.optimized = true;
   }
   return args;
 }
@@ -88,7 +88,7 @@ export function checkGraphResult(result: unknown, optimize: boolean): GraphResul
   const name = typeof r.name === "string" ? r.name : "graph";
   if (optimize && r.optimized !== true) {
     throw new Error(
-      "this staticfx server does not produce optimized graphs (it ignored `optimize`); update staticfx",
+      "this staticfx server does not produce optimized graphs (it ignored `optimized`); update staticfx",
     );
   }
   return { name, dot: r.dot, optimized: r.optimized === true };

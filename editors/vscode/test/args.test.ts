@@ -47,7 +47,7 @@ describe("showGraph arguments and answers", () => {
     assert.deepEqual(showGraphArgs("file:///m.py", pos, true), {
       uri: "file:///m.py",
       position: { line: 3, character: 7 },
-      optimize: true,
+      optimized: true,
     });
   });
   it("accepts a digraph and refuses anything else", () => {

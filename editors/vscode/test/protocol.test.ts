@@ -165,26 +165,24 @@ describe("staticfx lsp over vscode-languageserver-protocol", { timeout: 120_000 
     assert.ok(classes.some((c) => breakRole(c) === "branch"), "no node in the broken branch");
   });
 
-  it("an optimized graph the server did not optimize is an error, not a mislabelled graph", async () => {
+  it("Show Optimized Graph: the server answers with the pass pipeline's graph", async () => {
     const cursor = { line: lineOf(text, "h = F.relu(h)"), character: 8 };
-    let raw: unknown;
-    try {
-      raw = await conn.sendRequest(ExecuteCommandRequest.type, {
-        command: "staticfx.showGraph",
-        arguments: [showGraphArgs(uri, cursor, true)],
-      });
-    } catch (e) {
-      // A server that rejects `optimize` outright: its message reaches the user.
-      assert.ok(e instanceof ResponseError);
-      assert.match(errorMessage("Show Optimized Graph", e), /^StaticFX Show Optimized Graph: \S/);
-      return;
-    }
-    const r = raw as { optimized?: boolean };
-    if (r.optimized === true) {
-      assert.equal(checkGraphResult(raw, true).optimized, true);
-    } else {
-      assert.throws(() => checkGraphResult(raw, true), /does not produce optimized graphs/);
-    }
+    const raw = await conn.sendRequest(ExecuteCommandRequest.type, {
+      command: "staticfx.showGraph",
+      arguments: [showGraphArgs(uri, cursor, true)],
+    });
+    const graph = checkGraphResult(raw, true);
+    assert.equal(graph.optimized, true);
+    assert.match(graph.dot, /staticfx\.fused\.linear_act/);
+    const viz = await instance();
+    assert.match(viz.renderString(graph.dot, { format: "svg" }), /<svg/);
+  });
+
+  it("an optimized graph the server did not optimize is an error, not a mislabelled graph", () => {
+    assert.throws(
+      () => checkGraphResult({ name: "M.forward", dot: "digraph \"M\" {}", optimized: false }, true),
+      /does not produce optimized graphs/,
+    );
   });
 
   it("runGraph: a summary, or the server's error as one clean line", async () => {
