@@ -85,6 +85,8 @@ pub struct Facts {
     pub tensor_conditions: Vec<Span>,
     /// Spans of expressions the traced graph recorded as tensors.
     pub tensor_values: std::collections::HashSet<Span>,
+    /// Concrete shapes of those tensors, where the analysis knows them.
+    pub tensor_shapes: std::collections::HashMap<Span, Vec<i64>>,
 }
 
 /// The fixes for one finding, the preferred one first, and why the main fix was refused when
@@ -125,8 +127,11 @@ pub fn facts_for(a: &crate::analysis::FileAnalysis) -> Facts {
         }
         for (_, n) in g.graph.nodes() {
             if let Some(o) = n.origin.as_ref().filter(|o| o.file == a.file) {
-                if n.meta.is_tensor() {
+                if let Some(t) = n.meta.as_tensor() {
                     facts.tensor_values.insert(o.span);
+                    if let Some(shape) = t.shape.as_ref().and_then(crate::shapes::concrete) {
+                        facts.tensor_shapes.insert(o.span, shape);
+                    }
                 }
             }
         }
@@ -139,9 +144,18 @@ pub fn facts_for(a: &crate::analysis::FileAnalysis) -> Facts {
 pub fn for_analysis<'a>(
     a: &'a crate::analysis::FileAnalysis,
     src: &str,
-    tree: &Tree,
 ) -> Vec<(&'a crate::breaks::Finding, SiteFixes)> {
     let facts = facts_for(a);
+    let file = a.project.file(a.file);
+    // The analysed text has lines with syntax errors blanked; fixes need the real text (and
+    // its errors, which allow only the noqa suppression).
+    let fresh;
+    let tree = if &*file.text == src {
+        &file.tree
+    } else {
+        fresh = crate::syntax::parse(src, None);
+        &fresh
+    };
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for g in &a.graphs {
@@ -204,26 +218,30 @@ pub fn apply(src: &str, edits: &[Edit]) -> Result<String, String> {
     Ok(out)
 }
 
-/// One "fix all" pass: the preferred fix of each site whose applicability is allowed, skipping
-/// any whose edits overlap edits already taken (the next pass gets them). Identical edits
-/// (two findings fixed by the same edit) are taken once. Returns the edits and how many
-/// fixes they make.
-pub fn fix_all_edits(
-    src: &str,
-    tree: &Tree,
-    sites: &[Site],
-    facts: &Facts,
+/// One "fix all" pass over a file: the preferred fix of each site whose applicability is
+/// allowed, skipping any whose edits overlap edits already taken (the next pass gets them).
+/// Identical edits (two findings fixed by one edit, e.g. one `import torch`) are taken once.
+/// Returns the edits, how many findings they fix, and how many unsafe fixes were held back.
+pub fn pick<'a>(
+    sites: impl IntoIterator<Item = &'a SiteFixes>,
     unsafe_fixes: bool,
-) -> (Vec<Edit>, usize) {
+) -> (Vec<Edit>, usize, usize) {
     let mut taken: Vec<Edit> = Vec::new();
     let mut count = 0;
-    for site in sites {
-        let fixes = for_site(src, tree, site, facts);
+    let mut hidden = 0;
+    for fixes in sites {
         let Some(fix) = fixes.fixes.iter().find(|f| {
             f.kind != FixKind::Noqa
                 && (f.applicability == Applicability::Safe
                     || (unsafe_fixes && f.applicability == Applicability::Unsafe))
         }) else {
+            if fixes
+                .fixes
+                .iter()
+                .any(|f| f.kind != FixKind::Noqa && f.applicability == Applicability::Unsafe)
+            {
+                hidden += 1;
+            }
             continue;
         };
         let new: Vec<&Edit> = fix.edits.iter().filter(|e| !taken.contains(e)).collect();
@@ -231,22 +249,35 @@ pub fn fix_all_edits(
             taken.iter().any(|t| {
                 overlaps(t.span, e.span)
                     // Two insertions at one point would depend on order: leave one for later.
-                    || (t.span.start == t.span.end && e.span.start == e.span.end && t.span.start == e.span.start)
+                    || (t.span.start == t.span.end
+                        && e.span.start == e.span.end
+                        && t.span.start == e.span.start)
             })
         });
         if clash {
-            continue;
-        }
-        if new.is_empty() {
-            // Already made by another site's fix (e.g. one import for two rewrites).
-            count += 1;
             continue;
         }
         taken.extend(new.into_iter().cloned());
         count += 1;
     }
     taken.sort_by_key(|e| (e.span.start, e.span.end));
-    (taken, count)
+    (taken, count, hidden)
+}
+
+/// `pick` over sites computed here.
+pub fn fix_all_edits(
+    src: &str,
+    tree: &Tree,
+    sites: &[Site],
+    facts: &Facts,
+    unsafe_fixes: bool,
+) -> (Vec<Edit>, usize) {
+    let all: Vec<SiteFixes> = sites
+        .iter()
+        .map(|s| for_site(src, tree, s, facts))
+        .collect();
+    let (edits, n, _) = pick(&all, unsafe_fixes);
+    (edits, n)
 }
 
 fn overlaps(a: Span, b: Span) -> bool {

@@ -302,7 +302,11 @@ pub fn own_impurity(n: Node, src: &str) -> Option<String> {
                 || full.starts_with("logging.")
                 || full.starts_with("random.")
                 || full.starts_with("np.random.")
-                || (is_method && LOG_METHODS.contains(&name) && full.contains("log"))
+                || (is_method
+                    && LOG_METHODS.contains(&name)
+                    && func
+                        .and_then(|f| f.child_by_field_name("object"))
+                        .is_some_and(|o| text(o, src).to_ascii_lowercase().contains("log")))
                 || (!is_method && matches!(name, "int" | "float" | "bool"));
             bad.then(|| {
                 format!(

@@ -111,6 +111,7 @@ fn ternary(src: &str, owner: Node, facts: &Facts, torch: &str) -> Result<Fix, St
     for x in [a, b] {
         check_operand(x, src)?;
     }
+    same_shapes(&[a, b], src, facts)?;
     let new_text = format!("{torch}.where({cond}, {}, {})", text(a, src), text(b, src));
     Ok(Fix {
         title: format!(
@@ -511,6 +512,7 @@ fn if_chain(src: &str, owner: Node, facts: &Facts, torch: &str) -> Result<Fix, S
         for v in &values {
             check_operand(*v, src)?;
         }
+        same_shapes(&values, src, facts)?;
         let mut acc = text(*values.last().unwrap(), src).to_string();
         for i in (0..conds.len()).rev() {
             acc = format!(
@@ -580,6 +582,13 @@ fn if_chain(src: &str, owner: Node, facts: &Facts, torch: &str) -> Result<Fix, S
                 }
             }
         }
+        for n in &names {
+            let vals: Vec<Node> = all
+                .iter()
+                .filter_map(|arm| arm.iter().find(|(m, _)| m == n).map(|(_, r)| *r))
+                .collect();
+            same_shapes(&vals, src, facts)?;
+        }
         let func = enclosing_function(ifs);
         let mut out = Vec::new();
         for n in &names {
@@ -636,6 +645,32 @@ fn if_chain(src: &str, owner: Node, facts: &Facts, torch: &str) -> Result<Fix, S
             new_text: text_out,
         }],
     })
+}
+
+/// torch.where broadcasts its operands: when the analysis knows two branch values to be
+/// tensors of different shapes, the rewrite would change the result's shape.
+fn same_shapes(values: &[Node], src: &str, facts: &Facts) -> Result<(), String> {
+    let known: Vec<(Node, &Vec<i64>)> = values
+        .iter()
+        .filter_map(|v| {
+            facts
+                .tensor_shapes
+                .get(&crate::syntax::Span::of(*v))
+                .map(|s| (*v, s))
+        })
+        .collect();
+    for w in known.windows(2) {
+        if w[0].1 != w[1].1 {
+            return Err(format!(
+                "the branches have different shapes (`{}` is {:?}, `{}` is {:?}); torch.where would broadcast them",
+                short(text(w[0].0, src)),
+                w[0].1,
+                short(text(w[1].0, src)),
+                w[1].1
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Comments from `from`'s start up to `end`, which the rewrite moves above the new code.
@@ -791,6 +826,30 @@ mod tests {
         assert!(refusal(&unbound, "h.sum() > 0").contains("no value before"));
         let tuple = format!("{H}    if h.sum() > 0:\n        return h, 1\n    return h, 2\n");
         assert!(refusal(&tuple, "h.sum() > 0").contains("not a tensor or number"));
+        let mut facts_src = format!("{H}    y = h.mean(0) if h.sum() > 0 else h\n    return y\n");
+        let f = {
+            use super::super::{for_site, Facts};
+            let site = super::super::testing::site(&facts_src, "FX101", "h.sum() > 0");
+            let mut facts = Facts::default();
+            facts.tensor_conditions.push(site.span);
+            let at = |n: &str| {
+                let s = facts_src.find(n).unwrap();
+                crate::syntax::Span::new(s, s + n.len())
+            };
+            facts.tensor_shapes.insert(at("h.mean(0)"), vec![8]);
+            let h_at = facts_src.find("else h").unwrap() + 5;
+            facts
+                .tensor_shapes
+                .insert(crate::syntax::Span::new(h_at, h_at + 1), vec![4, 8]);
+            for_site(
+                &facts_src,
+                &crate::syntax::parse(&facts_src, None),
+                &site,
+                &facts,
+            )
+        };
+        assert!(f.refusal.unwrap().contains("different shapes"));
+        facts_src.clear();
         let wh = format!("{H}    while h.norm() > 1:\n        h = h / 2\n    return h\n");
         assert!(refusal(&wh, "h.norm() > 1").contains("while"));
         let rnd = format!("{H}    y = torch.rand_like(h) if h.sum() > 0 else h\n    return y\n");
