@@ -190,3 +190,64 @@ fn fixed_texts_are_the_ones_verified_in_torch() {
         "only {where_cases} torch.where rewrites verified"
     );
 }
+
+/// Sites at arbitrary nodes (every code, conditions claimed to be tensors) and on truncated,
+/// half-typed files: no panic, and whatever fix comes back applies and parses (or, for a file
+/// that did not parse to begin with, is only the noqa comment).
+#[test]
+fn arbitrary_sites_and_broken_files_never_panic() {
+    let codes = ["FX101", "FX102", "FX105", "FX106", "FX107", "FX103"];
+    let mut checked = 0;
+    for p in fixtures() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let tree = staticfx::syntax::parse(&text, None);
+        let mut nodes = Vec::new();
+        let mut stack = vec![tree.root_node()];
+        while let Some(n) = stack.pop() {
+            nodes.push(staticfx::syntax::Span::of(n));
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        for (i, span) in nodes.iter().enumerate() {
+            let code = codes[i % codes.len()];
+            let mut facts = fixes::Facts::default();
+            facts.tensor_conditions.push(*span);
+            facts.tensor_values.insert(*span);
+            let site = fixes::Site {
+                code: code.into(),
+                span: *span,
+                scalar_feeds_tensors: true,
+            };
+            for f in fixes::for_site(&text, &tree, &site, &facts).fixes {
+                let out = fixes::apply(&text, &f.edits).unwrap();
+                assert!(parses(&out), "{name}: {code} at {span:?}: `{}`:\n{out}", f.title);
+                checked += 1;
+            }
+        }
+        // Half-typed versions of the file.
+        let mut cut = 7;
+        while cut < text.len() {
+            if text.is_char_boundary(cut) {
+                let t = &text[..cut];
+                let tree = staticfx::syntax::parse(t, None);
+                for code in codes {
+                    let site = fixes::Site {
+                        code: code.into(),
+                        span: staticfx::syntax::Span::new(cut / 2, cut),
+                        scalar_feeds_tensors: true,
+                    };
+                    let fx = fixes::for_site(t, &tree, &site, &fixes::Facts::default());
+                    if tree.root_node().has_error() {
+                        assert!(fx.fixes.iter().all(|f| f.kind == fixes::FixKind::Noqa));
+                    }
+                    for f in fx.fixes {
+                        fixes::apply(t, &f.edits).unwrap();
+                    }
+                }
+            }
+            cut += 53;
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}

@@ -18,14 +18,20 @@ own Python process:
   ``state_dict`` is loaded into the fixed ``Model()``: both compute with the
   same weights (eval mode);
 * both run eagerly on the same random inputs (the shapes of the file's
-  ``# staticfx-case:`` header), at several input scales and signs so that
+  ``# staticfx-case:`` header), at several input scales, all-positive and
+  all-negative variants, and with biases shifted both ways, so that
   data-dependent branches go both ways; ``outputs_match`` is whether every
   output agrees (same shape and dtype, ``torch.allclose``, NaNs equal);
-  ``paths_seen`` is how many different sets of source lines the *original*
-  forward executed over the trials (``sys.settrace``), i.e. whether the
-  branches the fix merged were really taken both ways;
-* ``torch._dynamo.explain`` is run on both: ``breaks_before`` /
-  ``breaks_after`` are the graph-break counts.
+  ``paths_seen`` is how many different sets of executed bytecode positions
+  the *original* forward went through over the trials (``sys.settrace`` with
+  opcode events, so the two sides of ``a if c else b`` count apart), i.e.
+  whether the branches the fix merged were really taken both ways;
+* the graph breaks of both files are collected the way the corpus labels are
+  (``scripts/breaks/label_breaks.py``: ``torch._dynamo.explain`` plus Dynamo's
+  structured graph-break artifacts, which also see a break before the first
+  graph or one that skips the frame), each file in its own process:
+  ``breaks_before`` / ``breaks_after`` are their counts, ``gb_before`` the
+  (line, gb id) pairs of the original.
 
 Output: ``tests/expected/fixes/where_rewrites.json`` with the fixed text of
 every case, which ``tests/fixes_corpus.rs`` compares with what the Rust fixes
@@ -48,10 +54,16 @@ ROOT = Path(__file__).resolve().parents[2]
 DIRS = [ROOT / "tests" / "fixtures" / "breaks", ROOT / "tests" / "fixtures" / "fixes"]
 OUT = ROOT / "tests" / "expected" / "fixes" / "where_rewrites.json"
 sys.path.insert(0, str(ROOT / "scripts" / "breaks"))
+import label_breaks  # noqa: E402
 from label_breaks import make_inputs, parse_header  # noqa: E402
 
 SCALES = [1.0, -1.0, 0.05, -0.05, 4.0, -4.0, 0.5, 2.0]
 TRIALS_PER_SCALE = 4
+# Input variants: as drawn, all positive, all negative (a test like `torch.all(x > 0)` then goes
+# both ways).
+VARIANTS = {"raw": lambda x: x, "abs": lambda x: x.abs(), "negabs": lambda x: -x.abs()}
+# Extra weight sets with every 1-d parameter shifted (activations pushed to one sign).
+SHIFTS = [-6.0, 6.0]
 
 
 def staticfx_bin() -> Path:
@@ -84,12 +96,6 @@ def load(path: Path, name: str):
     return mod
 
 
-def graph_breaks(torch, model, inputs) -> int:
-    torch._dynamo.reset()
-    out = torch._dynamo.explain(model)(*inputs)
-    return int(out.graph_break_count)
-
-
 def flatten(torch, out):
     if isinstance(out, torch.Tensor):
         return [out]
@@ -115,14 +121,18 @@ def run_one(original: Path, fixed: Path) -> dict:
     m_b = b.Model().eval()
     base = {k: v.clone() for k, v in m_a.state_dict().items()}
 
-    def perturb(seed):
-        # Each scale gets its own weights: a branch decided by the weights alone (e.g. the
-        # mean of a LayerNorm output is its bias' mean) then still goes both ways.
+    def perturb(seed, shift=0.0):
+        # Each weight set gets its own noise: a branch decided by the weights alone (e.g. the
+        # mean of a LayerNorm output is its bias' mean) then still goes both ways. `shift`
+        # moves every 1-d parameter (biases, norm weights), pushing activations to one sign.
         g = torch.Generator().manual_seed(seed)
-        state = {
-            k: v + torch.randn(v.shape, generator=g, dtype=v.dtype) * 0.3 if v.is_floating_point() else v
-            for k, v in base.items()
-        }
+        state = {}
+        for k, v in base.items():
+            if v.is_floating_point():
+                v = v + torch.randn(v.shape, generator=g, dtype=v.dtype) * 0.3
+                if v.dim() == 1:
+                    v = v + shift
+            state[k] = v
         m_a.load_state_dict(state)
         m_b.load_state_dict(state)
     match = True
@@ -133,23 +143,26 @@ def run_one(original: Path, fixed: Path) -> dict:
 
     def tracer(lines):
         def local(frame, event, arg):
-            if event == "line":
-                lines.add(frame.f_lineno)
+            if event in ("line", "opcode"):
+                lines.add((frame.f_code.co_name, frame.f_lineno, frame.f_lasti))
             return local
 
         def glob(frame, event, arg):
             if frame.f_code.co_filename == orig_file:
+                frame.f_trace_opcodes = True
                 return local
             return None
 
         return glob
     with contextlib.redirect_stdout(io.StringIO()):
-        for si, scale in enumerate(SCALES):
-            perturb(si)
+        plans = [(si, scale, 0.0, v) for si, scale in enumerate(SCALES) for v in VARIANTS]
+        plans += [(100 + i, 1.0, shift, "raw") for i, shift in enumerate(SHIFTS)]
+        for si, scale, shift, variant in plans:
+            perturb(si, shift)
             for t in range(TRIALS_PER_SCALE):
                 torch.manual_seed(1000 * si + t)
                 inputs = [
-                    x * scale if x.is_floating_point() else x
+                    VARIANTS[variant](x) * scale if x.is_floating_point() else x
                     for x in make_inputs(torch, header["inputs"])
                 ]
                 lines = set()
@@ -174,18 +187,11 @@ def run_one(original: Path, fixed: Path) -> dict:
                         match = False
                     d = (ta.double() - tb.double()).abs().nan_to_num(0.0)
                     max_diff = max(max_diff, float(d.max()) if d.numel() else 0.0)
-        perturb(0)
-        torch.manual_seed(0)
-        inputs = make_inputs(torch, header["inputs"])
-        before = graph_breaks(torch, m_a, inputs)
-        after = graph_breaks(torch, m_b, inputs)
     return {
         "outputs_match": match,
         "max_abs_diff": max_diff,
         "trials": trials,
         "paths_seen": len(paths),
-        "breaks_before": before,
-        "breaks_after": after,
         "torch": torch.__version__.split("+")[0],
     }
 
@@ -201,7 +207,17 @@ def run_isolated(original: Path, text: str) -> dict:
         )
         if p.returncode != 0:
             return {"error": p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed"}
-        return json.loads(p.stdout.strip().splitlines()[-1])
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        before = label_breaks.run_isolated(original)
+        after = label_breaks.run_isolated(fixed)
+        for k, v in (("before", before), ("after", after)):
+            if "error" in v:
+                r["error"] = f"labelling the {k} file: {v['error']}"
+        r["breaks_before"] = len(before.get("breaks", []))
+        r["breaks_after"] = len(after.get("breaks", []))
+        r["gb_before"] = sorted([b["line"], b["gb_id"]] for b in before.get("breaks", []))
+        r["gb_after"] = sorted([b["line"], b["gb_id"]] for b in after.get("breaks", []))
+        return r
 
 
 def main() -> int:
