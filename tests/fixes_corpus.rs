@@ -183,7 +183,14 @@ fn fixed_texts_are_the_ones_verified_in_torch() {
         assert!(c["breaks_before"].as_u64().unwrap() > 0, "{file}");
         if ours.text.contains(".where(") && !text.contains(".where(") {
             where_cases += 1;
+            assert_eq!(c["uses_where"], true, "{file}");
+            // The original really went down both sides of the merged branches.
+            assert!(
+                c["paths_seen"].as_u64().unwrap() >= 2,
+                "{file}: the torch run never took the other branch"
+            );
         }
+        assert!(c["trials"].as_u64().unwrap() >= 50, "{file}");
     }
     assert!(
         where_cases >= 8,
@@ -221,7 +228,11 @@ fn arbitrary_sites_and_broken_files_never_panic() {
             };
             for f in fixes::for_site(&text, &tree, &site, &facts).fixes {
                 let out = fixes::apply(&text, &f.edits).unwrap();
-                assert!(parses(&out), "{name}: {code} at {span:?}: `{}`:\n{out}", f.title);
+                assert!(
+                    parses(&out),
+                    "{name}: {code} at {span:?}: `{}`:\n{out}",
+                    f.title
+                );
                 checked += 1;
             }
         }

@@ -122,9 +122,13 @@ fn line_of(text: &str, needle: &str) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn torch_where_quick_fix_under_both_encodings() {
-    for utf8 in [false, true] {
-        let (mut c, _dir, uri, diags) = start(MODEL, utf8).await;
+async fn torch_where_quick_fix_under_both_encodings_and_crlf() {
+    for (utf8, crlf) in [(false, false), (true, false), (false, true)] {
+        let nl = if crlf { "\r\n" } else { "\n" };
+        let model = MODEL.replace('\n', nl);
+        let model = model.as_str();
+        let expected = FIXED_WHERE.replace('\n', nl);
+        let (mut c, _dir, uri, diags) = start(model, utf8).await;
         let brk = diags
             .iter()
             .find(|d| d["code"] == "FX101")
@@ -146,8 +150,8 @@ async fn torch_where_quick_fix_under_both_encodings() {
                 .contains("torch.where"),
             "{preferred:?}"
         );
-        let fixed = apply(MODEL, &preferred[0]["edit"], &uri, utf8);
-        assert_eq!(fixed, FIXED_WHERE, "utf8={utf8}");
+        let fixed = apply(model, &preferred[0]["edit"], &uri, utf8);
+        assert_eq!(fixed, expected, "utf8={utf8} crlf={crlf}");
         assert!(!staticfx::syntax::parse(&fixed, None)
             .root_node()
             .has_error());
@@ -157,12 +161,13 @@ async fn torch_where_quick_fix_under_both_encodings() {
             .iter()
             .find(|a| a["title"].as_str().unwrap().contains("noqa"))
             .expect("noqa action");
-        let suppressed = apply(MODEL, &noqa["edit"], &uri, utf8);
-        let if_line = line_of(MODEL, "if h.sum() > 0:");
+        let suppressed = apply(model, &noqa["edit"], &uri, utf8);
+        let if_line = line_of(model, "if h.sum() > 0:");
         assert_eq!(
             suppressed.lines().nth(if_line).unwrap(),
             "        if h.sum() > 0:  # noqa: FX101"
         );
+        assert!(suppressed.contains(&format!("# noqa: FX101{nl}")));
         c.notify(
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": suppressed}]}),
