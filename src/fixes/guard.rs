@@ -111,12 +111,17 @@ pub fn fixes(src: &str, tree: &Tree, site: &Site) -> Result<Vec<Fix>, Refusal> {
         if already_guarded(*s, src) {
             continue;
         }
-        let indent = indent_of(src, *s).ok_or_else(|| {
+        let shared = || {
             Some(
                 "the statement shares its line with other code; put it on its own line first"
                     .to_string(),
             )
-        })?;
+        };
+        let indent = indent_of(src, *s).ok_or_else(shared)?;
+        let after = src[s.end_byte()..line_end(src, s.end_byte())].trim_start();
+        if !(after.is_empty() || after.starts_with('#')) {
+            return Err(shared());
+        }
         // Inside a one-line compound statement (`if x: print(y)`) the body is not on its own
         // line: indent_of catches that through the `if` before it.
         let unit = indent_unit(src, *s);
@@ -318,6 +323,22 @@ mod tests {
         let f = fixes(&src, "FX107", "time.time()");
         assert!(f.fixes.iter().all(|f| f.kind == FixKind::Noqa));
         assert!(f.refusal.unwrap().contains("uses the clock value"));
+    }
+
+    #[test]
+    fn statements_sharing_a_line_are_left_alone() {
+        for src in [
+            format!("{H}    print(x); y = 2\n    return x\n"),
+            format!("{H}    y = 2; print(x)\n    return x\n"),
+            format!("{H}    if x.dim() > 1: print(x)\n    return x\n"),
+        ] {
+            let f = fixes(&src, "FX105", "print(x)");
+            assert!(
+                f.fixes.iter().all(|f| f.kind == FixKind::Noqa),
+                "{src}: {f:?}"
+            );
+            assert!(f.refusal.unwrap().contains("shares its line"));
+        }
     }
 
     #[test]

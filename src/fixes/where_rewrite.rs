@@ -618,6 +618,12 @@ fn if_chain(src: &str, owner: Node, facts: &Facts, torch: &str) -> Result<Fix, S
         out
     };
 
+    let rest = src[end..super::text::line_end(src, end)].trim_start();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return Err(
+            "other code follows the branch on the same line; put it on its own line first".into(),
+        );
+    }
     let (start, text_out) = if k == 0 {
         let mut lines: Vec<String> = comments_between(ifs, end, src);
         lines.extend(stmts);
@@ -850,6 +856,8 @@ mod tests {
         };
         assert!(f.refusal.unwrap().contains("different shapes"));
         facts_src.clear();
+        let same_line = format!("{H}    if h.sum() > 0:\n        return h\n    return -h; x = 1\n");
+        assert!(refusal(&same_line, "h.sum() > 0").contains("same line"));
         let wh = format!("{H}    while h.norm() > 1:\n        h = h / 2\n    return h\n");
         assert!(refusal(&wh, "h.norm() > 1").contains("while"));
         let rnd = format!("{H}    y = torch.rand_like(h) if h.sum() > 0 else h\n    return y\n");
