@@ -117,9 +117,7 @@ pub fn fix_text(
         if crate::syntax::parse(&next, None).root_node().has_error()
             && !crate::syntax::parse(&current, None).root_node().has_error()
         {
-            return Err(format!(
-                "a fix would have produced invalid syntax; nothing was written (this is a bug in staticfx, please report it with the file)"
-            ));
+            return Err("a fix would have produced invalid syntax; nothing was written (this is a bug in staticfx, please report it with the file)".into());
         }
         if next == current {
             break;
@@ -175,7 +173,8 @@ pub fn run(args: FixArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let results: Vec<(PathBuf, Result<(String, Outcome), String>)> = files
+    type FileResult = (PathBuf, Result<(String, Outcome), String>);
+    let results: Vec<FileResult> = files
         .par_iter()
         .map(|p| {
             let r = std::fs::read_to_string(p)

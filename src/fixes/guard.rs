@@ -82,11 +82,9 @@ pub fn fixes(src: &str, tree: &Tree, site: &Site) -> Result<Vec<Fix>, Refusal> {
                 reads(n, src, &mut r);
                 if r.iter().any(|x| bound.contains(x)) {
                     match statement_of(n) {
-                        Some(s) if guardable_reader(s, src) => {
-                            if !readers.iter().any(|x| x.id() == s.id()) {
-                                readers.push(s);
-                            }
-                        }
+                        Some(s) if guardable_reader(s, src) => readers.push(s),
+                        // Already guarded readers need nothing more.
+                        Some(s) if already_guarded(s, src) => {}
                         Some(s) => {
                             problem.get_or_insert(format!(
                                 "`{}` uses the clock value; guard or remove it by hand",
@@ -102,6 +100,8 @@ pub fn fixes(src: &str, tree: &Tree, site: &Site) -> Result<Vec<Fix>, Refusal> {
         if let Some(p) = problem {
             return Err(Some(p));
         }
+        // A statement that reads the value twice was found twice (in source order).
+        readers.dedup_by_key(|r| r.id());
         stmts.extend(readers);
     }
     let (torch, import) = torch_name(tree, src);
@@ -318,6 +318,10 @@ mod tests {
             .fixes
             .iter()
             .all(|f| f.kind != FixKind::Remove));
+        // A reader already under the guard needs nothing, even when it binds a name.
+        let src = format!("{H}    t0 = time.time()\n    if not torch.compiler.is_compiling():\n        dt = time.time() - t0\n        print(dt)\n    return x\n");
+        let out = apply_kind(&src, "FX107", "time.time()", FixKind::Guard).unwrap();
+        assert_eq!(out, format!("{H}    if not torch.compiler.is_compiling():\n        t0 = time.time()\n    if not torch.compiler.is_compiling():\n        dt = time.time() - t0\n        print(dt)\n    return x\n"));
         // A reader that returns the value cannot be guarded.
         let src = format!("{H}    t0 = time.time()\n    return x * t0\n");
         let f = fixes(&src, "FX107", "time.time()");

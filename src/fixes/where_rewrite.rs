@@ -262,7 +262,7 @@ fn bool_tensor(
             ))
         }
         _ => {
-            if !is_tensor(c, src, facts) && !(top && has_item(c, src)) {
+            if !(is_tensor(c, src, facts) || (top && has_item(c, src))) {
                 return Err(format!(
                     "`{}` is not known to be a tensor, so torch.where cannot take it as a condition",
                     short(text(c, src))
