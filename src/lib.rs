@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod eval;
 /// Stage 8 (in progress): the bundled CPU executor; today its numeric kernels.
 pub mod exec;
+pub mod fixes;
 pub mod graph;
 pub mod lsp;
 pub mod passes;

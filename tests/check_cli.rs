@@ -137,3 +137,91 @@ fn output_snapshots() {
         insta::assert_snapshot!(format!("check_json_{case}"), json);
     }
 }
+
+fn fix_cmd(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = bin()
+        .current_dir(dir)
+        .arg("fix")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn fix_diff_safe_and_unsafe() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.py");
+    std::fs::write(&bad, BREAKING).unwrap();
+
+    // --diff: a unified diff on stdout, the file untouched, exit 1 (there is something to fix).
+    let (code, out, _) = fix_cmd(dir.path(), &["--diff", "bad.py"]);
+    assert_eq!(code, 1);
+    assert!(out.starts_with("--- bad.py\n+++ bad.py\n@@ "), "{out}");
+    assert!(out.contains("-        print(h.shape)\n+        if not torch.compiler.is_compiling():\n+            print(h.shape)\n"), "{out}");
+    assert!(!out.contains("torch.where"), "the rewrite is unsafe: {out}");
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), BREAKING);
+
+    // Safe fixes only: the print is guarded, the branch stays (1 finding remains, exit 1).
+    let (code, _, err) = fix_cmd(dir.path(), &["bad.py"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("1 finding(s) fixed, 1 remaining (1 more fixable with `--unsafe-fixes`)"),
+        "{err}"
+    );
+    let once = std::fs::read_to_string(&bad).unwrap();
+    assert!(once.contains("if h.sum() > 0:"));
+    assert_eq!(check(dir.path(), &["bad.py"]).0, 1);
+
+    // --unsafe-fixes: the branch becomes torch.where; nothing is left to report.
+    let (code, _, err) = fix_cmd(dir.path(), &["--unsafe-fixes", "bad.py"]);
+    assert_eq!(code, 0, "{err}");
+    let fixed = std::fs::read_to_string(&bad).unwrap();
+    assert!(
+        fixed.contains("        h = torch.where(h.sum() > 0, torch.relu(h), h)\n"),
+        "{fixed}"
+    );
+    assert_eq!(check(dir.path(), &["bad.py"]).0, 0);
+    // Idempotent: nothing more to do, the file is unchanged.
+    let (code, out, _) = fix_cmd(dir.path(), &["--unsafe-fixes", "--diff", "bad.py"]);
+    assert_eq!((code, out.as_str()), (0, ""));
+}
+
+#[test]
+fn check_json_carries_ruff_fix_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.py"), BREAKING).unwrap();
+    let (_, out) = check(dir.path(), &["bad.py", "--output-format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let print = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["code"] == "FX105")
+        .unwrap();
+    assert_eq!(print["fix"]["applicability"], "safe");
+    let edit = &print["fix"]["edits"][0];
+    assert_eq!(
+        edit["location"],
+        serde_json::json!({"row": 14, "column": 9})
+    );
+    assert_eq!(
+        edit["end_location"],
+        serde_json::json!({"row": 14, "column": 23})
+    );
+    assert_eq!(
+        edit["content"],
+        "if not torch.compiler.is_compiling():\n            print(h.shape)"
+    );
+    let branch = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["code"] == "FX101")
+        .unwrap();
+    assert_eq!(branch["fix"]["applicability"], "unsafe");
+}

@@ -28,6 +28,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         let mut f = cx.finding_at_event("FX102", "GB0124", e);
         f.node = Some(node);
+        f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));
         f.hint = match e.detail.as_str() {
             "bool" => "keep the condition a tensor and select with torch.where(...) instead of converting it to a Python bool".into(),
@@ -38,6 +39,47 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         out.push(f);
     }
+}
+
+/// Whether the number only reaches tensors: every path through its users (Python arithmetic
+/// on the number) ends in an operation whose result is a tensor, so a 0-d tensor in its
+/// place computes the same values. A number that reaches the output, a conversion, a loop
+/// bound or anything but arithmetic does not qualify.
+fn feeds_only_tensors(cx: &Ctx, node: crate::graph::NodeId) -> bool {
+    let g = &cx.result.graph;
+    let mut stack = vec![node];
+    let mut seen = std::collections::HashSet::new();
+    let mut reached_tensor = false;
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        for u in g.users(n) {
+            let un = g.node(u);
+            if un.meta.is_tensor() {
+                reached_tensor = true;
+                continue;
+            }
+            let arithmetic = un.op == crate::graph::Op::CallFunction
+                && matches!(
+                    un.target.as_str(),
+                    "operator.add"
+                        | "operator.sub"
+                        | "operator.mul"
+                        | "operator.truediv"
+                        | "operator.floordiv"
+                        | "operator.mod"
+                        | "operator.pow"
+                        | "operator.neg"
+                        | "operator.pos"
+                );
+            if !arithmetic {
+                return false;
+            }
+            stack.push(u);
+        }
+    }
+    reached_tensor
 }
 
 /// `h.max().item()` → `h.max()`, `int(t.sum())` → `t.sum()`.

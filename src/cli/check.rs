@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use crate::analysis::{self, GraphOptions};
 use crate::diagnostics::Severity;
 use crate::semantic::project::ParseCache;
+use crate::syntax::Span;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -50,6 +51,17 @@ pub struct Message {
     pub end_row: usize,
     pub end_column: usize,
     pub url: Option<String>,
+    /// The preferred fix (ruff's `fix` object), if the finding has one.
+    pub fix: Option<MessageFix>,
+}
+
+/// A fix in ruff's JSON terms: 1-based rows and character columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageFix {
+    pub applicability: crate::fixes::Applicability,
+    pub message: String,
+    /// (row, column, end_row, end_column, content)
+    pub edits: Vec<(usize, usize, usize, usize, String)>,
 }
 
 /// `[tool.staticfx]` in pyproject.toml.
@@ -93,7 +105,7 @@ pub fn find_config(start: &Path) -> Result<Option<Config>, String> {
     Ok(None)
 }
 
-fn matches_any(code: &str, prefixes: &[String]) -> bool {
+pub fn matches_any(code: &str, prefixes: &[String]) -> bool {
     prefixes
         .iter()
         .any(|p| p == "ALL" || code.starts_with(p.as_str()))
@@ -163,12 +175,60 @@ pub fn check_file(
     let a = analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?;
     let filename = path.display().to_string();
     let mut out = Vec::new();
+    let file = a.project.file(a.file);
+    let original: std::sync::Arc<str> = if file.syntax_errors.is_empty() {
+        file.text.clone()
+    } else {
+        std::fs::read_to_string(path)
+            .map(Into::into)
+            .unwrap_or_else(|_| file.text.clone())
+    };
+    let fixes: Vec<(Span, &'static str, crate::fixes::SiteFixes)> =
+        crate::fixes::for_analysis(&a, &original)
+            .into_iter()
+            .map(|(f, fx)| (f.span, f.code, fx))
+            .collect();
     for g in &a.graphs {
         for f in &g.breaks {
             // Only breaks located in this file: a helper elsewhere gets its own report when
             // that file is checked.
             if f.file != a.file {
                 continue;
+            }
+            let site_fixes = fixes
+                .iter()
+                .find(|(s, c, _)| *s == f.span && *c == f.code)
+                .map(|(_, _, fx)| fx);
+            let fix = site_fixes.and_then(|fx| fx.main()).map(|fx| MessageFix {
+                applicability: fx.applicability,
+                message: fx.title.clone(),
+                edits: fx
+                    .edits
+                    .iter()
+                    .map(|e| {
+                        let (a, b) = (
+                            file.lines.line_col(&original, e.span.start),
+                            file.lines.line_col(&original, e.span.end),
+                        );
+                        (
+                            a.line + 1,
+                            a.col + 1,
+                            b.line + 1,
+                            b.col + 1,
+                            e.new_text.clone(),
+                        )
+                    })
+                    .collect(),
+            });
+            let mut hint = f.hint.clone();
+            if let Some(r) = site_fixes.and_then(|fx| fx.refusal.as_ref()) {
+                if fix.is_none() {
+                    hint = if hint.is_empty() {
+                        format!("no automatic fix: {r}")
+                    } else {
+                        format!("{hint} (no automatic fix: {r})")
+                    };
+                }
             }
             let message = if f.gb_id.is_empty() {
                 f.message.clone()
@@ -179,7 +239,7 @@ pub fn check_file(
                 filename: filename.clone(),
                 code: f.code.to_string(),
                 message,
-                hint: f.hint.clone(),
+                hint,
                 gb_id: f.gb_id.to_string(),
                 severity: f.severity,
                 row: f.line,
@@ -187,10 +247,10 @@ pub fn check_file(
                 end_row: f.end_line,
                 end_column: f.end_column,
                 url: f.url(),
+                fix,
             });
         }
     }
-    let file = a.project.file(a.file);
     for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
         let (s, e) = (
             file.lines.line_col(&file.text, d.span.start),
@@ -209,6 +269,7 @@ pub fn check_file(
             end_row: e.line + 1,
             end_column: e.col + 1,
             url: None,
+            fix: None,
         });
     }
     // Several classes in one file can inline the same helper: report each site once.
@@ -346,7 +407,15 @@ pub fn render_json(ms: &[Message]) -> Value {
                     "code": m.code,
                     "end_location": { "column": m.end_column, "row": m.end_row },
                     "filename": m.filename,
-                    "fix": null,
+                    "fix": m.fix.as_ref().map(|f| json!({
+                        "applicability": f.applicability.as_str(),
+                        "message": f.message,
+                        "edits": f.edits.iter().map(|(r, c, er, ec, content)| json!({
+                            "content": content,
+                            "location": { "column": c, "row": r },
+                            "end_location": { "column": ec, "row": er },
+                        })).collect::<Vec<_>>(),
+                    })),
                     "location": { "column": m.column, "row": m.row },
                     "message": m.message,
                     "noqa_row": m.row,

@@ -1,6 +1,7 @@
 //! The command line: a thin adapter from arguments to the analysis API and back to text.
 
 pub mod check;
+pub mod fix;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +68,8 @@ pub enum Command {
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
+    /// Apply fixes for graph breaks (safe ones by default), like `ruff check --fix`.
+    Fix(fix::FixArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
 }
@@ -95,6 +98,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Fix(args) => fix::run(args),
         Command::Lsp => unreachable!("handled in main"),
         Command::Graph {
             file,

@@ -46,6 +46,8 @@ pub struct RawFinding {
     /// Call sites from forward down to the finding, outermost first.
     pub chain: Vec<(FileId, Span)>,
     pub href: Option<String>,
+    /// Fixes (byte edits of the analysed text), the preferred first; empty for limits.
+    pub fixes: crate::fixes::SiteFixes,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +71,9 @@ pub struct Finding {
     pub range: TextRange,
     pub related: Vec<Related>,
     pub href: Option<String>,
+    /// The finding's byte span in the document.
+    pub span: Span,
+    pub fixes: crate::fixes::SiteFixes,
 }
 
 /// One graph node as hover shows it.
@@ -147,7 +152,7 @@ pub fn analyze(snap: &Snapshot) -> Output {
     };
     match analysis::analyze_in_project(project, &snap.path, &opts) {
         Ok(a) => {
-            let raw = diagnostics_for(&a);
+            let raw = diagnostics_for(&a, &snap.text);
             let mut conv = Converter::new(&a.project, snap.encoding);
             out.findings = raw
                 .iter()
@@ -168,8 +173,10 @@ pub fn analyze(snap: &Snapshot) -> Output {
 }
 
 /// What the editor shows for one analysis: analysis limits (low severity: the analyser could
-/// not see, the model is not wrong), tracing errors, graph-break regions and side effects.
-pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
+/// not see, the model is not wrong), tracing errors, and the graph-break findings of
+/// `crate::breaks` with their fixes (`crate::fixes`), except where a `# noqa` comment
+/// suppresses them. `src` is the document's text as the user has it.
+pub fn diagnostics_for(a: &FileAnalysis, src: &str) -> Vec<RawFinding> {
     let mut out: Vec<RawFinding> = Vec::new();
     let push = |f: RawFinding, out: &mut Vec<RawFinding>| {
         if !out
@@ -189,12 +196,12 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
                 span: d.span,
                 chain: vec![],
                 href: None,
+                fixes: Default::default(),
             },
             &mut out,
         );
     }
     for g in &a.graphs {
-        let first = out.len();
         if let Some(e) = &g.error {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
             push(
@@ -206,84 +213,51 @@ pub fn diagnostics_for(a: &FileAnalysis) -> Vec<RawFinding> {
                     span: e.span,
                     chain: vec![],
                     href: None,
+                    fixes: Default::default(),
                 },
                 &mut out,
             );
-        }
-        for r in &g.regions {
-            let message = format!(
-                "graph break in {}: data-dependent {} (Dynamo splits the graph here)",
-                g.name, r.kind
-            );
-            push(
-                RawFinding {
-                    code: "FX101",
-                    message,
-                    severity: Severity::Warning,
-                    file: r.file,
-                    span: r.span,
-                    chain: r.call_chain.clone(),
-                    href: None,
-                },
-                &mut out,
-            );
-        }
-        for e in &g.events {
-            // Until `crate::breaks` classifies events, only the unambiguous ones are shown.
-            let (code, what) = match e.kind {
-                "print" => ("FX105", "print() in forward".to_string()),
-                "log" => ("FX106", format!("logging call `{}` in forward", e.detail)),
-                "time" => ("FX107", format!("wall-clock `{}` in forward", e.detail)),
-                "graph_break" => ("FX108", "explicit graph break".to_string()),
-                "convert" => (
-                    "FX102",
-                    format!("`{}` converts a tensor to Python data", e.detail),
-                ),
-                "generator" | "yield" => ("FX111", "generator in forward".to_string()),
-                _ => continue,
-            };
-            let message = format!("graph break in {}: {what}", g.name);
-            push(
-                RawFinding {
-                    code,
-                    message,
-                    severity: Severity::Warning,
-                    file: e.file,
-                    span: e.span,
-                    chain: e.call_chain.clone(),
-                    href: None,
-                },
-                &mut out,
-            );
-        }
-        for f in &mut out[first..] {
-            if f.href.is_none() {
-                f.href = break_url(g, f);
-            }
         }
     }
+    let lines: Vec<&str> = src.lines().collect();
+    for (f, fixes) in crate::fixes::for_analysis(a, src) {
+        let line = src[..f.span.start.min(src.len())].matches('\n').count();
+        if lines
+            .get(line)
+            .is_some_and(|l| crate::cli::check::noqa_allows(l, f.code))
+        {
+            continue;
+        }
+        let mut message = if f.gb_id.is_empty() {
+            f.message.clone()
+        } else {
+            format!("{}: {} ({})", f.gb_type, f.message, f.gb_id)
+        };
+        if !f.hint.is_empty() {
+            message.push_str(&format!("\nHint: {}", f.hint));
+        }
+        if let (None, Some(r)) = (fixes.main(), &fixes.refusal) {
+            message.push_str(&format!("\nNo automatic fix: {r}"));
+        }
+        push(
+            RawFinding {
+                code: f.code,
+                message,
+                severity: f.severity,
+                file: f.file,
+                span: f.span,
+                chain: f
+                    .related
+                    .iter()
+                    .map(|(file, span, _)| (*file, *span))
+                    .collect(),
+                href: f.url(),
+                fixes,
+            },
+            &mut out,
+        );
+    }
     out
-}
-
-/// Dynamo's page for the graph break a finding reports: the annotation pass's finding with
-/// the same code at an overlapping site, else the only one with that code in the graph.
-fn break_url(g: &GraphResult, f: &RawFinding) -> Option<String> {
-    let same_code = || {
-        g.breaks
-            .iter()
-            .filter(|b| b.code == f.code && !b.gb_id.is_empty())
-    };
-    let overlaps = |b: &&crate::breaks::Finding| {
-        b.file == f.file
-            && b.span.start < f.span.end.max(f.span.start + 1)
-            && f.span.start < b.span.end.max(b.span.start + 1)
-    };
-    let b = same_code().find(overlaps).or_else(|| {
-        let mut it = same_code();
-        let one = it.next()?;
-        it.all(|b| b.gb_id == one.gb_id).then_some(one)
-    })?;
-    b.url()
 }
 
 fn limit_severity(code: &str, given: Severity) -> Severity {
@@ -339,6 +313,8 @@ impl<'a> Converter<'a> {
             range: self.range(f.file, f.span),
             related,
             href: f.href.clone(),
+            span: f.span,
+            fixes: f.fixes.clone(),
         }
     }
 }

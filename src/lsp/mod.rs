@@ -2,12 +2,13 @@
 //! analysis API (byte spans, plain data) to LSP positions and messages.
 
 pub mod analysis_bridge;
+mod code_actions;
 pub mod config;
 pub mod document;
 mod hover;
 mod server;
 
-pub use server::{Server, RUN_GRAPH, SHOW_GRAPH};
+pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
 
 use tower_lsp_server::{ClientSocket, LspService};
 

@@ -20,6 +20,8 @@ use super::document::{Document, Encoding};
 use crate::diagnostics::Severity;
 
 pub const SHOW_GRAPH: &str = "staticfx.showGraph";
+/// The source action that applies every safe fix of a document.
+pub const FIX_ALL: &str = "source.fixAll.staticfx";
 pub const RUN_GRAPH: &str = "staticfx.runGraph";
 
 pub struct Server {
@@ -217,7 +219,7 @@ async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
         .await;
 }
 
-fn to_lsp(f: &Finding) -> Diagnostic {
+pub(super) fn to_lsp(f: &Finding) -> Diagnostic {
     let range = Range {
         start: f.range.start,
         end: f.range.end,
@@ -389,6 +391,16 @@ impl LanguageServer for Server {
                     TextDocumentSyncKind::INCREMENTAL,
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::new(FIX_ALL),
+                        ]),
+                        resolve_provider: Some(false),
+                        work_done_progress_options: Default::default(),
+                    },
+                )),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into()],
                     ..Default::default()
@@ -475,6 +487,21 @@ impl LanguageServer for Server {
             }),
             range: Some(range),
         }))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let (out, _) = self.current_analysis(&uri).await?;
+        let enc = *self.state.encoding.read().unwrap();
+        let actions = super::code_actions::actions(
+            &uri,
+            &out,
+            params.range,
+            params.context.only.as_deref(),
+            enc,
+            to_lsp,
+        );
+        Ok(Some(actions))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -72,6 +72,36 @@ local function run()
   check(out.code == 0 and out.stdout:find('<svg', 1, true), 'dot rejected the graph: ' .. (out.stderr or ''))
   print('showGraph: ' .. resp.result.name .. ', ' .. #out.stdout .. ' bytes of SVG')
 
+  -- 5. The torch.where quick fix for the data-dependent branch, applied the way `:lua
+  -- vim.lsp.buf.code_action()` applies it.
+  local function branch()
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.code == 'FX101' then return d end
+    end
+  end
+  check(vim.wait(TIMEOUT, function() return branch() ~= nil end, 20), 'no FX101 diagnostic')
+  local d = branch()
+  local range = {
+    start = { line = d.lnum, character = d.col },
+    ['end'] = { line = d.end_lnum, character = d.end_col },
+  }
+  resp = client:request_sync('textDocument/codeAction', {
+    textDocument = { uri = uri },
+    range = range,
+    context = { diagnostics = { d.user_data.lsp }, only = { 'quickfix' } },
+  }, TIMEOUT, buf)
+  check(resp and resp.result, 'no code actions: ' .. vim.inspect(resp))
+  local action
+  for _, a in ipairs(resp.result) do
+    if a.isPreferred then action = a end
+  end
+  check(action and action.title:find('torch.where', 1, true), 'no preferred torch.where action: ' .. vim.inspect(resp.result))
+  vim.lsp.util.apply_workspace_edit(action.edit, client.offset_encoding)
+  local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  check(text:find('h = torch.where(h.sum() > 0, h * 2, h)', 1, true), 'buffer after the fix:\n' .. text)
+  check(vim.wait(TIMEOUT, function() return branch() == nil end, 20), 'FX101 still reported after the fix')
+  print('code action: ' .. action.title)
+
   client:stop()
   print('OK')
 end

@@ -1,0 +1,290 @@
+//! Fixes: text edits that remove a graph break (or suppress its finding), computed from the
+//! syntax tree and the source text alone. Plain data in (the source, where a finding is, a few
+//! facts the analysis proved), plain data out (byte-range edits); the CLI (`staticfx fix`,
+//! `check --output-format json`) and the language server's code actions share them, and only
+//! `crate::lsp` turns them into protocol types.
+//!
+//! One file per fix: `where_rewrite` (data-dependent `if`/`else` and `a if c else b` →
+//! `torch.where`), `guard` (wrap `print`/logging/`time.*` in `if not
+//! torch.compiler.is_compiling():`, or remove the statement), `item` (drop `.item()` when the
+//! scalar only feeds tensor arithmetic), `noqa` (append `# noqa: FXnnn`).
+
+mod guard;
+mod item;
+mod noqa;
+mod text;
+mod where_rewrite;
+
+use serde::Serialize;
+use tree_sitter::Tree;
+
+use crate::syntax::Span;
+
+/// ruff's applicability levels: `staticfx fix` applies `Safe` fixes, `--unsafe-fixes` adds
+/// `Unsafe` ones; `DisplayOnly` is shown but never applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Applicability {
+    DisplayOnly,
+    Unsafe,
+    Safe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::DisplayOnly => "display-only",
+            Applicability::Unsafe => "unsafe",
+            Applicability::Safe => "safe",
+        }
+    }
+}
+
+/// What a fix does, so front ends can order and pick them (the noqa suppression is never part
+/// of "fix all").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FixKind {
+    TorchWhere,
+    Guard,
+    Remove,
+    DropItem,
+    Noqa,
+}
+
+/// Replace the bytes `span` of the original text with `new_text`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Edit {
+    pub span: Span,
+    pub new_text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fix {
+    pub title: String,
+    pub applicability: Applicability,
+    pub kind: FixKind,
+    /// Non-overlapping, sorted by position.
+    pub edits: Vec<Edit>,
+}
+
+/// Where a finding is, and what the analysis proved about it that the syntax cannot show.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    pub code: String,
+    pub span: Span,
+    /// For a `.item()` finding: every use of the Python number ends in tensor arithmetic, so
+    /// the value can stay a 0-d tensor.
+    pub scalar_feeds_tensors: bool,
+}
+
+/// Facts about the whole file: the conditions the analysis found to be tensors (FX101 sites)
+/// and the expressions it saw produce tensors.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub tensor_conditions: Vec<Span>,
+    /// Spans of expressions the traced graph recorded as tensors.
+    pub tensor_values: std::collections::HashSet<Span>,
+    /// Concrete shapes of those tensors, where the analysis knows them.
+    pub tensor_shapes: std::collections::HashMap<Span, Vec<i64>>,
+}
+
+/// The fixes for one finding, the preferred one first, and why the main fix was refused when
+/// it was.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SiteFixes {
+    pub fixes: Vec<Fix>,
+    pub refusal: Option<String>,
+}
+
+impl SiteFixes {
+    /// The preferred fix, if any (never the noqa suppression).
+    pub fn main(&self) -> Option<&Fix> {
+        self.fixes.iter().find(|f| f.kind != FixKind::Noqa)
+    }
+}
+
+/// The site of a finding.
+pub fn site_of(f: &crate::breaks::Finding) -> Site {
+    Site {
+        code: f.code.to_string(),
+        span: f.span,
+        scalar_feeds_tensors: f.code == "FX102" && f.fix_available,
+    }
+}
+
+/// What the analysis of a file proved that fixes rely on: its tensor conditions (FX101) and
+/// the spans of expressions its graphs recorded as tensors.
+pub fn facts_for(a: &crate::analysis::FileAnalysis) -> Facts {
+    let mut facts = Facts::default();
+    for g in &a.graphs {
+        for f in g
+            .breaks
+            .iter()
+            .filter(|f| f.file == a.file && f.code == "FX101")
+        {
+            facts.tensor_conditions.push(f.span);
+        }
+        for (_, n) in g.graph.nodes() {
+            if let Some(o) = n.origin.as_ref().filter(|o| o.file == a.file) {
+                if let Some(t) = n.meta.as_tensor() {
+                    facts.tensor_values.insert(o.span);
+                    if let Some(shape) = t.shape.as_ref().and_then(crate::shapes::concrete) {
+                        facts.tensor_shapes.insert(o.span, shape);
+                    }
+                }
+            }
+        }
+    }
+    facts
+}
+
+/// The graph-break findings of `a` that lie in its own file, one per (line, code) as `check`
+/// reports them, each with its fixes computed on `src` (the file's text as the user has it).
+pub fn for_analysis<'a>(
+    a: &'a crate::analysis::FileAnalysis,
+    src: &str,
+) -> Vec<(&'a crate::breaks::Finding, SiteFixes)> {
+    let facts = facts_for(a);
+    let file = a.project.file(a.file);
+    // The analysed text has lines with syntax errors blanked; fixes need the real text (and
+    // its errors, which allow only the noqa suppression).
+    let fresh;
+    let tree = if &*file.text == src {
+        &file.tree
+    } else {
+        fresh = crate::syntax::parse(src, None);
+        &fresh
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for g in &a.graphs {
+        for f in g.breaks.iter().filter(|f| f.file == a.file) {
+            if !seen.insert((f.line, f.code, f.gb_id)) {
+                continue;
+            }
+            out.push((f, for_site(src, tree, &site_of(f), &facts)));
+        }
+    }
+    out.sort_by_key(|(f, _)| (f.span.start, f.code));
+    out
+}
+
+/// Every fix for one finding. `tree` must be the parse of `src`. Never panics on broken input:
+/// a file with syntax errors gets the noqa suppression only.
+pub fn for_site(src: &str, tree: &Tree, site: &Site, facts: &Facts) -> SiteFixes {
+    let mut out = SiteFixes::default();
+    if site.span.end > src.len() || !src.is_char_boundary(site.span.start) {
+        return out;
+    }
+    if tree.root_node().has_error() {
+        out.refusal = Some("the file has syntax errors".into());
+    } else {
+        let r = match site.code.as_str() {
+            "FX101" => where_rewrite::for_condition(src, tree, site, facts),
+            "FX102" => item::fixes(src, tree, site, facts),
+            "FX105" | "FX106" | "FX107" => guard::fixes(src, tree, site),
+            _ => Err(None),
+        };
+        match r {
+            Ok(fixes) => out.fixes = fixes,
+            Err(reason) => out.refusal = reason,
+        }
+    }
+    if let Some(f) = noqa::fix(src, tree, site) {
+        out.fixes.push(f);
+    }
+    out
+}
+
+/// Applies non-overlapping edits (in any order) to `src`. Overlapping edits are an error.
+pub fn apply(src: &str, edits: &[Edit]) -> Result<String, String> {
+    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    sorted.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut out = String::with_capacity(src.len());
+    let mut at = 0;
+    for e in sorted {
+        if e.span.start < at || e.span.end > src.len() || e.span.start > e.span.end {
+            return Err(format!("overlapping or out-of-range edit at {:?}", e.span));
+        }
+        if !src.is_char_boundary(e.span.start) || !src.is_char_boundary(e.span.end) {
+            return Err(format!("edit splits a character at {:?}", e.span));
+        }
+        out.push_str(&src[at..e.span.start]);
+        out.push_str(&e.new_text);
+        at = e.span.end;
+    }
+    out.push_str(&src[at..]);
+    Ok(out)
+}
+
+/// One "fix all" pass over a file: the preferred fix of each site whose applicability is
+/// allowed, skipping any whose edits overlap edits already taken (the next pass gets them).
+/// Identical edits (two findings fixed by one edit, e.g. one `import torch`) are taken once.
+/// Returns the edits, how many findings they fix, and how many unsafe fixes were held back.
+pub fn pick<'a>(
+    sites: impl IntoIterator<Item = &'a SiteFixes>,
+    unsafe_fixes: bool,
+) -> (Vec<Edit>, usize, usize) {
+    let mut taken: Vec<Edit> = Vec::new();
+    let mut count = 0;
+    let mut hidden = 0;
+    for fixes in sites {
+        let Some(fix) = fixes.fixes.iter().find(|f| {
+            f.kind != FixKind::Noqa
+                && (f.applicability == Applicability::Safe
+                    || (unsafe_fixes && f.applicability == Applicability::Unsafe))
+        }) else {
+            if fixes
+                .fixes
+                .iter()
+                .any(|f| f.kind != FixKind::Noqa && f.applicability == Applicability::Unsafe)
+            {
+                hidden += 1;
+            }
+            continue;
+        };
+        let new: Vec<&Edit> = fix.edits.iter().filter(|e| !taken.contains(e)).collect();
+        let clash = new.iter().any(|e| {
+            taken.iter().any(|t| {
+                overlaps(t.span, e.span)
+                    // Two insertions at one point would depend on order: leave one for later.
+                    || (t.span.start == t.span.end
+                        && e.span.start == e.span.end
+                        && t.span.start == e.span.start)
+            })
+        });
+        if clash {
+            continue;
+        }
+        taken.extend(new.into_iter().cloned());
+        count += 1;
+    }
+    taken.sort_by_key(|e| (e.span.start, e.span.end));
+    (taken, count, hidden)
+}
+
+/// `pick` over sites computed here.
+pub fn fix_all_edits(
+    src: &str,
+    tree: &Tree,
+    sites: &[Site],
+    facts: &Facts,
+    unsafe_fixes: bool,
+) -> (Vec<Edit>, usize) {
+    let all: Vec<SiteFixes> = sites
+        .iter()
+        .map(|s| for_site(src, tree, s, facts))
+        .collect();
+    let (edits, n, _) = pick(&all, unsafe_fixes);
+    (edits, n)
+}
+
+fn overlaps(a: Span, b: Span) -> bool {
+    a.start < b.end && b.start < a.end
+        || (a.start == a.end && b.start < a.start && a.start < b.end)
+        || (b.start == b.end && a.start < b.start && b.start < a.end)
+}
+
+#[cfg(test)]
+pub(crate) mod testing;
