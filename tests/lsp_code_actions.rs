@@ -232,3 +232,38 @@ async fn actions_only_for_the_requested_range_and_fix_all() {
     let fixed = apply(MODEL, &all[0]["edit"], &uri, false);
     assert_eq!(fixed, guarded, "fix-all applies exactly the safe guard");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_fix_says_why_and_offers_only_the_suppression() {
+    let text = MODEL.replace(
+        "        if h.sum() > 0:\n            h = torch.relu(h)\n        else:\n            h = torch.tanh(h) * len(\"é😀\")\n",
+        "        while h.norm() > 1:\n            h = h / 2\n",
+    );
+    let (mut c, _dir, uri, diags) = start(&text, false).await;
+    let brk = diags
+        .iter()
+        .find(|d| d["code"] == "FX101")
+        .unwrap_or_else(|| panic!("FX101 in {diags:?}"));
+    let msg = brk["message"].as_str().unwrap();
+    assert!(msg.contains("\nHint: "), "{msg}");
+    assert!(
+        msg.contains("No automatic fix: a data-dependent `while` loop has no torch.where form"),
+        "{msg}"
+    );
+    let actions = code_actions(
+        &mut c,
+        &uri,
+        brk["range"].clone(),
+        Some(json!(["quickfix"])),
+    )
+    .await;
+    assert_eq!(actions.len(), 1, "{actions:#?}");
+    assert!(actions[0]["title"]
+        .as_str()
+        .unwrap()
+        .contains("# noqa: FX101"));
+    assert!(
+        actions[0].get("isPreferred").is_none_or(|p| p.is_null()),
+        "{actions:#?}"
+    );
+}
