@@ -79,3 +79,25 @@ fn imports_read_only_the_files_a_model_uses() {
         );
     }
 }
+
+#[test]
+fn parse_cache_follows_the_file_on_disk() {
+    use staticfx::semantic::project::ParseCache;
+    use staticfx::semantic::Project;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.py");
+    std::fs::write(&path, "x = 1\n").unwrap();
+    let cache = ParseCache::default();
+    let first = Project::new(dir.path()).with_parse_cache(cache.clone());
+    let id = first.load_path(&path).unwrap();
+    assert_eq!(&*first.file(id).text, "x = 1\n");
+    // Same file, unchanged: the cached parse is shared.
+    let again = Project::new(dir.path()).with_parse_cache(cache.clone());
+    let id2 = again.load_path(&path).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first.file(id), &again.file(id2)));
+    // Changed on disk (say, by `git checkout`): read again.
+    std::fs::write(&path, "x = 22\n").unwrap();
+    let after = Project::new(dir.path()).with_parse_cache(cache);
+    let id3 = after.load_path(&path).unwrap();
+    assert_eq!(&*after.file(id3).text, "x = 22\n");
+}

@@ -33,6 +33,7 @@ pub struct Snapshot {
     pub config_gen: u64,
     /// Test hook: a marker comment makes analysis panic, to prove the server survives it.
     pub test_hooks: bool,
+    pub parse_cache: crate::semantic::project::ParseCache,
 }
 
 /// A diagnostic before conversion: byte spans in analysed files.
@@ -132,7 +133,7 @@ pub fn analyze(snap: &Snapshot) -> Output {
     if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
         panic!("test hook: panic requested by the document");
     }
-    let mut project = Project::new(&snap.root);
+    let mut project = Project::new(&snap.root).with_parse_cache(snap.parse_cache.clone());
     for (path, text) in &snap.overlays {
         project.add_overlay(path, text.clone(), None);
     }

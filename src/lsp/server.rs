@@ -46,6 +46,9 @@ struct State {
     /// Bumped on every settings change: an analysis started under older settings may finish
     /// after the change and must not be reused as current.
     config_gen: AtomicU64,
+    /// Parsed workspace files the open documents import, kept across keystrokes (entries
+    /// are dropped when the file on disk changes).
+    parse_cache: crate::semantic::project::ParseCache,
 }
 
 impl Server {
@@ -193,6 +196,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         overlays,
         test_hooks: config.test_hooks,
         config_gen,
+        parse_cache: state.parse_cache.clone(),
     })
 }
 

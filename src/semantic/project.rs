@@ -58,10 +58,23 @@ pub struct Project {
     parse_cache: Option<ParseCache>,
 }
 
-/// Parsed files shared by the projects of one batch run (`staticfx check` over many files):
-/// every model file imports the same package modules, and parsing them again for each file
-/// dominated the run time. Keyed by path and module name (the name depends on the root).
-pub type ParseCache = Arc<std::sync::Mutex<HashMap<(PathBuf, String), Arc<SourceFile>>>>;
+/// Parsed files shared by the projects of one batch run (`staticfx check` over many files) or
+/// by the language server's analyses: every model file imports the same package modules, and
+/// parsing them again for each file (each keystroke) dominated the run time. Keyed by path and
+/// module name (the name depends on the root); an entry is used only while the file's
+/// modification time and length are those it was read with.
+pub type ParseCache = Arc<std::sync::Mutex<HashMap<(PathBuf, String), CachedFile>>>;
+
+#[derive(Clone, Debug)]
+pub struct CachedFile {
+    file: Arc<SourceFile>,
+    stamp: Option<(std::time::SystemTime, u64)>,
+}
+
+fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
 
 impl Project {
     pub fn new(root: impl Into<PathBuf>) -> Self {
@@ -167,7 +180,13 @@ impl Project {
             None => match &self.parse_cache {
                 Some(cache) => {
                     let key = (path.clone(), module.clone());
-                    let hit = cache.lock().unwrap().get(&key).cloned();
+                    let stamp = disk_stamp(&path);
+                    let hit = cache
+                        .lock()
+                        .unwrap()
+                        .get(&key)
+                        .filter(|c| c.stamp.is_some() && c.stamp == stamp)
+                        .map(|c| c.file.clone());
                     match hit {
                         Some(f) => f,
                         None => {
@@ -177,7 +196,11 @@ impl Project {
                                 Arc::from(read_lossy(&key.0)?),
                                 None,
                             ));
-                            cache.lock().unwrap().insert(key, f.clone());
+                            let entry = CachedFile {
+                                file: f.clone(),
+                                stamp,
+                            };
+                            cache.lock().unwrap().insert(key, entry);
                             f
                         }
                     }
