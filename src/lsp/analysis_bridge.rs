@@ -96,7 +96,6 @@ pub struct GraphView {
     pub name: String,
     pub class: String,
     pub class_span: Span,
-    pub dot: String,
     pub nodes: Vec<NodeView>,
     pub modules: Vec<ModuleSummary>,
     /// The traced graph itself, for on-demand work (the optimized graph).
@@ -105,13 +104,21 @@ pub struct GraphView {
 }
 
 impl GraphView {
+    /// DOT of the traced graph, node classes carrying source lines of `text` (the analysed
+    /// document's). Rendered on request: most analyses are never shown as a graph.
+    pub fn dot(&self, text: &str) -> String {
+        let lines = LineStarts::new(text);
+        crate::render::dot::render_with_lines(&self.traced, |n| node_line(n, self.file, &lines))
+    }
+
     /// DOT of the graph after the pass pipeline (`text` is the analysed document's), and how
     /// many nodes the passes removed.
     pub fn optimized_dot(&self, text: &str) -> Result<(String, usize), String> {
         let mut r = self.traced.clone();
         let before = r.graph.len();
         analysis::optimize_graph(&mut r, &Default::default()).map_err(|e| e.to_string())?;
-        let dot = crate::render::dot::render_with_lines(&r, |n| node_line(n, self.file, text));
+        let lines = LineStarts::new(text);
+        let dot = crate::render::dot::render_with_lines(&r, |n| node_line(n, self.file, &lines));
         Ok((dot, before.saturating_sub(r.graph.len())))
     }
 }
@@ -160,13 +167,8 @@ pub fn analyze(snap: &Snapshot) -> Output {
                 .filter(|f| f.file == a.file)
                 .map(|f| conv.finding(f))
                 .collect();
-            let text = a.project.file(a.file).text.clone();
             let file = a.file;
-            out.graphs = a
-                .graphs
-                .into_iter()
-                .map(|g| graph_view(g, file, &text))
-                .collect();
+            out.graphs = a.graphs.into_iter().map(|g| graph_view(g, file)).collect();
         }
         Err(e) => out.failure = Some(e.to_string()),
     }
@@ -322,24 +324,39 @@ impl<'a> Converter<'a> {
 
 /// The 1-based line in `file` a node comes from: its own site, else the outermost call in
 /// `file` that inlined it.
-fn node_line(n: &crate::graph::Node, file: FileId, text: &str) -> Option<usize> {
+/// 1-based source line of a node in the analysed document: its own span there, else the call
+/// site there that inlined it.
+fn node_line(n: &crate::graph::Node, file: FileId, lines: &LineStarts) -> Option<usize> {
     let o = n.origin.as_ref()?;
     let at = if o.file == file {
         o.span.start
     } else {
         o.call_chain.iter().find(|(f, _)| *f == file)?.1.start
     };
-    let at = at.min(text.len());
     Some(
-        text.as_bytes()[..at]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
+        lines
+            .index
+            .line_col(lines.text, at.min(lines.text.len()))
+            .line
             + 1,
     )
 }
 
-fn graph_view(g: GraphResult, file: FileId, text: &str) -> GraphView {
+struct LineStarts<'t> {
+    text: &'t str,
+    index: crate::syntax::LineIndex,
+}
+
+impl<'t> LineStarts<'t> {
+    fn new(text: &'t str) -> Self {
+        LineStarts {
+            text,
+            index: crate::syntax::LineIndex::new(text),
+        }
+    }
+}
+
+fn graph_view(g: GraphResult, file: FileId) -> GraphView {
     let nodes = g
         .graph
         .nodes()
@@ -392,7 +409,6 @@ fn graph_view(g: GraphResult, file: FileId, text: &str) -> GraphView {
         name: g.name.clone(),
         class: g.class.clone(),
         class_span: g.class_span,
-        dot: crate::render::dot::render_with_lines(&g, |n| node_line(n, file, text)),
         nodes,
         modules: g.modules.clone(),
         traced: g,

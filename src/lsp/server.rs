@@ -557,7 +557,7 @@ impl LanguageServer for Server {
                     })));
                 }
                 Ok(Some(
-                    json!({"name": g.name, "dot": g.dot, "optimized": false}),
+                    json!({"name": g.name, "dot": g.dot(&out.text), "optimized": false}),
                 ))
             }
             RUN_GRAPH => Err(Error {
