@@ -148,6 +148,8 @@ pub fn analyze(snap: &Snapshot) -> Output {
     let opts = GraphOptions {
         root: Some(snap.root.clone()),
         class_inputs: snap.class_inputs.clone(),
+        // The analysis threads are shared: one pathological file must not hold one for long.
+        time_limit: Some(std::time::Duration::from_secs(10)),
         ..Default::default()
     };
     let mut out = Output {

@@ -7,6 +7,7 @@ pub mod config;
 pub mod document;
 mod hover;
 mod server;
+mod workers;
 
 pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
 

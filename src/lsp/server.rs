@@ -123,33 +123,10 @@ async fn analyze(
         return Err("superseded".into());
     }
     let snap = snapshot(state, uri).ok_or("not analysable")?;
-    let job = tokio::task::spawn_blocking(move || {
-        // The evaluator recurses as deep as the model's source nests; the runtime's blocking
-        // threads have small stacks, so the work gets a thread of its own.
-        let worker = std::thread::Builder::new()
-            .name("staticfx-analysis".into())
-            .stack_size(256 << 20)
-            .spawn(move || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    analysis_bridge::analyze(&snap)
-                }))
-                .map_err(|p| {
-                    p.downcast_ref::<&str>()
-                        .map(|s| s.to_string())
-                        .or_else(|| p.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "unknown panic".into())
-                })
-            });
-        match worker {
-            Ok(h) => h
-                .join()
-                .unwrap_or_else(|_| Err("analysis thread died".into())),
-            Err(e) => Err(format!("cannot start analysis thread: {e}")),
-        }
-    });
+    let job = super::workers::run(move || analysis_bridge::analyze(&snap));
     let out = match job.await {
-        Ok(Ok(out)) => Arc::new(out),
-        Ok(Err(panic)) => {
+        Ok(out) => Arc::new(out),
+        Err(panic) => {
             let msg = format!(
                 "staticfx: analysis of {} (version {version}) panicked: {panic}",
                 uri.as_str()
@@ -158,7 +135,6 @@ async fn analyze(
             client.log_message(MessageType::ERROR, msg.clone()).await;
             return Err(msg);
         }
-        Err(e) => return Err(e.to_string()),
     };
     if let Some(f) = &out.failure {
         client
