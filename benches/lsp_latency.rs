@@ -4,7 +4,10 @@
 //! /work/corpus/src/transformers), then sends single-character edits inside a forward one at a
 //! time and times each until the diagnostics for that version arrive.
 //!
-//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS]
+//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS] [--open-all DIR]
+//!
+//! `--open-all DIR` then opens every `modeling_*.py` under DIR, waits until each has been
+//! analysed, and reports the server's resident memory.
 //!
 //! `--root` is the workspace folder (default: the file's own directory, so sibling imports
 //! resolve but the package above does not; pass the package root to measure whole-project
@@ -127,6 +130,38 @@ impl Lsp {
     }
 }
 
+fn modeling_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("modeling_") && n.ends_with(".py"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Resident memory of a process, from /proc (Linux): (current, peak) in MB.
+fn rss_mb(pid: u32) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<f64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024.0)
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
 fn largest_modeling_file(dir: &Path) -> Option<PathBuf> {
     let mut best: Option<(u64, PathBuf)> = None;
     let mut stack = vec![dir.to_path_buf()];
@@ -157,6 +192,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut file = None;
+    let mut open_all = None;
     let mut edits = 40usize;
     let mut root = None;
     let mut debounce = 0u64;
@@ -165,6 +201,7 @@ fn main() {
             "--edits" => edits = args.next().unwrap().parse().unwrap(),
             "--root" => root = args.next().map(PathBuf::from),
             "--debounce" => debounce = args.next().unwrap().parse().unwrap(),
+            "--open-all" => open_all = args.next().map(PathBuf::from),
             _ => file = Some(PathBuf::from(a)),
         }
     }
@@ -230,6 +267,31 @@ fn main() {
         lsp.diagnostics(version);
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    // Memory with every modeling file of a package open, as when a user opens them all.
+    let memory = open_all.map(|dir| {
+        let files = modeling_files(&dir);
+        let t = Instant::now();
+        let mut waiting = std::collections::HashSet::new();
+        for f in &files {
+            let uri = format!("file://{}", f.display());
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            lsp.notify(
+                "textDocument/didOpen",
+                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+            );
+            waiting.insert(uri);
+        }
+        while !waiting.is_empty() {
+            let m = lsp
+                .rx
+                .recv_timeout(Duration::from_secs(600))
+                .expect("diagnostics for every opened file");
+            if m["method"] == "textDocument/publishDiagnostics" {
+                waiting.remove(m["params"]["uri"].as_str().unwrap_or(""));
+            }
+        }
+        (files.len(), t.elapsed().as_secs_f64(), rss_mb(lsp.child.id()))
+    });
     lsp.request("shutdown", Value::Null);
     lsp.notify("exit", Value::Null);
     let _ = lsp.child.wait();
@@ -256,4 +318,12 @@ fn main() {
         sorted[0],
         sorted[sorted.len() - 1]
     );
+    if let Some((n, secs, rss)) = memory {
+        match rss {
+            Some((now, peak)) => println!(
+                "opened {n} more files, all analysed in {secs:.1} s: server memory {now:.0} MB resident ({peak:.0} MB peak)"
+            ),
+            None => println!("opened {n} more files in {secs:.1} s (memory not readable here)"),
+        }
+    }
 }
