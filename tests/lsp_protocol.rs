@@ -229,3 +229,66 @@ async fn workspace_configuration_overrides_example_inputs() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_check_publishes_unopened_files_with_progress() {
+    let (dir, open_uri) = workspace("simple_net.py", SIMPLE);
+    // A second file nobody opened, with a print in forward, and a clean one.
+    let printing = "import torch.nn as nn\n\n\nclass Loud(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        print(x)\n        return self.fc(x)\n";
+    std::fs::write(dir.path().join("loud.py"), printing).unwrap();
+    std::fs::create_dir(dir.path().join("pkg")).unwrap();
+    std::fs::write(dir.path().join("pkg/quiet.py"), "X = 1\n").unwrap();
+    let loud = file_uri(&dir.path().join("loud.py"));
+    let quiet = file_uri(&dir.path().join("pkg/quiet.py"));
+
+    let mut c = TestClient::start(Value::Null);
+    c.result(
+        "initialize",
+        json!({
+            "processId": null,
+            "capabilities": {"window": {"workDoneProgress": true}},
+            "workspaceFolders": [{"uri": file_uri(dir.path()), "name": "ws"}],
+            "initializationOptions": {},
+        }),
+    )
+    .await;
+    c.notify("initialized", json!({})).await;
+    c.open(&open_uri, SIMPLE).await;
+    c.diagnostics(&open_uri, 1).await;
+
+    let r = c
+        .result(
+            "workspace/executeCommand",
+            json!({"command": "staticfx.checkWorkspace", "arguments": [{}]}),
+        )
+        .await;
+    assert_eq!(r["files"], 3, "{r}");
+    let begin = c
+        .wait_for("$/progress", |p| p["value"]["kind"] == "begin")
+        .await;
+    let token = begin["token"].clone();
+    // Files in path order: loud.py, pkg/quiet.py, simple_net.py (open: left to its own analysis).
+    let diags = c
+        .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == loud)
+        .await;
+    let codes: Vec<&str> = diags["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["code"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(codes, vec!["FX105"], "{diags}");
+    assert_eq!(diags["diagnostics"][0]["range"]["start"]["line"], 9);
+    let quiet_diags = c
+        .wait_for("textDocument/publishDiagnostics", |p| p["uri"] == quiet)
+        .await;
+    assert_eq!(quiet_diags["diagnostics"], json!([]));
+    let end = c
+        .wait_for("$/progress", |p| p["value"]["kind"] == "end")
+        .await;
+    assert_eq!(end["token"], token);
+    assert_eq!(
+        end["value"]["message"], "3 files checked, 1 diagnostics",
+        "{end}"
+    );
+}

@@ -23,6 +23,7 @@ pub const SHOW_GRAPH: &str = "staticfx.showGraph";
 /// The source action that applies every safe fix of a document.
 pub const FIX_ALL: &str = "source.fixAll.staticfx";
 pub const RUN_GRAPH: &str = "staticfx.runGraph";
+pub const CHECK_WORKSPACE: &str = "staticfx.checkWorkspace";
 
 pub struct Server {
     client: Client,
@@ -49,6 +50,10 @@ struct State {
     /// Parsed workspace files the open documents import, kept across keystrokes (entries
     /// are dropped when the file on disk changes).
     parse_cache: crate::semantic::project::ParseCache,
+    /// Whether the client shows `$/progress` (window.workDoneProgress).
+    work_done_progress: std::sync::atomic::AtomicBool,
+    /// Numbers the progress tokens of workspace checks.
+    checks_started: AtomicU64,
 }
 
 impl Server {
@@ -330,6 +335,15 @@ impl LanguageServer for Server {
             Encoding::Utf16
         };
         *self.state.encoding.write().unwrap() = encoding;
+        let progress = params
+            .capabilities
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false);
+        self.state
+            .work_done_progress
+            .store(progress, Ordering::SeqCst);
         let mut folders: Vec<PathBuf> = params
             .workspace_folders
             .iter()
@@ -382,7 +396,7 @@ impl LanguageServer for Server {
                     },
                 )),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into()],
+                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into(), CHECK_WORKSPACE.into()],
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -536,6 +550,34 @@ impl LanguageServer for Server {
                     json!({"name": g.name, "dot": g.dot(&out.text), "optimized": false}),
                 ))
             }
+            CHECK_WORKSPACE => {
+                // `{uri}` of a folder, or every workspace folder. The check runs beside the
+                // message loop (it asks the client to create a progress token, and awaiting a
+                // client request inside a handler could stall it); the answer says how many
+                // files it covers.
+                let roots: Vec<PathBuf> = match args.get("uri").and_then(Json::as_str) {
+                    Some(u) => {
+                        let uri: Uri = u
+                            .parse()
+                            .map_err(|_| Error::invalid_params("`uri` is not a URI"))?;
+                        vec![uri
+                            .to_file_path()
+                            .ok_or_else(|| Error::invalid_params("`uri` is not a file URI"))?
+                            .into_owned()]
+                    }
+                    None => self.state.workspace.read().unwrap().clone(),
+                };
+                if roots.is_empty() {
+                    return Err(Error::invalid_params("no workspace folder to check"));
+                }
+                let files = crate::cli::check::collect_files(&roots)
+                    .map_err(|e| Error::invalid_params(e))?;
+                let n = files.len();
+                let state = self.state.clone();
+                let client = self.client.clone();
+                tokio::spawn(async move { check_workspace(state, client, files).await });
+                Ok(Some(json!({"files": n})))
+            }
             RUN_GRAPH => Err(Error {
                 code: ErrorCode::ServerError(-32001),
                 message: "staticfx.runGraph: the executor is not available yet".into(),
@@ -544,6 +586,97 @@ impl LanguageServer for Server {
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }
+}
+
+/// Analyses every file that is not open (open ones have their own diagnostics) and publishes
+/// its diagnostics, reporting `$/progress` when the client shows it.
+async fn check_workspace(state: Arc<State>, client: Client, files: Vec<PathBuf>) {
+    let total = files.len().max(1);
+    let progress = if state.work_done_progress.load(Ordering::SeqCst) {
+        let n = state.checks_started.fetch_add(1, Ordering::SeqCst);
+        let token = NumberOrString::String(format!("staticfx-check-{n}"));
+        match client.create_work_done_progress(token.clone()).await {
+            Ok(()) => Some(
+                client
+                    .progress(token, "staticfx: checking the workspace")
+                    .with_percentage(0)
+                    .begin()
+                    .await,
+            ),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    let (mut findings, mut failed) = (0usize, 0usize);
+    for (i, path) in files.iter().enumerate() {
+        let Some(uri) = Uri::from_file_path(path) else {
+            continue;
+        };
+        if !state.docs.contains_key(&uri) {
+            match disk_snapshot(&state, path) {
+                Some(snap) => {
+                    match super::workers::run(move || analysis_bridge::analyze(&snap)).await {
+                        Ok(out) => {
+                            findings += out.findings.len();
+                            let diags = out.findings.iter().map(to_lsp).collect();
+                            // Opened while we worked: the document's own analysis wins.
+                            if !state.docs.contains_key(&uri) {
+                                client.publish_diagnostics(uri, diags, None).await;
+                            }
+                        }
+                        Err(_) => failed += 1,
+                    }
+                }
+                None => failed += 1,
+            }
+        }
+        if let Some(p) = &progress {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            p.report_with_message(
+                format!("{}/{} {}", i + 1, files.len(), name.unwrap_or_default()),
+                ((i + 1) * 100 / total) as u32,
+            )
+            .await;
+        }
+    }
+    let summary = format!(
+        "{} files checked, {findings} diagnostics{}",
+        files.len(),
+        if failed > 0 {
+            format!(", {failed} could not be analysed")
+        } else {
+            String::new()
+        }
+    );
+    match progress {
+        Some(p) => p.finish_with_message(summary).await,
+        None => client.log_message(MessageType::INFO, summary).await,
+    }
+}
+
+/// A snapshot of a file as it is on disk (for files the editor has not opened).
+fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
+    let text: std::sync::Arc<str> = crate::semantic::project::read_lossy(path).ok()?.into();
+    let workspace = state.workspace.read().unwrap().clone();
+    let config = state.config.read().unwrap().clone();
+    Some(Snapshot {
+        path: path.to_path_buf(),
+        root: analysis_bridge::root_for(path, &workspace),
+        tree: crate::syntax::parse(&text, None),
+        text,
+        version: 0,
+        encoding: *state.encoding.read().unwrap(),
+        class_inputs: config.example_inputs,
+        overlays: state
+            .docs
+            .iter()
+            .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
+            .collect(),
+        test_hooks: config.test_hooks,
+        config_gen: state.config_gen.load(Ordering::SeqCst),
+        parse_cache: state.parse_cache.clone(),
+    })
 }
 
 /// The top-level class whose definition contains `offset`.
