@@ -105,10 +105,9 @@ local function run()
   table.sort(codes)
   log('diagnostics: ' .. table.concat(codes, ' '))
 
-  -- 4. A code action for the graph break, applied if the server offers one.
-  if not client.server_capabilities.codeActionProvider then
-    log('SKIP: code action: the server does not advertise codeActionProvider')
-  else
+  -- 4. The code action for the graph break, applied.
+  check(client.server_capabilities.codeActionProvider, 'the server does not advertise codeActionProvider')
+  do
     local lsp_diag = vim.tbl_get(brk, 'user_data', 'lsp')
     local resp = client:request_sync('textDocument/codeAction', {
       textDocument = { uri = vim.uri_from_bufnr(buf) },
@@ -117,9 +116,8 @@ local function run()
     }, TIMEOUT, buf)
     check(resp and not resp.err, 'codeAction failed: ' .. vim.inspect(resp))
     local action = (resp.result or {})[1]
-    if not action then
-      log('SKIP: code action: the server offers no quickfix for FX101 here')
-    else
+    check(action, 'the server offers no quickfix for FX101 here')
+    do
       if not action.edit and not action.command and client.server_capabilities.codeActionProvider.resolveProvider then
         local r = client:request_sync('codeAction/resolve', action, TIMEOUT, buf)
         check(r and r.result, 'codeAction/resolve failed: ' .. vim.inspect(r))
