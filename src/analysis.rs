@@ -602,19 +602,29 @@ fn trace_forward(
     match &forward {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
-            for p in f.params.iter().skip(skip) {
+            for (i, p) in f.params.iter().skip(skip).enumerate() {
                 use crate::catalog::ParamKind::*;
                 if matches!(p.kind, VarPositional | VarKeyword) {
                     continue;
                 }
                 let given = input_meta(&p.name);
+                // The first argument is the input the model is called with even when it
+                // defaults to None (`forward(self, input_ids=None, ..., inputs_embeds=None)`
+                // raises unless one of them is given); torch.fx makes it a proxy as well.
+                let primary =
+                    i == 0 && p.kind != KeywordOnly && matches!(p.default, Some(Value::None));
                 let default_arg = match (&p.default, &given) {
-                    (Some(d), None) => Some(d.clone()),
+                    (Some(d), None) if !primary => Some(d.clone()),
                     _ => None,
                 };
                 let tracer = interp.tracer.as_mut().expect("tracing");
                 let meta = given.clone().unwrap_or_else(default_input_meta);
-                let default_as_arg = default_arg.as_ref().map(|d| match d {
+                let recorded_default = if given.is_none() {
+                    p.default.as_ref()
+                } else {
+                    None
+                };
+                let default_as_arg = recorded_default.map(|d| match d {
                     Value::None => Arg::None,
                     Value::Bool(b) => Arg::Bool(*b),
                     Value::Int(i) => Arg::Int(*i),

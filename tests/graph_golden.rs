@@ -227,6 +227,30 @@ fn corpus_regressions_trace_without_panicking() {
 }
 
 #[test]
+fn first_argument_defaulting_to_none_is_the_traced_input() {
+    let a = analyze("errors/optional_inputs.py", GraphOptions::default());
+    let g = &a.graphs[0];
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let ops: Vec<String> = g
+        .graph
+        .nodes()
+        .map(|(_, n)| format!("{}:{}", n.op.as_str(), n.target))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            "placeholder:input_ids",
+            "placeholder:attention_mask",
+            "placeholder:inputs_embeds",
+            "call_module:embed",
+            "call_module:proj",
+            "output:output",
+        ],
+        "input_ids traced, the other inputs keep their None defaults"
+    );
+}
+
+#[test]
 fn bad_entry_expression_is_an_error_not_a_panic() {
     let path = fixture("models/mlp.py");
     for entry in ["SimpleNet(", "NoSuchClass()", "1 + 2"] {
