@@ -212,6 +212,31 @@ fn corpus_regressions_trace_without_panicking() {
     // The buffer replaced in forward has the sequence length in it; eager torch gives
     // [2, 5, 5, 3] for this input.
     assert_eq!(expand, "[2, 5, 5, 3]");
+    let partly = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "PartlyBuilt")
+        .expect("PartlyBuilt traced");
+    let calls: Vec<String> = partly
+        .graph
+        .nodes()
+        .map(|(_, n)| format!("{}:{}", n.op.as_str(), n.target))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            "placeholder:x",
+            "call_module:fc",
+            "call_module:head",
+            "output:output"
+        ],
+        "a submodule missing from a partly constructed module is an opaque call_module"
+    );
+    assert!(
+        partly.breaks.iter().all(|b| b.code != "FX190"),
+        "our own blind spot is not a possible graph break: {:?}",
+        partly.breaks
+    );
     let mixed = a
         .graphs
         .iter()

@@ -85,10 +85,19 @@ impl<'p> Interp<'p> {
                     return Ok(Value::unknown(format!("`{name}`")));
                 }
                 if o.get("__incomplete__").is_some() {
-                    return Ok(Value::unknown(format!(
-                        "`{name}` of a partly constructed `{}`",
-                        o.class_name()
-                    )));
+                    // Most likely a submodule whose construction failed (already reported
+                    // where it failed): called on tensors it is an opaque `call_module` at its
+                    // path, as torch.fx would record it, not a call into unknown code.
+                    let path = self.tracer.as_ref().filter(|_| o.is_module()).map(|t| {
+                        match t.module_paths.get(&o.id) {
+                            Some(base) if !base.is_empty() => format!("{base}.{name}"),
+                            _ => name.to_string(),
+                        }
+                    });
+                    return Ok(Value::Unknown(Rc::new(Unknown {
+                        reason: format!("`{name}` of a partly constructed `{}`", o.class_name()),
+                        path,
+                    })));
                 }
                 Err(self.error(
                     frame,
