@@ -1,6 +1,7 @@
 //! The command line: a thin adapter from arguments to the analysis API and back to text.
 
 pub mod check;
+pub mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -49,6 +50,8 @@ pub enum Command {
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
+    /// Run the model's graph on sample inputs with the bundled CPU executor.
+    Run(run::RunArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
 }
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
+        Command::Run(args) => run::run(args),
         Command::Lsp => unreachable!("handled in main"),
         Command::Graph {
             file,

@@ -1,0 +1,235 @@
+//! Evaluates a traced graph node by node: placeholders from the inputs, `get_attr` from the
+//! parameters, `call_module` through [`super::modules`], `call_function` / `call_method`
+//! through the dispatch table in [`super::ops`]. Values are dropped after their last use.
+
+use std::collections::HashMap;
+
+use super::call::Call;
+use super::modules::{call_module, ModCall};
+use super::ops::table;
+use super::value::RValue;
+use crate::analysis::{GraphResult, ModuleSummary};
+use crate::graph::{Arg, NodeId, Op, Origin};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("{0}")]
+    Graph(String),
+    #[error("{0}")]
+    Input(String),
+    #[error(transparent)]
+    Weights(#[from] super::weights::WeightsError),
+    /// A node failed: an unsupported op, a shape mismatch, a failed assertion.
+    #[error("node `{node}` ({op} {target}): {message}")]
+    Node {
+        node: String,
+        op: &'static str,
+        target: String,
+        message: String,
+        origin: Option<Origin>,
+    },
+}
+
+impl ExecError {
+    pub fn origin(&self) -> Option<&Origin> {
+        match self {
+            ExecError::Node { origin, .. } => origin.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A graph ready to run: node order, last uses, and parameters bound by name.
+pub struct Program<'a> {
+    result: &'a GraphResult,
+    modules: HashMap<&'a str, &'a ModuleSummary>,
+    params: HashMap<String, RValue>,
+    /// For each position in the order, the nodes whose last use it is.
+    frees: Vec<Vec<NodeId>>,
+}
+
+impl<'a> Program<'a> {
+    pub fn new(
+        result: &'a GraphResult,
+        params: HashMap<String, RValue>,
+    ) -> Result<Self, ExecError> {
+        if let Some(e) = &result.error {
+            return Err(ExecError::Graph(format!(
+                "the graph of {} is incomplete (tracing stopped: {}); it cannot be run",
+                result.name, e.message
+            )));
+        }
+        if let Some(r) = result.regions.first() {
+            return Err(ExecError::Graph(format!(
+                "the graph of {} has {} data-dependent region(s) (graph breaks), the first a data-dependent `{}` on `{}`; the executor runs whole graphs only",
+                result.name,
+                result.regions.len(),
+                r.kind,
+                result.graph.node(r.cause).name
+            )));
+        }
+        let graph = &result.graph;
+        if !graph.nodes().any(|(_, n)| n.op == Op::Output) {
+            return Err(ExecError::Graph(format!(
+                "the graph of {} has no output",
+                result.name
+            )));
+        }
+        let mut last: HashMap<NodeId, usize> = HashMap::new();
+        for (pos, (_, n)) in graph.nodes().enumerate() {
+            let mut ins = Vec::new();
+            n.args.iter().for_each(|a| a.nodes(&mut ins));
+            n.kwargs.iter().for_each(|(_, a)| a.nodes(&mut ins));
+            for i in ins {
+                last.insert(i, pos);
+            }
+        }
+        let mut frees = vec![Vec::new(); graph.len()];
+        for (id, pos) in last {
+            frees[pos].push(id);
+        }
+        Ok(Program {
+            result,
+            modules: result
+                .modules
+                .iter()
+                .map(|m| (m.path.as_str(), m))
+                .collect(),
+            params,
+            frees,
+        })
+    }
+
+    pub fn params(&self) -> &HashMap<String, RValue> {
+        &self.params
+    }
+
+    /// Runs the graph once. `inputs` are keyed by placeholder (forward parameter) name.
+    pub fn run(&self, inputs: &HashMap<String, RValue>) -> Result<RValue, ExecError> {
+        let graph = &self.result.graph;
+        let mut env: HashMap<NodeId, RValue> = HashMap::with_capacity(graph.len());
+        for (pos, (id, n)) in graph.nodes().enumerate() {
+            let fail = |message: String| ExecError::Node {
+                node: n.name.clone(),
+                op: n.op.as_str(),
+                target: n.target.clone(),
+                message,
+                origin: n.origin.clone(),
+            };
+            let value =
+                match n.op {
+                    Op::Placeholder => match inputs.get(&n.target) {
+                        Some(v) => v.clone(),
+                        None => match n.args.first() {
+                            Some(default) => self.arg(&env, default).map_err(fail)?,
+                            None => {
+                                return Err(ExecError::Input(format!(
+                                    "no value for the forward input `{}`",
+                                    n.target
+                                )))
+                            }
+                        },
+                    },
+                    Op::GetAttr => self.params.get(&n.target).cloned().ok_or_else(|| {
+                        fail(format!("no parameter or buffer named `{}`", n.target))
+                    })?,
+                    Op::Output => {
+                        let out = match n.args.first() {
+                            Some(a) => self.arg(&env, a).map_err(fail)?,
+                            None => RValue::None,
+                        };
+                        return Ok(out);
+                    }
+                    Op::CallFunction | Op::CallMethod => {
+                        let call = self.call(&env, &n.args, &n.kwargs).map_err(fail)?;
+                        let key = if n.op == Op::CallMethod {
+                            format!("method:{}", n.target)
+                        } else {
+                            n.target.clone()
+                        };
+                        let f = table().get(key.as_str()).ok_or_else(|| {
+                            fail(format!(
+                                "the executor does not support `{}`",
+                                if n.op == Op::CallMethod {
+                                    format!("Tensor.{}", n.target)
+                                } else {
+                                    n.target.clone()
+                                }
+                            ))
+                        })?;
+                        f(&call).map_err(fail)?
+                    }
+                    Op::CallModule => {
+                        let m = self.modules.get(n.target.as_str()).ok_or_else(|| {
+                            fail(format!("no module at `{}` in the module tree", n.target))
+                        })?;
+                        let call = self.call(&env, &n.args, &n.kwargs).map_err(fail)?;
+                        let mc = ModCall {
+                            module: m,
+                            params: &self.params,
+                            args: call.args,
+                            kwargs: call.kwargs,
+                        };
+                        call_module(&m.class, &mc).map_err(fail)?
+                    }
+                };
+            env.insert(id, value);
+            for dead in &self.frees[pos] {
+                env.remove(dead);
+            }
+        }
+        Err(ExecError::Graph(
+            "the graph ended without an output node".into(),
+        ))
+    }
+
+    fn call(
+        &self,
+        env: &HashMap<NodeId, RValue>,
+        args: &[Arg],
+        kwargs: &[(String, Arg)],
+    ) -> Result<Call, String> {
+        Ok(Call {
+            args: args
+                .iter()
+                .map(|a| self.arg(env, a))
+                .collect::<Result<_, _>>()?,
+            kwargs: kwargs
+                .iter()
+                .map(|(k, a)| Ok((k.clone(), self.arg(env, a)?)))
+                .collect::<Result<_, String>>()?,
+        })
+    }
+
+    fn arg(&self, env: &HashMap<NodeId, RValue>, a: &Arg) -> Result<RValue, String> {
+        Ok(match a {
+            Arg::Node(id) => env.get(id).cloned().ok_or_else(|| {
+                format!(
+                    "internal: the value of `{}` is not available",
+                    self.result.graph.node(*id).name
+                )
+            })?,
+            Arg::None => RValue::None,
+            Arg::Bool(b) => RValue::PyBool(*b),
+            Arg::Int(i) => RValue::Int(*i),
+            Arg::Float(x) => RValue::Float(*x),
+            Arg::Str(s) => RValue::Str(s.clone()),
+            Arg::Tuple(v) | Arg::List(v) => RValue::Seq(
+                v.iter()
+                    .map(|a| self.arg(env, a))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Arg::Slice(s) => RValue::Slice(Box::new([
+                self.arg(env, &s[0])?,
+                self.arg(env, &s[1])?,
+                self.arg(env, &s[2])?,
+            ])),
+            Arg::Ellipsis => RValue::Ellipsis,
+            Arg::Dtype(d) => RValue::Dtype(
+                crate::shapes::DType::parse(d).ok_or_else(|| format!("unknown dtype `{d}`"))?,
+            ),
+            Arg::Device(d) => RValue::Device(d.clone()),
+            Arg::Repr(r) => return Err(format!("an argument the executor cannot evaluate: {r}")),
+        })
+    }
+}
