@@ -99,6 +99,8 @@ pub struct ModuleSummary {
     /// A leaf module's constructor arguments and catalogue attributes (`kernel_size`,
     /// `stride`, `eps`, …) as plain constants; empty for user modules and containers.
     pub hyper: Vec<(String, HyperValue)>,
+    /// A torch.nn leaf (`call_module` target) rather than a user module or container.
+    pub leaf: bool,
 }
 
 /// A hyperparameter of a leaf module, as far as constructor evaluation determined it.
@@ -181,6 +183,7 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
             params,
             children: children.iter().map(|(n, _)| n.clone()).collect(),
             hyper,
+            leaf: matches!(obj.kind, ObjKind::Leaf(_)),
         });
         for (name, child) in children.into_iter().rev() {
             let p = if path.is_empty() {

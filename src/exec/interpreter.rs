@@ -46,6 +46,8 @@ pub struct Program<'a> {
     params: HashMap<String, RValue>,
     /// For each position in the order, the nodes whose last use it is.
     frees: Vec<Vec<NodeId>>,
+    /// Print each node's value to stderr (`STATICFX_EXEC_TRACE=1`).
+    trace: bool,
 }
 
 impl<'a> Program<'a> {
@@ -97,6 +99,7 @@ impl<'a> Program<'a> {
                 .collect(),
             params,
             frees,
+            trace: std::env::var_os("STATICFX_EXEC_TRACE").is_some(),
         })
     }
 
@@ -173,6 +176,9 @@ impl<'a> Program<'a> {
                         call_module(&m.class, &mc).map_err(fail)?
                     }
                 };
+            if self.trace {
+                eprintln!("{} = {}", n.name, value.describe());
+            }
             env.insert(id, value);
             for dead in &self.frees[pos] {
                 env.remove(dead);

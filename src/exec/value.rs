@@ -138,6 +138,15 @@ impl RValue {
     /// Short description for error messages.
     pub fn describe(&self) -> String {
         match self.shape() {
+            Some(s) if std::env::var_os("STATICFX_EXEC_TRACE").is_some() => {
+                let v = self.to_host().map(|h| h.to_f64_vec()).unwrap_or_default();
+                format!(
+                    "{} of shape {:?} {:?}",
+                    self.type_name(),
+                    s,
+                    &v[..v.len().min(4)]
+                )
+            }
             Some(s) => format!("{} of shape {:?}", self.type_name(), s),
             None => match self {
                 RValue::Int(i) => format!("int {i}"),

@@ -182,6 +182,8 @@ pub struct Expected {
     pub class: String,
     pub module: String,
     pub local: String,
+    /// Owned by a torch.nn leaf module (whose initialiser we know).
+    pub leaf: bool,
 }
 
 pub fn expected(modules: &[ModuleSummary]) -> Vec<Expected> {
@@ -204,6 +206,7 @@ pub fn expected(modules: &[ModuleSummary]) -> Vec<Expected> {
                 class: m.class.clone(),
                 module: m.path.clone(),
                 local: p.name.clone(),
+                leaf: m.leaf,
             });
         }
     }
@@ -322,7 +325,7 @@ pub fn initialise(
             done.insert(e.name.clone());
             continue;
         }
-        let class = e.class.as_str();
+        let class = if e.leaf { e.class.as_str() } else { "" };
         let is_affine = matches!(
             class,
             "Linear" | "LazyLinear" | "Bilinear" | "NonDynamicallyQuantizableLinear"
