@@ -66,7 +66,7 @@ pub fn parse_safetensors(
 ) -> Result<Vec<(String, HostTensor)>, WeightsError> {
     let st = SafeTensors::deserialize(bytes).map_err(|e| WeightsError::Format {
         path: what.to_string(),
-        message: e.to_string(),
+        message: describe_format_error(&e, bytes),
     })?;
     let mut out = Vec::new();
     let mut tensors = st.tensors();
@@ -126,6 +126,27 @@ pub fn parse_safetensors(
         out.push((name, t));
     }
     Ok(out)
+}
+
+fn describe_format_error(e: &safetensors::SafeTensorError, bytes: &[u8]) -> String {
+    use safetensors::SafeTensorError as E;
+    let declared = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .unwrap_or(0);
+    match e {
+        E::InvalidHeaderLength => format!(
+            "the header claims {declared} bytes but the file has {} after the length (truncated or not safetensors)",
+            bytes.len().saturating_sub(8)
+        ),
+        E::HeaderTooLarge => format!(
+            "the header claims {declared} bytes, more than safetensors allows (100 MB)"
+        ),
+        E::MetadataIncompleteBuffer => {
+            "the tensor data ends before the header says it does (truncated file)".into()
+        }
+        other => other.to_string(),
+    }
 }
 
 fn arr<T>(shape: &[usize], it: impl Iterator<Item = T>) -> ArrayD<T> {
