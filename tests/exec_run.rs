@@ -252,3 +252,107 @@ fn default_init_is_seeded_and_pytorch_like() {
         exec::RValue::I64(_)
     ));
 }
+
+/// The pass pipeline's fused targets (not on this branch yet) run and agree with the
+/// unfused graph: the test rewrites nodes by hand the way `fusion.rs` does.
+#[test]
+fn fused_targets_match_the_unfused_graph() {
+    use staticfx::graph::{Arg, Op};
+    let opts = GraphOptions {
+        entry: Some("SmallCNN()".into()),
+        inputs: vec!["x=2,3,32,32".parse().unwrap()],
+        ..Default::default()
+    };
+    let mut a = analyze_file(&fixture("models/cnn.py"), &opts).unwrap();
+    let run_opts = RunOptions {
+        weights: Some(fixture("exec/cnn.weights.safetensors")),
+        inputs_file: Some(fixture("exec/cnn.inputs.safetensors")),
+        ..Default::default()
+    };
+    let plain = exec::run_graph(&a.graphs[0], &run_opts).unwrap();
+    let g = &mut a.graphs[0].graph;
+    let id = |g: &staticfx::graph::Graph, n: &str| g.by_name(n).unwrap();
+    let fuse = |g: &mut staticfx::graph::Graph,
+                at: &str,
+                target: &str,
+                args: Vec<Arg>,
+                kwargs: Vec<(&str, Arg)>| {
+        let n = id(g, at);
+        g.node_mut(n).op = Op::CallFunction;
+        g.node_mut(n).target = target.into();
+        g.set_inputs(
+            n,
+            args,
+            kwargs
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        );
+    };
+    // conv1 → bn1 → relu  ⇒  conv_bn_act;  conv2 → bn2  ⇒  conv_bn (relu_1 stays).
+    let x = id(g, "x");
+    fuse(
+        g,
+        "relu",
+        "staticfx.fused.conv_bn_act",
+        vec![Arg::Node(x)],
+        vec![
+            ("conv", Arg::Str("conv1".into())),
+            ("bn", Arg::Str("bn1".into())),
+            ("act", Arg::Str("relu".into())),
+            ("folded", Arg::Bool(true)),
+        ],
+    );
+    let pool = id(g, "pool");
+    fuse(
+        g,
+        "bn2",
+        "staticfx.fused.conv_bn",
+        vec![Arg::Node(pool)],
+        vec![
+            ("conv", Arg::Str("conv2".into())),
+            ("bn", Arg::Str("bn2".into())),
+            ("folded", Arg::Bool(true)),
+        ],
+    );
+    // head.1 (Linear) → head.2 (ReLU)  ⇒  linear_act.
+    let h0 = id(g, "head_0");
+    fuse(
+        g,
+        "head_2",
+        "staticfx.fused.linear_act",
+        vec![Arg::Node(h0)],
+        vec![
+            ("linear", Arg::Str("head.1".into())),
+            ("act", Arg::Str("relu".into())),
+        ],
+    );
+    let fused = exec::run_graph(&a.graphs[0], &run_opts).unwrap();
+    for ((n, p), (_, f)) in plain.outputs.iter().zip(&fused.outputs) {
+        let (p, f) = (p.to_f64_vec(), f.to_f64_vec());
+        let scale = p.iter().fold(0f64, |m, v| m.max(v.abs()));
+        let diff = p
+            .iter()
+            .zip(&f)
+            .fold(0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(
+            diff <= 1e-5 * scale,
+            "{n}: fused differs by {diff} (scale {scale})"
+        );
+    }
+    // An unknown fused activation is an error naming the node.
+    fuse(
+        &mut a.graphs[0].graph,
+        "head_2",
+        "staticfx.fused.linear_act",
+        vec![Arg::Node(h0)],
+        vec![
+            ("linear", Arg::Str("head.1".into())),
+            ("act", Arg::Str("swish2".into())),
+        ],
+    );
+    let e = exec::run_graph(&a.graphs[0], &run_opts)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("head_2") && e.contains("swish2"), "{e}");
+}

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use super::call::Call;
+use super::fused;
 use super::modules::{call_module, ModCall};
 use super::ops::table;
 use super::value::RValue;
@@ -46,6 +47,7 @@ pub struct Program<'a> {
     params: HashMap<String, RValue>,
     /// For each position in the order, the nodes whose last use it is.
     frees: Vec<Vec<NodeId>>,
+    folded: fused::FoldCache,
     /// Print each node's value to stderr (`STATICFX_EXEC_TRACE=1`).
     trace: bool,
 }
@@ -99,6 +101,7 @@ impl<'a> Program<'a> {
                 .collect(),
             params,
             frees,
+            folded: Default::default(),
             trace: std::env::var_os("STATICFX_EXEC_TRACE").is_some(),
         })
     }
@@ -150,17 +153,26 @@ impl<'a> Program<'a> {
                         } else {
                             n.target.clone()
                         };
-                        let f = table().get(key.as_str()).ok_or_else(|| {
-                            fail(format!(
-                                "the executor does not support `{}`",
-                                if n.op == Op::CallMethod {
-                                    format!("Tensor.{}", n.target)
-                                } else {
-                                    n.target.clone()
-                                }
-                            ))
-                        })?;
-                        f(&call).map_err(fail)?
+                        if let Some(f) = fused::table_ctx().get(key.as_str()) {
+                            let ctx = fused::Ctx {
+                                modules: &self.modules,
+                                params: &self.params,
+                                folded: &self.folded,
+                            };
+                            f(&ctx, &call).map_err(fail)?
+                        } else {
+                            let f = table().get(key.as_str()).ok_or_else(|| {
+                                fail(format!(
+                                    "the executor does not support `{}`",
+                                    if n.op == Op::CallMethod {
+                                        format!("Tensor.{}", n.target)
+                                    } else {
+                                        n.target.clone()
+                                    }
+                                ))
+                            })?;
+                            f(&call).map_err(fail)?
+                        }
                     }
                     Op::CallModule => {
                         let m = self.modules.get(n.target.as_str()).ok_or_else(|| {

@@ -11,6 +11,7 @@
 //! in the [`ops`] table.
 
 pub mod call;
+pub mod fused;
 pub mod interpreter;
 pub mod kernels;
 pub mod modules;
