@@ -8,6 +8,7 @@ CASES.json: [{"id", "source": "fixture"|"torchvision", "path", "entry",
 ("path" is the model's source file). Prints one JSON object: {id: {"median_ms", "min_ms"}}.
 Models are in eval mode under torch.inference_mode(); each is warmed up before timing.
 """
+import importlib
 import importlib.util
 import json
 import sys
@@ -20,7 +21,6 @@ sys.dont_write_bytecode = True
 
 def load(case):
     if case["source"] == "torchvision":
-        import importlib
         mod = importlib.import_module("torchvision." + case["module"])
     else:
         spec = importlib.util.spec_from_file_location("bench_" + case["id"], case["path"])
