@@ -34,6 +34,7 @@ pub struct RunArgs {
     /// Random input of this shape from --seed, e.g. x=1x3x224x224 or ids=2x16:i64.
     #[arg(long = "input", value_name = "NAME=SHAPE[:DTYPE]")]
     pub inputs: Vec<InputSpec>,
+    /// Seed for default-initialised weights and random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Write the outputs as safetensors (`output`, or `output.0`, `output.1`, ... for tuples).

@@ -48,6 +48,8 @@ pub struct Program<'a> {
     /// For each position in the order, the nodes whose last use it is.
     frees: Vec<Vec<NodeId>>,
     folded: fused::FoldCache,
+    /// Print time per op kind to stderr after each run (`STATICFX_EXEC_PROFILE=1`).
+    profile: bool,
     /// Print each node's value to stderr (`STATICFX_EXEC_TRACE=1`).
     trace: bool,
 }
@@ -102,6 +104,7 @@ impl<'a> Program<'a> {
             params,
             frees,
             folded: Default::default(),
+            profile: std::env::var_os("STATICFX_EXEC_PROFILE").is_some(),
             trace: std::env::var_os("STATICFX_EXEC_TRACE").is_some(),
         })
     }
@@ -114,7 +117,9 @@ impl<'a> Program<'a> {
     pub fn run(&self, inputs: &HashMap<String, RValue>) -> Result<RValue, ExecError> {
         let graph = &self.result.graph;
         let mut env: HashMap<NodeId, RValue> = HashMap::with_capacity(graph.len());
+        let mut profile: Vec<(String, std::time::Duration)> = Vec::new();
         for (pos, (id, n)) in graph.nodes().enumerate() {
+            let started = self.profile.then(std::time::Instant::now);
             let fail = |message: String| ExecError::Node {
                 node: n.name.clone(),
                 op: n.op.as_str(),
@@ -144,6 +149,9 @@ impl<'a> Program<'a> {
                             Some(a) => self.arg(&env, a).map_err(fail)?,
                             None => RValue::None,
                         };
+                        if self.profile {
+                            print_profile(profile);
+                        }
                         return Ok(out);
                     }
                     Op::CallFunction | Op::CallMethod => {
@@ -188,6 +196,17 @@ impl<'a> Program<'a> {
                         call_module(&m.class, &mc).map_err(fail)?
                     }
                 };
+            if let Some(t0) = started {
+                let kind = match n.op {
+                    Op::CallModule => self
+                        .modules
+                        .get(n.target.as_str())
+                        .map_or("?".to_string(), |m| format!("module:{}", m.class)),
+                    Op::CallMethod => format!("method:{}", n.target),
+                    _ => n.target.clone(),
+                };
+                profile.push((kind, t0.elapsed()));
+            }
             if self.trace {
                 eprintln!("{} = {}", n.name, value.describe());
             }
@@ -249,5 +268,21 @@ impl<'a> Program<'a> {
             Arg::Device(d) => RValue::Device(d.clone()),
             Arg::Repr(r) => return Err(format!("an argument the executor cannot evaluate: {r}")),
         })
+    }
+}
+
+fn print_profile(entries: Vec<(String, std::time::Duration)>) {
+    let mut by: HashMap<String, (usize, std::time::Duration)> = HashMap::new();
+    let total: std::time::Duration = entries.iter().map(|(_, d)| *d).sum();
+    for (k, d) in entries {
+        let e = by.entry(k).or_default();
+        e.0 += 1;
+        e.1 += d;
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1 .1.cmp(&a.1 .1));
+    eprintln!("profile: {:.3} ms in nodes", total.as_secs_f64() * 1e3);
+    for (k, (n, d)) in v.iter().take(15) {
+        eprintln!("  {:>9.3} ms {:>4}x {k}", d.as_secs_f64() * 1e3, n);
     }
 }

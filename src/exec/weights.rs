@@ -332,7 +332,7 @@ pub fn initialise(
         }
         let shape = e.shape.clone().ok_or_else(|| WeightsError::Init {
             name: e.name.clone(),
-            reason: "its shape is not known statically; pass --weights".into(),
+            reason: "its shape is not known statically (per-class mode leaves required constructor arguments unknown: use --entry 'Class(...)', or pass --weights)".into(),
         })?;
         let err = |k: super::kernels::KernelError| WeightsError::Init {
             name: e.name.clone(),
