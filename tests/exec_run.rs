@@ -356,3 +356,44 @@ fn fused_targets_match_the_unfused_graph() {
         .to_string();
     assert!(e.contains("head_2") && e.contains("swish2"), "{e}");
 }
+
+/// Values are moved into their last user and reused in place (ReLU, batch norm, `+`): the
+/// caller's inputs and the weights must never change, so runs repeat exactly.
+#[test]
+fn runs_repeat_exactly_and_leave_inputs_and_weights_alone() {
+    let opts = GraphOptions {
+        entry: Some("ResidualNet()".into()),
+        inputs: vec!["x=2,3,16,16".parse().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&fixture("models/residual.py"), &opts).unwrap();
+    let g = &a.graphs[0];
+    let run_opts = RunOptions {
+        inputs: opts.inputs.clone(),
+        seed: 5,
+        ..Default::default()
+    };
+    let params = exec::prepare_params(g, None, 5).unwrap();
+    let params_before: Vec<_> = {
+        let mut v: Vec<_> = params
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_host()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    let xs = exec::prepare_inputs(g, &run_opts).unwrap();
+    let x_before = xs["x"].to_host();
+    let program = exec::Program::new(g, params).unwrap();
+    let first = program.run(&xs).unwrap().to_host().unwrap();
+    let second = program.run(&xs).unwrap().to_host().unwrap();
+    assert_eq!(first, second);
+    assert_eq!(xs["x"].to_host(), x_before);
+    let mut after: Vec<_> = program
+        .params()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_host()))
+        .collect();
+    after.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(after, params_before);
+}

@@ -64,7 +64,7 @@ impl Ctx<'_> {
     }
 }
 
-pub type CtxOpFn = fn(&Ctx, &Call) -> OpResult;
+pub type CtxOpFn = fn(&Ctx, &mut Call) -> OpResult;
 
 pub fn table_ctx() -> &'static HashMap<&'static str, CtxOpFn> {
     static TABLE: OnceLock<HashMap<&'static str, CtxOpFn>> = OnceLock::new();
@@ -130,7 +130,7 @@ fn apply(act: Option<Unary>, v: RValue) -> OpResult {
     }
 }
 
-fn linear_act(ctx: &Ctx, c: &Call) -> OpResult {
+fn linear_act(ctx: &Ctx, c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let (w, b) = match kw_str(c, "linear") {
         Some(m) => (
@@ -149,7 +149,7 @@ fn linear_act(ctx: &Ctx, c: &Call) -> OpResult {
     ))
 }
 
-fn matmul_add_act(ctx: &Ctx, c: &Call) -> OpResult {
+fn matmul_add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
     let a = c.tensor(0, "input")?;
     let b = c.tensor(1, "other")?;
     let y = RValue::f32(k::matmul(a, b).map_err(|e| e.to_string())?);
@@ -157,7 +157,7 @@ fn matmul_add_act(ctx: &Ctx, c: &Call) -> OpResult {
     apply(activation(ctx, c)?, y)
 }
 
-fn add_act(ctx: &Ctx, c: &Call) -> OpResult {
+fn add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
     let y = binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?;
     apply(activation(ctx, c)?, y)
 }
@@ -208,7 +208,7 @@ pub fn fold_bn(
     Ok((w2, b2))
 }
 
-fn conv_bn(ctx: &Ctx, c: &Call) -> OpResult {
+fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
     let conv = kw_str(c, "conv").ok_or("missing `conv`")?;
     let bn = kw_str(c, "bn").ok_or("missing `bn`")?;
     let cm = ctx.module(conv)?;
@@ -253,7 +253,7 @@ fn conv_bn(ctx: &Ctx, c: &Call) -> OpResult {
         }
     }
     let f = table().get(target).expect("conv op");
-    let y = f(&Call {
+    let y = f(&mut Call {
         args: vec![
             c.req(0, "input")?.clone(),
             RValue::F32(w2),

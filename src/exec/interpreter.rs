@@ -127,75 +127,76 @@ impl<'a> Program<'a> {
                 message,
                 origin: n.origin.clone(),
             };
-            let value =
-                match n.op {
-                    Op::Placeholder => match inputs.get(&n.target) {
-                        Some(v) => v.clone(),
-                        None => match n.args.first() {
-                            Some(default) => self.arg(&env, default).map_err(fail)?,
-                            None => {
-                                return Err(ExecError::Input(format!(
-                                    "no value for the forward input `{}`",
-                                    n.target
-                                )))
-                            }
-                        },
+            let value = match n.op {
+                Op::Placeholder => match inputs.get(&n.target) {
+                    Some(v) => v.clone(),
+                    None => match n.args.first() {
+                        Some(default) => self.arg(&env, default).map_err(fail)?,
+                        None => {
+                            return Err(ExecError::Input(format!(
+                                "no value for the forward input `{}`",
+                                n.target
+                            )))
+                        }
                     },
-                    Op::GetAttr => self.params.get(&n.target).cloned().ok_or_else(|| {
+                },
+                Op::GetAttr => {
+                    self.params.get(&n.target).cloned().ok_or_else(|| {
                         fail(format!("no parameter or buffer named `{}`", n.target))
-                    })?,
-                    Op::Output => {
-                        let out = match n.args.first() {
-                            Some(a) => self.arg(&env, a).map_err(fail)?,
-                            None => RValue::None,
-                        };
-                        if self.profile {
-                            print_profile(profile);
-                        }
-                        return Ok(out);
+                    })?
+                }
+                Op::Output => {
+                    let out = match n.args.first() {
+                        Some(a) => self.arg(&env, a).map_err(fail)?,
+                        None => RValue::None,
+                    };
+                    if self.profile {
+                        print_profile(profile);
                     }
-                    Op::CallFunction | Op::CallMethod => {
-                        let call = self.call(&env, &n.args, &n.kwargs).map_err(fail)?;
-                        let key = if n.op == Op::CallMethod {
-                            format!("method:{}", n.target)
-                        } else {
-                            n.target.clone()
-                        };
-                        if let Some(f) = fused::table_ctx().get(key.as_str()) {
-                            let ctx = fused::Ctx {
-                                modules: &self.modules,
-                                params: &self.params,
-                                folded: &self.folded,
-                            };
-                            f(&ctx, &call).map_err(fail)?
-                        } else {
-                            let f = table().get(key.as_str()).ok_or_else(|| {
-                                fail(format!(
-                                    "the executor does not support `{}`",
-                                    if n.op == Op::CallMethod {
-                                        format!("Tensor.{}", n.target)
-                                    } else {
-                                        n.target.clone()
-                                    }
-                                ))
-                            })?;
-                            f(&call).map_err(fail)?
-                        }
-                    }
-                    Op::CallModule => {
-                        let m = self.modules.get(n.target.as_str()).ok_or_else(|| {
-                            fail(format!("no module at `{}` in the module tree", n.target))
-                        })?;
-                        let call = self.call(&env, &n.args, &n.kwargs).map_err(fail)?;
-                        let mc = ModCall {
-                            module: m,
+                    return Ok(out);
+                }
+                Op::CallFunction | Op::CallMethod => {
+                    let mut call = self.call(&mut env, pos, &n.args, &n.kwargs).map_err(fail)?;
+                    let key = if n.op == Op::CallMethod {
+                        format!("method:{}", n.target)
+                    } else {
+                        n.target.clone()
+                    };
+                    if let Some(f) = fused::table_ctx().get(key.as_str()) {
+                        let ctx = fused::Ctx {
+                            modules: &self.modules,
                             params: &self.params,
-                            args: call.args,
-                            kwargs: call.kwargs,
+                            folded: &self.folded,
                         };
-                        call_module(&m.class, &mc).map_err(fail)?
+                        f(&ctx, &mut call).map_err(fail)?
+                    } else {
+                        let f = table().get(key.as_str()).ok_or_else(|| {
+                            fail(format!(
+                                "the executor does not support `{}`",
+                                if n.op == Op::CallMethod {
+                                    format!("Tensor.{}", n.target)
+                                } else {
+                                    n.target.clone()
+                                }
+                            ))
+                        })?;
+                        f(&mut call).map_err(fail)?
                     }
-                };
+                }
+                Op::CallModule => {
+                    let m = self.modules.get(n.target.as_str()).ok_or_else(|| {
+                        fail(format!("no module at `{}` in the module tree", n.target))
+                    })?;
+                    let call = self.call(&mut env, pos, &n.args, &n.kwargs).map_err(fail)?;
+                    let mc = ModCall {
+                        module: m,
+                        params: &self.params,
+                        args: call.args.into(),
+                        kwargs: call.kwargs,
+                    };
+                    call_module(&m.class, &mc).map_err(fail)?
+                }
+            };
             if let Some(t0) = started {
                 let kind = match n.op {
                     Op::CallModule => self
@@ -220,17 +221,38 @@ impl<'a> Program<'a> {
         ))
     }
 
+    /// The node's arguments. A value whose last use this is, passed once as a top-level
+    /// argument, is moved out of `env` rather than shared, so ops may reuse its buffer.
     fn call(
         &self,
-        env: &HashMap<NodeId, RValue>,
+        env: &mut HashMap<NodeId, RValue>,
+        pos: usize,
         args: &[Arg],
         kwargs: &[(String, Arg)],
     ) -> Result<Call, String> {
+        let mut uses = Vec::new();
+        args.iter().for_each(|a| a.nodes(&mut uses));
+        kwargs.iter().for_each(|(_, a)| a.nodes(&mut uses));
+        let frees = &self.frees[pos];
+        let mut out_args = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                Arg::Node(id)
+                    if frees.contains(id) && uses.iter().filter(|u| *u == id).count() == 1 =>
+                {
+                    out_args.push(env.remove(id).ok_or_else(|| {
+                        format!(
+                            "internal: the value of `{}` is not available",
+                            self.result.graph.node(*id).name
+                        )
+                    })?);
+                }
+                a => out_args.push(self.arg(env, a)?),
+            }
+        }
+        let env = &*env;
         Ok(Call {
-            args: args
-                .iter()
-                .map(|a| self.arg(env, a))
-                .collect::<Result<_, _>>()?,
+            args: out_args,
             kwargs: kwargs
                 .iter()
                 .map(|(k, a)| Ok((k.clone(), self.arg(env, a)?)))

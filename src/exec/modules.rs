@@ -24,7 +24,7 @@ pub struct ModCall<'a> {
     pub module: &'a ModuleSummary,
     /// All parameters by `state_dict` name.
     pub params: &'a HashMap<String, RValue>,
-    pub args: Vec<RValue>,
+    pub args: std::cell::RefCell<Vec<RValue>>,
     pub kwargs: Vec<(String, RValue)>,
 }
 
@@ -47,11 +47,16 @@ impl ModCall<'_> {
         self.params.get(&key).cloned().unwrap_or(RValue::None)
     }
 
+    /// The module's input, moved out (so an op can reuse its buffer when nothing else
+    /// holds it); a module reads its input once.
     fn input(&self) -> Result<RValue, String> {
-        self.args
+        let mut args = self.args.borrow_mut();
+        if let Some(first) = args.first_mut() {
+            return Ok(std::mem::replace(first, RValue::None));
+        }
+        self.kwargs
             .first()
-            .or_else(|| self.kwargs.first().map(|(_, v)| v))
-            .cloned()
+            .map(|(_, v)| v.clone())
             .ok_or_else(|| "the module was called without an input".to_string())
     }
 
@@ -62,7 +67,7 @@ impl ModCall<'_> {
             .ok_or_else(|| format!("internal: no op `{target}`"))?;
         let mut args = vec![self.input()?];
         args.extend(rest);
-        f(&Call {
+        f(&mut Call {
             args,
             kwargs: kwargs
                 .into_iter()

@@ -16,7 +16,7 @@ use super::kernels::{
 use super::value::RValue;
 use crate::shapes::DType;
 
-pub type OpFn = fn(&Call) -> OpResult;
+pub type OpFn = fn(&mut Call) -> OpResult;
 
 pub fn table() -> &'static HashMap<&'static str, OpFn> {
     static TABLE: OnceLock<HashMap<&'static str, OpFn>> = OnceLock::new();
@@ -34,7 +34,78 @@ fn t(x: Tensor) -> OpResult {
 // ---------------------------------------------------------------------------------------
 // elementwise
 
-fn unary_op(c: &Call, op: Unary) -> OpResult {
+/// Takes argument `i` out of the call as an owned f32 tensor when nothing else holds it
+/// (the interpreter moves a value into its last user), so the op can work in place.
+fn take_unique(c: &mut Call, i: usize) -> Option<Tensor> {
+    let slot = c.args.get_mut(i)?;
+    if !matches!(slot, RValue::F32(_)) {
+        return None;
+    }
+    let RValue::F32(a) = std::mem::replace(slot, RValue::None) else {
+        unreachable!("checked above")
+    };
+    match Arc::try_unwrap(a) {
+        Ok(t) => Some(t),
+        Err(a) => {
+            *slot = RValue::F32(a);
+            None
+        }
+    }
+}
+
+/// Whether a tensor of shape `b` broadcasts to exactly shape `a`.
+fn broadcasts_into(b: &[usize], a: &[usize]) -> bool {
+    b.len() <= a.len()
+        && b.iter()
+            .rev()
+            .zip(a.iter().rev())
+            .all(|(&x, &y)| x == y || x == 1)
+}
+
+/// `a <op> b` written into `a`'s buffer when `a` is owned by this call alone and the result
+/// has `a`'s shape (the common residual `x + y` and scalar arithmetic).
+fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
+    let f: fn(f32, f32) -> f32 = match op {
+        BinaryOp::Add => |x, y| x + y,
+        BinaryOp::Sub => |x, y| x - y,
+        BinaryOp::Mul => |x, y| x * y,
+        BinaryOp::Div => |x, y| x / y,
+        _ => return None,
+    };
+    if c.args.len() != 2 {
+        return None;
+    }
+    let lhs_shape = match &c.args[0] {
+        RValue::F32(a) => a.shape().to_vec(),
+        _ => return None,
+    };
+    let fits = match &c.args[1] {
+        RValue::F32(b) => broadcasts_into(b.shape(), &lhs_shape),
+        v => !v.is_tensor() && v.as_f64().is_some(),
+    };
+    if !fits {
+        return None;
+    }
+    let mut a = take_unique(c, 0)?;
+    match &c.args[1] {
+        RValue::F32(b) => {
+            ndarray::Zip::from(&mut a)
+                .and_broadcast(&**b)
+                .for_each(|x, &y| *x = f(*x, y));
+        }
+        v => {
+            let s = v.as_f64()? as f32;
+            a.mapv_inplace(|x| f(x, s));
+        }
+    }
+    Some(Ok(RValue::f32(a)))
+}
+
+fn unary_op(c: &mut Call, op: Unary) -> OpResult {
+    if let Some(mut x) = take_unique(c, 0) {
+        k::unary_inplace(op, &mut x);
+        return t(x);
+    }
     match c.req(0, "input")? {
         RValue::F32(x) => t(k::unary(op, x)),
         RValue::Bool(x) => t(k::unary(op, x)),
@@ -50,7 +121,7 @@ fn unary_op(c: &Call, op: Unary) -> OpResult {
 
 macro_rules! unary_fns {
     ($($name:ident => $op:expr),* $(,)?) => {
-        $(fn $name(c: &Call) -> OpResult { unary_op(c, $op) })*
+        $(fn $name(c: &mut Call) -> OpResult { unary_op(c, $op) })*
     };
 }
 
@@ -65,7 +136,7 @@ unary_fns! {
     op_log1p => Unary::Log1p, op_expm1 => Unary::Expm1, op_sign => Unary::Sign,
 }
 
-fn op_gelu(c: &Call) -> OpResult {
+fn op_gelu(c: &mut Call) -> OpResult {
     let a = match c.str(1, "approximate")? {
         None | Some("none") => GeluApproximate::None,
         Some("tanh") => GeluApproximate::Tanh,
@@ -74,35 +145,35 @@ fn op_gelu(c: &Call) -> OpResult {
     unary_op(c, Unary::Gelu(a))
 }
 
-fn op_leaky_relu(c: &Call) -> OpResult {
+fn op_leaky_relu(c: &mut Call) -> OpResult {
     let s = c.float(1, "negative_slope", 0.01)? as f32;
     unary_op(c, Unary::LeakyRelu { negative_slope: s })
 }
 
-fn op_elu(c: &Call) -> OpResult {
+fn op_elu(c: &mut Call) -> OpResult {
     let a = c.float(1, "alpha", 1.0)? as f32;
     unary_op(c, Unary::Elu { alpha: a })
 }
 
-fn op_softplus(c: &Call) -> OpResult {
+fn op_softplus(c: &mut Call) -> OpResult {
     let beta = c.float(1, "beta", 1.0)? as f32;
     let threshold = c.float(2, "threshold", 20.0)? as f32;
     unary_op(c, Unary::Softplus { beta, threshold })
 }
 
-fn op_hardtanh(c: &Call) -> OpResult {
+fn op_hardtanh(c: &mut Call) -> OpResult {
     let min = c.float(1, "min_val", -1.0)? as f32;
     let max = c.float(2, "max_val", 1.0)? as f32;
     unary_op(c, Unary::Hardtanh { min, max })
 }
 
-fn op_clamp(c: &Call) -> OpResult {
+fn op_clamp(c: &mut Call) -> OpResult {
     let min = c.opt_float(1, "min")?.map(|v| v as f32);
     let max = c.opt_float(2, "max")?.map(|v| v as f32);
     unary_op(c, Unary::Clamp { min, max })
 }
 
-fn op_identity(c: &Call) -> OpResult {
+fn op_identity(c: &mut Call) -> OpResult {
     Ok(c.req(0, "input")?.clone())
 }
 
@@ -220,7 +291,10 @@ pub fn binary_values(op: BinaryOp, a: &RValue, b: &RValue) -> OpResult {
     }
 }
 
-fn binop(c: &Call, op: BinaryOp) -> OpResult {
+fn binop(c: &mut Call, op: BinaryOp) -> OpResult {
+    if let Some(r) = binary_inplace(c, op) {
+        return r;
+    }
     let a = c.req(0, "input")?;
     let b = c.req(1, "other")?;
     binary_values(op, a, b)
@@ -228,7 +302,7 @@ fn binop(c: &Call, op: BinaryOp) -> OpResult {
 
 macro_rules! binary_fns {
     ($($name:ident => $op:expr),* $(,)?) => {
-        $(fn $name(c: &Call) -> OpResult { binop(c, $op) })*
+        $(fn $name(c: &mut Call) -> OpResult { binop(c, $op) })*
     };
 }
 
@@ -241,15 +315,20 @@ binary_fns! {
 }
 
 /// `torch.add(x, y, alpha=a)` / `x + y`.
-fn op_add(c: &Call) -> OpResult {
+fn op_add(c: &mut Call) -> OpResult {
     add_sub(c, BinaryOp::Add)
 }
 
-fn op_sub(c: &Call) -> OpResult {
+fn op_sub(c: &mut Call) -> OpResult {
     add_sub(c, BinaryOp::Sub)
 }
 
-fn add_sub(c: &Call, op: BinaryOp) -> OpResult {
+fn add_sub(c: &mut Call, op: BinaryOp) -> OpResult {
+    if c.opt(2, "alpha").is_none() {
+        if let Some(r) = binary_inplace(c, op) {
+            return r;
+        }
+    }
     let a = c.req(0, "input")?;
     let b = c.req(1, "other")?;
     match c.opt_float(2, "alpha")? {
@@ -261,7 +340,7 @@ fn add_sub(c: &Call, op: BinaryOp) -> OpResult {
     }
 }
 
-fn op_div(c: &Call) -> OpResult {
+fn op_div(c: &mut Call) -> OpResult {
     let op = match c.str(2, "rounding_mode")? {
         None => BinaryOp::Div,
         Some("floor") => BinaryOp::FloorDivide,
@@ -272,11 +351,11 @@ fn op_div(c: &Call) -> OpResult {
 
 /// `2 - x` is recorded as `operator.sub(2, x)`; `operator.rsub`-like targets are not
 /// produced by torch.fx, but `torch.rsub(x, y)` is `y - x`.
-fn op_rsub(c: &Call) -> OpResult {
+fn op_rsub(c: &mut Call) -> OpResult {
     binary_values(BinaryOp::Sub, c.req(1, "other")?, c.req(0, "input")?)
 }
 
-fn op_not(c: &Call) -> OpResult {
+fn op_not(c: &mut Call) -> OpResult {
     match c.req(0, "input")? {
         RValue::Bool(x) => Ok(RValue::Bool(Arc::new(x.mapv(|v| (v == 0.0) as u8 as f32)))),
         v => Ok(RValue::PyBool(
@@ -285,7 +364,7 @@ fn op_not(c: &Call) -> OpResult {
     }
 }
 
-fn op_where(c: &Call) -> OpResult {
+fn op_where(c: &mut Call) -> OpResult {
     let cond = as_f32(c.req(0, "condition")?).ok_or("condition must be a tensor")?;
     let side = |i: usize, n: &str| -> Result<Arc<Tensor>, String> {
         let v = c.req(i, n)?;
@@ -302,7 +381,7 @@ fn op_where(c: &Call) -> OpResult {
     t(k::where_(&cond, &a, &b).map_err(kerr)?)
 }
 
-fn op_masked_fill(c: &Call) -> OpResult {
+fn op_masked_fill(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let mask = as_f32(c.req(1, "mask")?).ok_or("mask must be a tensor")?;
     let v = c.float(2, "value", 0.0)? as f32;
@@ -312,19 +391,19 @@ fn op_masked_fill(c: &Call) -> OpResult {
 // ---------------------------------------------------------------------------------------
 // linear algebra
 
-fn op_matmul(c: &Call) -> OpResult {
+fn op_matmul(c: &mut Call) -> OpResult {
     t(k::matmul(c.tensor(0, "input")?, c.tensor(1, "other")?).map_err(kerr)?)
 }
 
-fn op_bmm(c: &Call) -> OpResult {
+fn op_bmm(c: &mut Call) -> OpResult {
     t(k::bmm(c.tensor(0, "input")?, c.tensor(1, "mat2")?).map_err(kerr)?)
 }
 
-fn op_mm(c: &Call) -> OpResult {
+fn op_mm(c: &mut Call) -> OpResult {
     t(k::mm(c.tensor(0, "input")?, c.tensor(1, "mat2")?).map_err(kerr)?)
 }
 
-fn op_linear(c: &Call) -> OpResult {
+fn op_linear(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let w = c.tensor(1, "weight")?;
     let b = c.opt_tensor(2, "bias")?;
@@ -352,7 +431,7 @@ fn conv_padding<const N: usize>(c: &Call, i: usize) -> Result<ConvPadding<N>, St
     }
 }
 
-fn op_conv2d(c: &Call) -> OpResult {
+fn op_conv2d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let w = c.tensor(1, "weight")?;
     let b = c.opt_tensor(2, "bias")?;
@@ -365,7 +444,7 @@ fn op_conv2d(c: &Call) -> OpResult {
     t(k::conv2d(x, w, b.map(|b| &**b), &p).map_err(kerr)?)
 }
 
-fn op_conv1d(c: &Call) -> OpResult {
+fn op_conv1d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let w = c.tensor(1, "weight")?;
     let b = c.opt_tensor(2, "bias")?;
@@ -379,8 +458,12 @@ fn op_conv1d(c: &Call) -> OpResult {
 }
 
 /// `F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)`.
-fn op_batch_norm(c: &Call) -> OpResult {
-    let x = c.tensor(0, "input")?;
+fn op_batch_norm(c: &mut Call) -> OpResult {
+    let owned = take_unique(c, 0);
+    let borrowed = match &owned {
+        Some(_) => None,
+        None => Some(c.tensor(0, "input")?.clone()),
+    };
     let (Some(m), Some(v)) = (
         c.opt_tensor(1, "running_mean")?,
         c.opt_tensor(2, "running_var")?,
@@ -390,10 +473,16 @@ fn op_batch_norm(c: &Call) -> OpResult {
     let w = c.opt_tensor(3, "weight")?;
     let b = c.opt_tensor(4, "bias")?;
     let eps = c.float(7, "eps", 1e-5)? as f32;
-    t(k::batch_norm(x, m, v, w.map(|a| &**a), b.map(|a| &**a), eps).map_err(kerr)?)
+    let (w, b) = (w.map(|a| &**a), b.map(|a| &**a));
+    t(match (owned, borrowed) {
+        (Some(x), _) => k::batch_norm_owned(x, m, v, w, b, eps),
+        (None, Some(x)) => k::batch_norm(&x, m, v, w, b, eps),
+        (None, None) => unreachable!("one of the two is set"),
+    }
+    .map_err(kerr)?)
 }
 
-fn op_layer_norm(c: &Call) -> OpResult {
+fn op_layer_norm(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let shape: Vec<usize> = c
         .ints(1, "normalized_shape")?
@@ -407,7 +496,7 @@ fn op_layer_norm(c: &Call) -> OpResult {
     t(k::layer_norm(x, &shape, w.map(|a| &**a), b.map(|a| &**a), eps).map_err(kerr)?)
 }
 
-fn op_group_norm(c: &Call) -> OpResult {
+fn op_group_norm(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let g = usize_of(c.req_int(1, "num_groups")?, "num_groups")?;
     let w = c.opt_tensor(2, "weight")?;
@@ -416,7 +505,7 @@ fn op_group_norm(c: &Call) -> OpResult {
     t(k::group_norm(x, g, w.map(|a| &**a), b.map(|a| &**a), eps).map_err(kerr)?)
 }
 
-fn op_max_pool2d(c: &Call) -> OpResult {
+fn op_max_pool2d(c: &mut Call) -> OpResult {
     if c.bool(6, "return_indices", false)? {
         return Err("max_pool2d with return_indices=True is not supported".into());
     }
@@ -437,7 +526,7 @@ fn op_max_pool2d(c: &Call) -> OpResult {
     t(k::max_pool2d(x, &p).map_err(kerr)?)
 }
 
-fn op_avg_pool2d(c: &Call) -> OpResult {
+fn op_avg_pool2d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let kernel = pair(
         &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
@@ -459,7 +548,7 @@ fn op_avg_pool2d(c: &Call) -> OpResult {
     t(k::avg_pool2d(x, &p).map_err(kerr)?)
 }
 
-fn op_max_pool1d(c: &Call) -> OpResult {
+fn op_max_pool1d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let kernel = single(
         &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
@@ -475,7 +564,7 @@ fn op_max_pool1d(c: &Call) -> OpResult {
     t(k::max_pool1d(x, kernel, stride, padding, dilation, ceil).map_err(kerr)?)
 }
 
-fn op_avg_pool1d(c: &Call) -> OpResult {
+fn op_avg_pool1d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let kernel = single(
         &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
@@ -515,25 +604,25 @@ fn adaptive_size(c: &Call, x: &Tensor, n: usize) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-fn op_adaptive_avg_pool2d(c: &Call) -> OpResult {
+fn op_adaptive_avg_pool2d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let s = adaptive_size(c, x, 2)?;
     t(k::adaptive_avg_pool2d(x, [s[0], s[1]]).map_err(kerr)?)
 }
 
-fn op_adaptive_max_pool2d(c: &Call) -> OpResult {
+fn op_adaptive_max_pool2d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let s = adaptive_size(c, x, 2)?;
     t(k::adaptive_max_pool2d(x, [s[0], s[1]]).map_err(kerr)?)
 }
 
-fn op_adaptive_avg_pool1d(c: &Call) -> OpResult {
+fn op_adaptive_avg_pool1d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let s = adaptive_size(c, x, 1)?;
     t(k::adaptive_avg_pool1d(x, s[0]).map_err(kerr)?)
 }
 
-fn op_embedding(c: &Call) -> OpResult {
+fn op_embedding(c: &mut Call) -> OpResult {
     let w = c.tensor(1, "weight")?;
     match c.req(0, "input")? {
         RValue::I64(ids) => t(k::embedding(ids, w).map_err(kerr)?),
@@ -554,22 +643,22 @@ fn dim_arg(c: &Call, i: usize, default: Option<i64>) -> Result<isize, String> {
     }
 }
 
-fn op_softmax(c: &Call) -> OpResult {
+fn op_softmax(c: &mut Call) -> OpResult {
     t(k::softmax(c.tensor(0, "input")?, dim_arg(c, 1, None)?).map_err(kerr)?)
 }
 
-fn op_log_softmax(c: &Call) -> OpResult {
+fn op_log_softmax(c: &mut Call) -> OpResult {
     t(k::log_softmax(c.tensor(0, "input")?, dim_arg(c, 1, None)?).map_err(kerr)?)
 }
 
 /// Inference mode: every dropout is the identity.
-fn op_dropout(c: &Call) -> OpResult {
+fn op_dropout(c: &mut Call) -> OpResult {
     Ok(c.req(0, "input")?.clone())
 }
 
 /// `F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale)`,
 /// composed from matmul and softmax (dropout is off in inference).
-fn op_sdpa(c: &Call) -> OpResult {
+fn op_sdpa(c: &mut Call) -> OpResult {
     let q = c.tensor(0, "query")?;
     let kk = c.tensor(1, "key")?;
     let v = c.tensor(2, "value")?;
@@ -617,19 +706,19 @@ fn reduce(c: &Call, f: fn(&Tensor, &[isize], bool) -> k::Result<Tensor>) -> OpRe
     t(f(&x, &dims, keep).map_err(kerr)?)
 }
 
-fn op_sum(c: &Call) -> OpResult {
+fn op_sum(c: &mut Call) -> OpResult {
     reduce(c, k::sum)
 }
-fn op_mean(c: &Call) -> OpResult {
+fn op_mean(c: &mut Call) -> OpResult {
     reduce(c, k::mean)
 }
-fn op_amax(c: &Call) -> OpResult {
+fn op_amax(c: &mut Call) -> OpResult {
     reduce(c, k::amax)
 }
-fn op_amin(c: &Call) -> OpResult {
+fn op_amin(c: &mut Call) -> OpResult {
     reduce(c, k::amin)
 }
-fn op_prod(c: &Call) -> OpResult {
+fn op_prod(c: &mut Call) -> OpResult {
     reduce(c, k::prod)
 }
 
@@ -646,15 +735,15 @@ fn var_like(c: &Call, std: bool) -> OpResult {
     t(if std { v.mapv(f32::sqrt) } else { v })
 }
 
-fn op_var(c: &Call) -> OpResult {
+fn op_var(c: &mut Call) -> OpResult {
     var_like(c, false)
 }
-fn op_std(c: &Call) -> OpResult {
+fn op_std(c: &mut Call) -> OpResult {
     var_like(c, true)
 }
 
 /// `torch.max(x)`, `torch.max(x, dim)` → (values, indices), `torch.max(x, y)`.
-fn max_min(c: &Call, max: bool) -> OpResult {
+fn max_min(c: &mut Call, max: bool) -> OpResult {
     let x = c.tensor(0, "input")?;
     match c.opt(1, "dim") {
         None => t(if max {
@@ -694,14 +783,14 @@ fn max_min(c: &Call, max: bool) -> OpResult {
     }
 }
 
-fn op_max(c: &Call) -> OpResult {
+fn op_max(c: &mut Call) -> OpResult {
     max_min(c, true)
 }
-fn op_min(c: &Call) -> OpResult {
+fn op_min(c: &mut Call) -> OpResult {
     max_min(c, false)
 }
 
-fn op_argmax(c: &Call) -> OpResult {
+fn op_argmax(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let d = c.opt_int(1, "dim")?.map(|d| d as isize);
     Ok(RValue::I64(Arc::new(
@@ -709,7 +798,7 @@ fn op_argmax(c: &Call) -> OpResult {
     )))
 }
 
-fn op_argmin(c: &Call) -> OpResult {
+fn op_argmin(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let d = c.opt_int(1, "dim")?.map(|d| d as isize);
     Ok(RValue::I64(Arc::new(
@@ -740,23 +829,23 @@ fn shape_op(c: &Call, f: impl Fn(&Tensor) -> k::Result<Tensor>) -> OpResult {
     }
 }
 
-fn op_view(c: &Call) -> OpResult {
+fn op_view(c: &mut Call) -> OpResult {
     let s = isizes(c.var_ints(1, "shape")?);
     shape_op(c, |x| k::reshape(x, &s))
 }
 
-fn op_permute(c: &Call) -> OpResult {
+fn op_permute(c: &mut Call) -> OpResult {
     let d = isizes(c.var_ints(1, "dims")?);
     shape_op(c, |x| k::permute(x, &d))
 }
 
-fn op_transpose(c: &Call) -> OpResult {
+fn op_transpose(c: &mut Call) -> OpResult {
     let d0 = c.req_int(1, "dim0")? as isize;
     let d1 = c.req_int(2, "dim1")? as isize;
     shape_op(c, |x| k::transpose(x, d0, d1))
 }
 
-fn op_t(c: &Call) -> OpResult {
+fn op_t(c: &mut Call) -> OpResult {
     shape_op(c, |x| {
         if x.ndim() < 2 {
             Ok(x.clone())
@@ -766,32 +855,32 @@ fn op_t(c: &Call) -> OpResult {
     })
 }
 
-fn op_flatten(c: &Call) -> OpResult {
+fn op_flatten(c: &mut Call) -> OpResult {
     let s = c.int(1, "start_dim", 0)? as isize;
     let e = c.int(2, "end_dim", -1)? as isize;
     shape_op(c, |x| k::flatten(x, s, e))
 }
 
-fn op_unsqueeze(c: &Call) -> OpResult {
+fn op_unsqueeze(c: &mut Call) -> OpResult {
     let d = c.req_int(1, "dim")? as isize;
     shape_op(c, |x| k::unsqueeze(x, d))
 }
 
-fn op_squeeze(c: &Call) -> OpResult {
+fn op_squeeze(c: &mut Call) -> OpResult {
     let d = c.dims(1, "dim")?;
     shape_op(c, |x| k::squeeze(x, d.as_deref()))
 }
 
-fn op_contiguous(c: &Call) -> OpResult {
+fn op_contiguous(c: &mut Call) -> OpResult {
     Ok(c.req(0, "input")?.clone())
 }
 
-fn op_expand(c: &Call) -> OpResult {
+fn op_expand(c: &mut Call) -> OpResult {
     let s = isizes(c.var_ints(1, "size")?);
     shape_op(c, |x| k::expand(x, &s))
 }
 
-fn op_expand_as(c: &Call) -> OpResult {
+fn op_expand_as(c: &mut Call) -> OpResult {
     let other = c
         .req(1, "other")?
         .shape()
@@ -800,13 +889,13 @@ fn op_expand_as(c: &Call) -> OpResult {
     shape_op(c, |x| k::expand(x, &s))
 }
 
-fn op_view_as(c: &Call) -> OpResult {
+fn op_view_as(c: &mut Call) -> OpResult {
     let other = c.req(1, "other")?.shape().ok_or("view_as needs a tensor")?;
     let s: Vec<isize> = other.iter().map(|&d| d as isize).collect();
     shape_op(c, |x| k::reshape(x, &s))
 }
 
-fn op_repeat(c: &Call) -> OpResult {
+fn op_repeat(c: &mut Call) -> OpResult {
     let r: Vec<usize> = c
         .var_ints(1, "repeats")?
         .into_iter()
@@ -815,14 +904,14 @@ fn op_repeat(c: &Call) -> OpResult {
     shape_op(c, |x| k::repeat(x, &r))
 }
 
-fn op_narrow(c: &Call) -> OpResult {
+fn op_narrow(c: &mut Call) -> OpResult {
     let d = c.req_int(1, "dim")? as isize;
     let s = c.req_int(2, "start")? as isize;
     let l = usize_of(c.req_int(3, "length")?, "length")?;
     shape_op(c, |x| k::narrow(x, d, s, l))
 }
 
-fn op_select(c: &Call) -> OpResult {
+fn op_select(c: &mut Call) -> OpResult {
     let d = c.req_int(1, "dim")? as isize;
     let i = c.req_int(2, "index")? as isize;
     shape_op(c, |x| k::select(x, d, i))
@@ -841,13 +930,13 @@ fn tensor_list(c: &Call) -> Result<Vec<Arc<Tensor>>, String> {
     }
 }
 
-fn op_cat(c: &Call) -> OpResult {
+fn op_cat(c: &mut Call) -> OpResult {
     let ts = tensor_list(c)?;
     let refs: Vec<&Tensor> = ts.iter().map(|a| &**a).collect();
     t(k::cat(&refs, c.int(1, "dim", 0)? as isize).map_err(kerr)?)
 }
 
-fn op_stack(c: &Call) -> OpResult {
+fn op_stack(c: &mut Call) -> OpResult {
     let ts = tensor_list(c)?;
     let refs: Vec<&Tensor> = ts.iter().map(|a| &**a).collect();
     t(k::stack(&refs, c.int(1, "dim", 0)? as isize).map_err(kerr)?)
@@ -857,7 +946,7 @@ fn seq(v: Vec<Tensor>) -> OpResult {
     Ok(RValue::Seq(v.into_iter().map(RValue::f32).collect()))
 }
 
-fn op_split(c: &Call) -> OpResult {
+fn op_split(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let dim = c.int(2, "dim", 0)? as isize;
     match c.req(1, "split_size_or_sections")? {
@@ -877,13 +966,13 @@ fn op_split(c: &Call) -> OpResult {
     }
 }
 
-fn op_chunk(c: &Call) -> OpResult {
+fn op_chunk(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let n = usize_of(c.req_int(1, "chunks")?, "chunks")?;
     seq(k::chunk(x, n, c.int(2, "dim", 0)? as isize).map_err(kerr)?)
 }
 
-fn op_unbind(c: &Call) -> OpResult {
+fn op_unbind(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let d = c.int(1, "dim", 0)? as isize;
     let r = x.ndim() as isize;
@@ -898,7 +987,7 @@ fn op_unbind(c: &Call) -> OpResult {
         .map_err(kerr)?)
 }
 
-fn op_pad(c: &Call) -> OpResult {
+fn op_pad(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
     let pads = isizes(c.ints(1, "pad")?.ok_or("missing pad")?);
     match c.str(2, "mode")? {
@@ -910,7 +999,7 @@ fn op_pad(c: &Call) -> OpResult {
 }
 
 /// `x.size()`, `x.size(d)`.
-fn op_size(c: &Call) -> OpResult {
+fn op_size(c: &mut Call) -> OpResult {
     let s = c.req(0, "input")?.shape().ok_or("size() of a non-tensor")?;
     match c.opt_int(1, "dim")? {
         None => Ok(RValue::Seq(
@@ -927,12 +1016,12 @@ fn op_size(c: &Call) -> OpResult {
     }
 }
 
-fn op_dim(c: &Call) -> OpResult {
+fn op_dim(c: &mut Call) -> OpResult {
     let s = c.req(0, "input")?.shape().ok_or("dim() of a non-tensor")?;
     Ok(RValue::Int(s.len() as i64))
 }
 
-fn op_numel(c: &Call) -> OpResult {
+fn op_numel(c: &mut Call) -> OpResult {
     let s = c
         .req(0, "input")?
         .shape()
@@ -941,7 +1030,7 @@ fn op_numel(c: &Call) -> OpResult {
 }
 
 /// `builtins.getattr(x, "shape")` and friends.
-fn op_getattr(c: &Call) -> OpResult {
+fn op_getattr(c: &mut Call) -> OpResult {
     let v = c.req(0, "obj")?;
     let name = c.str(1, "name")?.ok_or("getattr needs a name")?;
     match (name, v.shape()) {
@@ -955,7 +1044,7 @@ fn op_getattr(c: &Call) -> OpResult {
             _ => DType::Float32,
         })),
         ("device", Some(_)) => Ok(RValue::Device("cpu".into())),
-        ("T" | "mT", Some(_)) => op_t(&Call {
+        ("T" | "mT", Some(_)) => op_t(&mut Call {
             args: vec![v.clone()],
             kwargs: vec![],
         }),
@@ -985,7 +1074,7 @@ fn convert(v: &RValue, to: DType) -> OpResult {
     }
 }
 
-fn op_to(c: &Call) -> OpResult {
+fn op_to(c: &mut Call) -> OpResult {
     let v = c.req(0, "input")?;
     let mut target = None;
     for a in c.args.iter().skip(1).chain(c.kwargs.iter().map(|(_, v)| v)) {
@@ -1006,13 +1095,13 @@ fn op_to(c: &Call) -> OpResult {
     }
 }
 
-fn op_float(c: &Call) -> OpResult {
+fn op_float(c: &mut Call) -> OpResult {
     convert(c.req(0, "input")?, DType::Float32)
 }
-fn op_long(c: &Call) -> OpResult {
+fn op_long(c: &mut Call) -> OpResult {
     convert(c.req(0, "input")?, DType::Int64)
 }
-fn op_bool(c: &Call) -> OpResult {
+fn op_bool(c: &mut Call) -> OpResult {
     convert(c.req(0, "input")?, DType::Bool)
 }
 
@@ -1046,13 +1135,13 @@ fn filled(shape: &[usize], v: f64, dt: DType) -> OpResult {
     }
 }
 
-fn op_zeros(c: &Call) -> OpResult {
+fn op_zeros(c: &mut Call) -> OpResult {
     filled(&shape_from(c, 0)?, 0.0, creation_dtype(c, DType::Float32))
 }
-fn op_ones(c: &Call) -> OpResult {
+fn op_ones(c: &mut Call) -> OpResult {
     filled(&shape_from(c, 0)?, 1.0, creation_dtype(c, DType::Float32))
 }
-fn op_full(c: &Call) -> OpResult {
+fn op_full(c: &mut Call) -> OpResult {
     let s: Vec<usize> = c
         .ints(0, "size")?
         .ok_or("missing size")?
@@ -1080,7 +1169,7 @@ fn like_dtype(v: &RValue) -> DType {
     }
 }
 
-fn op_zeros_like(c: &Call) -> OpResult {
+fn op_zeros_like(c: &mut Call) -> OpResult {
     let v = c.req(0, "input")?;
     filled(
         &v.shape().ok_or("zeros_like of a non-tensor")?,
@@ -1088,7 +1177,7 @@ fn op_zeros_like(c: &Call) -> OpResult {
         creation_dtype(c, like_dtype(v)),
     )
 }
-fn op_ones_like(c: &Call) -> OpResult {
+fn op_ones_like(c: &mut Call) -> OpResult {
     let v = c.req(0, "input")?;
     filled(
         &v.shape().ok_or("ones_like of a non-tensor")?,
@@ -1098,7 +1187,7 @@ fn op_ones_like(c: &Call) -> OpResult {
 }
 
 /// `torch.arange(end)`, `(start, end)`, `(start, end, step)`.
-fn op_arange(c: &Call) -> OpResult {
+fn op_arange(c: &mut Call) -> OpResult {
     let nums: Vec<&RValue> = c.args.iter().collect();
     let all_int = nums.iter().all(|v| matches!(v, RValue::Int(_)));
     let f = |v: &RValue| {
@@ -1143,7 +1232,7 @@ fn op_arange(c: &Call) -> OpResult {
 }
 
 /// `torch._assert(cond, msg)`: fails the run when the condition is false.
-fn op_assert(c: &Call) -> OpResult {
+fn op_assert(c: &mut Call) -> OpResult {
     let ok = match c.req(0, "condition")? {
         RValue::PyBool(b) => *b,
         RValue::Bool(t) | RValue::F32(t) => t.iter().all(|&v| v != 0.0),
@@ -1169,19 +1258,19 @@ fn math_fn(c: &Call, f: fn(f64) -> f64) -> OpResult {
         .ok_or("math.* of a non-number")?)))
 }
 
-fn op_math_sqrt(c: &Call) -> OpResult {
+fn op_math_sqrt(c: &mut Call) -> OpResult {
     math_fn(c, f64::sqrt)
 }
-fn op_math_exp(c: &Call) -> OpResult {
+fn op_math_exp(c: &mut Call) -> OpResult {
     math_fn(c, f64::exp)
 }
-fn op_math_log(c: &Call) -> OpResult {
+fn op_math_log(c: &mut Call) -> OpResult {
     math_fn(c, f64::ln)
 }
 
 /// `operator.getitem`: tuples (int or slice), and tensor basic indexing (ints, slices,
 /// None, Ellipsis).
-fn op_getitem(c: &Call) -> OpResult {
+fn op_getitem(c: &mut Call) -> OpResult {
     let obj = c.req(0, "obj")?;
     let idx = c.req(1, "index")?;
     match obj {
