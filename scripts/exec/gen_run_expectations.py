@@ -44,7 +44,7 @@ sys.dont_write_bytecode = True
 
 SEED = 1234
 
-# (id, source, file, entry, inputs {name: (shape, dtype, high)}, weights: "commit-f32" |
+# (id, source: fixture (tests/fixtures/models) | exec (tests/fixtures/exec) | torchvision, file, entry, inputs {name: (shape, dtype, high)}, weights: "commit-f32" |
 # "commit-f16" | "commit-bf16" | "generate")
 CASES = [
     ("mlp", "fixture", "mlp.py", "SimpleNet()", {"x": ([2, 784], "float32", None)}, "commit-f32"),
@@ -60,11 +60,14 @@ CASES = [
     ("params", "fixture", "params.py", "GatedUnit()", {"x": ([4, 6], "float32", None)}, "commit-f32"),
     ("inheritance", "fixture", "inheritance.py", "ResidualEncoder()", {"x": ([3, 12], "float32", None)}, "commit-f32"),
     ("flags_norm_nobias", "fixture", "flags.py", "ConfigurableMLP(dim=10, depth=2, use_bias=False, use_norm=True, residual=False)", {"x": ([2, 10], "float32", None)}, "commit-f32"),
+    ("mha_seq_first", "exec", "mha_model.py", "SeqFirstAttention()", {"x": ([5, 2, 16], "float32", None)}, "commit-f32"),
+    ("mha_batch_first", "exec", "mha_model.py", "BatchFirstAttention()", {"x": ([2, 3, 16], "float32", None), "memory": ([2, 4, 16], "float32", None)}, "commit-f32"),
     ("tv_resnet18", "torchvision", "models/resnet.py", "ResNet(BasicBlock, [2, 2, 2, 2])", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_mobilenet_v2", "torchvision", "models/mobilenetv2.py", "MobileNetV2()", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_squeezenet1_1", "torchvision", "models/squeezenet.py", 'SqueezeNet("1_1")', {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_shufflenet_v2_x1_0", "torchvision", "models/shufflenetv2.py", "ShuffleNetV2([4, 8, 4], [24, 116, 232, 464, 1024])", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_mnasnet0_5", "torchvision", "models/mnasnet.py", "MNASNet(0.5)", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
+    ("tv_vit_tiny", "torchvision", "models/vision_transformer.py", "VisionTransformer(image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64)", {"x": ([2, 3, 32, 32], "float32", None)}, "generate"),
     ("tv_alexnet", "torchvision", "models/alexnet.py", "AlexNet(num_classes=10)", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
 ]
 
@@ -122,8 +125,8 @@ def det_fill(model: torch.nn.Module, seed: int) -> None:
 
 
 def load_module(source: str, file: str):
-    if source == "fixture":
-        path = FIXTURES / file
+    if source in ("fixture", "exec"):
+        path = (FIXTURES if source == "fixture" else OUT) / file
         spec = importlib.util.spec_from_file_location(f"fixture_{path.stem}", path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::call::{Call, OpResult};
+use super::kernels::{self as k, Tensor};
 use super::ops::table;
 use super::value::RValue;
 use crate::analysis::{HyperValue, ModuleSummary};
@@ -258,8 +259,166 @@ pub fn call_module(class: &str, m: &ModCall) -> OpResult {
             vec![m.h("output_size")],
             vec![],
         ),
+        "MultiheadAttention" => multihead_attention(m),
         other => Err(format!(
             "the executor has no implementation of the torch.nn.{other} module"
         )),
     }
+}
+
+fn tensor_of(v: &RValue, what: &str) -> Result<std::sync::Arc<Tensor>, String> {
+    match v {
+        RValue::F32(t) => Ok(t.clone()),
+        other => Err(format!(
+            "{what} should be a float tensor, got {}",
+            other.describe()
+        )),
+    }
+}
+
+/// `nn.MultiheadAttention(query, key, value, key_padding_mask=None, need_weights=True,
+/// attn_mask=None, average_attn_weights=True, is_causal=False)` in inference mode, with the
+/// packed input projection (`kdim == vdim == embed_dim`, no `bias_k` / `add_zero_attn`).
+/// Returns `(output, weights averaged over heads | per head | None)`.
+fn multihead_attention(m: &ModCall) -> OpResult {
+    let arg = |i: usize, name: &str| -> RValue {
+        let args = m.args.borrow();
+        args.get(i)
+            .cloned()
+            .or_else(|| {
+                m.kwargs
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            })
+            .unwrap_or(RValue::None)
+    };
+    let flag = |i: usize, name: &str, default: bool| match arg(i, name) {
+        RValue::PyBool(b) => b,
+        _ => default,
+    };
+    if !matches!(m.h("_qkv_same_embed_dim"), RValue::PyBool(true)) {
+        return Err(
+            "MultiheadAttention with kdim/vdim different from embed_dim is not supported".into(),
+        );
+    }
+    if !matches!(m.p("bias_k"), RValue::None)
+        || matches!(m.h("add_zero_attn"), RValue::PyBool(true))
+    {
+        return Err("MultiheadAttention with add_bias_kv or add_zero_attn is not supported".into());
+    }
+    for (i, name) in [(3, "key_padding_mask"), (5, "attn_mask")] {
+        if !matches!(arg(i, name), RValue::None) {
+            return Err(format!(
+                "MultiheadAttention with `{name}` is not supported yet"
+            ));
+        }
+    }
+    let need_weights = flag(4, "need_weights", true);
+    let average = flag(6, "average_attn_weights", true);
+    let causal = flag(7, "is_causal", false);
+    let batch_first = matches!(m.h("batch_first"), RValue::PyBool(true));
+    let heads = m.h("num_heads").as_int().ok_or("num_heads unknown")? as usize;
+    let e = m.h("embed_dim").as_int().ok_or("embed_dim unknown")? as usize;
+    let (q, kx, v) = (
+        tensor_of(&arg(0, "query"), "query")?,
+        tensor_of(&arg(1, "key"), "key")?,
+        tensor_of(&arg(2, "value"), "value")?,
+    );
+    let kerr = |e: k::KernelError| e.to_string();
+    // To (N, L, E).
+    let to_batch_first = |t: &Tensor| -> Result<Tensor, String> {
+        match (t.ndim(), batch_first) {
+            (3, true) => Ok(t.clone()),
+            (3, false) => k::transpose(t, 0, 1).map_err(kerr),
+            (2, _) => k::unsqueeze(t, 0).map_err(kerr),
+            _ => Err(format!("MultiheadAttention input of shape {:?}", t.shape())),
+        }
+    };
+    let unbatched = q.ndim() == 2;
+    let (qb, kb, vb) = (
+        to_batch_first(&q)?,
+        to_batch_first(&kx)?,
+        to_batch_first(&v)?,
+    );
+    let w = tensor_of(&m.p("in_proj_weight"), "in_proj_weight")?;
+    let b = match m.p("in_proj_bias") {
+        RValue::F32(b) => Some(b),
+        _ => None,
+    };
+    if w.shape() != [3 * e, e] {
+        return Err(format!(
+            "in_proj_weight of shape {:?}, expected [{}, {e}]",
+            w.shape(),
+            3 * e
+        ));
+    }
+    if heads == 0 || e % heads != 0 {
+        return Err(format!(
+            "embed_dim {e} is not divisible by num_heads {heads}"
+        ));
+    }
+    let d = e / heads;
+    let ws = k::chunk(&w, 3, 0).map_err(kerr)?;
+    let bs = match &b {
+        Some(b) => k::chunk(b, 3, 0)
+            .map_err(kerr)?
+            .into_iter()
+            .map(Some)
+            .collect(),
+        None => vec![None, None, None],
+    };
+    let project = |x: &Tensor, i: usize| -> Result<Tensor, String> {
+        let y = k::linear(x, &ws[i], bs[i].as_ref()).map_err(kerr)?;
+        let (n, l) = (y.shape()[0], y.shape()[1]);
+        let y =
+            k::reshape(&y, &[n as isize, l as isize, heads as isize, d as isize]).map_err(kerr)?;
+        k::transpose(&y, 1, 2).map_err(kerr)
+    };
+    let (qh, kh, vh) = (project(&qb, 0)?, project(&kb, 1)?, project(&vb, 2)?);
+    let kt = k::transpose(&kh, -2, -1).map_err(kerr)?;
+    let mut scores = k::matmul(&qh, &kt).map_err(kerr)?;
+    let scale = 1.0 / (d as f64).sqrt();
+    scores.mapv_inplace(|x| (x as f64 * scale) as f32);
+    if causal {
+        let (l, s) = (scores.shape()[2], scores.shape()[3]);
+        let mask = Tensor::from_shape_fn(ndarray::IxDyn(&[l, s]), |ix| {
+            if ix[1] > ix[0] {
+                f32::NEG_INFINITY
+            } else {
+                0.0
+            }
+        });
+        scores = k::add(&scores, &mask).map_err(kerr)?;
+    }
+    let p = k::softmax(&scores, -1).map_err(kerr)?;
+    let o = k::matmul(&p, &vh).map_err(kerr)?;
+    let (n, l) = (o.shape()[0], o.shape()[2]);
+    let o = k::transpose(&o, 1, 2).map_err(kerr)?;
+    let o = k::reshape(&o, &[n as isize, l as isize, e as isize]).map_err(kerr)?;
+    let ow = tensor_of(&m.p("out_proj.weight"), "out_proj.weight")?;
+    let ob = match m.p("out_proj.bias") {
+        RValue::F32(b) => Some(b),
+        _ => None,
+    };
+    let mut out = k::linear(&o, &ow, ob.as_deref()).map_err(kerr)?;
+    if unbatched {
+        out = k::squeeze(&out, Some(&[0])).map_err(kerr)?;
+    } else if !batch_first {
+        out = k::transpose(&out, 0, 1).map_err(kerr)?;
+    }
+    let weights = if !need_weights {
+        RValue::None
+    } else {
+        let mut wts = if average {
+            k::mean(&p, &[1], false).map_err(kerr)?
+        } else {
+            p
+        };
+        if unbatched {
+            wts = k::squeeze(&wts, Some(&[0])).map_err(kerr)?;
+        }
+        RValue::f32(wts)
+    };
+    Ok(RValue::Seq(vec![RValue::f32(out), weights]))
 }
