@@ -99,6 +99,9 @@ const CASES: &[Case] = &[
 ];
 
 fn main() {
+    // `cargo test --all-targets` runs this binary without `--bench`: then it only checks that
+    // every fixture case runs, a few times each, without timing or Python.
+    let smoke = !std::env::args().any(|a| a == "--bench");
     let threads: usize = std::env::var("BENCH_THREADS")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -120,6 +123,10 @@ fn main() {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == c.id)) {
             continue;
         }
+        if smoke && c.source != "fixture" {
+            continue;
+        }
+        let runs = if smoke { 2 } else { c.runs };
         let (path, root) = match c.source {
             "fixture" => (manifest.join("tests/fixtures/models").join(c.file), None),
             _ => match &tv_root {
@@ -147,11 +154,11 @@ fn main() {
         let params = exec::prepare_params(g, None, 0).expect("params");
         let xs = exec::prepare_inputs(g, &run_opts).expect("inputs");
         let program = Program::new(g, params).expect("program");
-        for _ in 0..(c.runs / 10).max(3) {
+        for _ in 0..(runs / 10).max(1) {
             program.run(&xs).expect("run");
         }
-        let mut times = Vec::with_capacity(c.runs);
-        for _ in 0..c.runs {
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
             let t0 = Instant::now();
             std::hint::black_box(program.run(&xs).expect("run"));
             times.push(t0.elapsed().as_secs_f64() * 1e3);
@@ -174,8 +181,15 @@ fn main() {
             "module": c.file.trim_end_matches(".py").replace('/', "."),
             "entry": c.entry,
             "inputs": input_json,
-            "runs": c.runs,
+            "runs": runs,
         }));
+    }
+    if smoke {
+        println!(
+            "run_vs_eager (smoke mode, without --bench): {} cases ran",
+            ours.len()
+        );
+        return;
     }
     let tmp = std::env::temp_dir().join(format!("staticfx-bench-{}.json", std::process::id()));
     std::fs::write(&tmp, serde_json::to_string(&eager_cases).unwrap()).unwrap();

@@ -62,6 +62,7 @@ CASES = [
     ("flags_norm_nobias", "fixture", "flags.py", "ConfigurableMLP(dim=10, depth=2, use_bias=False, use_norm=True, residual=False)", {"x": ([2, 10], "float32", None)}, "commit-f32"),
     ("mha_seq_first", "exec", "mha_model.py", "SeqFirstAttention()", {"x": ([5, 2, 16], "float32", None)}, "commit-f32"),
     ("mha_batch_first", "exec", "mha_model.py", "BatchFirstAttention()", {"x": ([2, 3, 16], "float32", None), "memory": ([2, 4, 16], "float32", None)}, "commit-f32"),
+    ("decoder", "exec", "decoder_model.py", "Decoder()", {"z": ([2, 8, 5, 5], "float32", None)}, "commit-f32"),
     ("tv_resnet18", "torchvision", "models/resnet.py", "ResNet(BasicBlock, [2, 2, 2, 2])", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_mobilenet_v2", "torchvision", "models/mobilenetv2.py", "MobileNetV2()", {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),
     ("tv_squeezenet1_1", "torchvision", "models/squeezenet.py", 'SqueezeNet("1_1")', {"x": ([1, 3, 64, 64], "float32", None)}, "generate"),

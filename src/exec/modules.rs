@@ -116,6 +116,32 @@ pub fn call_module(class: &str, m: &ModCall) -> OpResult {
                 vec![],
             )
         }
+        "ConvTranspose2d" | "ConvTranspose1d" => {
+            check_padding_mode(m)?;
+            if !matches!(m.args.borrow().get(1), None | Some(RValue::None))
+                || m.kwargs.iter().any(|(k, _)| k == "output_size")
+            {
+                return Err("ConvTranspose with an explicit output_size is not supported".into());
+            }
+            let target = if class == "ConvTranspose2d" {
+                "torch.nn.functional.conv_transpose2d"
+            } else {
+                "torch.nn.functional.conv_transpose1d"
+            };
+            m.functional(
+                target,
+                vec![
+                    m.p("weight"),
+                    m.p("bias"),
+                    m.h("stride"),
+                    m.h("padding"),
+                    m.h("output_padding"),
+                    m.h("groups"),
+                    m.h("dilation"),
+                ],
+                vec![],
+            )
+        }
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" => m.functional(
             "torch.nn.functional.batch_norm",
             vec![

@@ -457,6 +457,44 @@ fn op_conv1d(c: &mut Call) -> OpResult {
     t(k::conv1d(x, w, b.map(|b| &**b), &p).map_err(kerr)?)
 }
 
+/// `F.conv_transpose2d(x, weight, bias, stride, padding, output_padding, groups, dilation)`.
+fn op_conv_transpose2d(c: &mut Call) -> OpResult {
+    let x = c.tensor(0, "input")?;
+    let w = c.tensor(1, "weight")?;
+    let b = c.opt_tensor(2, "bias")?;
+    let p = k::ConvTranspose2dParams {
+        stride: pair(&c.ints(3, "stride")?.unwrap_or(vec![1]), "stride")?,
+        padding: pair(&c.ints(4, "padding")?.unwrap_or(vec![0]), "padding")?,
+        output_padding: pair(
+            &c.ints(5, "output_padding")?.unwrap_or(vec![0]),
+            "output_padding",
+        )?,
+        groups: usize_of(c.int(6, "groups", 1)?, "groups")?,
+        dilation: pair(&c.ints(7, "dilation")?.unwrap_or(vec![1]), "dilation")?,
+    };
+    t(k::conv_transpose2d(x, w, b.map(|b| &**b), &p).map_err(kerr)?)
+}
+
+fn op_conv_transpose1d(c: &mut Call) -> OpResult {
+    let x = c.tensor(0, "input")?;
+    let w = c.tensor(1, "weight")?;
+    let b = c.opt_tensor(2, "bias")?;
+    let one = |i: usize, n: &str, d: i64| -> Result<usize, String> {
+        single(&c.ints(i, n)?.unwrap_or(vec![d]), n)
+    };
+    t(k::conv_transpose1d(
+        x,
+        w,
+        b.map(|b| &**b),
+        one(3, "stride", 1)?,
+        one(4, "padding", 0)?,
+        one(5, "output_padding", 0)?,
+        usize_of(c.int(6, "groups", 1)?, "groups")?,
+        one(7, "dilation", 1)?,
+    )
+    .map_err(kerr)?)
+}
+
 /// `F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)`.
 fn op_batch_norm(c: &mut Call) -> OpResult {
     let owned = take_unique(c, 0);
@@ -1585,6 +1623,20 @@ fn build() -> HashMap<&'static str, OpFn> {
     // Convolution, normalisation, pooling, embedding.
     reg(&["torch.nn.functional.conv2d", "torch.conv2d"], op_conv2d);
     reg(&["torch.nn.functional.conv1d", "torch.conv1d"], op_conv1d);
+    reg(
+        &[
+            "torch.nn.functional.conv_transpose2d",
+            "torch.conv_transpose2d",
+        ],
+        op_conv_transpose2d,
+    );
+    reg(
+        &[
+            "torch.nn.functional.conv_transpose1d",
+            "torch.conv_transpose1d",
+        ],
+        op_conv_transpose1d,
+    );
     reg(&["torch.nn.functional.batch_norm"], op_batch_norm);
     reg(&["torch.nn.functional.layer_norm"], op_layer_norm);
     reg(&["torch.nn.functional.group_norm"], op_group_norm);
