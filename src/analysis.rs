@@ -103,6 +103,39 @@ pub struct ModuleSummary {
     pub params: Vec<ParamSummary>,
     /// Names of direct child modules.
     pub children: Vec<String>,
+    /// A leaf module's constructor arguments and catalogue attributes (`kernel_size`,
+    /// `stride`, `eps`, …) as plain constants; empty for user modules and containers.
+    pub hyper: Vec<(String, HyperValue)>,
+    /// A torch.nn leaf (`call_module` target) rather than a user module or container.
+    pub leaf: bool,
+}
+
+/// A hyperparameter of a leaf module, as far as constructor evaluation determined it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HyperValue {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<HyperValue>),
+    /// Not a plain constant (or not known statically).
+    Other(String),
+}
+
+impl HyperValue {
+    fn of(v: &Value) -> HyperValue {
+        match v {
+            Value::None => HyperValue::None,
+            Value::Bool(b) => HyperValue::Bool(*b),
+            Value::Int(i) => HyperValue::Int(*i),
+            Value::Float(x) => HyperValue::Float(*x),
+            Value::Str(s) => HyperValue::Str(s.to_string()),
+            Value::Tuple(t) => HyperValue::Seq(t.iter().map(HyperValue::of).collect()),
+            Value::List(l) => HyperValue::Seq(l.borrow().iter().map(HyperValue::of).collect()),
+            other => HyperValue::Other(other.type_name().to_string()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -141,11 +174,23 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
             ObjKind::Leaf(c) => c.clone(),
             _ => obj.class_name(),
         };
+        let hyper = match &obj.kind {
+            ObjKind::Leaf(_) => obj
+                .attrs
+                .borrow()
+                .iter()
+                .filter(|(_, v)| !matches!(v, Value::Param(_) | Value::Object(_)))
+                .map(|(k, v)| (k.clone(), HyperValue::of(v)))
+                .collect(),
+            _ => Vec::new(),
+        };
         out.push(ModuleSummary {
             path: path.clone(),
             class,
             params,
             children: children.iter().map(|(n, _)| n.clone()).collect(),
+            hyper,
+            leaf: matches!(obj.kind, ObjKind::Leaf(_)),
         });
         for (name, child) in children.into_iter().rev() {
             let p = if path.is_empty() {

@@ -214,20 +214,51 @@ async fn show_graph_by_class_and_by_position() {
     assert!(outside.get("error").is_some(), "{outside}");
 }
 
+const RUNNABLE: &str = "import torch\nimport torch.nn as nn\n\n\nclass Tiny(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 3)\n\n    def forward(self, x):\n        return torch.relu(self.fc(x))\n";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn run_graph_reports_the_missing_executor() {
-    let (dir, uri) = workspace(SIMPLE);
+async fn run_graph_runs_a_class_and_reports_what_it_cannot_run() {
+    let text = format!(
+        "{SIMPLE}\n\n{}",
+        RUNNABLE.replace("import torch\nimport torch.nn as nn\n", "")
+    );
+    let (dir, uri) = workspace(&text);
     let mut c = TestClient::start(Value::Null);
     c.initialize(Some(dir.path()), json!({}), false).await;
-    c.open(&uri, SIMPLE).await;
-    let r = c.request("workspace/executeCommand", json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "class": "SimpleNet"}]})).await;
-    assert!(
-        r["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("executor is not available yet"),
-        "{r}"
+    c.open(&uri, &text).await;
+    let run = |seed: u64| json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "class": "Tiny", "inputs": ["x=4,8"], "seed": seed}]});
+    let r = c.request("workspace/executeCommand", run(7)).await;
+    let res = &r["result"];
+    let out = &res["outputs"][0];
+    assert_eq!(out["name"], "output", "{r}");
+    assert_eq!(out["shape"], json!([4, 3]), "{r}");
+    assert_eq!(out["dtype"], "float32", "{r}");
+    let (min, mean, max) = (
+        out["min"].as_f64().unwrap(),
+        out["mean"].as_f64().unwrap(),
+        out["max"].as_f64().unwrap(),
     );
+    // ReLU output: non-negative, and with 12 values from a random Linear not all zero.
+    assert!(min >= 0.0 && min <= mean && mean <= max && max > 0.0, "{r}");
+    assert!(res["summary"].as_str().unwrap().contains("[4, 3]"), "{r}");
+    // The seed decides weights and inputs: same seed, same numbers; another seed, others.
+    let again = c.request("workspace/executeCommand", run(7)).await;
+    assert_eq!(again["result"]["outputs"], res["outputs"]);
+    let other = c.request("workspace/executeCommand", run(8)).await;
+    assert_ne!(other["result"]["outputs"], res["outputs"]);
+    // A position inside the class works like its name.
+    let line = text
+        .lines()
+        .position(|l| l.starts_with("class Tiny"))
+        .unwrap();
+    let at = c.request("workspace/executeCommand", json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "position": {"line": line + 2, "character": 4}, "inputs": ["x=4,8"], "seed": 7}]})).await;
+    assert_eq!(at["result"]["outputs"], res["outputs"], "{at}");
+    // SimpleNet branches on data: the static graph is not one graph, and the error says why.
+    let r = c.request("workspace/executeCommand", json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "class": "SimpleNet", "inputs": ["x=2,784"]}]})).await;
+    let msg = r["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("data-dependent"), "{r}");
+    let bad = c.request("workspace/executeCommand", json!({"command": "staticfx.runGraph", "arguments": [{"uri": uri, "class": "Tiny", "inputs": ["x=4by8"]}]})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod fix;
+pub mod run;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Apply fixes for graph breaks (safe ones by default), like `ruff check --fix`.
     Fix(fix::FixArgs),
+    /// Run the model's graph on sample inputs with the bundled CPU executor.
+    Run(run::RunArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
 }
@@ -99,6 +102,7 @@ fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
+        Command::Run(args) => run::run(args),
         Command::Lsp => unreachable!("handled in main"),
         Command::Graph {
             file,

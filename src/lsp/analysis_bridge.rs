@@ -428,3 +428,69 @@ pub fn root_for(path: &Path, workspace: &[PathBuf]) -> PathBuf {
         .cloned()
         .unwrap_or_else(|| Project::default_root(path))
 }
+
+/// One output of `staticfx.runGraph`, as plain data.
+#[derive(Clone, Debug)]
+pub struct RunOutputView {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub dtype: &'static str,
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// Traces `class` of the snapshot (per-class mode, default constructor arguments) and runs
+/// its graph with the executor: seeded default weights unless `weights` names a
+/// safetensors file. Call it on a thread with a large stack, like [`analyze`].
+pub fn run_graph(
+    snap: &Snapshot,
+    class: &str,
+    inputs: Vec<InputSpec>,
+    weights: Option<PathBuf>,
+    seed: u64,
+) -> Result<(String, Vec<RunOutputView>), String> {
+    let mut project = Project::new(&snap.root);
+    for (path, text) in &snap.overlays {
+        project.add_overlay(path, text.clone(), None);
+    }
+    project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
+    let inputs = if inputs.is_empty() {
+        snap.class_inputs.get(class).cloned().unwrap_or_default()
+    } else {
+        inputs
+    };
+    let opts = GraphOptions {
+        root: Some(snap.root.clone()),
+        class: Some(class.to_string()),
+        inputs: inputs.clone(),
+        ..Default::default()
+    };
+    let a = analysis::analyze_in_project(project, &snap.path, &opts).map_err(|e| e.to_string())?;
+    let g = a
+        .graphs
+        .iter()
+        .find(|g| g.class == class)
+        .ok_or_else(|| format!("no traced nn.Module class `{class}` in the document"))?;
+    let run = crate::exec::RunOptions {
+        weights,
+        inputs_file: None,
+        inputs,
+        seed,
+        repeat: 1,
+    };
+    let r = crate::exec::run_graph(g, &run).map_err(|e| crate::cli::run::describe_error(&a, &e))?;
+    let outputs = r
+        .stats
+        .iter()
+        .map(|s| RunOutputView {
+            name: s.name.clone(),
+            shape: s.shape.clone(),
+            dtype: s.dtype.as_str(),
+            min: s.min,
+            mean: s.mean,
+            max: s.max,
+        })
+        .collect();
+    Ok((crate::exec::summary(&g.name, &r), outputs))
+}

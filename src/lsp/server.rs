@@ -250,6 +250,28 @@ pub(super) fn to_lsp(f: &Finding) -> Diagnostic {
 }
 
 impl Server {
+    /// The class a command is about: `{class}` or the top-level class at `{position}`.
+    fn class_arg(&self, args: &Json, out: &Output, tree: &tree_sitter::Tree) -> Result<String> {
+        match (
+            args.get("class").and_then(Json::as_str),
+            args.get("position"),
+        ) {
+            (Some(c), _) => Ok(c.to_string()),
+            (None, Some(p)) => {
+                let pos: Position = serde_json::from_value(p.clone())
+                    .map_err(|e| Error::invalid_params(e.to_string()))?;
+                let enc = *self.state.encoding.read().unwrap();
+                let offset =
+                    super::document::offset_at(&ropey::Rope::from_str(&out.text), pos, enc);
+                class_at(tree, &out.text, offset)
+                    .ok_or_else(|| Error::invalid_params("no class at that position"))
+            }
+            (None, None) => Err(Error::invalid_params(
+                "expected {uri, position} or {uri, class}",
+            )),
+        }
+    }
+
     /// The analysis of the document's current text, reusing the published one when current.
     async fn current_analysis(&self, uri: &Uri) -> Result<(Arc<Output>, tree_sitter::Tree)> {
         loop {
@@ -504,26 +526,7 @@ impl LanguageServer for Server {
             SHOW_GRAPH => {
                 let uri = arg_uri(&args)?;
                 let (out, tree) = self.current_analysis(&uri).await?;
-                let class = match (
-                    args.get("class").and_then(Json::as_str),
-                    args.get("position"),
-                ) {
-                    (Some(c), _) => c.to_string(),
-                    (None, Some(p)) => {
-                        let pos: Position = serde_json::from_value(p.clone())
-                            .map_err(|e| Error::invalid_params(e.to_string()))?;
-                        let enc = *self.state.encoding.read().unwrap();
-                        let offset =
-                            super::document::offset_at(&ropey::Rope::from_str(&out.text), pos, enc);
-                        class_at(&tree, &out.text, offset)
-                            .ok_or_else(|| Error::invalid_params("no class at that position"))?
-                    }
-                    (None, None) => {
-                        return Err(Error::invalid_params(
-                            "expected {uri, position} or {uri, class}",
-                        ))
-                    }
-                };
+                let class = self.class_arg(&args, &out, &tree)?;
                 let g = out
                     .graphs
                     .iter()
@@ -578,11 +581,80 @@ impl LanguageServer for Server {
                 tokio::spawn(async move { check_workspace(state, client, files).await });
                 Ok(Some(json!({"files": n})))
             }
-            RUN_GRAPH => Err(Error {
-                code: ErrorCode::ServerError(-32001),
-                message: "staticfx.runGraph: the executor is not available yet".into(),
-                data: None,
-            }),
+            RUN_GRAPH => {
+                let uri = arg_uri(&args)?;
+                let (out, tree) = self.current_analysis(&uri).await?;
+                let class = self.class_arg(&args, &out, &tree)?;
+                let mut inputs = Vec::new();
+                if let Some(list) = args.get("inputs") {
+                    let list = list.as_array().ok_or_else(|| {
+                        Error::invalid_params(
+                            "`inputs` must be a list of \"x=1,3,224,224\" strings",
+                        )
+                    })?;
+                    for i in list {
+                        let s = i.as_str().ok_or_else(|| {
+                            Error::invalid_params("`inputs` must be a list of strings")
+                        })?;
+                        inputs.push(
+                            s.parse::<crate::analysis::InputSpec>()
+                                .map_err(Error::invalid_params)?,
+                        );
+                    }
+                }
+                let seed = match args.get("seed") {
+                    None | Some(Json::Null) => 0,
+                    Some(v) => v.as_u64().ok_or_else(|| {
+                        Error::invalid_params("`seed` must be a non-negative integer")
+                    })?,
+                };
+                let weights = args
+                    .get("weights")
+                    .and_then(Json::as_str)
+                    .map(std::path::PathBuf::from);
+                let snap = snapshot(&self.state, &uri)
+                    .ok_or_else(|| Error::invalid_params("document not open"))?;
+                let job = tokio::task::spawn_blocking(move || {
+                    let worker = std::thread::Builder::new()
+                        .name("staticfx-run".into())
+                        .stack_size(256 << 20)
+                        .spawn(move || {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                analysis_bridge::run_graph(&snap, &class, inputs, weights, seed)
+                            }))
+                            .unwrap_or_else(|_| Err("the executor panicked (this is a bug)".into()))
+                        });
+                    match worker {
+                        Ok(h) => h
+                            .join()
+                            .unwrap_or_else(|_| Err("executor thread died".into())),
+                        Err(e) => Err(format!("cannot start executor thread: {e}")),
+                    }
+                });
+                let result = job.await.map_err(|e| Error {
+                    code: ErrorCode::InternalError,
+                    message: e.to_string().into(),
+                    data: None,
+                })?;
+                match result {
+                    Ok((summary, outputs)) => Ok(Some(json!({
+                        "summary": summary,
+                        "outputs": outputs.iter().map(|o| json!({
+                            "name": o.name,
+                            "shape": o.shape,
+                            "dtype": o.dtype,
+                            "min": finite(o.min),
+                            "mean": finite(o.mean),
+                            "max": finite(o.max),
+                        })).collect::<Vec<_>>(),
+                    }))),
+                    Err(message) => Err(Error {
+                        code: ErrorCode::ServerError(-32001),
+                        message: format!("staticfx.runGraph: {message}").into(),
+                        data: None,
+                    }),
+                }
+            }
             other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
         }
     }
@@ -677,6 +749,15 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
     })
+}
+
+/// JSON has no NaN or infinity: those become their names as strings.
+fn finite(x: f64) -> Json {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        json!(x.to_string())
+    }
 }
 
 /// The top-level class whose definition contains `offset`.

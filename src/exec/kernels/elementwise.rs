@@ -678,6 +678,12 @@ pub fn unary_inplace(op: Unary, x: &mut Tensor) {
         Unary::Gelu(GeluApproximate::Tanh) => map_inplace(x, gelu_tanh),
         Unary::Silu => map_inplace(x, |v| Unary::Silu.apply(v)),
         Unary::Neg => map_inplace(x, |v| -v),
+        Unary::Relu6 => map_inplace(x, |v| clamp_scalar(v, Some(0.0), Some(6.0))),
+        Unary::Hardswish => map_inplace(x, |v| Unary::Hardswish.apply(v)),
+        Unary::Hardsigmoid => map_inplace(x, |v| Unary::Hardsigmoid.apply(v)),
+        Unary::Sigmoid => map_inplace(x, |v| Unary::Sigmoid.apply(v)),
+        Unary::Tanh => map_inplace(x, |v| Unary::Tanh.apply(v)),
+        Unary::Clamp { min, max } => map_inplace(x, move |v| clamp_scalar(v, min, max)),
         other => map_inplace(x, |v| other.apply(v)),
     }
 }

@@ -140,7 +140,7 @@ pub use elementwise::{
 };
 pub use embedding::{embedding, embedding_from_f32};
 pub use linear::{addmm, bmm, linear, linear_act, matmul, mm};
-pub use norm::{batch_norm, group_norm, instance_norm, layer_norm, rms_norm};
+pub use norm::{batch_norm, batch_norm_owned, group_norm, instance_norm, layer_norm, rms_norm};
 pub use pool::{
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,
     avg_pool2d, max_pool1d, max_pool2d, AvgPool2dParams, MaxPool2dParams,

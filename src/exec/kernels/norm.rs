@@ -5,6 +5,8 @@
 //! and group norms reduce over thousands of elements, where an f32 running
 //! sum drifts well past the 1e-5 relative error the executor aims for.
 
+use std::borrow::Cow;
+
 use rayon::prelude::*;
 
 use super::util::{check_vector, contiguous_data, from_vec};
@@ -16,6 +18,37 @@ use super::{KernelError, Result, Tensor};
 /// the running statistics are used and never updated.
 pub fn batch_norm(
     x: &Tensor,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f32,
+) -> Result<Tensor> {
+    batch_norm_impl(
+        Cow::Borrowed(x),
+        running_mean,
+        running_var,
+        weight,
+        bias,
+        eps,
+    )
+}
+
+/// [`batch_norm`] that normalises `x` in its own buffer (no allocation when `x` is in
+/// standard layout).
+pub fn batch_norm_owned(
+    x: Tensor,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f32,
+) -> Result<Tensor> {
+    batch_norm_impl(Cow::Owned(x), running_mean, running_var, weight, bias, eps)
+}
+
+fn batch_norm_impl(
+    x: Cow<'_, Tensor>,
     running_mean: &Tensor,
     running_var: &Tensor,
     weight: Option<&Tensor>,
@@ -48,15 +81,28 @@ pub fn batch_norm(
         })
         .unzip();
     let inner: usize = x.shape()[2..].iter().product();
-    let mut out = contiguous_data(x).into_owned();
+    let shape = x.shape().to_vec();
+    let mut out = match x {
+        Cow::Owned(t) if t.is_standard_layout() => t,
+        other => other.as_standard_layout().into_owned(),
+    };
+    debug_assert_eq!(out.shape(), &shape[..]);
+    let data = out
+        .as_slice_mut()
+        .expect("standard layout tensors are contiguous");
     if inner > 0 {
-        for (plane_idx, plane) in out.chunks_exact_mut(inner).enumerate() {
+        let apply = |(plane_idx, plane): (usize, &mut [f32])| {
             let ch = plane_idx % c;
             let (s, sh) = (scale[ch], shift[ch]);
             plane.iter_mut().for_each(|v| *v = *v * s + sh);
+        };
+        if data.len() >= PARALLEL_MIN_ELEMENTS && data.len() > inner {
+            data.par_chunks_mut(inner).enumerate().for_each(apply);
+        } else {
+            data.chunks_exact_mut(inner).enumerate().for_each(apply);
         }
     }
-    from_vec(OP, x.shape(), out)
+    Ok(out)
 }
 
 /// Below this many elements the rows are not worth handing to rayon.

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Per-forward latency of the bundled executor next to eager PyTorch, 2 threads each, in one
+# run (see benches/run_vs_eager.rs). torchvision models need its source:
+#
+#   STATICFX_TORCHVISION_ROOT=target/test-data/torchvision-0.29.2 scripts/bench/run_vs_eager.sh
+#
+# PYTHON (default /work/venv/bin/python) must have torch (and torchvision's dependencies).
+set -eu
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+export PYTHON="${PYTHON:-/work/venv/bin/python}"
+export BENCH_THREADS="${BENCH_THREADS:-2}"
+if [ -z "${STATICFX_TORCHVISION_ROOT:-}" ] && [ -d "$here/target/test-data/torchvision-0.29.2" ]; then
+    export STATICFX_TORCHVISION_ROOT="$here/target/test-data/torchvision-0.29.2"
+fi
+cd "$here"
+CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-1}" cargo bench --bench run_vs_eager

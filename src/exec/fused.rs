@@ -1,0 +1,269 @@
+//! Fused ops of the pass pipeline (`staticfx.fused.*`, see the `passes` branch's
+//! `fusion.rs`). They read modules by path (`linear="fc1"`, `conv=…, bn=…`), so unlike the
+//! plain ops they get the module tree and the parameters.
+//!
+//! | target                              | computes                                         |
+//! |-------------------------------------|--------------------------------------------------|
+//! | `staticfx.fused.linear_act`         | `act(linear(x))`, one pass (bias seeds the GEMM) |
+//! | `staticfx.fused.matmul_add_act`     | `act(a @ b + bias)`                              |
+//! | `staticfx.fused.add_act`            | `act(a + b)`                                     |
+//! | `staticfx.fused.conv_bn_act`        | `act(bn(conv(x)))` with bn folded into the conv  |
+//! | `staticfx.fused.conv_bn`            | `bn(conv(x))` folded                             |
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use ndarray::{Axis, IxDyn};
+
+use super::call::{Call, OpResult};
+use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
+use super::modules::hyper_value;
+use super::ops::{binary_values, table};
+use super::value::RValue;
+use crate::analysis::ModuleSummary;
+
+pub const FUSED_PREFIX: &str = "staticfx.fused.";
+
+/// What ops that refer to modules by path can see.
+pub struct Ctx<'a> {
+    pub modules: &'a HashMap<&'a str, &'a ModuleSummary>,
+    pub params: &'a HashMap<String, RValue>,
+    /// Folded conv weights and biases by `conv|bn`, computed on first use: weights do not
+    /// change between runs of one program.
+    pub folded: &'a FoldCache,
+}
+
+pub type FoldCache = std::sync::Mutex<HashMap<String, (Arc<Tensor>, Arc<Tensor>)>>;
+
+impl Ctx<'_> {
+    fn module(&self, path: &str) -> Result<&ModuleSummary, String> {
+        self.modules
+            .get(path)
+            .copied()
+            .ok_or_else(|| format!("no module at `{path}`"))
+    }
+
+    fn param(&self, module: &str, name: &str) -> Option<Arc<Tensor>> {
+        let key = if module.is_empty() {
+            name.to_string()
+        } else {
+            format!("{module}.{name}")
+        };
+        match self.params.get(&key) {
+            Some(RValue::F32(t)) => Some(t.clone()),
+            _ => None,
+        }
+    }
+
+    fn hyper(&self, module: &str, name: &str) -> RValue {
+        self.modules
+            .get(module)
+            .and_then(|m| m.hyper.iter().find(|(k, _)| k == name))
+            .map(|(_, v)| hyper_value(v))
+            .unwrap_or(RValue::None)
+    }
+}
+
+pub type CtxOpFn = fn(&Ctx, &mut Call) -> OpResult;
+
+pub fn table_ctx() -> &'static HashMap<&'static str, CtxOpFn> {
+    static TABLE: OnceLock<HashMap<&'static str, CtxOpFn>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut m: HashMap<&'static str, CtxOpFn> = HashMap::new();
+        m.insert("staticfx.fused.linear_act", linear_act);
+        m.insert("staticfx.fused.matmul_add_act", matmul_add_act);
+        m.insert("staticfx.fused.add_act", add_act);
+        m.insert("staticfx.fused.conv_bn_act", conv_bn);
+        m.insert("staticfx.fused.conv_bn", conv_bn);
+        m
+    })
+}
+
+fn kw<'a>(c: &'a Call, name: &str) -> Option<&'a RValue> {
+    c.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+fn kw_str<'a>(c: &'a Call, name: &str) -> Option<&'a str> {
+    match kw(c, name) {
+        Some(RValue::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The activation of a fused node: `act=relu|gelu|silu`, GELU's `approximate` from the
+/// node or from the absorbed module (`act_module`).
+fn activation(ctx: &Ctx, c: &Call) -> Result<Option<Unary>, String> {
+    let Some(act) = kw_str(c, "act") else {
+        return Ok(None);
+    };
+    Ok(Some(match act {
+        "relu" => Unary::Relu,
+        "silu" => Unary::Silu,
+        "gelu" => {
+            let approx = match kw(c, "approximate") {
+                Some(v) => v.clone(),
+                None => match kw_str(c, "act_module") {
+                    Some(m) => ctx.hyper(m, "approximate"),
+                    None => RValue::None,
+                },
+            };
+            match approx {
+                RValue::Str(s) if s == "tanh" => Unary::Gelu(GeluApproximate::Tanh),
+                RValue::None => Unary::Gelu(GeluApproximate::None),
+                RValue::Str(s) if s == "none" => Unary::Gelu(GeluApproximate::None),
+                other => return Err(format!("gelu approximate={}", other.describe())),
+            }
+        }
+        other => return Err(format!("unknown fused activation `{other}`")),
+    }))
+}
+
+fn apply(act: Option<Unary>, v: RValue) -> OpResult {
+    match (act, v) {
+        (None, v) => Ok(v),
+        (Some(a), RValue::F32(t)) => {
+            let mut t = Arc::try_unwrap(t).unwrap_or_else(|t| (*t).clone());
+            k::unary_inplace(a, &mut t);
+            Ok(RValue::f32(t))
+        }
+        (Some(_), v) => Err(format!("activation of {}", v.describe())),
+    }
+}
+
+fn linear_act(ctx: &Ctx, c: &mut Call) -> OpResult {
+    let x = c.tensor(0, "input")?;
+    let (w, b) = match kw_str(c, "linear") {
+        Some(m) => (
+            ctx.param(m, "weight")
+                .ok_or_else(|| format!("`{m}` has no weight"))?,
+            ctx.param(m, "bias"),
+        ),
+        None => (
+            c.tensor(1, "weight")?.clone(),
+            c.opt_tensor(2, "bias")?.cloned(),
+        ),
+    };
+    let act = activation(ctx, c)?.unwrap_or(Unary::Identity);
+    Ok(RValue::f32(
+        k::linear_act(x, &w, b.as_deref(), act).map_err(|e| e.to_string())?,
+    ))
+}
+
+fn matmul_add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
+    let a = c.tensor(0, "input")?;
+    let b = c.tensor(1, "other")?;
+    let y = RValue::f32(k::matmul(a, b).map_err(|e| e.to_string())?);
+    let y = binary_values(k::BinaryOp::Add, &y, c.req(2, "bias")?)?;
+    apply(activation(ctx, c)?, y)
+}
+
+fn add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
+    let y = binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?;
+    apply(activation(ctx, c)?, y)
+}
+
+/// BatchNorm (inference statistics) folded into the preceding convolution's weight and
+/// bias: `w' = w·γ/√(σ²+ε)` per output channel, `b' = (b − μ)·γ/√(σ²+ε) + β`.
+pub fn fold_bn(
+    w: &Tensor,
+    b: Option<&Tensor>,
+    mean: &Tensor,
+    var: &Tensor,
+    gamma: Option<&Tensor>,
+    beta: Option<&Tensor>,
+    eps: f64,
+) -> Result<(Tensor, Tensor), String> {
+    let c = w.shape()[0];
+    for (n, t) in [
+        ("running_mean", Some(mean)),
+        ("running_var", Some(var)),
+        ("weight", gamma),
+        ("bias", beta),
+    ] {
+        if let Some(t) = t {
+            if t.len() != c {
+                return Err(format!(
+                    "batch norm {n} has {} entries, the conv {c} output channels",
+                    t.len()
+                ));
+            }
+        }
+    }
+    let at = |t: Option<&Tensor>, i: usize, d: f64| {
+        t.map_or(d, |t| {
+            t.as_slice_memory_order().map_or_else(
+                || t.iter().nth(i).copied().unwrap_or(0.0) as f64,
+                |s| s[i] as f64,
+            )
+        })
+    };
+    let mut w2 = w.as_standard_layout().into_owned();
+    let mut b2 = Tensor::zeros(IxDyn(&[c]));
+    for o in 0..c {
+        let scale = at(gamma, o, 1.0) / (at(Some(var), o, 1.0) + eps).sqrt();
+        w2.index_axis_mut(Axis(0), o)
+            .mapv_inplace(|v| (v as f64 * scale) as f32);
+        b2[[o]] = ((at(b, o, 0.0) - at(Some(mean), o, 0.0)) * scale + at(beta, o, 0.0)) as f32;
+    }
+    Ok((w2, b2))
+}
+
+fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
+    let conv = kw_str(c, "conv").ok_or("missing `conv`")?;
+    let bn = kw_str(c, "bn").ok_or("missing `bn`")?;
+    let cm = ctx.module(conv)?;
+    let w = ctx
+        .param(conv, "weight")
+        .ok_or_else(|| format!("`{conv}` has no weight"))?;
+    let b = ctx.param(conv, "bias");
+    let (Some(mean), Some(var)) = (ctx.param(bn, "running_mean"), ctx.param(bn, "running_var"))
+    else {
+        return Err(format!("`{bn}` has no running statistics to fold"));
+    };
+    let eps = ctx.hyper(bn, "eps").as_f64().unwrap_or(1e-5);
+    let key = format!("{conv}|{bn}");
+    let cached = ctx.folded.lock().ok().and_then(|m| m.get(&key).cloned());
+    let (w2, b2) = match cached {
+        Some(wb) => wb,
+        None => {
+            let (w2, b2) = fold_bn(
+                &w,
+                b.as_deref(),
+                &mean,
+                &var,
+                ctx.param(bn, "weight").as_deref(),
+                ctx.param(bn, "bias").as_deref(),
+                eps,
+            )?;
+            let wb = (Arc::new(w2), Arc::new(b2));
+            if let Ok(mut m) = ctx.folded.lock() {
+                m.insert(key, wb.clone());
+            }
+            wb
+        }
+    };
+    let target = match cm.class.as_str() {
+        "Conv2d" => "torch.nn.functional.conv2d",
+        "Conv1d" => "torch.nn.functional.conv1d",
+        other => return Err(format!("folding batch norm into {other} is not supported")),
+    };
+    if let RValue::Str(m) = ctx.hyper(conv, "padding_mode") {
+        if m != "zeros" {
+            return Err(format!("padding_mode={m:?} is not supported (only zeros)"));
+        }
+    }
+    let f = table().get(target).expect("conv op");
+    let y = f(&mut Call {
+        args: vec![
+            c.req(0, "input")?.clone(),
+            RValue::F32(w2),
+            RValue::F32(b2),
+            ctx.hyper(conv, "stride"),
+            ctx.hyper(conv, "padding"),
+            ctx.hyper(conv, "dilation"),
+            ctx.hyper(conv, "groups"),
+        ],
+        kwargs: vec![],
+    })?;
+    apply(activation(ctx, c)?, y)
+}
