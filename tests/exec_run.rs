@@ -142,11 +142,23 @@ fn unsupported_ops_and_shape_mismatches_name_the_node_and_line() {
     ]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("mlp.py:14:"), "{err}");
-    assert!(err.contains("node `fc1`"), "{err}");
+    // The optimized graph runs by default: fc1 and its relu are one fused node.
+    assert!(err.contains("node `fused_linear_act`"), "{err}");
     assert!(
         err.contains("[2, 100]") && err.contains("[128, 784]"),
         "{err}"
     );
+    let (code, _, err) = run(&[
+        fixture("models/mlp.py").to_str().unwrap(),
+        "--entry",
+        "SimpleNet()",
+        "--input",
+        "x=2,100",
+        "--no-optimize",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("mlp.py:14:"), "{err}");
+    assert!(err.contains("node `fc1`"), "{err}");
 }
 
 fn read_outputs(p: &Path) -> Vec<(String, HostTensor)> {

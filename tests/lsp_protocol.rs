@@ -2,7 +2,7 @@
 
 mod lsp_support;
 
-use lsp_support::{cursor, file_uri, fixture_dir, TestClient};
+use lsp_support::{cursor, file_uri, TestClient};
 use serde_json::{json, Value};
 
 const SIMPLE: &str = include_str!("fixtures/lsp/simple_net.py");

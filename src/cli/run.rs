@@ -40,8 +40,8 @@ pub struct RunArgs {
     /// Write the outputs as safetensors (`output`, or `output.0`, `output.1`, ... for tuples).
     #[arg(long)]
     pub output: Option<PathBuf>,
-    /// Run the graph as traced. Currently always the case: the pass pipeline (fusion) is
-    /// not part of this build yet, so this flag has no effect.
+    /// Run the graph as traced, without the pass pipeline (by default the graph is optimized
+    /// for inference first: CSE, folding, fusion incl. batch norm folded into convolutions).
     #[arg(long)]
     pub no_optimize: bool,
     /// Timed runs after one warm-up run; the summary reports the mean.
@@ -71,6 +71,18 @@ pub fn run(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
+    let mut graph = graph.clone();
+    if !args.no_optimize {
+        let passes = crate::passes::PassOptions {
+            inference: true,
+            ..Default::default()
+        };
+        if let Err(e) = analysis::optimize_graph(&mut graph, &passes) {
+            eprintln!("staticfx: the pass pipeline failed (try --no-optimize): {e}");
+            return ExitCode::from(2);
+        }
+    }
+    let graph = &graph;
     let run_opts = RunOptions {
         weights: args.weights.clone(),
         inputs_file: args.inputs_file.clone(),
@@ -85,7 +97,7 @@ pub fn run(args: RunArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    print!("{}", exec::summary(&graph.name, &result));
+    print!("{}", exec::summary(graph, &result));
     if let Some(out) = &args.output {
         if let Err(e) = exec::weights::write_safetensors(out, &result.outputs) {
             eprintln!("staticfx: {e}");

@@ -267,16 +267,20 @@ fn fmt_num(x: f64) -> String {
 }
 
 /// The summary `staticfx run` prints and the LSP command returns.
-pub fn summary(graph_name: &str, r: &RunResult) -> String {
+pub fn summary(graph: &GraphResult, r: &RunResult) -> String {
+    let which = match &graph.passes {
+        Some(_) => format!("optimized graph, {} nodes", graph.graph.len()),
+        None => format!("traced graph, {} nodes", graph.graph.len()),
+    };
     let mut s = format!(
-        "{graph_name}: {} output tensor(s), {} ({}), {:.3} ms per run over {} run(s)\n",
+        "{}: {} output tensor(s), {} ({which}), {:.3} ms per run over {} run(s)\n",
+        graph.name,
         r.outputs.len(),
         if r.loaded_weights {
             "weights from file"
         } else {
             "seeded default init"
         },
-        "unoptimized graph",
         r.per_run.as_secs_f64() * 1e3,
         r.runs
     );

@@ -479,6 +479,15 @@ pub fn run_graph(
         seed,
         repeat: 1,
     };
+    // The same graph `staticfx run` executes: optimized for inference.
+    let mut g = g.clone();
+    let passes = crate::passes::PassOptions {
+        inference: true,
+        ..Default::default()
+    };
+    analysis::optimize_graph(&mut g, &passes)
+        .map_err(|e| format!("the pass pipeline failed: {e}"))?;
+    let g = &g;
     let r = crate::exec::run_graph(g, &run).map_err(|e| crate::cli::run::describe_error(&a, &e))?;
     let outputs = r
         .stats
@@ -492,5 +501,5 @@ pub fn run_graph(
             max: s.max,
         })
         .collect();
-    Ok((crate::exec::summary(&g.name, &r), outputs))
+    Ok((crate::exec::summary(g, &r), outputs))
 }

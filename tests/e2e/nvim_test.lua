@@ -206,15 +206,11 @@ local function run()
     return fwin ~= nil
   end, 20), ':StaticFxRun opened no floating window; notes: ' .. vim.inspect(notes))
   local shown = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(fwin), 0, -1, false)
-  if expected.err then
-    local msg = expected.err.message:gsub('^staticfx%.%w+:%s*', '')
-    check(shown[1] == 'StaticFX run failed:' and shown[2] == msg, 'float should show the server error: ' .. vim.inspect(shown))
-    log('StaticFxRun: error shown: ' .. shown[2])
-  else
-    check(type(expected.result.summary) == 'string', 'runGraph result without summary')
-    check(shown[1] == vim.split(expected.result.summary, '\n', { trimempty = true })[1], 'float should show the summary: ' .. vim.inspect(shown))
-    log('StaticFxRun: summary shown: ' .. shown[1])
-  end
+  -- SimpleNet branches on tensor data, so the executor refuses it: the float shows why.
+  check(expected.err and expected.err.message:find('data-dependent', 1, true), 'runGraph should refuse the graph break: ' .. vim.inspect(expected))
+  local msg = expected.err.message:gsub('^staticfx%.%w+:%s*', '')
+  check(shown[1] == 'StaticFX run failed:' and shown[2] == msg, 'float should show the server error: ' .. vim.inspect(shown))
+  log('StaticFxRun: error shown: ' .. shown[2])
   vim.api.nvim_win_close(fwin, true)
 
   client:stop()
