@@ -9,32 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use staticfx::analysis::{analyze_in_project, GraphOptions};
 use staticfx::semantic::project::ParseCache;
 use staticfx::semantic::Project;
 
-fn python_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "py") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod support;
 
 /// What stopped a graph, with the names of the user's code taken out so that equal causes
 /// count together: "unsupported statement `match_statement`" keeps its construct, while
@@ -103,7 +85,7 @@ fn main() {
     );
     let mut total = Tally::default();
     for root in std::env::split_paths(&roots) {
-        let files = python_files(&root);
+        let files = support::files_under(&root, |n| n.ends_with(".py"));
         let cache = ParseCache::default();
         let mut t = Tally::default();
         let started = Instant::now();

@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+mod support;
+
 struct Lsp {
     child: Child,
     stdin: Arc<Mutex<ChildStdin>>,
@@ -131,24 +133,7 @@ impl Lsp {
 }
 
 fn modeling_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("modeling_") && n.ends_with(".py"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    support::files_under(dir, support::is_modeling_file)
 }
 
 /// Resident memory of a process, from /proc (Linux): (current, peak) in MB.

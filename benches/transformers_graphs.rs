@@ -14,29 +14,10 @@ use std::time::Instant;
 use staticfx::analysis::{analyze_in_project, GraphOptions};
 use staticfx::semantic::Project;
 
+mod support;
+
 fn modeling_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.join("transformers/models")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .map(|n| n.starts_with("modeling_") && n.ends_with(".py"))
-                .unwrap_or(false)
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    support::files_under(&root.join("transformers/models"), support::is_modeling_file)
 }
 
 fn main() {
