@@ -117,7 +117,8 @@ fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tv_root = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from);
 
-    let mut ours: HashMap<&str, f64> = HashMap::new();
+    // (traced, optimized) median ms per forward.
+    let mut ours: HashMap<&str, (f64, f64)> = HashMap::new();
     let mut eager_cases = Vec::new();
     for c in CASES {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == c.id)) {
@@ -151,20 +152,32 @@ fn main() {
             seed: 0,
             ..Default::default()
         };
-        let params = exec::prepare_params(g, None, 0).expect("params");
         let xs = exec::prepare_inputs(g, &run_opts).expect("inputs");
-        let program = Program::new(g, params).expect("program");
-        for _ in 0..(runs / 10).max(1) {
-            program.run(&xs).expect("run");
+        // The traced graph and the graph after the pass pipeline (inference mode), each timed
+        // the same way: the ratio between them is what fusion buys.
+        let mut optimized = g.clone();
+        let passes = staticfx::passes::PassOptions {
+            inference: true,
+            ..Default::default()
+        };
+        staticfx::analysis::optimize_graph(&mut optimized, &passes).expect("passes");
+        let mut medians = [0f64; 2];
+        for (slot, graph) in [g, &optimized].into_iter().enumerate() {
+            let params = exec::prepare_params(graph, None, 0).expect("params");
+            let program = Program::new(graph, params).expect("program");
+            for _ in 0..(runs / 10).max(1) {
+                program.run(&xs).expect("run");
+            }
+            let mut times = Vec::with_capacity(runs);
+            for _ in 0..runs {
+                let t0 = Instant::now();
+                std::hint::black_box(program.run(&xs).expect("run"));
+                times.push(t0.elapsed().as_secs_f64() * 1e3);
+            }
+            times.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            medians[slot] = times[times.len() / 2];
         }
-        let mut times = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            let t0 = Instant::now();
-            std::hint::black_box(program.run(&xs).expect("run"));
-            times.push(t0.elapsed().as_secs_f64() * 1e3);
-        }
-        times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        ours.insert(c.id, times[times.len() / 2]);
+        ours.insert(c.id, (medians[0], medians[1]));
         let input_json: serde_json::Map<String, Value> = inputs
             .iter()
             .map(|i| {
@@ -213,15 +226,34 @@ fn main() {
     let eager: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     println!("threads: {threads} (rayon for staticfx, torch.set_num_threads for eager)");
     println!(
-        "{:<16} {:>14} {:>14} {:>8}",
-        "model", "staticfx ms", "eager ms", "ratio"
+        "{:<16} {:>12} {:>12} {:>10} {:>13} {:>13} {:>15}",
+        "model", "traced ms", "fused ms", "eager ms", "traced/eager", "fused/eager", "fused/traced"
     );
     for c in CASES {
-        let Some(o) = ours.get(c.id) else { continue };
-        let e = eager[c.id]["median_ms"].as_f64();
-        match e {
-            Some(e) => println!("{:<16} {:>14.3} {:>14.3} {:>7.2}x", c.id, o, e, o / e),
-            None => println!("{:<16} {:>14.3} {:>14} {:>8}", c.id, o, "-", "-"),
+        let Some(&(traced, fused)) = ours.get(c.id) else {
+            continue;
+        };
+        match eager[c.id]["median_ms"].as_f64() {
+            Some(e) => println!(
+                "{:<16} {:>12.3} {:>12.3} {:>10.3} {:>12.2}x {:>12.2}x {:>14.2}x",
+                c.id,
+                traced,
+                fused,
+                e,
+                traced / e,
+                fused / e,
+                fused / traced
+            ),
+            None => println!(
+                "{:<16} {:>12.3} {:>12.3} {:>10} {:>13} {:>13} {:>14.2}x",
+                c.id,
+                traced,
+                fused,
+                "-",
+                "-",
+                "-",
+                fused / traced
+            ),
         }
     }
 }
