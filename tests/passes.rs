@@ -229,6 +229,22 @@ fn fusion_linear_act_module_and_functional() {
 }
 
 #[test]
+fn fusion_absorbs_relu6_modules_and_functions() {
+    // MobileNet's activation: `nn.ReLU6` after conv+bn, `F.relu6` after a linear.
+    let src = model("    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n        self.act = nn.ReLU6()\n    def forward(self, x):\n        return self.act(self.fc(x)) + F.relu6(self.fc(x))\n");
+    let a = run(&src, "M()", &["x=2x8"], only("fusion"));
+    assert_eq!(count(&a, "staticfx.fused.linear_act"), 2);
+    let acts: Vec<String> = a.graphs[0]
+        .graph
+        .nodes()
+        .filter(|(_, n)| n.target == "staticfx.fused.linear_act")
+        .flat_map(|(_, n)| n.kwargs.iter().filter(|(k, _)| k == "act"))
+        .map(|(_, v)| format!("{v:?}"))
+        .collect();
+    assert!(acts.iter().all(|a| a.contains("relu6")), "{acts:?}");
+}
+
+#[test]
 fn fusion_refuses_shared_or_output_intermediates() {
     // The linear's output is also returned: fusing would lose it.
     let src = model(&format!("{LINEAR_RELU}    def forward(self, x):\n        h = self.fc(x)\n        return self.act(h), h\n"));

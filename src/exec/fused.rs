@@ -90,7 +90,7 @@ fn kw_str<'a>(c: &'a Call, name: &str) -> Option<&'a str> {
     }
 }
 
-/// The activation of a fused node: `act=relu|gelu|silu`, GELU's `approximate` from the
+/// The activation of a fused node: `act=relu|relu6|gelu|silu`, GELU's `approximate` from the
 /// node or from the absorbed module (`act_module`).
 fn activation(ctx: &Ctx, c: &Call) -> Result<Option<Unary>, String> {
     let Some(act) = kw_str(c, "act") else {
@@ -98,6 +98,7 @@ fn activation(ctx: &Ctx, c: &Call) -> Result<Option<Unary>, String> {
     };
     Ok(Some(match act {
         "relu" => Unary::Relu,
+        "relu6" => Unary::Relu6,
         "silu" => Unary::Silu,
         "gelu" => {
             let approx = match kw(c, "approximate") {

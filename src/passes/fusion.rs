@@ -3,13 +3,13 @@
 //! and refuses (changes nothing) when one fails. The fused node takes the place of the
 //! pattern's last node and keeps the source spans of every node it replaced.
 //!
-//! | name              | pattern                                          | when            |
+//! | name              | pattern (act: relu, relu6, gelu or silu)         | when            |
 //! |-------------------|--------------------------------------------------|-----------------|
-//! | `linear_act`      | `Linear` / `F.linear` → relu, gelu or silu       | always          |
-//! | `matmul_add_act`  | `matmul` → `+ bias` → relu, gelu or silu         | always          |
-//! | `conv_bn_act`     | `Conv` → `BatchNorm` → relu, gelu or silu        | `--inference`   |
+//! | `linear_act`      | `Linear` / `F.linear` → act                      | always          |
+//! | `matmul_add_act`  | `matmul` → `+ bias` → act                        | always          |
+//! | `conv_bn_act`     | `Conv` → `BatchNorm` → act                       | `--inference`   |
 //! | `conv_bn`         | `Conv` → `BatchNorm`, folded into the conv       | `--inference`   |
-//! | `add_act`         | tensor `+` tensor → relu, gelu or silu           | always          |
+//! | `add_act`         | tensor `+` tensor → act                          | always          |
 //! | softmax           | `exp(x - max) / sum(exp(x - max))` → `torch.softmax` | always      |
 //! | layer norm        | `(x - mean) / sqrt(var + eps)` → `F.layer_norm`  | always          |
 //!
@@ -68,6 +68,7 @@ fn activation(g: &Graph, id: NodeId) -> Option<(&'static str, Vec<(String, Arg)>
     let kind = match n.op {
         Op::CallModule => match n.module_class.as_deref()? {
             "ReLU" => "relu",
+            "ReLU6" => "relu6",
             "GELU" => "gelu",
             "SiLU" => "silu",
             _ => return None,
@@ -75,6 +76,7 @@ fn activation(g: &Graph, id: NodeId) -> Option<(&'static str, Vec<(String, Arg)>
         Op::CallFunction | Op::CallMethod if !n.target.starts_with(FUSED_PREFIX) => {
             match short(&n.target) {
                 "relu" => "relu",
+                "relu6" => "relu6",
                 "gelu" => "gelu",
                 "silu" => "silu",
                 _ => return None,
