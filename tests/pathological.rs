@@ -18,9 +18,9 @@ use staticfx::diagnostics::codes;
 const STACK: usize = 256 << 20;
 /// Not a time assertion: only a hang detector.
 const HANG: Duration = Duration::from_secs(240);
-/// No graph may hold more nodes than the evaluation budget allows steps.
+/// No graph may hold more nodes than the tracer's cap (plus the output node).
 fn node_cap() -> usize {
-    staticfx::eval::Limits::default().max_steps as usize
+    staticfx::eval::trace::MAX_GRAPH_NODES + 1
 }
 
 /// Runs `f` on a big-stack thread; a panic or a hang fails the test with `what`.
@@ -189,17 +189,43 @@ fn simple(what: &str, text: String) -> Seen {
 #[test]
 fn a_hundred_thousand_lines() {
     let mut body = String::new();
-    for i in 0..50_000 {
+    for i in 0..40_000 {
         body.push_str(&format!("        x = x + {}\n", i % 7));
     }
     let mut text = model(&body);
-    for i in 0..50_000 {
+    for i in 0..60_000 {
         text.push_str(&format!("CONST_{i} = {i}  # filler\n"));
     }
     assert!(text.lines().count() >= 100_000);
     let s = simple("100k lines", text);
     assert_eq!(s.graphs, ["Model.forward"]);
+    assert!(!has_code(&s, codes::BUDGET), "{:?}", s.codes);
     assert!(s.entry.unwrap().is_ok());
+}
+
+#[test]
+fn a_forward_past_the_node_cap_stops_with_a_located_diagnostic() {
+    let mut body = String::new();
+    for _ in 0..60_000 {
+        body.push_str("        x = x.relu()\n");
+    }
+    let text = model(&body);
+    let c = case(&[("model.py", text.clone().into_bytes())]);
+    let path = c.path.clone();
+    let (line, len) = guarded("node cap", move || {
+        let a = analyze(&path, Some("Model()")).unwrap();
+        let g = &a.graphs[0];
+        let err = g.error.as_ref().expect("tracing stopped");
+        assert_eq!(err.code, codes::BUDGET);
+        (
+            text[..err.span.start].matches('\n').count() + 1,
+            g.graph.len(),
+        )
+    });
+    assert!(len <= node_cap(), "{len} nodes");
+    // The statement that would have added node 50,001 (the first forward line is line 10).
+    assert!((50_000..50_010).contains(&line), "stopped at line {line}");
+    run_all("node cap", &c, None);
 }
 
 #[test]
