@@ -5,6 +5,7 @@ pub mod analysis_bridge;
 mod code_actions;
 pub mod config;
 pub mod document;
+pub mod framing;
 mod hover;
 mod server;
 
@@ -35,7 +36,10 @@ pub fn run_stdio() -> std::process::ExitCode {
     };
     rt.block_on(async {
         let (service, socket) = service();
-        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        // Malformed input is dropped before the transport, whose reader would stop at it.
+        let (server_in, client_bytes) = tokio::io::duplex(1 << 20);
+        tokio::spawn(framing::pump(tokio::io::stdin(), client_bytes));
+        tower_lsp_server::Server::new(server_in, tokio::io::stdout(), socket)
             .serve(service)
             .await;
     });
