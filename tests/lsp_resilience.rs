@@ -543,3 +543,43 @@ fn a_panic_in_analysis_over_stdio_leaves_the_server_answering() {
     assert!(!p["diagnostics"].as_array().unwrap().is_empty());
     c.assert_alive(Some(SIMPLE));
 }
+
+#[test]
+fn a_panic_inside_a_request_handler_leaves_the_server_answering() {
+    let mut c = Stdio_::start();
+    let text = format!(
+        "{SIMPLE}\n{}\n",
+        staticfx::lsp::analysis_bridge::HOVER_PANIC_MARKER
+    );
+    c.open(&text);
+    let uri = c.uri.clone();
+    for _ in 0..3 {
+        let r = c.hover(&uri, 14, 9);
+        assert_eq!(r["error"]["code"], -32603, "an internal error: {r}");
+        assert!(
+            r["error"]["message"].as_str().unwrap().contains("panicked"),
+            "{r}"
+        );
+        // Other requests on the same document are still served.
+        c.assert_alive(Some(&text));
+        let r = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": uri}, "range": {"start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}}, "context": {"diagnostics": []}}),
+        );
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    // Removing the marker brings hover back.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"text": SIMPLE}]}),
+    );
+    let line = SIMPLE
+        .lines()
+        .position(|l| l.contains("self.fc2(h)"))
+        .unwrap();
+    let col = SIMPLE.lines().nth(line).unwrap().find("fc2").unwrap();
+    let r = c.hover(&uri, line as u32, col as u32 + 1);
+    assert!(r["result"]["contents"]["value"]
+        .as_str()
+        .is_some_and(|v| v.contains("fc2")));
+}

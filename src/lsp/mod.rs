@@ -2,6 +2,7 @@
 //! analysis API (byte spans, plain data) to LSP positions and messages.
 
 pub mod analysis_bridge;
+pub mod catch_panics;
 mod code_actions;
 pub mod config;
 pub mod document;
@@ -34,14 +35,21 @@ pub fn run_stdio() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    rt.block_on(async {
-        let (service, socket) = service();
-        // Malformed input is dropped before the transport, whose reader would stop at it.
-        let (server_in, client_bytes) = tokio::io::duplex(1 << 20);
-        tokio::spawn(framing::pump(tokio::io::stdin(), client_bytes));
-        tower_lsp_server::Server::new(server_in, tokio::io::stdout(), socket)
-            .serve(service)
-            .await;
-    });
+    rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
     std::process::ExitCode::SUCCESS
+}
+
+/// Serves one client on `input`/`output` (stdio, or a pipe in tests and fuzzing) until its
+/// input ends. Malformed input is dropped before the transport, whose reader would stop at it,
+/// and a panicking request handler answers with an internal error instead of ending the server.
+pub async fn serve(
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin,
+) {
+    let (service, socket) = service();
+    let (server_in, client_bytes) = tokio::io::duplex(1 << 20);
+    tokio::spawn(framing::pump(input, client_bytes));
+    tower_lsp_server::Server::new(server_in, output, socket)
+        .serve(catch_panics::CatchPanics(service))
+        .await;
 }

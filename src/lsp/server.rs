@@ -473,6 +473,11 @@ impl LanguageServer for Server {
         let pos = params.text_document_position_params;
         let uri = pos.text_document.uri;
         let (out, tree) = self.current_analysis(&uri).await?;
+        if self.state.config.read().unwrap().test_hooks
+            && out.text.contains(analysis_bridge::HOVER_PANIC_MARKER)
+        {
+            panic!("test hook: a panic in the hover handler");
+        }
         let enc = *self.state.encoding.read().unwrap();
         let rope = ropey::Rope::from_str(&out.text);
         let offset = super::document::offset_at(&rope, pos.position, enc);
