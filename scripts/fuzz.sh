@@ -38,9 +38,17 @@ for f in tests/fixtures/*/*.py tests/fixtures/projects/*/*.py tests/fuzz/graph_b
     cp "$f" "$CORPUS/fixes/$name"
 done
 # Cache files: the optimized graphs of the model fixtures, as `graph --optimize` stores them.
+# A current staticfx binary (STATICFX_BIN, else the newest build here, else a debug build).
+BIN=${STATICFX_BIN:-}
+for b in target/debug/staticfx target/release/staticfx; do
+    [ -z "$BIN" ] && [ -x "$b" ] && BIN=$b
+done
+if [ -z "$BIN" ]; then
+    cargo build -q && BIN=target/debug/staticfx
+fi
 cache_tmp=$(mktemp -d)
 for f in tests/fixtures/models/*.py tests/fixtures/breaks/*.py; do
-    cargo run -q -- graph "$f" --optimize --cache-dir "$cache_tmp" >/dev/null 2>&1 || true
+    "$BIN" graph "$f" --optimize --cache-dir "$cache_tmp" >/dev/null 2>&1 || true
 done
 cp "$cache_tmp"/*.json "$CORPUS/cache_load/" 2>/dev/null || true
 rm -rf "$cache_tmp"
