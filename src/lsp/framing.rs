@@ -36,10 +36,21 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     (0..=hay.len() - needle.len()).find(|&i| &hay[i..i + needle.len()] == needle)
 }
 
+/// What the transport decodes a body into (its own type is private): the same untagged enum,
+/// decoded the same way (`from_str` after a UTF-8 check), so a body passes here exactly when
+/// it would pass there. Decoding the two variants separately is not the same: the untagged
+/// enum buffers the document first and accepts less (fuzzing found a body that differed).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Message {
+    Response(Response),
+    Request(Request),
+}
+
 /// A body tower-lsp will accept: a JSON-RPC request, notification or response.
 pub fn is_message(body: &[u8]) -> bool {
-    serde_json::from_slice::<Response>(body).is_ok()
-        || serde_json::from_slice::<Request>(body).is_ok()
+    std::str::from_utf8(body).is_ok_and(|s| serde_json::from_str::<Message>(s).is_ok())
 }
 
 impl Deframer {
