@@ -85,7 +85,11 @@ for t in "${TARGETS[@]}"; do
     for a in fuzz/artifacts/"$t"/crash-* fuzz/artifacts/"$t"/timeout-* fuzz/artifacts/"$t"/oom-*; do
         [ -f "$a" ] || continue
         dest="tests/fuzz/$t/$(basename "$a")"
-        if [ ! -f "$dest" ]; then
+        known=0
+        for k in tests/fuzz/"$t"/*; do
+            cmp -s "$a" "$k" && known=1
+        done
+        if [ "$known" = 0 ]; then
             cp "$a" "$dest"
             echo "!! $t: new finding $a -> $dest"
             found=1

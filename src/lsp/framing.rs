@@ -106,8 +106,10 @@ impl Deframer {
                 self.resync(1, "bytes outside a message");
                 continue;
             }
-            let (headers_end, sep) = match (find(&self.buf, b"\r\n\r\n"), find(&self.buf, b"\n\n"))
-            {
+            // Only the first MAX_HEADER bytes can hold the header's end (a body arriving in
+            // chunks is not rescanned).
+            let head = &self.buf[..self.buf.len().min(MAX_HEADER + 4)];
+            let (headers_end, sep) = match (find(head, b"\r\n\r\n"), find(head, b"\n\n")) {
                 (Some(a), Some(b)) if b + 2 < a + 4 => (b, 2),
                 (Some(a), _) => (a, 4),
                 (None, Some(b)) => (b, 2),
