@@ -583,3 +583,26 @@ fn a_panic_inside_a_request_handler_leaves_the_server_answering() {
         .as_str()
         .is_some_and(|v| v.contains("fc2")));
 }
+
+#[test]
+fn exit_ends_the_process_even_with_stdin_left_open() {
+    let mut c = Stdio_::start();
+    c.open(SIMPLE);
+    c.assert_alive(Some(SIMPLE));
+    let r = c.request("shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    c.notify("exit", Value::Null);
+    // stdin stays open (some clients never close it): the server must still exit.
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        if let Some(status) = c.child.try_wait().unwrap() {
+            assert!(status.success(), "{status}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not exit after `exit` (waiting for stdin?)"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -36,6 +36,9 @@ pub fn run_stdio() -> std::process::ExitCode {
         }
     };
     rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The reader of stdin may still be blocked in a read (clients need not close stdin after
+    // `exit`); dropping the runtime would wait for that read forever.
+    rt.shutdown_background();
     std::process::ExitCode::SUCCESS
 }
 
@@ -48,8 +51,10 @@ pub async fn serve(
 ) {
     let (service, socket) = service();
     let (server_in, client_bytes) = tokio::io::duplex(1 << 20);
-    tokio::spawn(framing::pump(input, client_bytes));
+    let reader = tokio::spawn(framing::pump(input, client_bytes));
     tower_lsp_server::Server::new(server_in, output, socket)
         .serve(catch_panics::CatchPanics(service))
         .await;
+    // After `exit` nothing more is read.
+    reader.abort();
 }
