@@ -13,6 +13,9 @@ pub mod eval;
 /// Stage 8 (in progress): the bundled CPU executor; today its numeric kernels.
 pub mod exec;
 pub mod fixes;
+/// Fuzz entry points shared by `fuzz/` and the regression tests.
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod graph;
 pub mod lsp;
 pub mod passes;

@@ -209,3 +209,10 @@ async fn out_of_range_positions_clamp_instead_of_dropping_the_change() {
         ("ab_😀!\r\nCD\ntail", 5, true)
     );
 }
+
+/// The robustness bar: 10,000 edits (non-ASCII, CRLF and lone CR among the pieces), each
+/// notification carrying one to three changes, and the server's text still equals the client's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_random_edits_utf16() {
+    random_edits(Enc::Utf16, 0x1000_0000_dead_beef, 10_000).await;
+}

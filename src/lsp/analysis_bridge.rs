@@ -134,6 +134,9 @@ pub struct Output {
 }
 
 pub const PANIC_MARKER: &str = "# staticfx-test: panic";
+/// Test hook: with `testHooks`, a hover in a document holding this line panics in the handler
+/// itself (not in analysis), to check that one request's panic leaves the server serving.
+pub const HOVER_PANIC_MARKER: &str = "# staticfx-test: hover panics";
 
 /// Runs the analysis; call it on a thread with a large stack (the evaluator recurses).
 pub fn analyze(snap: &Snapshot) -> Output {

@@ -56,7 +56,15 @@ impl Document {
                     if end < start {
                         std::mem::swap(&mut start, &mut end);
                     }
-                    let start_point = point_at(&self.rope, start);
+                    // The parser reads a lone `\r` as `\n` (`syntax::parse`); whether the byte
+                    // before the edit is lone can change with the edit, so the tree's edit
+                    // starts there.
+                    let tree_start = if start > 0 && self.rope.byte(start - 1) == b'\r' {
+                        start - 1
+                    } else {
+                        start
+                    };
+                    let start_point = point_at(&self.rope, tree_start);
                     let old_end_point = point_at(&self.rope, end);
                     let start_char = self.rope.byte_to_char(start);
                     let end_char = self.rope.byte_to_char(end);
@@ -65,7 +73,7 @@ impl Document {
                     let new_end = start + change.text.len();
                     if incremental {
                         self.tree.edit(&InputEdit {
-                            start_byte: start,
+                            start_byte: tree_start,
                             old_end_byte: end,
                             new_end_byte: new_end,
                             start_position: start_point,

@@ -2,9 +2,11 @@
 //! analysis API (byte spans, plain data) to LSP positions and messages.
 
 pub mod analysis_bridge;
+pub mod catch_panics;
 mod code_actions;
 pub mod config;
 pub mod document;
+pub mod framing;
 mod hover;
 mod server;
 mod workers;
@@ -34,11 +36,26 @@ pub fn run_stdio() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    rt.block_on(async {
-        let (service, socket) = service();
-        tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
-            .serve(service)
-            .await;
-    });
+    rt.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    // The reader of stdin may still be blocked in a read (clients need not close stdin after
+    // `exit`); dropping the runtime would wait for that read forever.
+    rt.shutdown_background();
     std::process::ExitCode::SUCCESS
+}
+
+/// Serves one client on `input`/`output` (stdio, or a pipe in tests and fuzzing) until its
+/// input ends. Malformed input is dropped before the transport, whose reader would stop at it,
+/// and a panicking request handler answers with an internal error instead of ending the server.
+pub async fn serve(
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin,
+) {
+    let (service, socket) = service();
+    let (server_in, client_bytes) = tokio::io::duplex(1 << 20);
+    let reader = tokio::spawn(framing::pump(input, client_bytes));
+    tower_lsp_server::Server::new(server_in, output, socket)
+        .serve(catch_panics::CatchPanics(service))
+        .await;
+    // After `exit` nothing more is read.
+    reader.abort();
 }

@@ -42,8 +42,9 @@ struct State {
     locks: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
     /// The latest finished analysis per document (hover and showGraph reuse it when current).
     results: DashMap<Uri, Arc<Output>>,
-    /// Highest version whose diagnostics were published, so an old result never lands last.
-    published: DashMap<Uri, i32>,
+    /// Highest (version, configuration generation) whose diagnostics were published, so an old
+    /// result never lands last and one result is not published twice.
+    published: DashMap<Uri, (i32, u64)>,
     /// Bumped on every settings change: an analysis started under older settings may finish
     /// after the change and must not be reused as current.
     config_gen: AtomicU64,
@@ -192,12 +193,14 @@ async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
     if state
         .published
         .get(uri)
-        .map(|v| *v > out.version)
+        .map(|v| *v >= (out.version, out.config_gen))
         .unwrap_or(false)
     {
         return;
     }
-    state.published.insert(uri.clone(), out.version);
+    state
+        .published
+        .insert(uri.clone(), (out.version, out.config_gen));
     let diags = out.findings.iter().map(to_lsp).collect();
     client
         .publish_diagnostics(uri.clone(), diags, Some(out.version))
@@ -486,6 +489,11 @@ impl LanguageServer for Server {
         let pos = params.text_document_position_params;
         let uri = pos.text_document.uri;
         let (out, tree) = self.current_analysis(&uri).await?;
+        if self.state.config.read().unwrap().test_hooks
+            && out.text.contains(analysis_bridge::HOVER_PANIC_MARKER)
+        {
+            panic!("test hook: a panic in the hover handler");
+        }
         let enc = *self.state.encoding.read().unwrap();
         let rope = ropey::Rope::from_str(&out.text);
         let offset = super::document::offset_at(&rope, pos.position, enc);

@@ -172,46 +172,55 @@ impl GraphCache {
     /// The cached graph and pass log, or None when absent, unreadable or not trustworthy.
     pub fn load(&self, key: &str) -> Option<(Graph, Vec<PassRecord>)> {
         let text = std::fs::read_to_string(self.path(key)?).ok()?;
-        let entry: Entry = serde_json::from_str(&text).ok()?;
-        if entry.version != PIPELINE_VERSION || entry.key != key {
+        decode(key, &text)
+    }
+}
+
+/// A cache file's text → the graph and pass log it holds, or None unless it is a valid graph
+/// stored under `key` by this pipeline version. Never trusts the file: every reference and
+/// the graph's invariants are checked (the fuzz target `cache_load` feeds it arbitrary bytes).
+pub fn decode(key: &str, text: &str) -> Option<(Graph, Vec<PassRecord>)> {
+    let entry: Entry = serde_json::from_str(text).ok()?;
+    if entry.version != PIPELINE_VERSION || entry.key != key {
+        return None;
+    }
+    let mut g = Graph::new();
+    let mut ids: Vec<NodeId> = Vec::with_capacity(entry.nodes.len());
+    for n in entry.nodes {
+        let args = n
+            .args
+            .iter()
+            .map(|a| a.to(&ids))
+            .collect::<Option<Vec<_>>>()?;
+        let kwargs = n
+            .kwargs
+            .iter()
+            .map(|(k, a)| a.to(&ids).map(|a| (k.clone(), a)))
+            .collect::<Option<Vec<_>>>()?;
+        let node = Node {
+            name: n.name.clone(),
+            op: n.op,
+            target: n.target,
+            args,
+            kwargs,
+            origin: n.origin,
+            meta: n.meta,
+            region: n.region,
+            module_class: n.module_class,
+            fused_from: n.fused_from,
+            mutates_input: n.mutates_input,
+        };
+        let id = g.push_node(node);
+        if g.node(id).name != n.name {
             return None;
         }
-        let mut g = Graph::new();
-        let mut ids: Vec<NodeId> = Vec::with_capacity(entry.nodes.len());
-        for n in entry.nodes {
-            let args = n
-                .args
-                .iter()
-                .map(|a| a.to(&ids))
-                .collect::<Option<Vec<_>>>()?;
-            let kwargs = n
-                .kwargs
-                .iter()
-                .map(|(k, a)| a.to(&ids).map(|a| (k.clone(), a)))
-                .collect::<Option<Vec<_>>>()?;
-            let node = Node {
-                name: n.name.clone(),
-                op: n.op,
-                target: n.target,
-                args,
-                kwargs,
-                origin: n.origin,
-                meta: n.meta,
-                region: n.region,
-                module_class: n.module_class,
-                fused_from: n.fused_from,
-                mutates_input: n.mutates_input,
-            };
-            let id = g.push_node(node);
-            if g.node(id).name != n.name {
-                return None;
-            }
-            ids.push(id);
-        }
-        validate(&g).ok()?;
-        Some((g, entry.passes))
+        ids.push(id);
     }
+    validate(&g).ok()?;
+    Some((g, entry.passes))
+}
 
+impl GraphCache {
     pub fn store(&self, key: &str, g: &Graph, passes: &[PassRecord]) -> std::io::Result<()> {
         let Some(path) = self.path(key) else {
             return Err(std::io::Error::new(

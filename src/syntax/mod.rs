@@ -54,7 +54,19 @@ pub fn python_language() -> tree_sitter::Language {
 }
 
 /// Parses Python source. `old` is the previous tree after `Tree::edit`, for incremental reparses.
+///
+/// A lone `\r` is a line break to Python (and to `LineIndex`), but not to the tree-sitter
+/// grammar, so it is parsed as `\n`: one byte for one byte, every span stays the same. An
+/// incremental edit must then cover the byte before it when that byte is a `\r` (whether it is
+/// lone depends on the byte after it); `lsp::document` does.
 pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
+    let normalized;
+    let text = if has_lone_cr(text) {
+        normalized = lone_cr_as_lf(text);
+        normalized.as_str()
+    } else {
+        text
+    };
     thread_local! {
         static PARSER: std::cell::RefCell<Parser> = std::cell::RefCell::new(new_parser());
     }
@@ -64,6 +76,30 @@ pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
         p.parse(text, old)
             .unwrap_or_else(|| new_parser().parse(text, None).expect("python parser"))
     })
+}
+
+fn has_lone_cr(text: &str) -> bool {
+    let b = text.as_bytes();
+    cr_positions(b).any(|i| b.get(i + 1) != Some(&b'\n'))
+}
+
+fn cr_positions(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter()
+        .enumerate()
+        .filter(|(_, c)| **c == b'\r')
+        .map(|(i, _)| i)
+}
+
+/// `text` with every `\r` not followed by `\n` replaced by `\n` (same length, same offsets).
+fn lone_cr_as_lf(text: &str) -> String {
+    let mut b = text.as_bytes().to_vec();
+    for i in 0..b.len() {
+        if b[i] == b'\r' && b.get(i + 1) != Some(&b'\n') {
+            b[i] = b'\n';
+        }
+    }
+    // ASCII for ASCII: still valid UTF-8.
+    String::from_utf8(b).unwrap_or_else(|_| text.to_string())
 }
 
 fn new_parser() -> Parser {

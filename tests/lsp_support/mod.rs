@@ -35,8 +35,8 @@ impl TestClient {
     pub fn start(settings: Value) -> Self {
         let (client_io, server_io) = tokio::io::duplex(1 << 20);
         let (sr, sw) = tokio::io::split(server_io);
-        let (service, socket) = staticfx::lsp::service();
-        tokio::spawn(tower_lsp_server::Server::new(sr, sw, socket).serve(service));
+        // Exactly what `staticfx lsp` runs, over a pipe instead of stdio.
+        tokio::spawn(staticfx::lsp::serve(sr, sw));
         let (cr, cw) = tokio::io::split(client_io);
         let writer = Arc::new(Mutex::new(cw));
         let (tx, rx) = mpsc::unbounded_channel();
