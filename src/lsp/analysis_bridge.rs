@@ -138,16 +138,23 @@ pub const PANIC_MARKER: &str = "# staticfx-test: panic";
 /// itself (not in analysis), to check that one request's panic leaves the server serving.
 pub const HOVER_PANIC_MARKER: &str = "# staticfx-test: hover panics";
 
-/// Runs the analysis; call it on a thread with a large stack (the evaluator recurses).
-pub fn analyze(snap: &Snapshot) -> Output {
-    if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
-        panic!("test hook: panic requested by the document");
-    }
+/// The project a snapshot is analysed in: the workspace root, the editor's open buffers over
+/// the disk, and the parsed files shared across analyses.
+fn project_of(snap: &Snapshot) -> Project {
     let mut project = Project::new(&snap.root).with_parse_cache(snap.parse_cache.clone());
     for (path, text) in &snap.overlays {
         project.add_overlay(path, text.clone(), None);
     }
     project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
+    project
+}
+
+/// Runs the analysis; call it on a thread with a large stack (the evaluator recurses).
+pub fn analyze(snap: &Snapshot) -> Output {
+    if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
+        panic!("test hook: panic requested by the document");
+    }
+    let project = project_of(snap);
     let opts = GraphOptions {
         root: Some(snap.root.clone()),
         class_inputs: snap.class_inputs.clone(),
@@ -453,11 +460,7 @@ pub fn run_graph(
     weights: Option<PathBuf>,
     seed: u64,
 ) -> Result<(String, Vec<RunOutputView>), String> {
-    let mut project = Project::new(&snap.root);
-    for (path, text) in &snap.overlays {
-        project.add_overlay(path, text.clone(), None);
-    }
-    project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
+    let project = project_of(snap);
     let inputs = if inputs.is_empty() {
         snap.class_inputs.get(class).cloned().unwrap_or_default()
     } else {

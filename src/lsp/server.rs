@@ -160,12 +160,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let root = analysis_bridge::root_for(&path, &workspace);
     let config_gen = state.config_gen.load(Ordering::SeqCst);
     let config = state.config.read().unwrap().clone();
-    let overlays = state
-        .docs
-        .iter()
-        .filter(|e| e.key() != uri)
-        .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
-        .collect();
+    let overlays = open_buffers(state, Some(uri));
     let doc = state.docs.get(uri)?;
     Some(Snapshot {
         path,
@@ -735,6 +730,16 @@ async fn check_workspace(state: Arc<State>, client: Client, files: Vec<PathBuf>)
     }
 }
 
+/// The text of every open document but `except`: imports read the editor's buffers.
+fn open_buffers(state: &State, except: Option<&Uri>) -> Vec<(PathBuf, Arc<str>)> {
+    state
+        .docs
+        .iter()
+        .filter(|e| Some(e.key()) != except)
+        .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
+        .collect()
+}
+
 /// A snapshot of a file as it is on disk (for files the editor has not opened).
 fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     let text: std::sync::Arc<str> = crate::semantic::project::read_lossy(path).ok()?.into();
@@ -748,11 +753,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         version: 0,
         encoding: *state.encoding.read().unwrap(),
         class_inputs: config.example_inputs,
-        overlays: state
-            .docs
-            .iter()
-            .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
-            .collect(),
+        overlays: open_buffers(&state, None),
         test_hooks: config.test_hooks,
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
