@@ -500,8 +500,10 @@ fn a_flood_of_changes_publishes_the_newest_last() {
             break;
         }
     }
+    // The client answers workspace/configuration only once it reads, mid-flood; the new
+    // settings re-publish the current version, so a version may repeat, but never go back.
     assert!(
-        seen.windows(2).all(|w| w[0] < w[1]),
+        seen.windows(2).all(|w| w[0] <= w[1]),
         "an older version's diagnostics were published after a newer one: {seen:?}"
     );
     assert!(
