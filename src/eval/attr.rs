@@ -11,7 +11,7 @@ use crate::diagnostics::codes;
 use crate::shapes::DType;
 use crate::syntax::Span;
 
-impl<'p> Interp<'p> {
+impl Interp {
     pub fn get_attr(
         &mut self,
         frame: &Frame,

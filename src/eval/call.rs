@@ -34,7 +34,7 @@ fn any_proxy(args: &[Value], kwargs: &Kwargs) -> bool {
     args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     pub fn lookup(&mut self, frame: &Frame, name: &str, span: Span) -> EResult<Value> {
         let mut scope = frame.locals.clone();
         while let Some(s) = scope {
@@ -249,15 +249,23 @@ impl<'p> Interp<'p> {
             .params
             .first()
             .and_then(|p| scope.vars.borrow().get(&p.name).cloned());
+        let identity = (f.file_id, f.span);
+        if let Some(t) = self.touched.as_mut() {
+            t.insert(identity);
+        }
+        let (file, file_id, def_span) = match self.redirects.get(&identity) {
+            Some((file, id, span)) => (file.clone(), *id, *span),
+            None => (f.file.clone(), f.file_id, f.span),
+        };
         let callee = Frame {
-            file: f.file.clone(),
-            file_id: f.file_id,
+            file: file.clone(),
+            file_id,
             globals: f.globals.clone(),
             locals: Some(scope),
             class,
             receiver,
         };
-        let tree_node = find_node(&f.file.tree, f.span);
+        let tree_node = find_node(&file.tree, def_span);
         let Some(def) = tree_node else {
             return Err(self.error(
                 frame,

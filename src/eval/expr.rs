@@ -36,7 +36,7 @@ pub fn binop_name(sym: &str) -> Option<&'static str> {
     })
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     pub fn eval_expr(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         self.expr_depth += 1;
         if self.expr_depth > self.limits.max_expr_depth {
@@ -657,7 +657,7 @@ fn parse_int(t: &str) -> Option<i64> {
     }
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     /// A string literal's value, with f-string interpolations of simple values (module names
     /// like `f"stage{i}"` are built this way); byte strings are unknown.
     fn eval_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {

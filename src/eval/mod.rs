@@ -13,9 +13,12 @@ mod module;
 mod objects;
 mod release;
 mod stmt;
+pub(crate) use call::find_node;
+pub(crate) use stmt::contains_yield;
 pub mod trace;
 pub mod value;
 
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -83,8 +86,8 @@ pub struct Frame {
     pub receiver: Option<Value>,
 }
 
-pub struct Interp<'p> {
-    pub project: &'p Project,
+pub struct Interp {
+    pub project: Arc<Project>,
     modules: std::collections::HashMap<FileId, Rc<ModuleNs>>,
     pub limits: Limits,
     steps: u64,
@@ -96,9 +99,16 @@ pub struct Interp<'p> {
     pub tracer: Option<Tracer>,
     /// Parsed catalogue expressions (parameter-shape formulas), by their text.
     expr_cache: std::collections::HashMap<String, Arc<SourceFile>>,
+    /// Functions whose body now lives in a newer version of their file: an edit inside a
+    /// function body leaves every value the module's top level built intact, so the language
+    /// server points the old function at its new text instead of evaluating the module again.
+    /// Keyed by the function's identity (file and span of its definition when it was created).
+    pub redirects: HashMap<(FileId, Span), (Arc<SourceFile>, FileId, Span)>,
+    /// While set, the identity of every user function called: what an analysis depended on.
+    pub touched: Option<HashSet<(FileId, Span)>>,
 }
 
-impl Drop for Interp<'_> {
+impl Drop for Interp {
     fn drop(&mut self) {
         let mut s = release::Scrubber::default();
         for ns in self.modules.values() {
@@ -108,8 +118,8 @@ impl Drop for Interp<'_> {
     }
 }
 
-impl<'p> Interp<'p> {
-    pub fn new(project: &'p Project) -> Self {
+impl Interp {
+    pub fn new(project: Arc<Project>) -> Self {
         Interp {
             project,
             modules: Default::default(),
@@ -121,7 +131,25 @@ impl<'p> Interp<'p> {
             diagnostics: Vec::new(),
             tracer: None,
             expr_cache: Default::default(),
+            redirects: HashMap::new(),
+            touched: None,
         }
+    }
+
+    /// Readies a kept interpreter for another analysis: a fresh budget and deadline, no
+    /// diagnostics or trace left from the last one.
+    pub fn reset_for_analysis(&mut self, deadline: Option<std::time::Instant>) {
+        self.steps = 0;
+        self.call_depth = 0;
+        self.expr_depth = 0;
+        self.tracer = None;
+        self.diagnostics.clear();
+        self.limits.deadline = deadline;
+    }
+
+    /// The namespace of a module already evaluated.
+    pub fn loaded_module(&self, file: FileId) -> Option<Rc<ModuleNs>> {
+        self.modules.get(&file).cloned()
     }
 
     pub fn tracing(&self) -> bool {

@@ -44,7 +44,7 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "pandas",
 ];
 
-impl<'p> Interp<'p> {
+impl Interp {
     pub fn load_module(&mut self, file_id: FileId) -> EResult<Rc<ModuleNs>> {
         if let Some(ns) = self.modules.get(&file_id) {
             return Ok(ns.clone());

@@ -52,7 +52,7 @@ fn spec_params(spec: &ModuleSpec) -> Vec<FnParam> {
         .collect()
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
         let id = self.new_object_id();
         Rc::new(Object {

@@ -20,7 +20,7 @@ pub enum Truth {
     Unknown,
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     pub fn exec_block(&mut self, frame: &Frame, block: Node) -> EResult<Flow> {
         let mut cursor = block.walk();
         let stmts: Vec<Node> = block.named_children(&mut cursor).collect();
@@ -1169,7 +1169,7 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-fn contains_yield(node: Node) -> bool {
+pub(crate) fn contains_yield(node: Node) -> bool {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
         match n.kind() {

@@ -353,7 +353,7 @@ pub fn is_tensor_attribute(name: &str) -> bool {
     )
 }
 
-impl<'p> Interp<'p> {
+impl Interp {
     fn tracer_mut(&mut self) -> &mut Tracer {
         self.tracer.as_mut().expect("tracing")
     }

@@ -12,7 +12,10 @@ use tower_lsp_server::ls_types::Position;
 use tree_sitter::Tree;
 
 use super::document::{position_at, Encoding};
-use crate::analysis::{self, FileAnalysis, GraphOptions, GraphResult, InputSpec, ModuleSummary};
+use crate::analysis::incremental::Session;
+use crate::analysis::{
+    self, AnalysisError, FileAnalysis, GraphOptions, GraphResult, InputSpec, ModuleSummary,
+};
 use crate::diagnostics::{codes, Severity};
 use crate::graph::RegionRole;
 use crate::semantic::{FileId, Project};
@@ -149,12 +152,22 @@ fn project_of(snap: &Snapshot) -> Project {
     project
 }
 
-/// Runs the analysis; call it on a thread with a large stack (the evaluator recurses).
+/// Runs the analysis of an open document; call it on a thread with a large stack (the
+/// evaluator recurses). The thread keeps a session for the document, so the next version's
+/// analysis can reuse this one.
 pub fn analyze(snap: &Snapshot) -> Output {
+    analyze_with(snap, true)
+}
+
+/// Analyses a file once (a workspace check of unopened files), keeping nothing.
+pub fn analyze_once(snap: &Snapshot) -> Output {
+    analyze_with(snap, false)
+}
+
+fn analyze_with(snap: &Snapshot, keep: bool) -> Output {
     if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
         panic!("test hook: panic requested by the document");
     }
-    let project = project_of(snap);
     let opts = GraphOptions {
         root: Some(snap.root.clone()),
         class_inputs: snap.class_inputs.clone(),
@@ -170,7 +183,12 @@ pub fn analyze(snap: &Snapshot) -> Output {
         graphs: vec![],
         failure: None,
     };
-    match analysis::analyze_in_project(project, &snap.path, &opts) {
+    let analysis = if keep {
+        kept_analysis(snap, &opts)
+    } else {
+        analysis::analyze_in_project(project_of(snap), &snap.path, &opts)
+    };
+    match analysis {
         Ok(a) => {
             let raw = diagnostics_for(&a, &snap.text);
             let mut conv = Converter::new(&a.project, snap.encoding);
@@ -185,6 +203,99 @@ pub fn analyze(snap: &Snapshot) -> Output {
         Err(e) => out.failure = Some(e.to_string()),
     }
     out
+}
+
+/// Sessions this analysis thread keeps for the documents it analysed last (the server sends
+/// a document's analyses to the same thread): a keystroke inside a function body then costs
+/// the classes that call it, not the whole file and its imports.
+const KEPT_SESSIONS: usize = 2;
+
+thread_local! {
+    static SESSIONS: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+struct Kept {
+    session: Session,
+    root: PathBuf,
+    config_gen: u64,
+    class_inputs: HashMap<String, Vec<analysis::InputSpec>>,
+    /// The other open buffers the session was evaluated with (held, so pointers stay unique).
+    overlays: Vec<(PathBuf, Arc<str>)>,
+    /// Modification stamps of the files read from disk, as first seen.
+    stamps: HashMap<PathBuf, Option<(std::time::SystemTime, u64)>>,
+}
+
+impl Kept {
+    fn serves(&self, snap: &Snapshot) -> bool {
+        self.session.path() == snap.path
+            && self.root == snap.root
+            && self.config_gen == snap.config_gen
+            && self.class_inputs == snap.class_inputs
+            && self.overlays.len() == snap.overlays.len()
+            && self
+                .overlays
+                .iter()
+                .zip(&snap.overlays)
+                .all(|(a, b)| a.0 == b.0 && Arc::ptr_eq(&a.1, &b.1))
+    }
+
+    /// Whether every file the session read from disk is as it was; records new ones.
+    fn disk_unchanged(&mut self) -> bool {
+        let overlaid: Vec<&PathBuf> = self.overlays.iter().map(|(p, _)| p).collect();
+        for path in self.session.project().loaded_paths() {
+            if path == self.session.path() || overlaid.contains(&&path) {
+                continue;
+            }
+            let now = std::fs::metadata(&path)
+                .ok()
+                .and_then(|m| Some((m.modified().ok()?, m.len())));
+            match self.stamps.get(&path) {
+                Some(seen) if *seen != now => return false,
+                Some(_) => {}
+                None => {
+                    self.stamps.insert(path, now);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The analysis of the snapshot, continuing this thread's session for the document when the
+/// edit allows it, else a full analysis that starts a new session.
+fn kept_analysis(snap: &Snapshot, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
+    SESSIONS.with(|cell| {
+        let mut sessions = cell.borrow_mut();
+        if let Some(i) = sessions.iter().position(|k| k.serves(snap)) {
+            // Taken out first: a panic while updating drops it rather than keep it half-done.
+            let mut kept = sessions.remove(i);
+            if kept.disk_unchanged() {
+                if let Some(a) = kept
+                    .session
+                    .update(snap.text.clone(), Some(snap.tree.clone()))
+                {
+                    sessions.push(kept);
+                    return Ok(a);
+                }
+            }
+        }
+        sessions.retain(|k| k.session.path() != snap.path);
+        let (session, a) = Session::start(project_of(snap), &snap.path, opts)?;
+        let mut kept = Kept {
+            session,
+            root: snap.root.clone(),
+            config_gen: snap.config_gen,
+            class_inputs: snap.class_inputs.clone(),
+            overlays: snap.overlays.clone(),
+            stamps: HashMap::new(),
+        };
+        kept.disk_unchanged();
+        sessions.push(kept);
+        if sessions.len() > KEPT_SESSIONS {
+            sessions.remove(0);
+        }
+        Ok(a)
+    })
 }
 
 /// What the editor shows for one analysis: analysis limits (low severity: the analyser could

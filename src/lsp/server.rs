@@ -129,7 +129,7 @@ async fn analyze(
         return Err("superseded".into());
     }
     let snap = snapshot(state, uri).ok_or("not analysable")?;
-    let job = super::workers::run(move || analysis_bridge::analyze(&snap));
+    let job = super::workers::run_keyed(uri, move || analysis_bridge::analyze(&snap));
     let out = match job.await {
         Ok(out) => Arc::new(out),
         Err(panic) => {
@@ -691,7 +691,7 @@ async fn check_workspace(state: Arc<State>, client: Client, files: Vec<PathBuf>)
         if !state.docs.contains_key(&uri) {
             match disk_snapshot(&state, path) {
                 Some(snap) => {
-                    match super::workers::run(move || analysis_bridge::analyze(&snap)).await {
+                    match super::workers::run(move || analysis_bridge::analyze_once(&snap)).await {
                         Ok(out) => {
                             findings += out.findings.len();
                             let diags = out.findings.iter().map(to_lsp).collect();

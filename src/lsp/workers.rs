@@ -2,53 +2,69 @@
 //! model's source nests, so analysis cannot run on the runtime's small-stack threads; a fresh
 //! thread per keystroke paid for faulting in its stack again every time.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Mutex, OnceLock};
 
 type Job = Box<dyn FnOnce() + Send>;
 
 const THREADS: usize = 2;
 const STACK: usize = 256 << 20;
 
+/// One queue per thread: a document's analyses always go to the same thread, which keeps
+/// that document's incremental session (`analysis_bridge`).
 struct Pool {
-    jobs: Mutex<Sender<Job>>,
+    queues: Vec<Mutex<Sender<Job>>>,
+    next: AtomicUsize,
 }
 
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| {
-        let (tx, rx) = channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
-        for i in 0..THREADS {
-            let rx = rx.clone();
-            std::thread::Builder::new()
-                .name(format!("staticfx-analysis-{i}"))
-                .stack_size(STACK)
-                .spawn(move || work(&rx))
-                .expect("start an analysis thread");
-        }
+        let queues = (0..THREADS)
+            .map(|i| {
+                let (tx, rx) = channel::<Job>();
+                std::thread::Builder::new()
+                    .name(format!("staticfx-analysis-{i}"))
+                    .stack_size(STACK)
+                    .spawn(move || {
+                        while let Ok(job) = rx.recv() {
+                            job();
+                        }
+                    })
+                    .expect("start an analysis thread");
+                Mutex::new(tx)
+            })
+            .collect();
         Pool {
-            jobs: Mutex::new(tx),
+            queues,
+            next: AtomicUsize::new(0),
         }
     })
-}
-
-fn work(rx: &Mutex<Receiver<Job>>) {
-    loop {
-        let job = match rx.lock() {
-            Ok(rx) => rx.recv(),
-            Err(_) => return,
-        };
-        match job {
-            Ok(job) => job(),
-            Err(_) => return,
-        }
-    }
 }
 
 /// Runs `f` on an analysis thread; a panic in `f` comes back as its message and the thread
 /// lives on for the next job.
 pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let t = pool().next.fetch_add(1, Ordering::Relaxed);
+    run_on(t, f).await
+}
+
+/// Like `run`, on the thread `key` picks: jobs with equal keys run on the same thread.
+pub async fn run_keyed<T: Send + 'static>(
+    key: &impl Hash,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    run_on(h.finish() as usize, f).await
+}
+
+async fn run_on<T: Send + 'static>(
+    thread: usize,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
@@ -59,8 +75,8 @@ pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> R
         });
         let _ = tx.send(r);
     });
-    pool()
-        .jobs
+    let queues = &pool().queues;
+    queues[thread % queues.len()]
         .lock()
         .map_err(|_| "analysis threads unavailable".to_string())?
         .send(job)

@@ -222,6 +222,22 @@ impl Project {
         Ok(id)
     }
 
+    /// Registers a newer text of a loaded file under a new id, leaving module resolution on
+    /// the first: the language server's incremental session (`analysis::incremental`) runs
+    /// edited function bodies from it while the module itself stays as first evaluated.
+    pub fn add_version(&self, of: FileId, text: Arc<str>, tree: Option<Tree>) -> FileId {
+        let first = self.file(of);
+        let file = Arc::new(SourceFile::new(
+            first.path.clone(),
+            first.module.clone(),
+            text,
+            tree,
+        ));
+        let mut files = self.files.write().unwrap();
+        files.push(file);
+        files.len() - 1
+    }
+
     /// Finds the file of a dotted module name inside the root: `a/b.py` or `a/b/__init__.py`.
     pub fn resolve_module(&self, module: &str) -> Option<FileId> {
         if let Some(hit) = self.by_module.read().unwrap().get(module) {

@@ -3,10 +3,13 @@
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
+
+pub mod incremental;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::{default_input_meta, Region, TraceEvent};
-use crate::eval::value::{FnKind, ObjKind, Value};
+use crate::eval::value::{FnKind, ModuleNs, ObjKind, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, Op};
 use crate::passes::{cache, PassError, PassOptions, PassRecord, Pipeline};
@@ -206,7 +209,7 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
 
 #[derive(Debug)]
 pub struct FileAnalysis {
-    pub project: Project,
+    pub project: Arc<Project>,
     pub file: FileId,
     pub graphs: Vec<GraphResult>,
     pub diagnostics: Vec<Diagnostic>,
@@ -265,8 +268,9 @@ pub fn analyze_in_project(
             path: path.to_path_buf(),
             source,
         })?;
+    let project = Arc::new(project);
     let (graphs, diagnostics) = {
-        let mut interp = Interp::new(&project);
+        let mut interp = Interp::new(project.clone());
         interp.limits.deadline = opts.time_limit.map(|d| std::time::Instant::now() + d);
         let mut graphs = run(&mut interp, file, opts)?;
         for g in graphs.iter_mut() {
@@ -338,26 +342,38 @@ fn run(
             }
             found_requested = true;
         }
-        let class = ns.vars.borrow().get(&site.name).cloned();
-        let Some(class @ Value::Class(_)) = class else {
-            continue;
-        };
-        if !is_traceable_module_class(interp, &class) {
-            continue;
-        }
-        let value = instantiate_per_class(interp, file, &class, site.span);
-        let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
-        let mut g = trace_root(interp, &value, inputs);
-        g.name = format!("{}.forward", site.name);
-        g.class = site.name.clone();
-        g.file = file;
-        g.class_span = site.span;
-        out.push(g);
+        out.extend(trace_class(interp, file, &ns, site, opts));
     }
     if let (Some(want), false) = (&opts.class, found_requested) {
         return Err(AnalysisError::NoSuchClass(want.clone()));
     }
     Ok(out)
+}
+
+/// Per-class mode for one class of the module `ns` of `file`: None when the name is not a
+/// module class with something to trace.
+pub(crate) fn trace_class(
+    interp: &mut Interp,
+    file: FileId,
+    ns: &ModuleNs,
+    site: &crate::syntax::queries::ClassSite,
+    opts: &GraphOptions,
+) -> Option<GraphResult> {
+    let class = ns.vars.borrow().get(&site.name).cloned();
+    let Some(class @ Value::Class(_)) = class else {
+        return None;
+    };
+    if !is_traceable_module_class(interp, &class) {
+        return None;
+    }
+    let value = instantiate_per_class(interp, file, &class, site.span);
+    let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
+    let mut g = trace_root(interp, &value, inputs);
+    g.name = format!("{}.forward", site.name);
+    g.class = site.name.clone();
+    g.file = file;
+    g.class_span = site.span;
+    Some(g)
 }
 
 /// Module classes with something to trace: an own or inherited `forward`, or Sequential.

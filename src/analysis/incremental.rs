@@ -1,0 +1,502 @@
+//! Re-analysis after a keystroke, for the language server.
+//!
+//! A module's top level only *defines* its functions; their bodies run later, when a class
+//! is built or traced. So after an edit inside one function body every value the top level
+//! built is still right, except that the function must now run its new text. A [`Session`]
+//! keeps the interpreter with every evaluated module (the file's own and all it imports),
+//! points the edited function at its new text (`Interp::redirects`) and traces again only
+//! the classes whose last analysis called that function. The other classes keep their
+//! graphs, with spans moved past the edit.
+//!
+//! Whatever else changes — text outside a function body, a signature or decorator, a
+//! `yield` appearing, a function the top level itself calls, a syntax error that spills
+//! out of the body — gets a full analysis, as does every [`MAX_VERSIONS`]th edit (each
+//! version's text is kept while values built from it live).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use tree_sitter::{Node, Tree};
+
+use super::{trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult};
+use crate::diagnostics::{codes, Diagnostic};
+use crate::eval::value::ModuleNs;
+use crate::eval::{contains_yield, find_node, Interp};
+use crate::semantic::{FileId, Project};
+use crate::syntax::queries::{top_level_class_sites, ClassSite};
+use crate::syntax::Span;
+
+/// Edits served incrementally before the session starts over.
+pub const MAX_VERSIONS: usize = 64;
+
+/// A function's identity: the file version and span of its definition when its value was
+/// made.
+type FnKey = (FileId, Span);
+
+/// One text change between two versions, as byte offsets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Edit {
+    start: usize,
+    old_end: usize,
+    new_end: usize,
+}
+
+impl Edit {
+    /// The smallest change turning `old` into `new`; None when they are equal.
+    fn between(old: &str, new: &str) -> Option<Edit> {
+        let (a, b) = (old.as_bytes(), new.as_bytes());
+        let mut start = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        if start == a.len() && start == b.len() {
+            return None;
+        }
+        let max_suffix = a.len().min(b.len()) - start;
+        let suffix = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(max_suffix)
+            .take_while(|(x, y)| x == y)
+            .count();
+        // Byte offsets become spans of nodes: keep them on character boundaries.
+        while start > 0 && !(old.is_char_boundary(start) && new.is_char_boundary(start)) {
+            start -= 1;
+        }
+        let (mut old_end, mut new_end) = (a.len() - suffix, b.len() - suffix);
+        while !(old.is_char_boundary(old_end) && new.is_char_boundary(new_end)) {
+            old_end += 1;
+            new_end += 1;
+        }
+        Some(Edit {
+            start,
+            old_end,
+            new_end,
+        })
+    }
+
+    fn pos(&self, p: usize) -> usize {
+        if p <= self.start {
+            p
+        } else if p >= self.old_end {
+            p - self.old_end + self.new_end
+        } else {
+            p.min(self.new_end)
+        }
+    }
+
+    fn span(&self, s: Span) -> Span {
+        Span {
+            start: self.pos(s.start),
+            end: self.pos(s.end),
+        }
+    }
+}
+
+/// A function the module's top level defines (at module level or in a class body, not inside
+/// another function): the unit an edit may replace.
+#[derive(Clone, Debug)]
+struct Unit {
+    key: FnKey,
+    /// Its definition's span in the newest version.
+    now: Span,
+}
+
+struct ClassEntry {
+    /// In the newest version's coordinates.
+    graph: Option<GraphResult>,
+    diagnostics: Vec<Diagnostic>,
+    /// Every function the class's construction and trace called.
+    touched: HashSet<FnKey>,
+}
+
+/// The kept state of one file's analysis. Holds `Rc` values: it lives on one thread.
+pub struct Session {
+    interp: Interp,
+    path: PathBuf,
+    opts: GraphOptions,
+    ns: Rc<ModuleNs>,
+    /// The file's versions, oldest (the one the module was evaluated from) first;
+    /// `edits[i]` leads from `versions[i]` to `versions[i + 1]`.
+    versions: Vec<FileId>,
+    edits: Vec<Edit>,
+    units: Vec<Unit>,
+    /// Functions the top level called: editing one of them changes what it built.
+    top_touched: HashSet<FnKey>,
+    /// The top level's diagnostics other than syntax errors, in the newest coordinates.
+    top_diagnostics: Vec<Diagnostic>,
+    /// Class sites of the first version (the module's classes were built from it).
+    sites: Vec<ClassSite>,
+    classes: Vec<ClassEntry>,
+    /// False when the full analysis ran out of budget: what a class saw then depended on
+    /// the others, so no part of it can be reused.
+    reusable: bool,
+}
+
+impl Session {
+    /// A full per-class analysis of `path` that keeps what later edits can reuse.
+    pub fn start(
+        project: Project,
+        path: &Path,
+        opts: &GraphOptions,
+    ) -> Result<(Session, FileAnalysis), AnalysisError> {
+        let project = Arc::new(project);
+        let file = project
+            .load_path(path)
+            .map_err(|source| AnalysisError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        let mut interp = Interp::new(project.clone());
+        interp.reset_for_analysis(deadline(opts));
+        interp.touched = Some(HashSet::new());
+        let ns = interp
+            .load_module(file)
+            .map_err(|e| AnalysisError::Entry(e.message))?;
+        let top_touched = interp.touched.take().unwrap_or_default();
+        let top_diagnostics: Vec<Diagnostic> = std::mem::take(&mut interp.diagnostics)
+            .into_iter()
+            .filter(|d| !(d.file == file && d.code == codes::SYNTAX_ERROR))
+            .collect();
+        let source = project.file(file);
+        let sites = top_level_class_sites(&source.tree, &source.text);
+        let units = units_of(&source.tree)
+            .into_iter()
+            .map(|span| Unit {
+                key: (file, span),
+                now: span,
+            })
+            .collect();
+        let mut session = Session {
+            interp,
+            path: path.to_path_buf(),
+            opts: opts.clone(),
+            ns,
+            versions: vec![file],
+            edits: vec![],
+            units,
+            top_touched,
+            top_diagnostics,
+            sites,
+            classes: vec![],
+            reusable: true,
+        };
+        for i in 0..session.sites.len() {
+            let entry = session.trace(i);
+            session.classes.push(entry);
+        }
+        session.reusable = !session
+            .top_diagnostics
+            .iter()
+            .chain(session.classes.iter().flat_map(|c| &c.diagnostics))
+            .any(|d| d.code == codes::BUDGET);
+        let analysis = session.analysis();
+        Ok((session, analysis))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The project the session evaluates in (its overlays and root are fixed).
+    pub fn project(&self) -> &Arc<Project> {
+        &self.interp.project
+    }
+
+    /// Analyses the file's new text by reusing the last analysis, or None when the edit is
+    /// not one a session can follow (the caller then starts a new session).
+    pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
+        if !self.reusable || self.versions.len() >= MAX_VERSIONS {
+            return None;
+        }
+        let project = self.interp.project.clone();
+        let current = *self.versions.last()?;
+        let old = project.file(current);
+        let new_id = project.add_version(current, text, tree);
+        let new = project.file(new_id);
+        let Some(edit) = Edit::between(&old.text, &new.text) else {
+            // Same evaluated text (e.g. only a blanked line changed): nothing to trace.
+            self.versions.push(new_id);
+            self.edits.push(Edit {
+                start: 0,
+                old_end: 0,
+                new_end: 0,
+            });
+            self.move_classes_by_last_edit();
+            return Some(self.analysis());
+        };
+        let (unit, def_now) = self.edited_unit(&old.tree, &new.tree, edit)?;
+        let key = self.units[unit].key;
+        if self.top_touched.contains(&key) {
+            return None;
+        }
+        for u in &mut self.units {
+            u.now = edit.span(u.now);
+        }
+        // Typing at the end of the body's last line grows the definition; a span ending
+        // exactly where text was inserted cannot tell, the new tree can.
+        self.units[unit].now = def_now;
+        self.interp
+            .redirects
+            .insert(key, (new.clone(), new_id, def_now));
+        self.versions.push(new_id);
+        self.edits.push(edit);
+        self.move_classes_by_last_edit();
+        for i in 0..self.classes.len() {
+            if self.classes[i].touched.contains(&key) {
+                self.classes[i] = self.trace(i);
+            }
+        }
+        Some(self.analysis())
+    }
+
+    /// The unit whose body holds the whole edit, in the old tree and the new one alike, and
+    /// its definition's span in the new tree. The edit may run past the last statement into
+    /// trailing blanks and comments, as long as no new statement appears there.
+    fn edited_unit(&self, old: &Tree, new: &Tree, edit: Edit) -> Option<(usize, Span)> {
+        let i = self
+            .units
+            .iter()
+            .position(|u| u.now.start < edit.start && edit.start <= u.now.end)?;
+        let start = self.units[i].now.start;
+        let old_def = find_node(old, self.units[i].now)?;
+        let new_def = definition_at(new, start)?;
+        let after_header = |def: Node| {
+            let mut w = def.walk();
+            let colon = def.children(&mut w).find(|c| c.kind() == ":");
+            colon.is_some_and(|c| c.end_byte() <= edit.start)
+        };
+        let (old_next, new_next) = (next_code(old_def), next_code(new_def));
+        let old_eof = old_next == old.root_node().end_byte().max(old_def.end_byte());
+        let fits = after_header(old_def)
+            && after_header(new_def)
+            && (edit.old_end < old_next || (old_eof && edit.old_end <= old_next))
+            && edit.new_end <= new_next
+            && new_next == edit.pos(old_next)
+            && contains_yield(old_def) == contains_yield(new_def);
+        fits.then(|| (i, Span::of(new_def)))
+    }
+
+    /// Moves every kept result from the previous version's coordinates to the newest's.
+    fn move_classes_by_last_edit(&mut self) {
+        let n = self.versions.len();
+        let map = Mapper {
+            versions: &self.versions[n - 2..],
+            edits: &self.edits[n - 2..],
+        };
+        for d in &mut self.top_diagnostics {
+            map.diagnostic(d);
+        }
+        for c in &mut self.classes {
+            for d in &mut c.diagnostics {
+                map.diagnostic(d);
+            }
+            if let Some(g) = &mut c.graph {
+                map.graph(g);
+            }
+        }
+    }
+
+    /// Builds and traces class `i` again with the newest text of every edited function.
+    fn trace(&mut self, i: usize) -> ClassEntry {
+        self.interp.reset_for_analysis(deadline(&self.opts));
+        self.interp.touched = Some(HashSet::new());
+        let graph = trace_class(
+            &mut self.interp,
+            self.versions[0],
+            &self.ns,
+            &self.sites[i],
+            &self.opts,
+        );
+        let touched = self.interp.touched.take().unwrap_or_default();
+        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let map = Mapper {
+            versions: &self.versions,
+            edits: &self.edits,
+        };
+        for d in &mut diagnostics {
+            map.diagnostic(d);
+        }
+        let graph = graph.map(|mut g| {
+            map.graph(&mut g);
+            g
+        });
+        ClassEntry {
+            graph,
+            diagnostics,
+            touched,
+        }
+    }
+
+    /// The analysis of the newest version, as `analyze_in_project` reports it.
+    fn analysis(&mut self) -> FileAnalysis {
+        let file = *self.versions.last().expect("a version");
+        let source = self.interp.project.file(file);
+        self.interp.diagnostics.clear();
+        for (span, msg) in &source.syntax_errors {
+            self.interp
+                .note(file, *span, codes::SYNTAX_ERROR, msg.clone());
+        }
+        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        diagnostics.extend(self.top_diagnostics.iter().cloned());
+        // A class ending where text was inserted may have grown: its span comes from the tree.
+        let sites = top_level_class_sites(&source.tree, &source.text);
+        let mut graphs = Vec::new();
+        for (i, c) in self.classes.iter_mut().enumerate() {
+            diagnostics.extend(c.diagnostics.iter().cloned());
+            if let Some(g) = &mut c.graph {
+                if let Some(site) = sites.get(i).filter(|s| s.name == self.sites[i].name) {
+                    g.class_span = site.span;
+                }
+                // Annotated again each time: the breaks' line numbers follow the text.
+                g.breaks = crate::breaks::annotate(&self.interp.project, g);
+                graphs.push(g.clone());
+            }
+        }
+        FileAnalysis {
+            project: self.interp.project.clone(),
+            file,
+            graphs,
+            diagnostics,
+        }
+    }
+}
+
+/// The function definition starting at `start`.
+fn definition_at(tree: &Tree, start: usize) -> Option<Node<'_>> {
+    let mut n = tree.root_node().descendant_for_byte_range(start, start)?;
+    loop {
+        if n.kind() == "function_definition" && n.start_byte() == start {
+            return Some(n);
+        }
+        n = n.parent()?;
+    }
+}
+
+/// Where the next code after a definition starts: its next sibling that is not a comment,
+/// or its parent's, up to the end of the file.
+fn next_code(def: Node) -> usize {
+    let mut n = match def.parent() {
+        Some(p) if p.kind() == "decorated_definition" => p,
+        _ => def,
+    };
+    loop {
+        let mut s = n.next_named_sibling();
+        while let Some(sib) = s {
+            if sib.kind() != "comment" {
+                return sib.start_byte();
+            }
+            s = sib.next_named_sibling();
+        }
+        match n.parent() {
+            Some(p) => n = p,
+            None => return n.end_byte(),
+        }
+    }
+}
+
+fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
+    opts.time_limit.map(|d| std::time::Instant::now() + d)
+}
+
+/// Spans of the functions a module's top level defines: not inside another function or a
+/// lambda.
+fn units_of(tree: &Tree) -> Vec<Span> {
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "function_definition" => {
+                out.push(Span::of(n));
+                continue;
+            }
+            "lambda" => continue,
+            _ => {}
+        }
+        let mut w = n.walk();
+        stack.extend(n.named_children(&mut w));
+    }
+    out.sort_by_key(|s| s.start);
+    out
+}
+
+/// Rewrites spans of older versions of the file into the newest version's.
+struct Mapper<'a> {
+    versions: &'a [FileId],
+    edits: &'a [Edit],
+}
+
+impl Mapper<'_> {
+    fn at(&self, file: &mut FileId, span: &mut Span) {
+        let Some(k) = self.versions.iter().position(|v| v == file) else {
+            return;
+        };
+        for e in &self.edits[k..] {
+            *span = e.span(*span);
+        }
+        *file = *self.versions.last().expect("a version");
+    }
+
+    fn chain(&self, chain: &mut [(FileId, Span)]) {
+        for (f, s) in chain {
+            self.at(f, s);
+        }
+    }
+
+    fn diagnostic(&self, d: &mut Diagnostic) {
+        self.at(&mut d.file, &mut d.span);
+    }
+
+    fn graph(&self, g: &mut GraphResult) {
+        let mut file = g.file;
+        self.at(&mut file, &mut g.class_span);
+        g.file = file;
+        for n in g.graph.g.node_weights_mut() {
+            for o in n.origin.iter_mut().chain(n.fused_from.iter_mut()) {
+                self.at(&mut o.file, &mut o.span);
+                self.chain(&mut o.call_chain);
+            }
+        }
+        for r in &mut g.regions {
+            self.at(&mut r.file, &mut r.span);
+            self.chain(&mut r.call_chain);
+        }
+        for e in &mut g.events {
+            self.at(&mut e.file, &mut e.span);
+            self.chain(&mut e.call_chain);
+        }
+        if let Some(d) = &mut g.error {
+            self.diagnostic(d);
+        }
+        for b in &mut g.breaks {
+            self.at(&mut b.file, &mut b.span);
+            for (f, s, _) in &mut b.related {
+                self.at(f, s);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_between_finds_the_changed_bytes() {
+        let e = Edit::between("abcdef", "abXYef").unwrap();
+        assert_eq!((e.start, e.old_end, e.new_end), (2, 4, 4));
+        let e = Edit::between("abc", "abxc").unwrap();
+        assert_eq!((e.start, e.old_end, e.new_end), (2, 2, 3));
+        assert_eq!(e.pos(1), 1);
+        assert_eq!(e.pos(2), 2);
+        assert_eq!(e.pos(3), 4);
+        assert!(Edit::between("same", "same").is_none());
+    }
+
+    #[test]
+    fn edit_between_keeps_char_boundaries() {
+        // "é" is two bytes that share their first byte with "è".
+        let e = Edit::between("aéb", "aèb").unwrap();
+        assert_eq!((e.start, e.old_end, e.new_end), (1, 3, 3));
+    }
+}

@@ -1,0 +1,218 @@
+//! Differential test of the language server's incremental analysis: after each edit, the
+//! session's analysis must equal a fresh full analysis of the same text — findings (codes,
+//! spans, messages, call chains, fixes) and graphs (nodes, shapes, origins, regions, breaks).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use staticfx::analysis::incremental::Session;
+use staticfx::analysis::{analyze_in_project, FileAnalysis, GraphOptions};
+use staticfx::lsp::analysis_bridge::diagnostics_for;
+use staticfx::semantic::{FileId, Project};
+use staticfx::syntax::Span;
+
+fn project(root: &Path, path: &Path, text: &str) -> Project {
+    let mut p = Project::new(root);
+    p.add_overlay(path, Arc::from(text), None);
+    p
+}
+
+fn opts(root: &Path) -> GraphOptions {
+    GraphOptions {
+        root: Some(root.to_path_buf()),
+        ..Default::default()
+    }
+}
+
+/// Everything the editor gets from an analysis, with file ids replaced by paths (the two
+/// analyses number their files differently).
+fn view(a: &FileAnalysis, text: &str) -> String {
+    let at =
+        |f: FileId, s: Span| format!("{}:{}-{}", a.project.file(f).path.display(), s.start, s.end);
+    let mut out = String::new();
+    for f in diagnostics_for(a, text) {
+        let chain: Vec<String> = f.chain.iter().map(|&(file, s)| at(file, s)).collect();
+        out.push_str(&format!(
+            "finding {} {} {:?} chain={chain:?} fixes={:?}\n",
+            f.code,
+            at(f.file, f.span),
+            f.message,
+            f.fixes
+        ));
+    }
+    for g in &a.graphs {
+        out.push_str(&format!(
+            "graph {} class_span={}\n",
+            g.name,
+            at(g.file, g.class_span)
+        ));
+        out.push_str(&staticfx::render::text::render(g));
+        for &id in &g.graph.order {
+            let n = g.graph.node(id);
+            if let Some(o) = &n.origin {
+                let chain: Vec<String> = o.call_chain.iter().map(|&(f, s)| at(f, s)).collect();
+                out.push_str(&format!(
+                    "  {} at {} via {chain:?}\n",
+                    n.name,
+                    at(o.file, o.span)
+                ));
+            }
+        }
+        for r in &g.regions {
+            out.push_str(&format!(
+                "  region {} {} at {}\n",
+                r.id,
+                r.kind,
+                at(r.file, r.span)
+            ));
+        }
+        for e in &g.events {
+            out.push_str(&format!(
+                "  event {} {} at {}\n",
+                e.kind,
+                e.detail,
+                at(e.file, e.span)
+            ));
+        }
+        for b in &g.breaks {
+            out.push_str(&format!(
+                "  break {} {}:{}-{}:{} {:?}\n",
+                b.code, b.line, b.column, b.end_line, b.end_column, b.message
+            ));
+        }
+        if let Some(e) = &g.error {
+            out.push_str(&format!(
+                "  error {} at {}\n",
+                e.message,
+                at(e.file, e.span)
+            ));
+        }
+    }
+    out
+}
+
+fn fresh_view(root: &Path, path: &Path, text: &str) -> String {
+    let a = analyze_in_project(project(root, path, text), path, &opts(root)).unwrap();
+    view(&a, text)
+}
+
+enum Expect {
+    /// The edit lies in a function body the top level does not call: served incrementally.
+    Incremental,
+    /// The session must give up (the caller starts over with a full analysis).
+    Restart,
+    /// Either is fine; only the result is checked.
+    Either,
+}
+
+struct Case {
+    what: &'static str,
+    find: &'static str,
+    replace: &'static str,
+    expect: Expect,
+}
+
+fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
+    let mut text = start.to_string();
+    let (mut session, first) =
+        Session::start(project(root, path, &text), path, &opts(root)).unwrap();
+    assert_eq!(view(&first, &text), fresh_view(root, path, &text));
+    for c in cases {
+        assert!(
+            text.contains(c.find),
+            "{}: `{}` not in the text",
+            c.what,
+            c.find
+        );
+        text = text.replacen(c.find, c.replace, 1);
+        let got = match session.update(Arc::from(text.as_str()), None) {
+            Some(a) => {
+                assert!(
+                    !matches!(c.expect, Expect::Restart),
+                    "{}: should restart",
+                    c.what
+                );
+                view(&a, &text)
+            }
+            None => {
+                assert!(
+                    !matches!(c.expect, Expect::Incremental),
+                    "{}: should be served incrementally",
+                    c.what
+                );
+                let (s, a) = Session::start(project(root, path, &text), path, &opts(root)).unwrap();
+                session = s;
+                view(&a, &text)
+            }
+        };
+        let want = fresh_view(root, path, &text);
+        assert_eq!(
+            got, want,
+            "{}: incremental and full analyses differ",
+            c.what
+        );
+    }
+}
+
+fn fixture(name: &str) -> (PathBuf, PathBuf, String) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let path = root.join(name);
+    let text = std::fs::read_to_string(&path).unwrap();
+    (root.join(Path::new(name).parent().unwrap()), path, text)
+}
+
+#[test]
+fn edits_inside_bodies_match_a_full_analysis() {
+    let (root, path, text) = fixture("incremental/gated_model.py");
+    use Expect::*;
+    let cases = [
+        Case { what: "argument in a helper call", find: "h = scale(h)", replace: "h = scale(h, 3.0)", expect: Incremental },
+        Case { what: "print added to the last class", find: "        y = self.conv(x)\n", replace: "        y = self.conv(x)\n        print(y)\n", expect: Incremental },
+        Case {
+            what: "data-dependent branch in a method two classes inline",
+            find: "        y = self.fc(x)\n        return F.relu(y)",
+            replace: "        y = self.fc(x)\n        if y.sum() > 0:\n            y = y * 2\n        return F.relu(y)",
+            expect: Incremental,
+        },
+        Case { what: "non-ASCII comment", find: "        h = self.proj(x)\n", replace: "        # größe, 幅\n        h = self.proj(x)\n", expect: Incremental },
+        Case { what: "typing one character", find: "return torch.sigmoid(h) * x", replace: "return torch.sigmoid(h) * x ", expect: Incremental },
+        Case { what: "and deleting it", find: "return torch.sigmoid(h) * x ", replace: "return torch.sigmoid(h) * x", expect: Incremental },
+        Case { what: "a half-typed call", find: "        h = self.norm(x)\n", replace: "        h = self.norm(\n        h = self.norm(x)\n", expect: Either },
+        Case { what: "the call completed", find: "        h = self.norm(\n", replace: "", expect: Either },
+        Case { what: "edit after the syntax error is gone", find: "x + h", replace: "x - h", expect: Incremental },
+        Case { what: "a function the top level calls", find: "return base * 2", replace: "return base * 4", expect: Restart },
+        Case { what: "a top-level statement", find: "WIDTH = make_width(8)", replace: "WIDTH = make_width(4)", expect: Restart },
+        Case { what: "a yield makes a generator", find: "return torch.sigmoid(h) * x", replace: "yield torch.sigmoid(h) * x", expect: Restart },
+        Case { what: "a signature", find: "def forward(self, x):\n        y = self.conv(x)", replace: "def forward(self, x, z=None):\n        y = self.conv(x)", expect: Restart },
+        Case { what: "a body edit after restarts", find: "print(y)", replace: "y = y.item()", expect: Incremental },
+    ];
+    run_cases(&root, &path, &text, &cases);
+}
+
+#[test]
+fn crlf_text_edits_match_a_full_analysis() {
+    let (root, path, text) = fixture("models/transformer_block.py");
+    let text = text.replace('\n', "\r\n");
+    use Expect::*;
+    let cases = [
+        Case {
+            what: "attention scale",
+            find: "att = att.softmax(dim=-1)",
+            replace: "att = (att * 0.5).softmax(dim=-1)",
+            expect: Incremental,
+        },
+        Case {
+            what: "a new line in the MLP",
+            find: "        return self.drop(",
+            replace: "        x = x.clamp(min=0)\r\n        return self.drop(",
+            expect: Incremental,
+        },
+        Case {
+            what: "a break in Block",
+            find: "        return x\r\n",
+            replace: "        if x.mean() > 0:\r\n            x = -x\r\n        return x\r\n",
+            expect: Incremental,
+        },
+    ];
+    run_cases(&root, &path, &text, &cases);
+}
