@@ -108,6 +108,8 @@ struct ClassEntry {
     diagnostics: Vec<Diagnostic>,
     /// Every function the class's construction and trace called.
     touched: HashSet<FnKey>,
+    /// Evaluation steps the class took (the budget is shared by the whole file).
+    steps: u64,
 }
 
 /// The kept state of one file's analysis. Holds `Rc` values: it lives on one thread.
@@ -123,6 +125,8 @@ pub struct Session {
     units: Vec<Unit>,
     /// Functions the top level called: editing one of them changes what it built.
     top_touched: HashSet<FnKey>,
+    /// Evaluation steps the top level took.
+    top_steps: u64,
     /// The top level's diagnostics other than syntax errors, in the newest coordinates.
     top_diagnostics: Vec<Diagnostic>,
     /// Class sites of the first version (the module's classes were built from it).
@@ -154,11 +158,21 @@ impl Session {
             .load_module(file)
             .map_err(|e| AnalysisError::Entry(e.message))?;
         let top_touched = interp.touched.take().unwrap_or_default();
+        let top_steps = interp.steps_used();
+        let source = project.file(file);
+        // The file's own syntax errors are reported from each version's text; the ones the
+        // evaluator met in top-level statements stay with the top level.
         let top_diagnostics: Vec<Diagnostic> = std::mem::take(&mut interp.diagnostics)
             .into_iter()
-            .filter(|d| !(d.file == file && d.code == codes::SYNTAX_ERROR))
+            .filter(|d| {
+                !(d.file == file
+                    && d.code == codes::SYNTAX_ERROR
+                    && source
+                        .syntax_errors
+                        .iter()
+                        .any(|(span, msg)| *span == d.span && *msg == d.message))
+            })
             .collect();
-        let source = project.file(file);
         let sites = top_level_class_sites(&source.tree, &source.text);
         let units = units_of(&source.tree)
             .into_iter()
@@ -176,13 +190,15 @@ impl Session {
             edits: vec![],
             units,
             top_touched,
+            top_steps,
             top_diagnostics,
             sites,
             classes: vec![],
             reusable: true,
         };
         for i in 0..session.sites.len() {
-            let entry = session.trace(i);
+            let spent = session.interp.steps_used();
+            let entry = session.trace(i, spent);
             session.classes.push(entry);
         }
         session.reusable = !session
@@ -204,11 +220,13 @@ impl Session {
     }
 
     /// Analyses the file's new text by reusing the last analysis, or None when the edit is
-    /// not one a session can follow (the caller then starts a new session).
+    /// not one a session can follow: the session is then spent, and the caller starts a
+    /// new one.
     pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
         if !self.reusable || self.versions.len() >= MAX_VERSIONS {
             return None;
         }
+        self.interp.limits.deadline = deadline(&self.opts);
         let project = self.interp.project.clone();
         let current = *self.versions.last()?;
         let old = project.file(current);
@@ -244,7 +262,21 @@ impl Session {
         self.move_classes_by_last_edit();
         for i in 0..self.classes.len() {
             if self.classes[i].touched.contains(&key) {
-                self.classes[i] = self.trace(i);
+                let others: u64 = self.top_steps
+                    + (self.classes.iter().enumerate())
+                        .filter(|(j, _)| *j != i)
+                        .map(|(_, c)| c.steps)
+                        .sum::<u64>();
+                self.classes[i] = self.trace(i, others);
+                // A full analysis shares one budget across classes: running out here would
+                // have starved the classes after this one too.
+                if self.classes[i]
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.code == codes::BUDGET)
+                {
+                    return None;
+                }
             }
         }
         Some(self.analysis())
@@ -297,9 +329,12 @@ impl Session {
         }
     }
 
-    /// Builds and traces class `i` again with the newest text of every edited function.
-    fn trace(&mut self, i: usize) -> ClassEntry {
-        self.interp.reset_for_analysis(deadline(&self.opts));
+    /// Builds and traces class `i` with the newest text of every edited function, after
+    /// `spent` steps of the file's budget.
+    fn trace(&mut self, i: usize, spent: u64) -> ClassEntry {
+        let deadline = self.interp.limits.deadline;
+        self.interp.reset_for_analysis(deadline);
+        self.interp.set_steps_used(spent);
         self.interp.touched = Some(HashSet::new());
         let graph = trace_class(
             &mut self.interp,
@@ -309,6 +344,7 @@ impl Session {
             &self.opts,
         );
         let touched = self.interp.touched.take().unwrap_or_default();
+        let steps = self.interp.steps_used().saturating_sub(spent);
         let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
         let map = Mapper {
             versions: &self.versions,
@@ -325,6 +361,7 @@ impl Session {
             graph,
             diagnostics,
             touched,
+            steps,
         }
     }
 

@@ -621,7 +621,7 @@ fn trace_forward(
 ) -> Result<(), EvalError> {
     let forward = interp.class_lookup(&obj.class, "forward");
     let (file, ns) = match &forward {
-        Some(Value::Function(f)) => (f.file_id, f.globals.clone()),
+        Some(Value::Function(f)) => (interp.definition_of(f).1, f.globals.clone()),
         _ => match &obj.class {
             Value::Class(c) => (c.file_id, interp.load_module(c.file_id)?),
             _ => {
@@ -657,7 +657,7 @@ fn trace_forward(
             })
     };
     let span = match &forward {
-        Some(Value::Function(f)) => f.span,
+        Some(Value::Function(f)) => interp.definition_of(f).2,
         _ => Span::default(),
     };
     match &forward {

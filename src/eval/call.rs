@@ -253,10 +253,7 @@ impl Interp {
         if let Some(t) = self.touched.as_mut() {
             t.insert(identity);
         }
-        let (file, file_id, def_span) = match self.redirects.get(&identity) {
-            Some((file, id, span)) => (file.clone(), *id, *span),
-            None => (f.file.clone(), f.file_id, f.span),
-        };
+        let (file, file_id, def_span) = self.definition_of(f);
         let callee = Frame {
             file: file.clone(),
             file_id,
@@ -282,7 +279,7 @@ impl Interp {
                 } else {
                     f.name.clone()
                 };
-                t.event("generator", f.file_id, f.span, detail);
+                t.event("generator", file_id, def_span, detail);
             }
         }
         self.call_depth += 1;

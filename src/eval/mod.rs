@@ -147,6 +147,25 @@ impl Interp {
         self.limits.deadline = deadline;
     }
 
+    /// Evaluation steps taken since the last reset, out of `limits.max_steps`.
+    pub fn steps_used(&self) -> u64 {
+        self.steps
+    }
+
+    /// Charges `n` steps to the budget before an evaluation (an incremental re-analysis
+    /// charges what the parts it reuses cost, so the budget runs out where a full one would).
+    pub fn set_steps_used(&mut self, n: u64) {
+        self.steps = n;
+    }
+
+    /// Where a function's definition is now: its redirect's target, else its own.
+    pub fn definition_of(&self, f: &value::Function) -> (Arc<SourceFile>, FileId, Span) {
+        match self.redirects.get(&(f.file_id, f.span)) {
+            Some((file, id, span)) => (file.clone(), *id, *span),
+            None => (f.file.clone(), f.file_id, f.span),
+        }
+    }
+
     /// The namespace of a module already evaluated.
     pub fn loaded_module(&self, file: FileId) -> Option<Rc<ModuleNs>> {
         self.modules.get(&file).cloned()
