@@ -355,6 +355,7 @@ impl Session {
         }
         let graph = graph.map(|mut g| {
             map.graph(&mut g);
+            g.breaks = crate::breaks::annotate(&self.interp.project, &g);
             g
         });
         ClassEntry {
@@ -385,8 +386,9 @@ impl Session {
                 if let Some(site) = sites.get(i).filter(|s| s.name == self.sites[i].name) {
                     g.class_span = site.span;
                 }
-                // Annotated again each time: the breaks' line numbers follow the text.
-                g.breaks = crate::breaks::annotate(&self.interp.project, g);
+                // The rules read only what the class ran, which did not change; the line
+                // numbers follow the text.
+                crate::breaks::locate(&self.interp.project, &mut g.breaks);
                 graphs.push(g.clone());
             }
         }

@@ -251,7 +251,17 @@ pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
     for f in out.iter_mut() {
         note_loop(&cx, f);
     }
-    for f in out.iter_mut() {
+    locate(project, &mut out);
+    let line = |f: &Finding| f.line;
+    out.sort_by_key(|f| (f.file, f.span.start, f.code));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|f| seen.insert((f.file, line(f), f.gb_id, f.code)));
+    out
+}
+
+/// Sets the findings' line and column numbers from their spans.
+pub fn locate(project: &Project, findings: &mut [Finding]) {
+    for f in findings {
         let file = project.file(f.file);
         let (a, b) = (
             file.lines.line_col(&file.text, f.span.start),
@@ -260,11 +270,6 @@ pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
         (f.line, f.column, f.end_line, f.end_column) =
             (a.line + 1, a.col + 1, b.line + 1, b.col + 1);
     }
-    let line = |f: &Finding| f.line;
-    out.sort_by_key(|f| (f.file, f.span.start, f.code));
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|f| seen.insert((f.file, line(f), f.gb_id, f.code)));
-    out
 }
 
 /// Whether a finding sits in code Dynamo never traces: the body of
