@@ -731,13 +731,17 @@ async fn check_workspace(state: Arc<State>, client: Client, files: Vec<PathBuf>)
 }
 
 /// The text of every open document but `except`: imports read the editor's buffers.
+/// The open documents' texts, by path in path order (an analysis session is kept while they
+/// stay the same).
 fn open_buffers(state: &State, except: Option<&Uri>) -> Vec<(PathBuf, Arc<str>)> {
-    state
+    let mut out: Vec<(PathBuf, Arc<str>)> = state
         .docs
         .iter()
         .filter(|e| Some(e.key()) != except)
         .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
-        .collect()
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// A snapshot of a file as it is on disk (for files the editor has not opened).
