@@ -6,7 +6,8 @@
 //!
 //! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS] [--open-all DIR]
 //!
-//! Then the same keystrokes on a top-level line (an import), which the server cannot follow
+//! Then one keystroke (and its undo) in every forward of the file, and the same keystrokes on
+//! a top-level line (an import), which the server cannot follow
 //! incrementally: that full re-analysis is the anchor the body-edit latency is compared with.
 //!
 //! `--open-all DIR` then opens every `modeling_*.py` under DIR, waits until each has been
@@ -208,9 +209,8 @@ fn main() {
         .filter(|(_, l)| l.trim_start().starts_with("def forward("))
         .map(|(i, _)| i)
         .collect();
-    let def = forwards[forwards.len() / 2];
-    let body = (def + 1..lines.len())
-        .find(|&i| {
+    let first_statement = |def: usize| {
+        (def + 1..lines.len()).find(|&i| {
             let l = lines[i].trim();
             !l.is_empty()
                 && !l.starts_with('#')
@@ -221,8 +221,17 @@ fn main() {
                 && !l.ends_with('(')
                 && lines[i].starts_with("        ")
         })
-        .expect("a statement in forward");
+    };
+    let def = forwards[forwards.len() / 2];
+    let body = first_statement(def).expect("a statement in forward");
     let col = lines[body].encode_utf16().count() as u32;
+    // Every forward of the file, for the second phase: the cost depends on how many classes
+    // inline the edited one.
+    let spread: Vec<(usize, u32)> = forwards
+        .iter()
+        .filter_map(|&d| first_statement(d))
+        .map(|b| (b, lines[b].encode_utf16().count() as u32))
+        .collect();
 
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_staticfx"));
     let mut lsp = Lsp::start(&bin);
@@ -255,6 +264,22 @@ fn main() {
         lsp.diagnostics(version);
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    // The same keystroke once in every forward of the file.
+    let mut across = Vec::new();
+    for (k, &(line, c)) in spread.iter().enumerate() {
+        for (j, text) in [" ", ""].into_iter().enumerate() {
+            let version = 100_000 + (2 * k + j) as i64;
+            let end = if text.is_empty() { c + 1 } else { c };
+            let change = json!({"range": {"start": {"line": line, "character": c}, "end": {"line": line, "character": end}}, "text": text});
+            let t = Instant::now();
+            lsp.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
+            );
+            lsp.diagnostics(version);
+            across.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
     // The anchor, in the same run: the same kind of keystroke on a top-level line (the
     // first import), which no session can follow, so every edit is analysed in full.
     let top = lines
@@ -264,7 +289,7 @@ fn main() {
     let top_col = lines[top].encode_utf16().count() as u32;
     let mut full = Vec::new();
     for i in 0..(edits / 4).max(4) {
-        let version = (edits + i) as i64 + 2;
+        let version = 200_000 + i as i64;
         let change = if i % 2 == 0 {
             json!({"range": {"start": {"line": top, "character": top_col}, "end": {"line": top, "character": top_col}}, "text": " "})
         } else {
@@ -328,6 +353,16 @@ fn main() {
         percentile(&sorted, 0.95),
         sorted[0],
         sorted[sorted.len() - 1]
+    );
+    let mut across_sorted = across.clone();
+    across_sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!(
+        "the same keystroke in each of the {} forwards ({} edits): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        spread.len(),
+        across_sorted.len(),
+        percentile(&across_sorted, 0.5),
+        percentile(&across_sorted, 0.95),
+        across_sorted[across_sorted.len() - 1]
     );
     let mut full_sorted = full.clone();
     full_sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
