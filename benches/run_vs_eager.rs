@@ -155,7 +155,7 @@ fn main() {
         let xs = exec::prepare_inputs(g, &run_opts).expect("inputs");
         // The traced graph and the graph after the pass pipeline (inference mode), each timed
         // the same way: the ratio between them is what fusion buys.
-        let mut optimized = g.clone();
+        let mut optimized = staticfx::analysis::GraphResult::clone(g);
         let passes = staticfx::passes::PassOptions {
             inference: true,
             ..Default::default()

@@ -202,7 +202,7 @@ fn run_case(case: &Value, tv_root: Option<&Path>) -> Option<Outcome> {
     assert_eq!(got, want, "{id}: output names");
     let (rel, abs) = max_rel(&result.outputs, &expected, &id);
 
-    let mut optimized = graph.clone();
+    let mut optimized = staticfx::analysis::GraphResult::clone(graph);
     let passes = staticfx::passes::PassOptions {
         inference: true,
         validate: true,

@@ -282,7 +282,7 @@ fn fused_targets_match_the_unfused_graph() {
         ..Default::default()
     };
     let plain = exec::run_graph(&a.graphs[0], &run_opts).unwrap();
-    let g = &mut a.graphs[0].graph;
+    let g = &mut std::sync::Arc::make_mut(&mut a.graphs[0]).graph;
     let id = |g: &staticfx::graph::Graph, n: &str| g.by_name(n).unwrap();
     let fuse = |g: &mut staticfx::graph::Graph,
                 at: &str,
@@ -354,7 +354,7 @@ fn fused_targets_match_the_unfused_graph() {
     }
     // An unknown fused activation is an error naming the node.
     fuse(
-        &mut a.graphs[0].graph,
+        &mut std::sync::Arc::make_mut(&mut a.graphs[0]).graph,
         "head_2",
         "staticfx.fused.linear_act",
         vec![Arg::Node(h0)],

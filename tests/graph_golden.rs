@@ -25,7 +25,7 @@ fn text(a: &FileAnalysis) -> String {
     let mut out: String = a
         .graphs
         .iter()
-        .map(staticfx::render::text::render)
+        .map(|g| staticfx::render::text::render(g))
         .collect::<Vec<_>>()
         .join("\n");
     let mut diags: Vec<String> = a

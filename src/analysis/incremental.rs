@@ -8,10 +8,15 @@
 //! the classes whose last analysis called that function. The other classes keep their
 //! graphs, with spans moved past the edit.
 //!
+//! Two versions of the file live in the project: the *base*, which the module was evaluated
+//! from (functions never edited run from it), and the *live* slot, which always holds the
+//! newest text: edited functions run from it and every kept span is in its coordinates, so
+//! a class the edit does not reach is handed out again as it was.
+//!
 //! Whatever else changes — text outside a function body, a signature or decorator, a
 //! `yield` appearing, a function the top level itself calls, a syntax error that spills
-//! out of the body — gets a full analysis, as does every [`MAX_VERSIONS`]th edit (each
-//! version's text is kept while values built from it live).
+//! out of the body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the
+//! base are carried through every edit since).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -24,12 +29,12 @@ use super::{trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult}
 use crate::diagnostics::{codes, Diagnostic};
 use crate::eval::value::ModuleNs;
 use crate::eval::{contains_yield, find_node, Interp};
-use crate::semantic::{FileId, Project};
+use crate::semantic::{FileId, Project, SourceFile};
 use crate::syntax::queries::{top_level_class_sites, ClassSite};
 use crate::syntax::Span;
 
 /// Edits served incrementally before the session starts over.
-pub const MAX_VERSIONS: usize = 64;
+pub const MAX_EDITS: usize = 256;
 
 /// A function's identity: the file version and span of its definition when its value was
 /// made.
@@ -100,16 +105,20 @@ struct Unit {
     key: FnKey,
     /// Its definition's span in the newest version.
     now: Span,
+    /// Whether an edit redirected it to the live text.
+    redirected: bool,
 }
 
 struct ClassEntry {
-    /// In the newest version's coordinates.
-    graph: Option<GraphResult>,
+    /// In the live file's coordinates; shared with the analyses handed out.
+    graph: Option<Arc<GraphResult>>,
     diagnostics: Vec<Diagnostic>,
     /// Every function the class's construction and trace called.
     touched: HashSet<FnKey>,
     /// Evaluation steps the class took (the budget is shared by the whole file).
     steps: u64,
+    /// The furthest live-file offset the entry refers to: an edit after it moves nothing.
+    reach: usize,
 }
 
 /// The kept state of one file's analysis. Holds `Rc` values: it lives on one thread.
@@ -118,19 +127,24 @@ pub struct Session {
     path: PathBuf,
     opts: GraphOptions,
     ns: Rc<ModuleNs>,
-    /// The file's versions, oldest (the one the module was evaluated from) first;
-    /// `edits[i]` leads from `versions[i]` to `versions[i + 1]`.
-    versions: Vec<FileId>,
+    /// The version the module was evaluated from.
+    base: FileId,
+    /// The slot holding the newest text.
+    live: FileId,
+    /// The edits from the base to the newest text, in order.
     edits: Vec<Edit>,
     units: Vec<Unit>,
     /// Functions the top level called: editing one of them changes what it built.
     top_touched: HashSet<FnKey>,
     /// Evaluation steps the top level took.
     top_steps: u64,
-    /// The top level's diagnostics other than syntax errors, in the newest coordinates.
+    /// The top level's diagnostics other than syntax errors, in live coordinates.
     top_diagnostics: Vec<Diagnostic>,
-    /// Class sites of the first version (the module's classes were built from it).
+    /// Class sites of the base (the module's classes were built from it).
     sites: Vec<ClassSite>,
+    /// Class spans in the live file: a class ending where text was inserted may have grown,
+    /// which only the tree can tell.
+    live_spans: Vec<Option<Span>>,
     classes: Vec<ClassEntry>,
     /// False when the full analysis ran out of budget: what a class saw then depended on
     /// the others, so no part of it can be reused.
@@ -145,7 +159,7 @@ impl Session {
         opts: &GraphOptions,
     ) -> Result<(Session, FileAnalysis), AnalysisError> {
         let project = Arc::new(project);
-        let file = project
+        let base = project
             .load_path(path)
             .map_err(|source| AnalysisError::Io {
                 path: path.to_path_buf(),
@@ -155,17 +169,18 @@ impl Session {
         interp.reset_for_analysis(deadline(opts));
         interp.touched = Some(HashSet::new());
         let ns = interp
-            .load_module(file)
+            .load_module(base)
             .map_err(|e| AnalysisError::Entry(e.message))?;
         let top_touched = interp.touched.take().unwrap_or_default();
         let top_steps = interp.steps_used();
-        let source = project.file(file);
+        let source = project.file(base);
+        let live = project.add_alias(base);
         // The file's own syntax errors are reported from each version's text; the ones the
         // evaluator met in top-level statements stay with the top level.
-        let top_diagnostics: Vec<Diagnostic> = std::mem::take(&mut interp.diagnostics)
+        let mut top_diagnostics: Vec<Diagnostic> = std::mem::take(&mut interp.diagnostics)
             .into_iter()
             .filter(|d| {
-                !(d.file == file
+                !(d.file == base
                     && d.code == codes::SYNTAX_ERROR
                     && source
                         .syntax_errors
@@ -173,12 +188,18 @@ impl Session {
                         .any(|(span, msg)| *span == d.span && *msg == d.message))
             })
             .collect();
+        for d in &mut top_diagnostics {
+            if d.file == base {
+                d.file = live;
+            }
+        }
         let sites = top_level_class_sites(&source.tree, &source.text);
         let units = units_of(&source.tree)
             .into_iter()
             .map(|span| Unit {
-                key: (file, span),
+                key: (base, span),
                 now: span,
+                redirected: false,
             })
             .collect();
         let mut session = Session {
@@ -186,12 +207,14 @@ impl Session {
             path: path.to_path_buf(),
             opts: opts.clone(),
             ns,
-            versions: vec![file],
+            base,
+            live,
             edits: vec![],
             units,
             top_touched,
             top_steps,
             top_diagnostics,
+            live_spans: sites.iter().map(|s| Some(s.span)).collect(),
             sites,
             classes: vec![],
             reusable: true,
@@ -223,24 +246,22 @@ impl Session {
     /// not one a session can follow: the session is then spent, and the caller starts a
     /// new one.
     pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
-        if !self.reusable || self.versions.len() >= MAX_VERSIONS {
+        if !self.reusable || self.edits.len() >= MAX_EDITS {
             return None;
         }
         self.interp.limits.deadline = deadline(&self.opts);
         let project = self.interp.project.clone();
-        let current = *self.versions.last()?;
-        let old = project.file(current);
-        let new_id = project.add_version(current, text, tree);
-        let new = project.file(new_id);
+        let old = project.file(self.live);
+        let new = Arc::new(SourceFile::new(
+            old.path.clone(),
+            old.module.clone(),
+            text,
+            tree,
+        ));
         let Some(edit) = Edit::between(&old.text, &new.text) else {
-            // Same evaluated text (e.g. only a blanked line changed): nothing to trace.
-            self.versions.push(new_id);
-            self.edits.push(Edit {
-                start: 0,
-                old_end: 0,
-                new_end: 0,
-            });
-            self.move_classes_by_last_edit();
+            // The same text to evaluate (an edit inside a line blanked for a syntax error):
+            // only the syntax errors may differ.
+            project.replace_file(self.live, new);
             return Some(self.analysis());
         };
         let (unit, def_now) = self.edited_unit(&old.tree, &new.tree, edit)?;
@@ -248,18 +269,21 @@ impl Session {
         if self.top_touched.contains(&key) {
             return None;
         }
+        project.replace_file(self.live, new.clone());
+        self.edits.push(edit);
         for u in &mut self.units {
             u.now = edit.span(u.now);
         }
         // Typing at the end of the body's last line grows the definition; a span ending
         // exactly where text was inserted cannot tell, the new tree can.
         self.units[unit].now = def_now;
-        self.interp
-            .redirects
-            .insert(key, (new.clone(), new_id, def_now));
-        self.versions.push(new_id);
-        self.edits.push(edit);
-        self.move_classes_by_last_edit();
+        self.units[unit].redirected = true;
+        for u in self.units.iter().filter(|u| u.redirected) {
+            self.interp
+                .redirects
+                .insert(u.key, (new.clone(), self.live, u.now));
+        }
+        self.move_kept(edit, &new);
         for i in 0..self.classes.len() {
             if self.classes[i].touched.contains(&key) {
                 let others: u64 = self.top_steps
@@ -309,23 +333,39 @@ impl Session {
         fits.then(|| (i, Span::of(new_def)))
     }
 
-    /// Moves every kept result from the previous version's coordinates to the newest's.
-    fn move_classes_by_last_edit(&mut self) {
-        let n = self.versions.len();
-        let map = Mapper {
-            versions: &self.versions[n - 2..],
-            edits: &self.edits[n - 2..],
+    /// Moves what the session keeps past `edit`; `new` is the live file after it. Classes
+    /// that end before the edit are left alone, so their graphs stay shared.
+    fn move_kept(&mut self, edit: Edit, new: &SourceFile) {
+        let live = self.live;
+        let shift = |file: &mut FileId, span: &mut Span| {
+            if *file == live {
+                *span = edit.span(*span);
+            }
         };
         for d in &mut self.top_diagnostics {
-            map.diagnostic(d);
+            shift(&mut d.file, &mut d.span);
         }
-        for c in &mut self.classes {
+        let sites = top_level_class_sites(&new.tree, &new.text);
+        self.live_spans = (self.sites.iter().enumerate())
+            .map(|(i, base)| sites.get(i).filter(|s| s.name == base.name).map(|s| s.span))
+            .collect();
+        for (i, c) in self.classes.iter_mut().enumerate() {
             for d in &mut c.diagnostics {
-                map.diagnostic(d);
+                shift(&mut d.file, &mut d.span);
             }
-            if let Some(g) = &mut c.graph {
-                map.graph(g);
+            let Some(g) = &mut c.graph else { continue };
+            let class_span = self.live_spans[i];
+            if c.reach <= edit.start && class_span.is_none_or(|s| s == g.class_span) {
+                continue;
             }
+            let g = Arc::make_mut(g);
+            c.reach = for_each_span(g, live, |f, s| shift(f, s));
+            if let Some(span) = class_span {
+                g.class_span = span;
+            }
+            // The rules read only what the class ran, which did not change; the line
+            // numbers follow the text.
+            crate::breaks::locate(&self.interp.project, &mut g.breaks);
         }
     }
 
@@ -338,7 +378,7 @@ impl Session {
         self.interp.touched = Some(HashSet::new());
         let graph = trace_class(
             &mut self.interp,
-            self.versions[0],
+            self.base,
             &self.ns,
             &self.sites[i],
             &self.opts,
@@ -346,59 +386,69 @@ impl Session {
         let touched = self.interp.touched.take().unwrap_or_default();
         let steps = self.interp.steps_used().saturating_sub(spent);
         let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
-        let map = Mapper {
-            versions: &self.versions,
-            edits: &self.edits,
+        // Spans of functions never edited are in the base's coordinates, the others in the
+        // live file's already.
+        let (base, live, edits) = (self.base, self.live, &self.edits);
+        let to_live = |file: &mut FileId, span: &mut Span| {
+            if *file == base {
+                for e in edits {
+                    *span = e.span(*span);
+                }
+                *file = live;
+            }
         };
+        let mut reach = 0;
         for d in &mut diagnostics {
-            map.diagnostic(d);
+            to_live(&mut d.file, &mut d.span);
+            if d.file == live {
+                reach = reach.max(d.span.end);
+            }
         }
+        let class_span = self.live_spans[i];
         let graph = graph.map(|mut g| {
-            map.graph(&mut g);
+            reach = reach.max(for_each_span(&mut g, live, to_live));
+            if let Some(span) = class_span {
+                g.class_span = span;
+            }
             g.breaks = crate::breaks::annotate(&self.interp.project, &g);
-            g
+            Arc::new(g)
         });
         ClassEntry {
             graph,
             diagnostics,
             touched,
             steps,
+            reach,
         }
     }
 
-    /// The analysis of the newest version, as `analyze_in_project` reports it.
+    /// The analysis of the newest text, as `analyze_in_project` reports it.
     fn analysis(&mut self) -> FileAnalysis {
-        let file = *self.versions.last().expect("a version");
-        let source = self.interp.project.file(file);
+        let live = self.live;
+        let source = self.interp.project.file(live);
         self.interp.diagnostics.clear();
         for (span, msg) in &source.syntax_errors {
             self.interp
-                .note(file, *span, codes::SYNTAX_ERROR, msg.clone());
+                .note(live, *span, codes::SYNTAX_ERROR, msg.clone());
         }
         let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
         diagnostics.extend(self.top_diagnostics.iter().cloned());
-        // A class ending where text was inserted may have grown: its span comes from the tree.
-        let sites = top_level_class_sites(&source.tree, &source.text);
         let mut graphs = Vec::new();
-        for (i, c) in self.classes.iter_mut().enumerate() {
+        for c in &self.classes {
             diagnostics.extend(c.diagnostics.iter().cloned());
-            if let Some(g) = &mut c.graph {
-                if let Some(site) = sites.get(i).filter(|s| s.name == self.sites[i].name) {
-                    g.class_span = site.span;
-                }
-                // The rules read only what the class ran, which did not change; the line
-                // numbers follow the text.
-                crate::breaks::locate(&self.interp.project, &mut g.breaks);
-                graphs.push(g.clone());
-            }
+            graphs.extend(c.graph.clone());
         }
         FileAnalysis {
             project: self.interp.project.clone(),
-            file,
+            file: live,
             graphs,
             diagnostics,
         }
     }
+}
+
+fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
+    opts.time_limit.map(|d| std::time::Instant::now() + d)
 }
 
 /// The function definition starting at `start`.
@@ -434,10 +484,6 @@ fn next_code(def: Node) -> usize {
     }
 }
 
-fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
-    opts.time_limit.map(|d| std::time::Instant::now() + d)
-}
-
 /// Spans of the functions a module's top level defines: not inside another function or a
 /// lambda.
 fn units_of(tree: &Tree) -> Vec<Span> {
@@ -459,61 +505,53 @@ fn units_of(tree: &Tree) -> Vec<Span> {
     out
 }
 
-/// Rewrites spans of older versions of the file into the newest version's.
-struct Mapper<'a> {
-    versions: &'a [FileId],
-    edits: &'a [Edit],
-}
-
-impl Mapper<'_> {
-    fn at(&self, file: &mut FileId, span: &mut Span) {
-        let Some(k) = self.versions.iter().position(|v| v == file) else {
-            return;
-        };
-        for e in &self.edits[k..] {
-            *span = e.span(*span);
+/// Calls `f` on every (file, span) a graph holds, then returns the furthest offset in `live`
+/// it refers to.
+fn for_each_span(
+    g: &mut GraphResult,
+    live: FileId,
+    mut f: impl FnMut(&mut FileId, &mut Span),
+) -> usize {
+    let mut reach = 0;
+    let mut at = |file: &mut FileId, span: &mut Span| {
+        f(file, span);
+        if *file == live {
+            reach = reach.max(span.end);
         }
-        *file = *self.versions.last().expect("a version");
-    }
-
-    fn chain(&self, chain: &mut [(FileId, Span)]) {
-        for (f, s) in chain {
-            self.at(f, s);
-        }
-    }
-
-    fn diagnostic(&self, d: &mut Diagnostic) {
-        self.at(&mut d.file, &mut d.span);
-    }
-
-    fn graph(&self, g: &mut GraphResult) {
-        let mut file = g.file;
-        self.at(&mut file, &mut g.class_span);
-        g.file = file;
-        for n in g.graph.g.node_weights_mut() {
-            for o in n.origin.iter_mut().chain(n.fused_from.iter_mut()) {
-                self.at(&mut o.file, &mut o.span);
-                self.chain(&mut o.call_chain);
-            }
-        }
-        for r in &mut g.regions {
-            self.at(&mut r.file, &mut r.span);
-            self.chain(&mut r.call_chain);
-        }
-        for e in &mut g.events {
-            self.at(&mut e.file, &mut e.span);
-            self.chain(&mut e.call_chain);
-        }
-        if let Some(d) = &mut g.error {
-            self.diagnostic(d);
-        }
-        for b in &mut g.breaks {
-            self.at(&mut b.file, &mut b.span);
-            for (f, s, _) in &mut b.related {
-                self.at(f, s);
+    };
+    let mut file = g.file;
+    at(&mut file, &mut g.class_span);
+    g.file = file;
+    for n in g.graph.g.node_weights_mut() {
+        for o in n.origin.iter_mut().chain(n.fused_from.iter_mut()) {
+            at(&mut o.file, &mut o.span);
+            for (cf, cs) in &mut o.call_chain {
+                at(cf, cs);
             }
         }
     }
+    for r in &mut g.regions {
+        at(&mut r.file, &mut r.span);
+        for (cf, cs) in &mut r.call_chain {
+            at(cf, cs);
+        }
+    }
+    for e in &mut g.events {
+        at(&mut e.file, &mut e.span);
+        for (cf, cs) in &mut e.call_chain {
+            at(cf, cs);
+        }
+    }
+    if let Some(d) = &mut g.error {
+        at(&mut d.file, &mut d.span);
+    }
+    for b in &mut g.breaks {
+        at(&mut b.file, &mut b.span);
+        for (rf, rs, _) in &mut b.related {
+            at(rf, rs);
+        }
+    }
+    reach
 }
 
 #[cfg(test)]

@@ -211,7 +211,9 @@ fn module_tree(root: &Rc<crate::eval::value::Object>) -> Vec<ModuleSummary> {
 pub struct FileAnalysis {
     pub project: Arc<Project>,
     pub file: FileId,
-    pub graphs: Vec<GraphResult>,
+    /// Shared: the language server's session keeps the graphs of classes an edit did not
+    /// touch, and hands the same ones out again.
+    pub graphs: Vec<Arc<GraphResult>>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -281,7 +283,7 @@ pub fn analyze_in_project(
     Ok(FileAnalysis {
         project,
         file,
-        graphs,
+        graphs: graphs.into_iter().map(Arc::new).collect(),
         diagnostics,
     })
 }
@@ -800,6 +802,7 @@ pub fn optimize(
         .collect();
     let store = o.cache_dir.as_ref().map(cache::GraphCache::new);
     for r in a.graphs.iter_mut() {
+        let r = Arc::make_mut(r);
         if o.no_passes {
             r.passes = Some(vec![]);
             continue;

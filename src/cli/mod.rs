@@ -154,13 +154,13 @@ fn run(cli: Cli) -> ExitCode {
                         GraphFormat::Text => a
                             .graphs
                             .iter()
-                            .map(crate::render::text::render)
+                            .map(|g| crate::render::text::render(g))
                             .collect::<Vec<_>>()
                             .join("\n"),
                         GraphFormat::Dot => a
                             .graphs
                             .iter()
-                            .map(crate::render::dot::render)
+                            .map(|g| crate::render::dot::render(g))
                             .collect::<Vec<_>>()
                             .join("\n"),
                         GraphFormat::Json => crate::render::json::render(&a.project, &a.graphs),

@@ -71,7 +71,7 @@ pub fn run(args: RunArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    let mut graph = graph.clone();
+    let mut graph = analysis::GraphResult::clone(graph);
     if !args.no_optimize {
         let passes = crate::passes::PassOptions {
             inference: true,

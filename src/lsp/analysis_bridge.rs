@@ -102,7 +102,7 @@ pub struct GraphView {
     pub nodes: Vec<NodeView>,
     pub modules: Vec<ModuleSummary>,
     /// The traced graph itself, for on-demand work (the optimized graph).
-    pub traced: GraphResult,
+    pub traced: Arc<GraphResult>,
     file: FileId,
 }
 
@@ -117,7 +117,7 @@ impl GraphView {
     /// DOT of the graph after the pass pipeline (`text` is the analysed document's), and how
     /// many nodes the passes removed.
     pub fn optimized_dot(&self, text: &str) -> Result<(String, usize), String> {
-        let mut r = self.traced.clone();
+        let mut r = GraphResult::clone(&self.traced);
         let before = r.graph.len();
         analysis::optimize_graph(&mut r, &Default::default()).map_err(|e| e.to_string())?;
         let lines = LineStarts::new(text);
@@ -479,7 +479,7 @@ impl<'t> LineStarts<'t> {
     }
 }
 
-fn graph_view(g: GraphResult, file: FileId) -> GraphView {
+fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
     let nodes = g
         .graph
         .nodes()
@@ -597,7 +597,7 @@ pub fn run_graph(
         repeat: 1,
     };
     // The same graph `staticfx run` executes: optimized for inference.
-    let mut g = g.clone();
+    let mut g = GraphResult::clone(g);
     let passes = crate::passes::PassOptions {
         inference: true,
         ..Default::default()

@@ -143,7 +143,7 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
     })
 }
 
-pub fn render(project: &Project, results: &[GraphResult]) -> String {
+pub fn render(project: &Project, results: &[std::sync::Arc<GraphResult>]) -> String {
     let v = json!({ "graphs": results.iter().map(|r| graph_json(project, r)).collect::<Vec<_>>() });
     serde_json::to_string_pretty(&v).expect("json")
 }

@@ -222,20 +222,20 @@ impl Project {
         Ok(id)
     }
 
-    /// Registers a newer text of a loaded file under a new id, leaving module resolution on
-    /// the first: the language server's incremental session (`analysis::incremental`) runs
-    /// edited function bodies from it while the module itself stays as first evaluated.
-    pub fn add_version(&self, of: FileId, text: Arc<str>, tree: Option<Tree>) -> FileId {
-        let first = self.file(of);
-        let file = Arc::new(SourceFile::new(
-            first.path.clone(),
-            first.module.clone(),
-            text,
-            tree,
-        ));
+    /// A second id for a loaded file, to be moved to newer versions with `replace_file` while
+    /// the first keeps the version the module was evaluated from (the language server's
+    /// incremental session, `analysis::incremental`).
+    pub fn add_alias(&self, of: FileId) -> FileId {
+        let file = self.file(of);
         let mut files = self.files.write().unwrap();
         files.push(file);
         files.len() - 1
+    }
+
+    /// Puts a newer version of a file in the slot `id` (the incremental session's live copy;
+    /// values built from the old version hold their own reference to it).
+    pub fn replace_file(&self, id: FileId, file: Arc<SourceFile>) {
+        self.files.write().unwrap()[id] = file;
     }
 
     /// Finds the file of a dotted module name inside the root: `a/b.py` or `a/b/__init__.py`.
