@@ -18,7 +18,7 @@ use ndarray::{Axis, IxDyn};
 use super::call::{Call, OpResult};
 use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
 use super::modules::hyper_value;
-use super::ops::{binary_values, conv2d_params, table};
+use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
 use crate::analysis::ModuleSummary;
 
@@ -159,8 +159,14 @@ fn matmul_add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
 }
 
 fn add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
-    let y = binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?;
-    apply(activation(ctx, c)?, y)
+    let act = activation(ctx, c)?;
+    // In place when the input is not used elsewhere, as the plain `add` does: the residual
+    // sums of ResNets otherwise allocate (and page-fault) a fresh tensor per block.
+    let y = match binary_inplace(c, k::BinaryOp::Add) {
+        Some(r) => r?,
+        None => binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?,
+    };
+    apply(act, y)
 }
 
 /// BatchNorm (inference statistics) folded into the preceding convolution's weight and

@@ -64,7 +64,7 @@ fn broadcasts_into(b: &[usize], a: &[usize]) -> bool {
 
 /// `a <op> b` written into `a`'s buffer when `a` is owned by this call alone and the result
 /// has `a`'s shape (the common residual `x + y` and scalar arithmetic).
-fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
+pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
     let f: fn(f32, f32) -> f32 = match op {
         BinaryOp::Add => |x, y| x + y,
         BinaryOp::Sub => |x, y| x - y,

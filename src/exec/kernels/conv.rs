@@ -193,7 +193,7 @@ impl Geom {
 
 /// Range of output positions `o` for which `o * stride + offset` falls in
 /// `0..len`, clipped to `0..out`.
-fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, usize) {
+pub(super) fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, usize) {
     let s = stride as isize;
     let lo = if offset < 0 {
         ((-offset) + s - 1) / s
@@ -391,18 +391,9 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32], parallel: bool) {
                     let srow = &plane[ih as usize * g.w..(ih as usize + 1) * g.w];
                     drow[..lo].fill(0.0);
                     drow[hi..].fill(0.0);
-                    let start = (lo * g.stride[1]) as isize + col_off;
-                    if g.stride[1] == 1 {
-                        let s = start as usize;
-                        drow[lo..hi].copy_from_slice(&srow[s..s + (hi - lo)]);
-                    } else {
-                        for (d, s) in drow[lo..hi]
-                            .iter_mut()
-                            .zip(srow[start as usize..].iter().step_by(g.stride[1]))
-                        {
-                            *d = *s;
-                        }
-                    }
+                    let start = ((lo * g.stride[1]) as isize + col_off) as usize;
+                    let run = &srow[start..start + (hi - lo - 1) * g.stride[1] + 1];
+                    strided_copy(&mut drow[lo..hi], run, g.stride[1]);
                 }
             }
         }
@@ -415,6 +406,29 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32], parallel: bool) {
         cols.chunks_mut(rows_per_channel)
             .enumerate()
             .for_each(fill_channel);
+    }
+}
+
+/// `dst[i] = run[i * stride]`, where `run` ends at the last element read.
+#[inline(always)]
+fn strided_copy(dst: &mut [f32], run: &[f32], stride: usize) {
+    match stride {
+        1 => dst.copy_from_slice(run),
+        2 => {
+            // A constant stride lets the compiler vectorise the gather with
+            // shuffles (`step_by` compiles to a scalar loop); the last
+            // element has no pair.
+            let (body, last) = dst.split_at_mut(dst.len() - 1);
+            for (d, c) in body.iter_mut().zip(run.chunks_exact(2)) {
+                *d = c[0];
+            }
+            last[0] = run[run.len() - 1];
+        }
+        _ => {
+            for (d, c) in dst.iter_mut().zip(run.chunks(stride)) {
+                *d = c[0];
+            }
+        }
     }
 }
 
@@ -585,22 +599,7 @@ fn depthwise_plane_body(
             if lo < hi {
                 let start = ((lo * s1) as isize + off) as usize;
                 let run = &srow[start..start + (hi - lo - 1) * s1 + 1];
-                let dst = &mut phase[lo..hi];
-                if s1 == 1 {
-                    dst.copy_from_slice(run);
-                } else if s1 == 2 {
-                    // A constant stride lets the compiler vectorise the
-                    // gather with shuffles; the last element has no pair.
-                    let (body, last) = dst.split_at_mut(dst.len() - 1);
-                    for (d, c) in body.iter_mut().zip(run.chunks_exact(2)) {
-                        *d = c[0];
-                    }
-                    last[0] = run[run.len() - 1];
-                } else {
-                    for (d, c) in dst.iter_mut().zip(run.chunks(s1)) {
-                        *d = c[0];
-                    }
-                }
+                strided_copy(&mut phase[lo..hi], run, s1);
             }
         }
     }

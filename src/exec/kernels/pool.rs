@@ -8,6 +8,7 @@
 
 use rayon::prelude::*;
 
+use super::conv::valid_range;
 use super::util::{contiguous_data, from_vec};
 use super::{KernelError, Result, Tensor};
 
@@ -210,30 +211,81 @@ fn max_pool2d_impl(op: &'static str, x: &Tensor, p: &MaxPool2dParams) -> Result<
     let [sh, sw] = p.stride;
     let [dh, dw] = p.dilation;
     let [ph, pw] = p.padding;
-    // Window taps inside the input: start at the first tap >= 0.
-    let taps = move |o: usize, s: usize, pad: usize, d: usize, k: usize, len: usize| {
-        let start = (o * s) as isize - pad as isize;
-        (0..k)
-            .map(move |i| start + (i * d) as isize)
-            .filter(move |&v| v >= 0 && (v as usize) < len)
-            .map(|v| v as usize)
-    };
-    map_planes(op, x, &lead, (h, w), (oh, ow), |src, oy, ox| {
-        let mut best = f32::NEG_INFINITY;
-        for iy in taps(oy, sh, ph, dh, kh, h) {
-            let row = &src[iy * w..(iy + 1) * w];
-            for ix in taps(ox, sw, pw, dw, kw, w) {
-                let v = row[ix];
-                if v > best || v.is_nan() {
-                    best = v;
-                    if v.is_nan() {
-                        return v;
+    let data = contiguous_data(x);
+    let planes: usize = lead.iter().product();
+    let mut out = vec![f32::NEG_INFINITY; planes * oh * ow];
+    // Row at a time: each in-range tap (ki, kj) folds a contiguous run of
+    // output columns against a strided run of one input row, a loop without
+    // per-element bounds tests that vectorises, where a per-output closure
+    // over filtered tap iterators did not.
+    let per_plane = |(i, dst): (usize, &mut [f32])| {
+        let src = &data[i * h * w..(i + 1) * h * w];
+        for (oy, acc) in dst.chunks_exact_mut(ow).enumerate() {
+            for ki in 0..kh {
+                let iy = (oy * sh + ki * dh) as isize - ph as isize;
+                if iy < 0 || iy >= h as isize {
+                    continue;
+                }
+                let row = &src[iy as usize * w..(iy as usize + 1) * w];
+                for kj in 0..kw {
+                    let off = (kj * dw) as isize - pw as isize;
+                    let (lo, hi) = valid_range(ow, sw, off, w);
+                    if lo == hi {
+                        continue;
                     }
+                    let start = ((lo * sw) as isize + off) as usize;
+                    max_into(
+                        &mut acc[lo..hi],
+                        &row[start..start + (hi - lo - 1) * sw + 1],
+                        sw,
+                    );
                 }
             }
         }
-        best
-    })
+    };
+    if oh * ow > 0 {
+        if out.len() >= 1 << 16 && planes > 1 {
+            out.par_chunks_mut(oh * ow).enumerate().for_each(per_plane);
+        } else {
+            out.chunks_mut(oh * ow).enumerate().for_each(per_plane);
+        }
+    }
+    let mut shape = lead.to_vec();
+    shape.extend([oh, ow]);
+    from_vec(op, &shape, out)
+}
+
+/// Max that lets NaN win, as torch's max pooling does.
+#[inline(always)]
+fn nan_max(a: f32, v: f32) -> f32 {
+    if v > a || v.is_nan() {
+        v
+    } else {
+        a
+    }
+}
+
+/// `acc[i] = nan_max(acc[i], run[i * stride])`, `run` ending at the last element read.
+fn max_into(acc: &mut [f32], run: &[f32], stride: usize) {
+    match stride {
+        1 => acc
+            .iter_mut()
+            .zip(run)
+            .for_each(|(a, &v)| *a = nan_max(*a, v)),
+        2 => {
+            // A constant stride vectorises; the last element has no pair.
+            let (body, last) = acc.split_at_mut(acc.len() - 1);
+            for (a, c) in body.iter_mut().zip(run.chunks_exact(2)) {
+                *a = nan_max(*a, c[0]);
+            }
+            last[0] = nan_max(last[0], run[run.len() - 1]);
+        }
+        _ => {
+            for (a, c) in acc.iter_mut().zip(run.chunks(stride)) {
+                *a = nan_max(*a, c[0]);
+            }
+        }
+    }
 }
 
 /// `F.avg_pool2d`, including PyTorch's treatment of windows that overhang
