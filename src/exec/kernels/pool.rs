@@ -8,7 +8,6 @@
 
 use rayon::prelude::*;
 
-use super::conv::valid_range;
 use super::util::{contiguous_data, from_vec};
 use super::{KernelError, Result, Tensor};
 
@@ -214,34 +213,36 @@ fn max_pool2d_impl(op: &'static str, x: &Tensor, p: &MaxPool2dParams) -> Result<
     let data = contiguous_data(x);
     let planes: usize = lead.iter().product();
     let mut out = vec![f32::NEG_INFINITY; planes * oh * ow];
-    // Row at a time: each in-range tap (ki, kj) folds a contiguous run of
-    // output columns against a strided run of one input row, a loop without
-    // per-element bounds tests that vectorises, where a per-output closure
-    // over filtered tap iterators did not.
+    // Output columns whose whole window row lies inside the input: there one
+    // loop over the columns folds all column taps (unrolled for the common
+    // 2- and 3-wide windows), with no bounds tests, so it vectorises; the
+    // few edge columns take the checked path. The per-output closure over
+    // filtered tap iterators this replaces cost more than the arithmetic.
+    let g = MaxGeom {
+        h,
+        w,
+        ow,
+        kh,
+        kw,
+        sh,
+        sw,
+        dh,
+        dw,
+        ph,
+        pw,
+        interior: (0, 0),
+    };
+    let interior = {
+        let lo = (0..ow).find(|&ox| g.col(ox, 0) >= 0).unwrap_or(ow);
+        let hi = (lo..ow)
+            .rev()
+            .find(|&ox| g.col(ox, kw - 1) < w as isize)
+            .map_or(lo, |ox| ox + 1);
+        (lo, hi)
+    };
+    let g = MaxGeom { interior, ..g };
     let per_plane = |(i, dst): (usize, &mut [f32])| {
-        let src = &data[i * h * w..(i + 1) * h * w];
-        for (oy, acc) in dst.chunks_exact_mut(ow).enumerate() {
-            for ki in 0..kh {
-                let iy = (oy * sh + ki * dh) as isize - ph as isize;
-                if iy < 0 || iy >= h as isize {
-                    continue;
-                }
-                let row = &src[iy as usize * w..(iy as usize + 1) * w];
-                for kj in 0..kw {
-                    let off = (kj * dw) as isize - pw as isize;
-                    let (lo, hi) = valid_range(ow, sw, off, w);
-                    if lo == hi {
-                        continue;
-                    }
-                    let start = ((lo * sw) as isize + off) as usize;
-                    max_into(
-                        &mut acc[lo..hi],
-                        &row[start..start + (hi - lo - 1) * sw + 1],
-                        sw,
-                    );
-                }
-            }
-        }
+        max_plane(&g, &data[i * h * w..(i + 1) * h * w], dst);
     };
     if oh * ow > 0 {
         if out.len() >= 1 << 16 && planes > 1 {
@@ -255,6 +256,87 @@ fn max_pool2d_impl(op: &'static str, x: &Tensor, p: &MaxPool2dParams) -> Result<
     from_vec(op, &shape, out)
 }
 
+/// Geometry of one max pooling, `interior` being the output columns whose
+/// window row lies wholly inside the input.
+#[derive(Clone, Copy)]
+struct MaxGeom {
+    h: usize,
+    w: usize,
+    ow: usize,
+    kh: usize,
+    kw: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+    ph: usize,
+    pw: usize,
+    interior: (usize, usize),
+}
+
+impl MaxGeom {
+    fn col(&self, ox: usize, kj: usize) -> isize {
+        (ox * self.sw + kj * self.dw) as isize - self.pw as isize
+    }
+}
+
+/// One plane of max pooling; on AVX2 machines with 8-lane vectors, as the
+/// strided window loads only vectorise (as shuffles) with AVX2.
+fn max_plane(g: &MaxGeom, src: &[f32], dst: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has just been checked to support AVX2.
+        unsafe { max_plane_avx2(g, src, dst) };
+        return;
+    }
+    max_plane_body(g, src, dst);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn max_plane_avx2(g: &MaxGeom, src: &[f32], dst: &mut [f32]) {
+    max_plane_body(g, src, dst);
+}
+
+#[inline(always)]
+fn max_plane_body(g: &MaxGeom, src: &[f32], dst: &mut [f32]) {
+    for (oy, acc) in dst.chunks_exact_mut(g.ow).enumerate() {
+        for ki in 0..g.kh {
+            let iy = (oy * g.sh + ki * g.dh) as isize - g.ph as isize;
+            if iy < 0 || iy >= g.h as isize {
+                continue;
+            }
+            let row = &src[iy as usize * g.w..(iy as usize + 1) * g.w];
+            let (lo, hi) = g.interior;
+            for ox in (0..lo).chain(hi..g.ow) {
+                for kj in 0..g.kw {
+                    let c = g.col(ox, kj);
+                    if c >= 0 && (c as usize) < g.w {
+                        acc[ox] = nan_max(acc[ox], row[c as usize]);
+                    }
+                }
+            }
+            if lo < hi {
+                let first = g.col(lo, 0) as usize;
+                let acc = &mut acc[lo..hi];
+                match (g.kw, g.sw, g.dw) {
+                    (2, 2, 1) => window_row::<2, 2>(acc, &row[first..]),
+                    (3, 2, 1) => window_row::<3, 2>(acc, &row[first..]),
+                    (3, 1, 1) => window_row::<3, 1>(acc, &row[first..]),
+                    _ => {
+                        for (j, a) in acc.iter_mut().enumerate() {
+                            let base = first + j * g.sw;
+                            for kj in 0..g.kw {
+                                *a = nan_max(*a, row[base + kj * g.dw]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Max that lets NaN win, as torch's max pooling does.
 #[inline(always)]
 fn nan_max(a: f32, v: f32) -> f32 {
@@ -265,26 +347,26 @@ fn nan_max(a: f32, v: f32) -> f32 {
     }
 }
 
-/// `acc[i] = nan_max(acc[i], run[i * stride])`, `run` ending at the last element read.
-fn max_into(acc: &mut [f32], run: &[f32], stride: usize) {
-    match stride {
-        1 => acc
-            .iter_mut()
-            .zip(run)
-            .for_each(|(a, &v)| *a = nan_max(*a, v)),
-        2 => {
-            // A constant stride vectorises; the last element has no pair.
-            let (body, last) = acc.split_at_mut(acc.len() - 1);
-            for (a, c) in body.iter_mut().zip(run.chunks_exact(2)) {
-                *a = nan_max(*a, c[0]);
-            }
-            last[0] = nan_max(last[0], run[run.len() - 1]);
+/// `acc[j] = max(acc[j], row[j·S .. j·S + K])` for windows that lie inside `row`.
+#[inline(always)]
+fn window_row<const K: usize, const S: usize>(acc: &mut [f32], row: &[f32]) {
+    if acc.is_empty() {
+        return;
+    }
+    // Cut to the exact extent once so the loop below needs no bounds tests.
+    let row = &row[..(acc.len() - 1) * S + K];
+    if K == S {
+        for (a, win) in acc.iter_mut().zip(row.chunks_exact(S)) {
+            *a = win.iter().fold(*a, |m, &v| nan_max(m, v));
         }
-        _ => {
-            for (a, c) in acc.iter_mut().zip(run.chunks(stride)) {
-                *a = nan_max(*a, c[0]);
-            }
+        return;
+    }
+    for (j, a) in acc.iter_mut().enumerate() {
+        let mut m = *a;
+        for k in 0..K {
+            m = nan_max(m, row[j * S + k]);
         }
+        *a = m;
     }
 }
 
