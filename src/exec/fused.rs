@@ -18,7 +18,7 @@ use ndarray::{Axis, IxDyn};
 use super::call::{Call, OpResult};
 use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
 use super::modules::hyper_value;
-use super::ops::{binary_values, table};
+use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
 use crate::analysis::ModuleSummary;
 
@@ -159,8 +159,14 @@ fn matmul_add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
 }
 
 fn add_act(ctx: &Ctx, c: &mut Call) -> OpResult {
-    let y = binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?;
-    apply(activation(ctx, c)?, y)
+    let act = activation(ctx, c)?;
+    // In place when the input is not used elsewhere, as the plain `add` does: the residual
+    // sums of ResNets otherwise allocate (and page-fault) a fresh tensor per block.
+    let y = match binary_inplace(c, k::BinaryOp::Add) {
+        Some(r) => r?,
+        None => binary_values(k::BinaryOp::Add, c.req(0, "input")?, c.req(1, "other")?)?,
+    };
+    apply(act, y)
 }
 
 /// BatchNorm (inference statistics) folded into the preceding convolution's weight and
@@ -253,8 +259,8 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
             return Err(format!("padding_mode={m:?} is not supported (only zeros)"));
         }
     }
-    let f = table().get(target).expect("conv op");
-    let y = f(&mut Call {
+    let act = activation(ctx, c)?;
+    let mut call = Call {
         args: vec![
             c.req(0, "input")?.clone(),
             RValue::F32(w2),
@@ -265,6 +271,21 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
             ctx.hyper(conv, "groups"),
         ],
         kwargs: vec![],
-    })?;
-    apply(activation(ctx, c)?, y)
+    };
+    if cm.class == "Conv2d" {
+        // The activation rides along in the convolution's output pass.
+        let p = conv2d_params(&call)?;
+        let y = k::conv2d_act(
+            call.tensor(0, "input")?,
+            call.tensor(1, "weight")?,
+            Some(call.tensor(2, "bias")?),
+            &p,
+            act.unwrap_or(Unary::Identity),
+        )
+        .map_err(|e| e.to_string())?;
+        return Ok(RValue::f32(y));
+    }
+    let f = table().get(target).expect("conv op");
+    let y = f(&mut call)?;
+    apply(act, y)
 }

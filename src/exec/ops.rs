@@ -64,7 +64,7 @@ fn broadcasts_into(b: &[usize], a: &[usize]) -> bool {
 
 /// `a <op> b` written into `a`'s buffer when `a` is owned by this call alone and the result
 /// has `a`'s shape (the common residual `x + y` and scalar arithmetic).
-fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
+pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
     let f: fn(f32, f32) -> f32 = match op {
         BinaryOp::Add => |x, y| x + y,
         BinaryOp::Sub => |x, y| x - y,
@@ -431,16 +431,21 @@ fn conv_padding<const N: usize>(c: &Call, i: usize) -> Result<ConvPadding<N>, St
     }
 }
 
-fn op_conv2d(c: &mut Call) -> OpResult {
-    let x = c.tensor(0, "input")?;
-    let w = c.tensor(1, "weight")?;
-    let b = c.opt_tensor(2, "bias")?;
-    let p = Conv2dParams {
+/// The stride, padding, dilation and groups of a `conv2d` call.
+pub(crate) fn conv2d_params(c: &Call) -> Result<Conv2dParams, String> {
+    Ok(Conv2dParams {
         stride: pair(&c.ints(3, "stride")?.unwrap_or(vec![1]), "stride")?,
         padding: conv_padding::<2>(c, 4)?,
         dilation: pair(&c.ints(5, "dilation")?.unwrap_or(vec![1]), "dilation")?,
         groups: usize_of(c.int(6, "groups", 1)?, "groups")?,
-    };
+    })
+}
+
+fn op_conv2d(c: &mut Call) -> OpResult {
+    let x = c.tensor(0, "input")?;
+    let w = c.tensor(1, "weight")?;
+    let b = c.opt_tensor(2, "bias")?;
+    let p = conv2d_params(c)?;
     t(k::conv2d(x, w, b.map(|b| &**b), &p).map_err(kerr)?)
 }
 

@@ -2,22 +2,84 @@
 //! dilation, groups), and their transposed forms.
 //!
 //! conv2d lowers each (image, group) pair to one GEMM over an im2col buffer,
-//! `out[g] (O/g × OH·OW) = W[g] (O/g × C/g·KH·KW) · cols (C/g·KH·KW × OH·OW)`,
-//! with the bias pre-loaded into the output so the GEMM accumulates onto it.
+//! `out[g] (O/g × OH·OW) = W[g] (O/g × C/g·KH·KW) · cols (C/g·KH·KW × OH·OW)`;
+//! bias and an optional activation (the fused `conv_bn_act`) are applied per
+//! output block right after its GEMM, while it is still in cache, instead of
+//! as separate passes over the whole output. The im2col buffer is kept per
+//! thread between calls: allocating megabytes per convolution costs page
+//! faults on every forward.
+//!
 //! Two shapes skip that route: 1×1 stride-1 unpadded convolutions use the
 //! input planes as the column matrix directly, and depthwise convolutions
 //! (one input channel per group) run a direct sliding-window loop, because
-//! their per-group GEMMs are too small to amortise matrixmultiply's packing.
+//! their per-group GEMMs are too small to amortise any GEMM's packing.
 //!
 //! conv1d and the transposed convolutions reuse the 2-D code with a unit
 //! height.
 
+use std::cell::Cell;
+
 use ndarray::{ArrayView2, ArrayViewMut2};
 use rayon::prelude::*;
 
-use super::linear::gemm_into;
+use super::elementwise::{unary_slice, Unary};
+use super::linear::{gemm_into, gemm_into_with};
 use super::util::{contiguous_data, from_vec};
 use super::{KernelError, Result, Tensor};
+
+/// Scratch buffers larger than this many elements are freed after use rather
+/// than kept for the next call.
+const SCRATCH_KEEP_MAX: usize = 1 << 24;
+
+thread_local! {
+    static SCRATCH: Cell<Vec<f32>> = const { Cell::new(Vec::new()) };
+}
+
+/// Runs `f` on this thread's scratch buffer, grown to `len`. Its contents are
+/// left over from earlier calls: `f` must write every element it reads.
+///
+/// The buffer is taken out of the thread-local rather than borrowed, because
+/// a rayon worker waiting inside a parallel GEMM may start another
+/// convolution task on the same thread; that task then just gets a fresh
+/// buffer.
+fn with_scratch<R>(len: usize, f: impl FnOnce(&mut [f32]) -> R) -> R {
+    let mut buf = SCRATCH.with(Cell::take);
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+    let r = f(&mut buf[..len]);
+    if buf.len() <= SCRATCH_KEEP_MAX {
+        SCRATCH.with(|s| s.set(buf));
+    }
+    r
+}
+
+/// Adds the bias of output channels `c0..` and applies `act` to a block of
+/// consecutive `l`-element channel planes.
+fn epilogue(
+    block: &mut [f32],
+    l: usize,
+    c0: usize,
+    bias: Option<&[f32]>,
+    act: Unary,
+    parallel: bool,
+) {
+    if bias.is_none() && act == Unary::Identity {
+        return;
+    }
+    let plane = |(i, p): (usize, &mut [f32])| {
+        if let Some(b) = bias {
+            let bv = b[c0 + i];
+            p.iter_mut().for_each(|v| *v += bv);
+        }
+        unary_slice(act, p);
+    };
+    if parallel && block.len() >= 1 << 15 {
+        block.par_chunks_mut(l).enumerate().for_each(plane);
+    } else {
+        block.chunks_mut(l).enumerate().for_each(plane);
+    }
+}
 
 /// The `padding=` argument of a convolution with `N` spatial dimensions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -131,7 +193,7 @@ impl Geom {
 
 /// Range of output positions `o` for which `o * stride + offset` falls in
 /// `0..len`, clipped to `0..out`.
-fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, usize) {
+pub(super) fn valid_range(out: usize, stride: usize, offset: isize, len: usize) -> (usize, usize) {
     let s = stride as isize;
     let lo = if offset < 0 {
         ((-offset) + s - 1) / s
@@ -165,7 +227,18 @@ pub fn conv2d(
     bias: Option<&Tensor>,
     p: &Conv2dParams,
 ) -> Result<Tensor> {
-    conv2d_impl("conv2d", x, weight, bias, p)
+    conv2d_impl("conv2d", x, weight, bias, p, Unary::Identity)
+}
+
+/// `act(F.conv2d(...))` in one pass over the output.
+pub fn conv2d_act(
+    x: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    p: &Conv2dParams,
+    act: Unary,
+) -> Result<Tensor> {
+    conv2d_impl("conv2d", x, weight, bias, p, act)
 }
 
 fn conv2d_impl(
@@ -174,6 +247,7 @@ fn conv2d_impl(
     weight: &Tensor,
     bias: Option<&Tensor>,
     p: &Conv2dParams,
+    act: Unary,
 ) -> Result<Tensor> {
     let unbatched = x.ndim() == 3;
     if x.ndim() != 4 && !unbatched {
@@ -283,9 +357,9 @@ fn conv2d_impl(
     let w_data = contiguous_data(weight);
     let b_data = bias.map(contiguous_data);
     let out = if g.cg() == 1 && g.groups > 1 {
-        depthwise(&g, &x_data, &w_data, b_data.as_deref())
+        depthwise(&g, &x_data, &w_data, b_data.as_deref(), act)
     } else {
-        im2col_conv(op, &g, &x_data, &w_data, b_data.as_deref())?
+        im2col_conv(op, &g, &x_data, &w_data, b_data.as_deref(), act)?
     };
     let shape: Vec<usize> = if unbatched {
         vec![g.c_out, g.oh, g.ow]
@@ -298,7 +372,7 @@ fn conv2d_impl(
 /// Fills `cols` (`C/g·KH·KW` rows of `OH·OW`) with the receptive fields of
 /// one image's group; rows are independent, so large buffers fill in
 /// parallel, one input channel per task.
-fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32]) {
+fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32], parallel: bool) {
     let l = g.oh * g.ow;
     let rows_per_channel = g.kh * g.kw * l;
     let fill_channel = |(c, chunk): (usize, &mut [f32])| {
@@ -317,23 +391,14 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32]) {
                     let srow = &plane[ih as usize * g.w..(ih as usize + 1) * g.w];
                     drow[..lo].fill(0.0);
                     drow[hi..].fill(0.0);
-                    let start = (lo * g.stride[1]) as isize + col_off;
-                    if g.stride[1] == 1 {
-                        let s = start as usize;
-                        drow[lo..hi].copy_from_slice(&srow[s..s + (hi - lo)]);
-                    } else {
-                        for (d, s) in drow[lo..hi]
-                            .iter_mut()
-                            .zip(srow[start as usize..].iter().step_by(g.stride[1]))
-                        {
-                            *d = *s;
-                        }
-                    }
+                    let start = ((lo * g.stride[1]) as isize + col_off) as usize;
+                    let run = &srow[start..start + (hi - lo - 1) * g.stride[1] + 1];
+                    strided_copy(&mut drow[lo..hi], run, g.stride[1]);
                 }
             }
         }
     };
-    if cols.len() >= 1 << 16 && g.cg() > 1 {
+    if parallel && cols.len() >= 1 << 16 && g.cg() > 1 {
         cols.par_chunks_mut(rows_per_channel)
             .enumerate()
             .for_each(fill_channel);
@@ -344,12 +409,36 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32]) {
     }
 }
 
+/// `dst[i] = run[i * stride]`, where `run` ends at the last element read.
+#[inline(always)]
+fn strided_copy(dst: &mut [f32], run: &[f32], stride: usize) {
+    match stride {
+        1 => dst.copy_from_slice(run),
+        2 => {
+            // A constant stride lets the compiler vectorise the gather with
+            // shuffles (`step_by` compiles to a scalar loop); the last
+            // element has no pair.
+            let (body, last) = dst.split_at_mut(dst.len() - 1);
+            for (d, c) in body.iter_mut().zip(run.chunks_exact(2)) {
+                *d = c[0];
+            }
+            last[0] = run[run.len() - 1];
+        }
+        _ => {
+            for (d, c) in dst.iter_mut().zip(run.chunks(stride)) {
+                *d = c[0];
+            }
+        }
+    }
+}
+
 fn im2col_conv(
     op: &'static str,
     g: &Geom,
     x: &[f32],
     w: &[f32],
     bias: Option<&[f32]>,
+    act: Unary,
 ) -> Result<Vec<f32>> {
     let (cg, og, l) = (g.cg(), g.og(), g.oh * g.ow);
     let kk = cg * g.kh * g.kw;
@@ -357,18 +446,17 @@ fn im2col_conv(
     if out.is_empty() {
         return Ok(out);
     }
-    if let Some(b) = bias {
-        for (plane, &bv) in out.chunks_exact_mut(l).zip(b.iter().cycle()) {
-            plane.fill(bv);
-        }
-    }
-    let beta = if bias.is_some() { 1.0 } else { 0.0 };
     let pointwise = g.kh == 1
         && g.kw == 1
         && g.stride == [1, 1]
         && g.pad == [0, 0]
         && g.oh == g.h
         && g.ow == g.w;
+    let tasks = g.n * g.groups;
+    // Several (image, group) products run side by side on rayon, each on one
+    // thread; a single one is split inside the GEMM instead.
+    let across_tasks = tasks > 1 && og * kk * l * tasks >= 1 << 20;
+    let inner_parallel = !across_tasks;
     let internal = |_| KernelError::invalid(op, &[g.n, g.c_in, g.h, g.w], "internal layout error");
     // Task t computes group t % groups of image t / groups; its output block
     // is contiguous because channels of one group are adjacent.
@@ -378,20 +466,22 @@ fn im2col_conv(
             &x[(img * g.c_in + grp * cg) * g.h * g.w..(img * g.c_in + (grp + 1) * cg) * g.h * g.w];
         let wg = ArrayView2::from_shape((og, kk), &w[grp * og * kk..(grp + 1) * og * kk])
             .map_err(internal)?;
-        let c = ArrayViewMut2::from_shape((og, l), out_block).map_err(internal)?;
+        let c = ArrayViewMut2::from_shape((og, l), &mut *out_block).map_err(internal)?;
         if pointwise {
             let cols = ArrayView2::from_shape((kk, l), planes).map_err(internal)?;
-            gemm_into(1.0, wg, cols, beta, c);
+            gemm_into_with(1.0, wg, cols, 0.0, c, inner_parallel);
         } else {
-            let mut buf = vec![0.0f32; kk * l];
-            im2col(g, planes, &mut buf);
-            let cols = ArrayView2::from_shape((kk, l), &buf[..]).map_err(internal)?;
-            gemm_into(1.0, wg, cols, beta, c);
+            with_scratch(kk * l, |buf| -> Result<()> {
+                im2col(g, planes, buf, inner_parallel);
+                let cols = ArrayView2::from_shape((kk, l), &*buf).map_err(internal)?;
+                gemm_into_with(1.0, wg, cols, 0.0, c, inner_parallel);
+                Ok(())
+            })?;
         }
+        epilogue(out_block, l, grp * og, bias, act, inner_parallel);
         Ok(())
     };
-    let tasks = g.n * g.groups;
-    if tasks > 1 && og * kk * l * tasks >= 1 << 20 {
+    if across_tasks {
         out.par_chunks_mut(og * l).enumerate().try_for_each(task)?;
     } else {
         out.chunks_mut(og * l).enumerate().try_for_each(task)?;
@@ -400,49 +490,29 @@ fn im2col_conv(
 }
 
 /// Direct convolution for one input channel per group, `O/g` outputs each.
-fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
+fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>, act: Unary) -> Vec<f32> {
     let (og, l) = (g.og(), g.oh * g.ow);
     let mut out = vec![0.0f32; g.n * g.c_out * l];
     if out.is_empty() {
         return out;
     }
+    let [s0, s1] = g.stride;
+    let [d0, d1] = g.dilation;
+    let dims = PadDims {
+        hp: (g.oh - 1) * s0 + (g.kh - 1) * d0 + 1,
+        pw: g.ow + (g.kw - 1) * d1 / s1,
+    };
     let plane_len = g.h * g.w;
     let per_plane = |(t, dst): (usize, &mut [f32])| {
         let (img, oc) = (t / g.c_out, t % g.c_out);
         let ic = oc / og;
         let src = &x[(img * g.c_in + ic) * plane_len..(img * g.c_in + ic + 1) * plane_len];
-        dst.fill(bias.map_or(0.0, |b| b[oc]));
         let taps = &w[oc * g.kh * g.kw..(oc + 1) * g.kh * g.kw];
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let wv = taps[ki * g.kw + kj];
-                let col_off = (kj * g.dilation[1]) as isize - g.pad[1] as isize;
-                let (lo, hi) = valid_range(g.ow, g.stride[1], col_off, g.w);
-                if lo == hi {
-                    continue;
-                }
-                let start = ((lo * g.stride[1]) as isize + col_off) as usize;
-                for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
-                    let ih = (oy * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
-                    if ih < 0 || ih >= g.h as isize {
-                        continue;
-                    }
-                    let srow = &src[ih as usize * g.w..(ih as usize + 1) * g.w];
-                    if g.stride[1] == 1 {
-                        for (d, s) in drow[lo..hi].iter_mut().zip(&srow[start..start + (hi - lo)]) {
-                            *d += wv * s;
-                        }
-                    } else {
-                        for (d, s) in drow[lo..hi]
-                            .iter_mut()
-                            .zip(srow[start..].iter().step_by(g.stride[1]))
-                        {
-                            *d += wv * s;
-                        }
-                    }
-                }
-            }
-        }
+        let b = bias.map_or(0.0, |b| b[oc]);
+        with_scratch(dims.hp * s1 * dims.pw, |pad| {
+            depthwise_plane(g, dims, src, taps, b, pad, dst);
+        });
+        unary_slice(act, dst);
     };
     if out.len() * g.kh * g.kw >= 1 << 18 {
         out.par_chunks_mut(l).enumerate().for_each(per_plane);
@@ -450,6 +520,115 @@ fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>) -> Vec<f32> {
         out.chunks_mut(l).enumerate().for_each(per_plane);
     }
     out
+}
+
+/// Rows (`hp`) and columns per stride phase (`pw`) of the padded plane that
+/// the output positions of a depthwise convolution reach.
+#[derive(Clone, Copy)]
+struct PadDims {
+    hp: usize,
+    pw: usize,
+}
+
+/// One output plane of a depthwise convolution, with the widest vectors the
+/// CPU has: the baseline x86-64 target only allows 4-lane SSE, and this loop
+/// is bound by arithmetic, not memory.
+fn depthwise_plane(
+    g: &Geom,
+    dims: PadDims,
+    src: &[f32],
+    taps: &[f32],
+    b: f32,
+    pad: &mut [f32],
+    dst: &mut [f32],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has just been checked to support AVX2.
+        unsafe { depthwise_plane_avx2(g, dims, src, taps, b, pad, dst) };
+        return;
+    }
+    depthwise_plane_body(g, dims, src, taps, b, pad, dst);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn depthwise_plane_avx2(
+    g: &Geom,
+    dims: PadDims,
+    src: &[f32],
+    taps: &[f32],
+    b: f32,
+    pad: &mut [f32],
+    dst: &mut [f32],
+) {
+    depthwise_plane_body(g, dims, src, taps, b, pad, dst);
+}
+
+/// Copies the input plane into a zero-padded scratch plane whose rows are
+/// split into `stride` phases (phase `r` holds padded columns `r, r + s,
+/// r + 2s, …`), so that every kernel tap then reads a contiguous,
+/// always-valid run of one phase row: the accumulation loops have no bounds
+/// juggling or strided loads, for any stride, padding and dilation.
+#[inline(always)]
+fn depthwise_plane_body(
+    g: &Geom,
+    dims: PadDims,
+    src: &[f32],
+    taps: &[f32],
+    b: f32,
+    pad: &mut [f32],
+    dst: &mut [f32],
+) {
+    let [s0, s1] = g.stride;
+    let [d0, d1] = g.dilation;
+    let pw = dims.pw;
+    for (rp, prow) in pad.chunks_exact_mut(s1 * pw).enumerate() {
+        let ih = rp as isize - g.pad[0] as isize;
+        if ih < 0 || ih >= g.h as isize {
+            prow.fill(0.0);
+            continue;
+        }
+        let srow = &src[ih as usize * g.w..(ih as usize + 1) * g.w];
+        for (r, phase) in prow.chunks_exact_mut(pw).enumerate() {
+            // Padded column j·s1 + r is input column j·s1 + r − pad.
+            let off = r as isize - g.pad[1] as isize;
+            let (lo, hi) = valid_range(pw, s1, off, g.w);
+            phase[..lo].fill(0.0);
+            phase[hi..].fill(0.0);
+            if lo < hi {
+                let start = ((lo * s1) as isize + off) as usize;
+                let run = &srow[start..start + (hi - lo - 1) * s1 + 1];
+                strided_copy(&mut phase[lo..hi], run, s1);
+            }
+        }
+    }
+    let pad: &[f32] = pad;
+    // Tap (ki, kj) of output row `oy` reads this run of a phase row.
+    let tap_row = move |oy: usize, ki: usize, kj: usize| {
+        let c = kj * d1;
+        let base = ((oy * s0 + ki * d0) * s1 + c % s1) * pw + c / s1;
+        &pad[base..base + g.ow]
+    };
+    for (oy, drow) in dst.chunks_exact_mut(g.ow).enumerate() {
+        drow.fill(b);
+        for ki in 0..g.kh {
+            let wr = &taps[ki * g.kw..(ki + 1) * g.kw];
+            if g.kw == 3 {
+                let (a0, a1, a2) = (tap_row(oy, ki, 0), tap_row(oy, ki, 1), tap_row(oy, ki, 2));
+                let (w0, w1, w2) = (wr[0], wr[1], wr[2]);
+                for (((d, &v0), &v1), &v2) in drow.iter_mut().zip(a0).zip(a1).zip(a2) {
+                    *d += w0 * v0 + w1 * v1 + w2 * v2;
+                }
+            } else {
+                for (kj, &wv) in wr.iter().enumerate() {
+                    for (d, &v) in drow.iter_mut().zip(tap_row(oy, ki, kj)) {
+                        *d += wv * v;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Inserts a unit height so that 1-D inputs can run through the 2-D code.
@@ -510,7 +689,7 @@ pub fn conv1d(
         dilation: [1, p.dilation],
         groups: p.groups,
     };
-    let y = conv2d_impl(OP, &x4, &w4, bias, &p2)
+    let y = conv2d_impl(OP, &x4, &w4, bias, &p2, Unary::Identity)
         .map_err(|e| rename_shapes(e, x.shape(), weight.shape()))?;
     drop_unit_height(OP, y)
 }
@@ -856,6 +1035,55 @@ mod tests {
             let want = naive_conv2d(&x, &w, Some(&b), s, pd, d, groups);
             assert_close_f32(&format!("{p:?}"), &got, &want, 1e-5);
         }
+    }
+
+    #[test]
+    fn depthwise_and_fused_activation_match_naive_loops() {
+        // The depthwise kernel has its own path for 3-wide kernels and for
+        // stride 2; each is checked with odd and even padding, a second
+        // image and a channel multiplier. The tolerance is above the 1e-5
+        // of the test above because these inputs cancel more: the third
+        // config reaches 2.4e-5 here, and 2.5e-5 with the taps summed one by
+        // one in f32 as the previous kernel did, so it is f32 rounding of a
+        // 9-term sum, not a kernel error (which would show as O(1)).
+        // stride, padding, dilation, kernel (h, w), c, o
+        type Config = ([usize; 2], [usize; 2], [usize; 2], [usize; 2], usize, usize);
+        let configs: &[Config] = &[
+            ([1, 1], [1, 1], [1, 1], [3, 3], 4, 4),
+            ([2, 2], [1, 1], [1, 1], [3, 3], 4, 4),
+            ([2, 2], [0, 2], [1, 1], [3, 3], 3, 6),
+            ([1, 2], [2, 2], [2, 1], [5, 5], 3, 3),
+            ([3, 3], [1, 2], [1, 2], [3, 3], 2, 4),
+            ([2, 1], [0, 0], [1, 1], [1, 4], 2, 2),
+        ];
+        for &(s, pd, d, [kh, kw], c, o) in configs {
+            let x = arange(&[2, c, 10, 13]).mapv(|v| (v * 0.731).sin());
+            let w = arange(&[o, 1, kh, kw]).mapv(|v| (v * 0.377).cos());
+            let b = arange(&[o]).mapv(|v| v * 0.1 - 0.2);
+            let p = Conv2dParams {
+                stride: s,
+                padding: ConvPadding::Explicit(pd),
+                dilation: d,
+                groups: c,
+            };
+            let want = naive_conv2d(&x, &w, Some(&b), s, pd, d, c);
+            let got = conv2d(&x, &w, Some(&b), &p).unwrap();
+            assert_close_f32(&format!("{p:?} {kh}x{kw}"), &got, &want, 5e-5);
+            let got = conv2d_act(&x, &w, Some(&b), &p, Unary::Relu6).unwrap();
+            let want6 = want.mapv(|v| v.clamp(0.0, 6.0));
+            assert_close_f32(&format!("relu6 {p:?} {kh}x{kw}"), &got, &want6, 5e-5);
+        }
+        // The GEMM route applies bias and activation after its product.
+        let x = arange(&[2, 3, 9, 8]).mapv(|v| (v * 0.531).sin());
+        let w = arange(&[5, 3, 3, 3]).mapv(|v| (v * 0.277).cos());
+        let b = arange(&[5]).mapv(|v| v * 0.3 - 0.5);
+        let p = Conv2dParams {
+            padding: ConvPadding::Explicit([1, 1]),
+            ..Default::default()
+        };
+        let want = naive_conv2d(&x, &w, Some(&b), [1, 1], [1, 1], [1, 1], 1).mapv(|v| v.max(0.0));
+        let got = conv2d_act(&x, &w, Some(&b), &p, Unary::Relu).unwrap();
+        assert_close_f32("conv2d_act relu", &got, &want, 5e-5);
     }
 
     #[test]

@@ -688,6 +688,24 @@ pub fn unary_inplace(op: Unary, x: &mut Tensor) {
     }
 }
 
+/// Applies a unary op to a slice on the calling thread: the epilogue of
+/// kernels that already split their output across threads and want the
+/// activation while each block is still in cache.
+pub(crate) fn unary_slice(op: Unary, s: &mut [f32]) {
+    fn map(s: &mut [f32], f: impl Fn(f32) -> f32) {
+        s.iter_mut().for_each(|v| *v = f(*v));
+    }
+    match op {
+        Unary::Identity => {}
+        Unary::Relu => map(s, relu_scalar),
+        Unary::Relu6 => map(s, |v| clamp_scalar(v, Some(0.0), Some(6.0))),
+        Unary::Gelu(GeluApproximate::None) => map(s, gelu_erf),
+        Unary::Gelu(GeluApproximate::Tanh) => map(s, gelu_tanh),
+        Unary::Clamp { min, max } => map(s, move |v| clamp_scalar(v, min, max)),
+        other => map(s, |v| other.apply(v)),
+    }
+}
+
 /// Below this many elements a map is not worth handing to rayon.
 const PARALLEL_MIN_ELEMENTS: usize = 1 << 15;
 

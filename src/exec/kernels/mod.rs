@@ -129,8 +129,8 @@ impl KernelError {
 }
 
 pub use conv::{
-    conv1d, conv2d, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams, ConvPadding,
-    ConvTranspose2dParams,
+    conv1d, conv2d, conv2d_act, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams,
+    ConvPadding, ConvTranspose2dParams,
 };
 pub use elementwise::{
     abs, add, binary, binary_scalar, broadcast_shapes, clamp, div, dropout, elu, eq, erf, exp, ge,
