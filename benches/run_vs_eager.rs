@@ -21,6 +21,10 @@ use serde_json::{json, Value};
 use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
 use staticfx::exec::{self, Program, RunOptions};
 
+// The allocator of the `staticfx` binary (src/main.rs), so the timings are what `run` gets.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 struct Case {
     id: &'static str,
     /// `fixture` (tests/fixtures/models) or `torchvision`.
