@@ -1,9 +1,9 @@
 //! Matrix products: `matmul` with torch's broadcasting, `bmm`, `addmm`,
 //! `linear` and a fused `linear_act`.
 //!
-//! All products go through `gemm_into`, i.e. ndarray's `general_mat_mul`
-//! (matrixmultiply) on 2-D views, which accepts arbitrary strides, so
-//! transposed weights are never copied.
+//! All products go through `gemm_into` on 2-D views (the `gemm` crate, see
+//! there), which accepts arbitrary strides, so transposed weights are never
+//! copied.
 
 use ndarray::{ArrayView2, ArrayViewMut2, Ix2, IxDyn};
 use rayon::prelude::*;
