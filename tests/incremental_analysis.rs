@@ -2,6 +2,8 @@
 //! session's analysis must equal a fresh full analysis of the same text — findings (codes,
 //! spans, messages, call chains, fixes) and graphs (nodes, shapes, origins, regions, breaks).
 
+mod rng;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +12,8 @@ use staticfx::analysis::{analyze_in_project, FileAnalysis, GraphOptions};
 use staticfx::lsp::analysis_bridge::diagnostics_for;
 use staticfx::semantic::{FileId, Project};
 use staticfx::syntax::Span;
+
+use rng::Rng;
 
 fn project(root: &Path, path: &Path, text: &str) -> Project {
     let mut p = Project::new(root);
@@ -227,22 +231,6 @@ fn crlf_text_edits_match_a_full_analysis() {
         },
     ];
     on_big_stack(move || run_cases(&root, &path, &text, &cases));
-}
-
-/// xorshift: a fixed sequence of edits, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Random typing: bursts of keystrokes (code-like snippets, backspaces) at random places of

@@ -2,8 +2,10 @@
 //! random edits after which the server's text (and tree) equal the client's.
 
 mod lsp_support;
+mod rng;
 
 use lsp_support::TestClient;
+use rng::Rng;
 use serde_json::{json, Value};
 
 const URI: &str = "file:///tmp/staticfx-edits/model.py";
@@ -52,20 +54,6 @@ fn offset(text: &str, rng: &mut Rng) -> usize {
         o -= 1;
     }
     o
-}
-
-/// xorshift: deterministic without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 const PIECES: &[&str] = &[

@@ -246,9 +246,7 @@ impl Kept {
             if path == self.session.path() || overlaid.contains(&&path) {
                 continue;
             }
-            let now = std::fs::metadata(&path)
-                .ok()
-                .and_then(|m| Some((m.modified().ok()?, m.len())));
+            let now = crate::semantic::project::disk_stamp(&path);
             match self.stamps.get(&path) {
                 Some(seen) if *seen != now => return false,
                 Some(_) => {}

@@ -71,7 +71,9 @@ pub struct CachedFile {
     stamp: Option<(std::time::SystemTime, u64)>,
 }
 
-fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+/// A file's modification time and length: what a cached parse or evaluation of it is
+/// checked against.
+pub fn disk_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     let m = std::fs::metadata(path).ok()?;
     Some((m.modified().ok()?, m.len()))
 }
