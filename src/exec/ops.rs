@@ -548,22 +548,32 @@ fn op_group_norm(c: &mut Call) -> OpResult {
     t(k::group_norm(x, g, w.map(|a| &**a), b.map(|a| &**a), eps).map_err(kerr)?)
 }
 
+/// The window arguments the 2-D pools share: `kernel_size`, `stride` (None when absent or
+/// empty: the pool's default, the kernel) and `padding`.
+type Window2d = ([usize; 2], Option<[usize; 2]>, [usize; 2]);
+
+fn pool2d_window(c: &Call) -> Result<Window2d, String> {
+    let kernel = pair(
+        &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
+        "kernel_size",
+    )?;
+    let stride = match c.ints(2, "stride")? {
+        Some(s) if !s.is_empty() => Some(pair(&s, "stride")?),
+        _ => None,
+    };
+    let padding = pair(&c.ints(3, "padding")?.unwrap_or(vec![0]), "padding")?;
+    Ok((kernel, stride, padding))
+}
+
 fn op_max_pool2d(c: &mut Call) -> OpResult {
     if c.bool(6, "return_indices", false)? {
         return Err("max_pool2d with return_indices=True is not supported".into());
     }
     let x = c.tensor(0, "input")?;
-    let kernel = pair(
-        &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
-        "kernel_size",
-    )?;
+    let (kernel, stride, padding) = pool2d_window(c)?;
     let mut p = k::MaxPool2dParams::new(kernel);
-    if let Some(s) = c.ints(2, "stride")? {
-        if !s.is_empty() {
-            p.stride = pair(&s, "stride")?;
-        }
-    }
-    p.padding = pair(&c.ints(3, "padding")?.unwrap_or(vec![0]), "padding")?;
+    p.stride = stride.unwrap_or(p.stride);
+    p.padding = padding;
     p.dilation = pair(&c.ints(4, "dilation")?.unwrap_or(vec![1]), "dilation")?;
     p.ceil_mode = c.bool(5, "ceil_mode", false)?;
     t(k::max_pool2d(x, &p).map_err(kerr)?)
@@ -571,17 +581,10 @@ fn op_max_pool2d(c: &mut Call) -> OpResult {
 
 fn op_avg_pool2d(c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
-    let kernel = pair(
-        &c.ints(1, "kernel_size")?.ok_or("missing kernel_size")?,
-        "kernel_size",
-    )?;
+    let (kernel, stride, padding) = pool2d_window(c)?;
     let mut p = k::AvgPool2dParams::new(kernel);
-    if let Some(s) = c.ints(2, "stride")? {
-        if !s.is_empty() {
-            p.stride = pair(&s, "stride")?;
-        }
-    }
-    p.padding = pair(&c.ints(3, "padding")?.unwrap_or(vec![0]), "padding")?;
+    p.stride = stride.unwrap_or(p.stride);
+    p.padding = padding;
     p.ceil_mode = c.bool(4, "ceil_mode", false)?;
     p.count_include_pad = c.bool(5, "count_include_pad", true)?;
     p.divisor_override = c
