@@ -18,12 +18,14 @@
 //! bit for bit), they are written to a temporary safetensors file and loaded through the
 //! normal `--weights` path.
 
+mod input_specs;
+
+use input_specs::inputs_of;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use staticfx::analysis::{analyze_file, optimize_graph, GraphOptions, InputSpec};
+use staticfx::analysis::{analyze_file, optimize_graph, GraphOptions};
 use staticfx::exec::{self, weights, HostTensor, RunOptions};
-use staticfx::shapes::DType;
 
 /// Relative to each output's largest magnitude, f32 throughout.
 const REL_TOL: f64 = 1e-4;
@@ -92,23 +94,6 @@ fn det_fill(modules: &[staticfx::analysis::ModuleSummary], seed: u64) -> Vec<(St
                 HostTensor::I64(ndarray::ArrayD::zeros(shape))
             };
             (e.name, t)
-        })
-        .collect()
-}
-
-fn inputs_of(v: &Value) -> Vec<InputSpec> {
-    v.as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, spec)| InputSpec {
-            name: name.clone(),
-            shape: spec["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect(),
-            dtype: DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
         })
         .collect()
 }

@@ -4,11 +4,13 @@
 //! holding the `torchvision/` package; `.ci/run` unzips the wheel there). Under CI they are
 //! mandatory; locally they are skipped with a message when the variable is unset.
 
+mod input_specs;
+
+use input_specs::inputs_of;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
-use staticfx::shapes::DType;
 
 struct Case {
     id: String,
@@ -27,23 +29,6 @@ fn read_json(p: &Path) -> Value {
         &std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display())),
     )
     .unwrap()
-}
-
-fn inputs_of(v: &Value) -> Vec<InputSpec> {
-    v.as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, spec)| InputSpec {
-            name: name.clone(),
-            shape: spec["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect(),
-            dtype: DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
-        })
-        .collect()
 }
 
 /// The fields compared: torch.fx's name, opcode, target, and the shape/dtype ShapeProp records.
