@@ -344,3 +344,34 @@ fn dot_output_parses_with_graphviz() {
     }
     assert!(checked >= 12, "checked {checked} graphs");
 }
+
+/// The README's first command (`cargo run --release -- graph examples/…`) runs on the bundled
+/// example, read from the README itself so the two cannot drift apart.
+#[test]
+fn readme_main_command_runs_on_the_bundled_example() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("cargo run --release -- "))
+        .expect("the README's main command");
+    let args: Vec<&str> = line["cargo run --release -- ".len()..]
+        .split_whitespace()
+        .collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_staticfx"))
+        .current_dir(&root)
+        .args(&args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "`{line}` failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Graph: SimpleNet.forward"), "{stdout}");
+    assert!(
+        stdout.contains("fc2: call_module[fc2](relu)  # [1, 10] float32"),
+        "{stdout}"
+    );
+}
