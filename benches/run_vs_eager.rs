@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! scripts/bench/run_vs_eager.sh            # or:
-//! STATICFX_TORCHVISION_ROOT=/path/holding/torchvision PYTHON=/work/venv/bin/python \
+//! STATICFX_TORCHVISION_ROOT=DIR PYTHON=VENV/bin/python \
 //!     cargo bench --bench run_vs_eager
 //! ```
 //!
@@ -117,7 +117,7 @@ fn main() {
     let only: Option<Vec<String>> = std::env::var("BENCH_ONLY")
         .ok()
         .map(|s| s.split(',').map(str::to_string).collect());
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "/work/venv/bin/python".into());
+    let python = std::env::var("PYTHON").ok();
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tv_root = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from);
 
@@ -208,6 +208,10 @@ fn main() {
         );
         return;
     }
+    let Some(python) = python else {
+        println!("run_vs_eager: eager side skipped, set PYTHON to an interpreter that has torch");
+        return;
+    };
     let tmp = std::env::temp_dir().join(format!("staticfx-bench-{}.json", std::process::id()));
     std::fs::write(&tmp, serde_json::to_string(&eager_cases).unwrap()).unwrap();
     let mut cmd = std::process::Command::new(&python);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wall time of `staticfx check` (release build) next to `ruff check --select E,F` on the same
 # files, in one run. Sources: the transformers and timm wheels unzipped under $CORPUS
-# (default /work/corpus/src); they are not part of the repository.
+# (first argument or $STATICFX_CORPUS); they are not part of the repository.
 #
 #   scripts/bench/check_vs_ruff.sh [CORPUS_DIR]
 #
@@ -9,8 +9,8 @@
 # "internal error") fails this script.
 set -u
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-corpus="${1:-/work/corpus/src}"
-ruff="${RUFF:-/work/venv/bin/ruff}"
+corpus="${1:-${STATICFX_CORPUS:?pass the corpus directory or set STATICFX_CORPUS}}"
+ruff="${RUFF:-ruff}"
 # TARGETS="a b" overrides the default pair of source trees.
 read -r -a targets <<<"${TARGETS:-$corpus/transformers $corpus/timm}"
 out="${TMPDIR:-/tmp}/staticfx-bench"

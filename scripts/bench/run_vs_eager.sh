@@ -4,10 +4,10 @@
 #
 #   STATICFX_TORCHVISION_ROOT=target/test-data/torchvision-0.29.2 scripts/bench/run_vs_eager.sh
 #
-# PYTHON (default /work/venv/bin/python) must have torch (and torchvision's dependencies).
+# PYTHON (or $VENV/bin/python) must have torch (and torchvision's dependencies).
 set -eu
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-export PYTHON="${PYTHON:-/work/venv/bin/python}"
+export PYTHON="${PYTHON:-${VENV:?set PYTHON or VENV to an environment with torch}/bin/python}"
 export BENCH_THREADS="${BENCH_THREADS:-2}"
 if [ -z "${STATICFX_TORCHVISION_ROOT:-}" ] && [ -d "$here/target/test-data/torchvision-0.29.2" ]; then
     export STATICFX_TORCHVISION_ROOT="$here/target/test-data/torchvision-0.29.2"

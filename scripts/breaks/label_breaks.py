@@ -3,9 +3,9 @@
 
 Usage (from the repository root):
 
-    /work/venv/bin/python scripts/breaks/label_breaks.py            # all cases
-    /work/venv/bin/python scripts/breaks/label_breaks.py if_sum.py  # some cases, print only
-    /work/venv/bin/python scripts/breaks/label_breaks.py --table    # README table from labels.json
+    "$VENV"/bin/python scripts/breaks/label_breaks.py            # all cases
+    "$VENV"/bin/python scripts/breaks/label_breaks.py if_sum.py  # some cases, print only
+    "$VENV"/bin/python scripts/breaks/label_breaks.py --table    # README table from labels.json
 
 For every ``tests/fixtures/breaks/*.py`` file this builds ``Model()`` in eval
 mode, makes the inputs declared in its ``# staticfx-case:`` header with a

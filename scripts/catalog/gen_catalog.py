@@ -3,7 +3,7 @@
 
 Run from the repository root:
 
-    /work/venv/bin/python scripts/catalog/gen_catalog.py
+    "$VENV"/bin/python scripts/catalog/gen_catalog.py
 
 The catalogue describes
   * every nn.Module subclass exported by torch.nn ("modules"): constructor

@@ -3,7 +3,7 @@
 
 Run from the repository root with the venv that has torch and torchvision:
 
-    /work/venv/bin/python scripts/exec/gen_run_expectations.py
+    "$VENV"/bin/python scripts/exec/gen_run_expectations.py
 
 For every case below it builds the model exactly as `staticfx run --entry` does (the
 case's constructor expression evaluated in the module's namespace), puts it in eval

@@ -3,7 +3,7 @@
 
 Run from the repository root with a Python that has torch and torchvision:
 
-    /work/venv/bin/python scripts/expect/gen_fx_expectations.py
+    "$VENV"/bin/python scripts/expect/gen_fx_expectations.py
 
 For every case in tests/fixtures/models/manifest.json (our own fixture models)
 and scripts/expect/torchvision_cases.json (torchvision models) this script:

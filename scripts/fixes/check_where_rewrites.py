@@ -3,8 +3,8 @@
 
 Usage (from the repository root, after ``cargo build``):
 
-    /work/venv/bin/python scripts/fixes/check_where_rewrites.py            # all cases, writes JSON
-    /work/venv/bin/python scripts/fixes/check_where_rewrites.py if_sum.py  # some cases, print only
+    "$VENV"/bin/python scripts/fixes/check_where_rewrites.py            # all cases, writes JSON
+    "$VENV"/bin/python scripts/fixes/check_where_rewrites.py if_sum.py  # some cases, print only
 
 For every fixture of ``tests/fixtures/breaks`` and ``tests/fixtures/fixes`` this
 copies the file to a temporary directory and runs ``staticfx fix --unsafe-fixes``

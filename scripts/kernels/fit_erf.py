@@ -2,7 +2,7 @@
 """Derives the Chebyshev coefficients used by erf_f64/erfc_f64 in
 src/exec/kernels/elementwise.rs and prints them as Rust constants.
 
-    /work/venv/bin/python scripts/kernels/fit_erf.py
+    "$VENV"/bin/python scripts/kernels/fit_erf.py
 
 Needs mpmath (it comes with torch's sympy dependency) for 40-digit
 reference values, and numpy for the least-squares Chebyshev fit at

@@ -3,7 +3,7 @@
 
 Run with a Python that has torch:
 
-    /work/venv/bin/python scripts/kernels/gen_kernel_refs.py
+    "$VENV"/bin/python scripts/kernels/gen_kernel_refs.py
 
 Each family gets tests/fixtures/kernels/<family>.json holding a list of
 cases: named inputs, op parameters and the expected output. Inputs are f32
