@@ -24,6 +24,8 @@ pub mod codes {
     pub const BUDGET: &str = "FX904";
     pub const RAISED: &str = "FX905";
     pub const ENTRY: &str = "FX906";
+    /// Traced values passed to a call the analyser could not resolve.
+    pub const UNRESOLVED_CALL: &str = "FX907";
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -5,7 +5,8 @@
 //!
 //! Precision first: a rule reports only what it can prove from the graph's metadata
 //! (tensor vs. Python value, dtype, shape-derived vs. data-derived scalars). What the analyser
-//! cannot see into is reported separately, at low severity, under its own code (FX190).
+//! cannot see into is reported separately, at low severity: FX190 when Dynamo may really
+//! refuse the call, FX907 (an analysis limit) when the analyser could not resolve it.
 
 pub mod registry;
 
@@ -25,6 +26,7 @@ mod requires_grad;
 mod time;
 mod tolist;
 mod unknown_call;
+mod unresolved_call;
 
 use serde::Serialize;
 use tree_sitter::Node as TsNode;
@@ -55,7 +57,11 @@ pub const CODES: &[(&str, &str)] = &[
     ("FX115", "call into a C extension"),
     (
         "FX190",
-        "possible graph break: call the analyser cannot see into",
+        "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)",
+    ),
+    (
+        "FX907",
+        "analysis limit: traced values passed to something the analyser could not resolve",
     ),
 ];
 
@@ -247,6 +253,7 @@ pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
     numpy::check(&cx, &mut out);
     c_extension::check(&cx, &mut out);
     unknown_call::check(&cx, &mut out);
+    unresolved_call::check(&cx, &mut out);
     out.retain(|f| !eager_only(&cx, f));
     for f in out.iter_mut() {
         note_loop(&cx, f);

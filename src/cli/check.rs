@@ -9,8 +9,10 @@ use serde_json::{json, Value};
 
 use crate::analysis::{self, GraphOptions};
 use crate::diagnostics::Severity;
+use crate::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 use crate::semantic::project::ParseCache;
 use crate::syntax::Span;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -35,6 +37,11 @@ pub struct CheckArgs {
     /// Project root for imports (default: per file, the nearest ancestor without __init__.py).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The Python environment imports outside the root resolve through: an interpreter or a
+    /// venv directory (default: $VIRTUAL_ENV, then .venv/venv in or above the project, then
+    /// python3 on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
 }
 
 /// One reported problem, in ruff's terms (1-based rows, 1-based character columns).
@@ -73,6 +80,9 @@ pub struct Config {
     pub ignore: Vec<String>,
     #[serde(default)]
     pub root: Option<PathBuf>,
+    /// An interpreter or venv directory, relative to the pyproject.toml's directory.
+    #[serde(default)]
+    pub python: Option<PathBuf>,
 }
 
 /// The nearest pyproject.toml at or above `start` that has a `[tool.staticfx]` table; `root`
@@ -97,6 +107,7 @@ pub fn find_config(start: &Path) -> Result<Option<Config>, String> {
                     .try_into()
                     .map_err(|e| format!("{}: [tool.staticfx]: {e}", candidate.display()))?;
                 cfg.root = cfg.root.map(|r| d.join(r));
+                cfg.python = cfg.python.map(|p| d.join(p));
                 return Ok(Some(cfg));
             }
         }
@@ -158,6 +169,7 @@ pub fn check_file(
     path: &Path,
     root: Option<PathBuf>,
     cache: Option<ParseCache>,
+    environment: Option<Arc<EnvironmentHandle>>,
 ) -> Result<Vec<Message>, String> {
     // Only module classes with a `forward` (or Sequential subclasses) are traced, and a break is
     // reported in the file that contains it; evaluating a tokenizer's or config's imports just
@@ -170,6 +182,7 @@ pub fn check_file(
     let opts = GraphOptions {
         root,
         parse_cache: cache,
+        environment,
         ..Default::default()
     };
     let a = analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?;
@@ -286,12 +299,18 @@ pub fn check_file(
 
 /// Runs `f` on its own thread with a stack large enough for the recursive evaluator, and
 /// turns a panic into an error for that file instead of taking the whole run down.
-fn guarded(path: &Path, root: Option<PathBuf>, cache: &ParseCache) -> Result<Vec<Message>, String> {
+fn guarded(
+    path: &Path,
+    root: Option<PathBuf>,
+    cache: &ParseCache,
+    environment: &Arc<EnvironmentHandle>,
+) -> Result<Vec<Message>, String> {
     let p = path.to_path_buf();
     let cache = cache.clone();
+    let environment = environment.clone();
     let handle = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || check_file(&p, root, Some(cache)));
+        .spawn(move || check_file(&p, root, Some(cache), Some(environment)));
     match handle {
         Ok(h) => h.join().unwrap_or_else(|_| {
             Err("internal error while analysing this file (a bug in staticfx)".into())
@@ -301,12 +320,12 @@ fn guarded(path: &Path, root: Option<PathBuf>, cache: &ParseCache) -> Result<Vec
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let config = match find_config(
-        args.paths
-            .first()
-            .map(|p| p.as_path())
-            .unwrap_or(Path::new(".")),
-    ) {
+    let first = args
+        .paths
+        .first()
+        .map(|p| p.as_path())
+        .unwrap_or(Path::new("."));
+    let config = match find_config(first) {
         Ok(c) => c.unwrap_or_default(),
         Err(e) => {
             eprintln!("staticfx: {e}");
@@ -332,12 +351,26 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // One environment for the run, found from the root (or the first path) the way the
+    // editor finds it from the workspace.
+    let env_root = root.clone().unwrap_or_else(|| {
+        if first.is_dir() {
+            first.to_path_buf()
+        } else {
+            crate::semantic::Project::default_root(first)
+        }
+    });
+    let environment = EnvironmentHandle::lazy(DiscoveryRequest::from_process(
+        &env_root,
+        args.python.clone().or(config.python.clone()),
+    ));
     // Each file runs on its own big-stack thread; rayon only bounds how many run at once.
     let cache = ParseCache::default();
     let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files
         .par_iter()
-        .map(|p| (p.clone(), guarded(p, root.clone(), &cache)))
+        .map(|p| (p.clone(), guarded(p, root.clone(), &cache, &environment)))
         .collect();
+    super::report_environment(&environment);
     let mut messages = Vec::new();
     let mut errors = 0;
     for (path, r) in results {

@@ -4,12 +4,14 @@ pub mod check;
 pub mod fix;
 pub mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::analysis::{self, GraphOptions, InputSpec};
+use crate::semantic::environment::{DiscoveryError, DiscoveryRequest, EnvironmentHandle};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -46,6 +48,11 @@ pub enum Command {
         /// Project root for absolute and relative imports (default: nearest ancestor without __init__.py).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// The Python environment imports outside the root resolve through: an interpreter or
+        /// a venv directory (default: $VIRTUAL_ENV, then .venv/venv in or above the root, then
+        /// python3 on PATH).
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
         /// Run the pass pipeline (CSE, constant folding, fusion, DCE) and show the optimized graph and pass log.
@@ -110,6 +117,7 @@ fn run(cli: Cli) -> ExitCode {
             entry,
             inputs,
             root,
+            python,
             format,
             optimize,
             no_passes,
@@ -118,14 +126,23 @@ fn run(cli: Cli) -> ExitCode {
             cache_dir,
             no_cache,
         } => {
+            let environment = python_environment(
+                python,
+                &root
+                    .clone()
+                    .unwrap_or_else(|| crate::semantic::Project::default_root(&file)),
+            );
             let opts = GraphOptions {
                 root,
                 class,
                 entry,
                 inputs,
+                environment: Some(environment.clone()),
                 ..Default::default()
             };
-            match analysis::analyze_file(&file, &opts) {
+            let analysed = analysis::analyze_file(&file, &opts);
+            report_environment(&environment);
+            match analysed {
                 Ok(mut a) => {
                     if optimize {
                         let cache_dir = if no_cache {
@@ -194,6 +211,28 @@ fn run(cli: Cli) -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+    }
+}
+
+/// The environment of a command: `--python`, else `[tool.staticfx] python`, else discovered
+/// from `root` and this process's `VIRTUAL_ENV` and `PATH`, the first time an import needs it.
+pub fn python_environment(python: Option<PathBuf>, root: &Path) -> Arc<EnvironmentHandle> {
+    let python = python.or_else(|| {
+        check::find_config(root)
+            .ok()
+            .flatten()
+            .and_then(|c| c.python)
+    });
+    EnvironmentHandle::lazy(DiscoveryRequest::from_process(root, python))
+}
+
+/// One line on stderr when an environment was needed and could not be used; nothing when
+/// no import needed one or none exists at all.
+pub fn report_environment(handle: &EnvironmentHandle) {
+    if let Some(Err(e)) = handle.outcome() {
+        if *e != DiscoveryError::NotFound {
+            eprintln!("staticfx: warning: {e}");
         }
     }
 }

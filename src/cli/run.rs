@@ -20,6 +20,10 @@ pub struct RunArgs {
     /// Project root for imports (default: nearest ancestor without __init__.py).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The Python environment imports outside the root resolve through (an interpreter or a
+    /// venv directory; default: discovered as for `check`).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
     /// Parameters and buffers as safetensors, keyed by state_dict names
     /// (default: PyTorch's initialisers, from --seed).
     #[arg(long)]
@@ -50,14 +54,24 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
+    let environment = super::python_environment(
+        args.python.clone(),
+        &args
+            .root
+            .clone()
+            .unwrap_or_else(|| crate::semantic::Project::default_root(&args.file)),
+    );
     let opts = GraphOptions {
         root: args.root.clone(),
         class: args.class.clone(),
         entry: args.entry.clone(),
         inputs: args.inputs.clone(),
+        environment: Some(environment.clone()),
         ..Default::default()
     };
-    let analysis = match analysis::analyze_file(&args.file, &opts) {
+    let analysed = analysis::analyze_file(&args.file, &opts);
+    super::report_environment(&environment);
+    let analysis = match analysed {
         Ok(a) => a,
         Err(e) => {
             eprintln!("staticfx: {e}");

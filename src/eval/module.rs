@@ -42,6 +42,9 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "PIL",
     "scipy",
     "pandas",
+    // einops registers its functions with `torch.compiler.allow_in_graph` when imported
+    // alongside torch: Dynamo records them as graph calls instead of tracing their source.
+    "einops",
 ];
 
 impl Interp {

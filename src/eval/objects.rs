@@ -110,6 +110,9 @@ impl Interp {
                 .map(|_| ()),
             _ => match &kind {
                 ObjKind::Container(k) => self.init_container(frame, &obj, k, args, kwargs, span),
+                _ if mro.iter().any(is_dict_base) => {
+                    self.init_dict_base(frame, &obj, args, kwargs, span)
+                }
                 _ => Ok(()),
             },
         };
@@ -377,6 +380,9 @@ impl Interp {
             return Ok(Value::None);
         };
         let short = path.rsplit('.').next().unwrap_or(path);
+        if DICT_BASES.contains(&path) {
+            return self.dict_base_method(frame, obj, method, args, kwargs, span);
+        }
         match method {
             "__init__" => {
                 if CONTAINERS.contains(&short) {
@@ -392,6 +398,59 @@ impl Interp {
             "forward" if short == "Sequential" => self.run_sequential(frame, obj, args, span),
             "forward" => self.trace_module(frame, &Value::Object(obj.clone()), args, kwargs, span),
             _ => self.module_method(frame, obj, method, args, kwargs, span),
+        }
+    }
+
+    /// A subclass of `dict` / `OrderedDict` keeps its items in a dict of its own, which the
+    /// base class's methods reached through `super()` read and write (transformers'
+    /// `ClassInstantier(OrderedDict)` overrides `__getitem__` and calls the base's).
+    fn init_dict_base(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<()> {
+        let data = self.call_value(frame, &Value::Builtin(Rc::from("dict")), args, kwargs, span)?;
+        obj.attrs.borrow_mut().insert(DICT_DATA.into(), data);
+        Ok(())
+    }
+
+    fn dict_base_method(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        method: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        if method == "__init__" {
+            self.init_dict_base(frame, obj, args, kwargs, span)?;
+            return Ok(Value::None);
+        }
+        let Some(data) = obj.attrs.borrow().get(DICT_DATA).cloned() else {
+            return Ok(Value::unknown(format!(
+                "dict method `{method}` before __init__"
+            )));
+        };
+        let mut args = args.into_iter();
+        match method {
+            "__getitem__" => {
+                let key = args.next().unwrap_or(Value::None);
+                self.get_item(frame, &data, key, span)
+            }
+            "__setitem__" => {
+                let key = args.next().unwrap_or(Value::None);
+                let v = args.next().unwrap_or(Value::None);
+                self.set_item(frame, &data, key, v, span)?;
+                Ok(Value::None)
+            }
+            _ => {
+                let m = self.get_attr(frame, &data, method, span)?;
+                self.call_value(frame, &m, args.collect(), kwargs, span)
+            }
         }
     }
 
@@ -985,5 +1044,24 @@ fn math_fn(name: &str, args: &[Value]) -> Value {
             _ => Value::unknown("gcd"),
         },
         _ => Value::unknown(format!("math.{name}")),
+    }
+}
+
+/// Base classes whose instances are dicts (`class Registry(OrderedDict)`).
+const DICT_BASES: &[&str] = &[
+    "collections.OrderedDict",
+    "typing.OrderedDict",
+    "dict",
+    "builtins.dict",
+];
+
+/// Where a dict subclass's instance keeps its items.
+const DICT_DATA: &str = "__dict_items__";
+
+fn is_dict_base(v: &Value) -> bool {
+    match v {
+        Value::External(p) => DICT_BASES.contains(&&**p),
+        Value::Builtin(b) => &**b == "dict",
+        _ => false,
     }
 }

@@ -16,6 +16,9 @@ pub struct Config {
     /// Quiet time after an edit before analysing; edits during an analysis coalesce anyway.
     pub debounce_ms: u64,
     pub test_hooks: bool,
+    /// `staticfx.python` / `[tool.staticfx] python`: the interpreter or venv directory imports
+    /// outside the workspace resolve through (relative to the workspace root); None discovers it.
+    pub python: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -24,6 +27,7 @@ impl Default for Config {
             example_inputs: HashMap::new(),
             debounce_ms: 15,
             test_hooks: false,
+            python: None,
         }
     }
 }
@@ -53,6 +57,13 @@ impl Config {
         }
         if let Some(t) = get("testHooks", "test-hooks").and_then(Json::as_bool) {
             self.test_hooks = t;
+        }
+        match get("python", "python") {
+            Some(Json::String(p)) => {
+                self.python = (!p.trim().is_empty()).then(|| p.trim().into());
+            }
+            Some(Json::Null) | None => {}
+            Some(_) => problems.push("python: expected a path to an interpreter or a venv".into()),
         }
         problems
     }
@@ -140,5 +151,13 @@ mod tests {
         .unwrap();
         assert!(c.merge_pyproject(dir.path()).is_empty());
         assert_eq!(c.example_inputs["Enc"][0].dtype, DType::Int64);
+        assert!(c
+            .merge(&serde_json::json!({"staticfx": {"python": ".venv/bin/python"}}))
+            .is_empty());
+        assert_eq!(c.python.as_deref(), Some(Path::new(".venv/bin/python")));
+        // An empty setting (VS Code's default) means "discover".
+        assert!(c.merge(&serde_json::json!({"python": ""})).is_empty());
+        assert_eq!(c.python, None);
+        assert_eq!(c.merge(&serde_json::json!({"python": 3})).len(), 1);
     }
 }

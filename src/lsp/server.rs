@@ -18,12 +18,15 @@ use super::analysis_bridge::{self, Finding, Output, Snapshot};
 use super::config::Config;
 use super::document::{Document, Encoding};
 use crate::diagnostics::Severity;
+use crate::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 
 pub const SHOW_GRAPH: &str = "staticfx.showGraph";
 /// The source action that applies every safe fix of a document.
 pub const FIX_ALL: &str = "source.fixAll.staticfx";
 pub const RUN_GRAPH: &str = "staticfx.runGraph";
 pub const CHECK_WORKSPACE: &str = "staticfx.checkWorkspace";
+/// The Python environment the server resolves imports through (`:checkhealth staticfx`).
+pub const ENVIRONMENT: &str = "staticfx.environment";
 
 pub struct Server {
     client: Client,
@@ -55,6 +58,8 @@ struct State {
     work_done_progress: std::sync::atomic::AtomicBool,
     /// Numbers the progress tokens of workspace checks.
     checks_started: AtomicU64,
+    /// The Python environment per (root, `python` setting), discovered once each.
+    environments: DashMap<(PathBuf, Option<PathBuf>), Arc<EnvironmentHandle>>,
 }
 
 impl Server {
@@ -161,6 +166,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let config_gen = state.config_gen.load(Ordering::SeqCst);
     let config = state.config.read().unwrap().clone();
     let overlays = open_buffers(state, Some(uri));
+    let environment = Some(environment_for(state, &root, &config));
     let doc = state.docs.get(uri)?;
     Some(Snapshot {
         path,
@@ -174,7 +180,56 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         test_hooks: config.test_hooks,
         config_gen,
         parse_cache: state.parse_cache.clone(),
+        environment,
     })
+}
+
+/// The environment for files under `root`: the `python` setting, else discovered from the
+/// root the way `staticfx check` discovers it.
+fn environment_for(
+    state: &State,
+    root: &std::path::Path,
+    config: &Config,
+) -> Arc<EnvironmentHandle> {
+    let key = (root.to_path_buf(), config.python.clone());
+    state
+        .environments
+        .entry(key)
+        .or_insert_with(|| {
+            EnvironmentHandle::lazy(DiscoveryRequest::from_process(root, config.python.clone()))
+        })
+        .clone()
+}
+
+/// What `staticfx.environment` answers and the log says: the interpreter and search path
+/// found for the first workspace folder, or why there is none.
+fn environment_report(handle: &EnvironmentHandle) -> (Json, String, MessageType) {
+    match handle.get() {
+        Some(env) => (
+            json!({
+                "interpreter": env.interpreter,
+                "origin": env.origin.describe(),
+                "version": env.version,
+                "prefix": env.prefix,
+                "libraryPaths": env.library_paths,
+                "editable": env.editable.iter().map(|(m, p)| json!({"module": m, "path": p})).collect::<Vec<_>>(),
+                "torch": env.package_version("torch"),
+            }),
+            format!("staticfx: {}", env.summary()),
+            MessageType::INFO,
+        ),
+        None => {
+            let why = match handle.outcome() {
+                Some(Err(e)) => e.to_string(),
+                _ => "no Python environment".to_string(),
+            };
+            (
+                json!({ "error": why }),
+                format!("staticfx: {why}"),
+                MessageType::WARNING,
+            )
+        }
+    }
 }
 
 async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
@@ -294,6 +349,24 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Discovers the first workspace folder's environment beside the message loop (it starts
+    /// an interpreter) and says in the log what was found.
+    fn log_environment(&self) {
+        let state = self.state.clone();
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let Some(root) = state.workspace.read().unwrap().first().cloned() else {
+                return;
+            };
+            let config = state.config.read().unwrap().clone();
+            let handle = environment_for(&state, &root, &config);
+            let report = tokio::task::spawn_blocking(move || environment_report(&handle)).await;
+            if let Ok((_, line, kind)) = report {
+                client.log_message(kind, line).await;
+            }
+        });
     }
 
     fn reload_config(&self) {
@@ -416,7 +489,12 @@ impl LanguageServer for Server {
                     },
                 )),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into(), CHECK_WORKSPACE.into()],
+                    commands: vec![
+                        SHOW_GRAPH.into(),
+                        RUN_GRAPH.into(),
+                        CHECK_WORKSPACE.into(),
+                        ENVIRONMENT.into(),
+                    ],
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -431,6 +509,7 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         self.reload_config();
+        self.log_environment();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -526,6 +605,30 @@ impl LanguageServer for Server {
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
         let args = params.arguments.first().cloned().unwrap_or(Json::Null);
         match params.command.as_str() {
+            ENVIRONMENT => {
+                let workspace = self.state.workspace.read().unwrap().clone();
+                let root = match args
+                    .get("uri")
+                    .and_then(Json::as_str)
+                    .and_then(|s| s.parse::<Uri>().ok())
+                {
+                    Some(uri) => uri
+                        .to_file_path()
+                        .map(|p| analysis_bridge::root_for(&p, &workspace)),
+                    None => workspace.first().cloned(),
+                };
+                let Some(root) = root else {
+                    return Ok(Some(json!({ "error": "no workspace folder" })));
+                };
+                let config = self.state.config.read().unwrap().clone();
+                let handle = environment_for(&self.state, &root, &config);
+                let report = tokio::task::spawn_blocking(move || environment_report(&handle))
+                    .await
+                    .map_err(|_| Error::internal_error())?;
+                let mut answer = report.0;
+                answer["root"] = json!(root);
+                Ok(Some(answer))
+            }
             SHOW_GRAPH => {
                 let uri = arg_uri(&args)?;
                 let (out, tree) = self.current_analysis(&uri).await?;
@@ -749,9 +852,11 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     let text: std::sync::Arc<str> = crate::semantic::project::read_lossy(path).ok()?.into();
     let workspace = state.workspace.read().unwrap().clone();
     let config = state.config.read().unwrap().clone();
+    let root = analysis_bridge::root_for(path, &workspace);
+    let environment = Some(environment_for(state, &root, &config));
     Some(Snapshot {
         path: path.to_path_buf(),
-        root: analysis_bridge::root_for(path, &workspace),
+        root: root.clone(),
         tree: crate::syntax::parse(&text, None),
         text,
         version: 0,
@@ -761,6 +866,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         test_hooks: config.test_hooks,
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
+        environment,
     })
 }
 

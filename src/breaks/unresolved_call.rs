@@ -1,0 +1,48 @@
+//! FX907: traced values passed to something the analyser could not resolve — an unknown
+//! value, or a module that is neither in the project nor installed in the environment. That
+//! is a limit of the analysis (information), not a graph break: Dynamo may well trace it.
+
+use super::{Ctx, Finding};
+use crate::diagnostics::{codes, Severity};
+
+pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| e.kind == "unknown_call" || e.kind == "external_call")
+    {
+        if e.kind == "external_call" {
+            let module = e.detail.split('.').next().unwrap_or("");
+            if super::c_extension::C_MODULES.contains(&module)
+                || super::unknown_call::possible_break(cx, &e.detail).is_some()
+                || out.iter().any(|f| f.span == e.span)
+                || is_handled_elsewhere(&e.detail)
+            {
+                continue;
+            }
+        }
+        let mut f = cx.finding_at_event(codes::UNRESOLVED_CALL, "", e);
+        f.severity = Severity::Info;
+        let call = super::snippet(&cx.source(e.file, e.span));
+        f.message = if e.kind == "external_call" {
+            let why = match cx.project.environment() {
+                Some(_) => "is not in the project or the Python environment",
+                None => "is outside the project and no Python environment was found",
+            };
+            format!("analysis limit: `{}` {why}, so staticfx cannot see what it does with traced values (`{call}`)", e.detail)
+        } else {
+            format!(
+                "analysis limit: call of a value staticfx could not resolve (`{call}`): {}",
+                super::snippet(&e.detail)
+            )
+        };
+        out.push(f);
+    }
+}
+
+/// Modules whose calls other rules decide, or that Dynamo inlines without trouble.
+fn is_handled_elsewhere(path: &str) -> bool {
+    let top = path.split('.').next().unwrap_or("");
+    top == "numpy" || super::unknown_call::is_known_traceable(top)
+}
