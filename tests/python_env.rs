@@ -471,3 +471,38 @@ fn analyse_in_venv(model: &Path, venv: &Path) -> FileAnalysis {
         .unwrap();
     analyse(model, PythonEnvironment::clone(&env))
 }
+
+#[test]
+fn lazy_module_getattr_serves_names_on_first_use() {
+    let t = tempfile::tempdir().unwrap();
+    let site = t.path().join("site");
+    touch(
+        &site.join("lazypkg/__init__.py"),
+        "def __getattr__(name):\n    if name == \"Wide\":\n        from .blocks import Wide\n        return Wide\n    raise AttributeError(name)\n",
+    );
+    touch(
+        &site.join("lazypkg/blocks.py"),
+        "from torch import nn\n\nclass Wide(nn.Module):\n    def __init__(self, d=8):\n        super().__init__()\n        self.fc = nn.Linear(d, 3 * d)\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    );
+    let model = t.path().join("proj/model.py");
+    touch(
+        &model,
+        "from torch import nn\nimport lazypkg\nfrom lazypkg import Wide\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = Wide(2)\n        self.b = lazypkg.Wide(6)\n\n    def forward(self, x):\n        return self.b(self.a(x))\n",
+    );
+    let an = analyse(&model, env_over(&[site]));
+    let g = &an.graphs[0];
+    let weights: Vec<Option<Vec<i64>>> = ["a.fc", "b.fc"]
+        .iter()
+        .map(|p| {
+            let m = g.modules.iter().find(|m| m.path == *p).unwrap();
+            m.params
+                .iter()
+                .find(|p| p.name == "weight")
+                .unwrap()
+                .shape
+                .clone()
+        })
+        .collect();
+    assert_eq!(weights, vec![Some(vec![6, 2]), Some(vec![18, 6])]);
+    assert!(an.diagnostics.is_empty(), "{:?}", an.diagnostics);
+}

@@ -41,6 +41,18 @@ pub const DYNAMO_SKIPPED: &[&str] = &[
     "xarray",
 ];
 
+/// Functions of skipped modules Dynamo models itself (`variables/builder.py` routes the
+/// module-level `random` helpers to `RandomVariable` / `RandomValueSource`).
+const DYNAMO_MODELLED: &[&str] = &[
+    "random.random",
+    "random.randint",
+    "random.randrange",
+    "random.uniform",
+    "random.shuffle",
+    "random.sample",
+    "random.seed",
+];
+
 /// Why a call into `path` (a dotted name outside the analysed code) may break the graph, or
 /// None when Dynamo traces it or the analyser cannot tell (see `unresolved_call`).
 pub fn possible_break(cx: &Ctx, path: &str) -> Option<String> {
@@ -55,6 +67,9 @@ pub fn possible_break(cx: &Ctx, path: &str) -> Option<String> {
         return Some(format!(
             "`{path}` is a numpy function staticfx does not model; Dynamo traces numpy through torch._numpy only where torch implements it"
         ));
+    }
+    if DYNAMO_MODELLED.contains(&path) {
+        return None;
     }
     if DYNAMO_SKIPPED.contains(&top) {
         return Some(format!(

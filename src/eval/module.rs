@@ -198,7 +198,9 @@ impl Interp {
             format!("{}.{}", ns.name, name)
         };
         let Some(id) = self.project.resolve_module(&sub) else {
-            return self.from_star_sources(ns, name);
+            return self
+                .from_star_sources(ns, name)
+                .or_else(|| self.module_getattr(ns, name));
         };
         let v = match self.load_module(id) {
             Ok(m) => Value::Module(m),
@@ -206,6 +208,35 @@ impl Interp {
         };
         ns.vars.borrow_mut().insert(name.to_string(), v.clone());
         Some(v)
+    }
+
+    /// A lazy module's `def __getattr__(name)` (PEP 562), asked for a name the module does
+    /// not bind: how packages defer importing their submodules until first use.
+    fn module_getattr(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
+        if name.starts_with("__") {
+            return None;
+        }
+        let Some(Value::Function(getattr)) = ns.vars.borrow().get("__getattr__").cloned() else {
+            return None;
+        };
+        let frame = Frame {
+            file: ns.file.clone(),
+            file_id: ns.file_id,
+            globals: ns.clone(),
+            locals: None,
+            class: None,
+            receiver: None,
+        };
+        let span = self.definition_of(&getattr).2;
+        match self.call_function(&frame, &getattr, None, vec![Value::str(name)], vec![], span) {
+            Ok(v) => Some(v),
+            // `raise AttributeError(...)`: the name does not exist.
+            Err(e) if e.code == codes::RAISED => None,
+            Err(e) => {
+                self.note_error(&e);
+                Some(Value::unknown(e.message))
+            }
+        }
     }
 
     /// After a failed statement, its assignment targets and definitions become unknown, so
