@@ -194,6 +194,8 @@ fn real_interpreter_search_path_with_pth_and_editable_finder() {
         &site.join("__editable__.demo-0.1.pth"),
         "import __editable___demo_0_1_finder; __editable___demo_0_1_finder.install()\n",
     );
+    #[cfg(unix)]
+    touch(&site.join("fastx.so"), "\x7fELF");
     // Adding files to site-packages invalidates the cached search path.
     let env = discover(&req).unwrap();
     assert!(!Arc::ptr_eq(&first, &env));
@@ -205,6 +207,15 @@ fn real_interpreter_search_path_with_pth_and_editable_finder() {
     assert_eq!(
         env.find_module("demo.layers"),
         Some(LibraryModule::Source(editable_src.join("layers.py")))
+    );
+    // Found through the interpreter's own extension suffixes.
+    #[cfg(unix)]
+    assert_eq!(
+        env.find_module("fastx"),
+        Some(LibraryModule::Compiled {
+            file: site.join("fastx.so"),
+            stub: None
+        })
     );
     // Same interpreter, unchanged site-packages: the cached value.
     assert!(Arc::ptr_eq(&env, &discover(&req).unwrap()));
@@ -222,6 +233,7 @@ fn env_over(paths: &[PathBuf]) -> PythonEnvironment {
         library_paths: paths.to_vec(),
         editable: vec![],
         stdlib_modules: vec!["os".into(), "re".into(), "json".into()],
+        extension_suffixes: vec![],
     }
 }
 

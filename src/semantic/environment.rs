@@ -61,6 +61,9 @@ pub struct PythonEnvironment {
     pub editable: Vec<(String, PathBuf)>,
     /// `sys.stdlib_module_names` (Python 3.10+; empty before).
     pub stdlib_modules: Vec<String>,
+    /// `importlib.machinery.EXTENSION_SUFFIXES` (`.cpython-311-x86_64-linux-gnu.so`, `.abi3.so`,
+    /// `.so`); empty means any `.so`/`.pyd` suffix.
+    pub extension_suffixes: Vec<String>,
 }
 
 impl PythonEnvironment {
@@ -315,7 +318,7 @@ struct DiskEntry {
     env: PythonEnvironment,
 }
 
-const DISK_FORMAT: u32 = 1;
+const DISK_FORMAT: u32 = 2;
 
 fn disk_cache_file(interpreter: &Path) -> Option<PathBuf> {
     use sha2::Digest;
@@ -369,7 +372,7 @@ fn write_disk_cache(file: &Path, env: &PythonEnvironment, stamps: &Stamps) {
 /// `PYTHON*` variables out, so no file of the analysed project can be imported; the user
 /// site is added when Python itself would use it (outside a venv).
 const QUERY: &str = r#"
-import json, os, site, sys, sysconfig
+import importlib.machinery, json, os, site, sys, sysconfig
 paths = sysconfig.get_paths()
 user = None
 if sys.prefix == sys.base_prefix and hasattr(site, "getusersitepackages"):
@@ -388,6 +391,7 @@ print(json.dumps({
     "stdlib": [paths.get("stdlib"), paths.get("platstdlib")],
     "site_packages": sites,
     "stdlib_modules": sorted(getattr(sys, "stdlib_module_names", ())),
+    "extension_suffixes": importlib.machinery.EXTENSION_SUFFIXES,
 }))
 "#;
 
@@ -400,6 +404,8 @@ struct QueryOutput {
     site_packages: Vec<PathBuf>,
     #[serde(default)]
     stdlib_modules: Vec<String>,
+    #[serde(default)]
+    extension_suffixes: Vec<String>,
 }
 
 const QUERY_TIMEOUT: Duration = Duration::from_secs(20);
@@ -491,6 +497,7 @@ fn environment_from(interpreter: &Path, origin: Origin, q: QueryOutput) -> Pytho
         library_paths,
         editable,
         stdlib_modules: q.stdlib_modules,
+        extension_suffixes: q.extension_suffixes,
     }
 }
 
@@ -594,13 +601,26 @@ fn string_literal(node: tree_sitter::Node, src: &str) -> Option<String> {
 pub struct EnvironmentHandle {
     request: Option<DiscoveryRequest>,
     cell: OnceLock<Result<Arc<PythonEnvironment>, DiscoveryError>>,
+    /// Module lookups shared by every project of a run (or of the server's session).
+    modules: Mutex<ModuleMemo>,
 }
+
+#[derive(Debug, Default)]
+struct ModuleMemo {
+    checked: Option<Instant>,
+    stamps: Option<Stamps>,
+    found: HashMap<String, Option<LibraryModule>>,
+}
+
+/// How long module lookups are trusted before site-packages is checked for installs.
+const MEMO_RECHECK: Duration = Duration::from_secs(2);
 
 impl EnvironmentHandle {
     pub fn lazy(request: DiscoveryRequest) -> Arc<Self> {
         Arc::new(EnvironmentHandle {
             request: Some(request),
             cell: OnceLock::new(),
+            modules: Default::default(),
         })
     }
 
@@ -611,6 +631,7 @@ impl EnvironmentHandle {
         Arc::new(EnvironmentHandle {
             request: None,
             cell,
+            modules: Default::default(),
         })
     }
 
@@ -623,6 +644,32 @@ impl EnvironmentHandle {
             })
             .as_ref()
             .ok()
+    }
+
+    /// `PythonEnvironment::find_module`, remembered until site-packages changes.
+    pub fn find_module(&self, module: &str) -> Option<LibraryModule> {
+        let env = self.get()?;
+        {
+            let mut memo = self.modules.lock().unwrap();
+            if memo.checked.is_none_or(|t| t.elapsed() > MEMO_RECHECK) {
+                let now = Stamps::of(env);
+                if memo.stamps.as_ref() != Some(&now) {
+                    memo.found.clear();
+                    memo.stamps = Some(now);
+                }
+                memo.checked = Some(Instant::now());
+            }
+            if let Some(hit) = memo.found.get(module) {
+                return hit.clone();
+            }
+        }
+        let found = env.find_module(module);
+        self.modules
+            .lock()
+            .unwrap()
+            .found
+            .insert(module.to_string(), found.clone());
+        found
     }
 
     /// The outcome, if discovery has run.
@@ -671,7 +718,7 @@ impl PythonEnvironment {
                     Some(LibraryModule::Source(path.clone())).filter(|_| path.is_file())
                 }
             }
-            None => find_in(&self.library_paths, top),
+            None => find_in(&self.library_paths, top, &self.extension_suffixes),
         };
         for part in &parts[1..] {
             search.clear();
@@ -682,7 +729,7 @@ impl PythonEnvironment {
                 Some(LibraryModule::Namespace(dirs)) => search.extend(dirs.iter().cloned()),
                 _ => return None,
             }
-            found = find_in(&search, part);
+            found = find_in(&search, part, &self.extension_suffixes);
         }
         found
     }
@@ -692,7 +739,7 @@ fn is_init(path: &Path) -> bool {
     path.file_name().is_some_and(|n| n == "__init__.py")
 }
 
-fn find_in(dirs: &[PathBuf], name: &str) -> Option<LibraryModule> {
+fn find_in(dirs: &[PathBuf], name: &str, suffixes: &[String]) -> Option<LibraryModule> {
     let mut portions = Vec::new();
     for dir in dirs {
         let pkg = dir.join(name);
@@ -700,7 +747,7 @@ fn find_in(dirs: &[PathBuf], name: &str) -> Option<LibraryModule> {
         if init.is_file() {
             return Some(LibraryModule::Source(init));
         }
-        if let Some(file) = extension_module(dir, name) {
+        if let Some(file) = extension_module(dir, name, suffixes) {
             let stub = Some(dir.join(format!("{name}.pyi"))).filter(|s| s.is_file());
             return Some(LibraryModule::Compiled { file, stub });
         }
@@ -709,7 +756,7 @@ fn find_in(dirs: &[PathBuf], name: &str) -> Option<LibraryModule> {
             return Some(LibraryModule::Source(file));
         }
         if pkg.is_dir() {
-            if let Some(file) = extension_module(&pkg, "__init__") {
+            if let Some(file) = extension_module(&pkg, "__init__", suffixes) {
                 return Some(LibraryModule::Compiled { file, stub: None });
             }
             portions.push(pkg);
@@ -718,8 +765,15 @@ fn find_in(dirs: &[PathBuf], name: &str) -> Option<LibraryModule> {
     (!portions.is_empty()).then_some(LibraryModule::Namespace(portions))
 }
 
-/// `name.cpython-311-x86_64-linux-gnu.so`, `name.abi3.so`, `name.so`, `name.pyd`.
-fn extension_module(dir: &Path, name: &str) -> Option<PathBuf> {
+/// `name.cpython-311-x86_64-linux-gnu.so`, `name.abi3.so`, `name.so`, `name.pyd`: the
+/// interpreter's own suffixes when known (a few stats), else any such file in `dir`.
+fn extension_module(dir: &Path, name: &str, suffixes: &[String]) -> Option<PathBuf> {
+    if !suffixes.is_empty() {
+        return suffixes
+            .iter()
+            .map(|s| dir.join(format!("{name}{s}")))
+            .find(|p| p.is_file());
+    }
     let entries = std::fs::read_dir(dir).ok()?;
     let prefix = format!("{name}.");
     let mut hits: Vec<PathBuf> = entries

@@ -123,7 +123,9 @@ impl Project {
         let found = if super::environment::CATALOGUE_PACKAGES.contains(&top) {
             None
         } else {
-            self.environment().and_then(|env| env.find_module(module))
+            self.environment
+                .as_ref()
+                .and_then(|h| h.find_module(module))
         };
         self.library
             .write()
