@@ -53,44 +53,51 @@ const DYNAMO_MODELLED: &[&str] = &[
     "random.seed",
 ];
 
-/// Why a call into `path` (a dotted name outside the analysed code) may break the graph, or
-/// None when Dynamo traces it or the analyser cannot tell (see `unresolved_call`).
-pub fn possible_break(cx: &Ctx, path: &str) -> Option<String> {
+/// What Dynamo does with a call on traced values into `path`, a dotted name outside the
+/// analysed code.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Traced or modelled by Dynamo: nothing to report.
+    Traced,
+    /// Dynamo may refuse it, for this reason (FX190).
+    PossibleBreak(String),
+    /// Neither in the project nor installed: the analyser cannot tell (FX907).
+    Unresolved,
+}
+
+pub fn classify(cx: &Ctx, path: &str) -> Verdict {
     let top = path.split('.').next().unwrap_or("");
     if let Some((module, file)) = cx.project.compiled_module_of(path) {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
-        return Some(format!(
+        return Verdict::PossibleBreak(format!(
             "`{path}` is in the compiled extension module `{module}` ({name}); Dynamo cannot trace compiled code"
         ));
     }
     if top == "numpy" {
-        return Some(format!(
+        return Verdict::PossibleBreak(format!(
             "`{path}` is a numpy function staticfx does not model; Dynamo traces numpy through torch._numpy only where torch implements it"
         ));
     }
-    if DYNAMO_MODELLED.contains(&path) {
-        return None;
+    if DYNAMO_MODELLED.contains(&path) || is_known_traceable(top) {
+        return Verdict::Traced;
     }
     if DYNAMO_SKIPPED.contains(&top) {
-        return Some(format!(
+        return Verdict::PossibleBreak(format!(
             "Dynamo's trace rules skip the module `{top}`, so calling `{path}` on traced values breaks the graph unless Dynamo special-cases it"
         ));
     }
-    if is_known_traceable(top) {
-        return None;
-    }
     if is_stdlib(cx, top) {
-        return Some(format!(
+        return Verdict::PossibleBreak(format!(
             "`{path}` is in the standard library: Dynamo inlines its Python functions and breaks on those implemented in C"
         ));
     }
     // Installed but never read (the evaluator keeps some libraries opaque): Dynamo inlines it
     // and may meet code it refuses.
     match cx.project.library_module(path_module(cx, path).as_str()) {
-        Some(LibraryModule::Source(_) | LibraryModule::Namespace(_)) => Some(format!(
+        Some(LibraryModule::Source(_) | LibraryModule::Namespace(_)) => Verdict::PossibleBreak(format!(
             "`{path}` is installed but outside what staticfx analyses; staticfx cannot tell whether Dynamo traces it"
         )),
-        _ => None,
+        _ => Verdict::Unresolved,
     }
 }
 
@@ -170,7 +177,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
                 continue;
             }
         }
-        let Some(why) = possible_break(cx, &e.detail) else {
+        let Verdict::PossibleBreak(why) = classify(cx, &e.detail) else {
             continue;
         };
         let mut f = cx.finding_at_event("FX190", "", e);
@@ -210,6 +217,15 @@ mod tests {
         let f = findings(src);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].0, f[0].1, f[0].2), (11, "FX190", ""));
+    }
+
+    #[test]
+    fn random_helpers_dynamo_models_are_not_breaks() {
+        // The same traced size reaches both calls: only the skipped `re` is reported.
+        let src = "import random\nimport re\nimport torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def forward(self, x):\n        n = random.randint(0, x.size(0))\n        m = re.escape(x.size(0))\n        return x\n";
+        let f = findings(src);
+        let got: Vec<(usize, &str)> = f.iter().map(|f| (f.0, f.1)).collect();
+        assert_eq!(got, vec![(9, "FX190")], "{f:?}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! value, or a module that is neither in the project nor installed in the environment. That
 //! is a limit of the analysis (information), not a graph break: Dynamo may well trace it.
 
+use super::unknown_call::Verdict;
 use super::{Ctx, Finding};
 use crate::diagnostics::{codes, Severity};
 
@@ -15,9 +16,9 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if e.kind == "external_call" {
             let module = e.detail.split('.').next().unwrap_or("");
             if super::c_extension::C_MODULES.contains(&module)
-                || super::unknown_call::possible_break(cx, &e.detail).is_some()
+                || module == "numpy"
                 || out.iter().any(|f| f.span == e.span)
-                || is_handled_elsewhere(&e.detail)
+                || super::unknown_call::classify(cx, &e.detail) != Verdict::Unresolved
             {
                 continue;
             }
@@ -39,10 +40,4 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         out.push(f);
     }
-}
-
-/// Modules whose calls other rules decide, or that Dynamo inlines without trouble.
-fn is_handled_elsewhere(path: &str) -> bool {
-    let top = path.split('.').next().unwrap_or("");
-    top == "numpy" || super::unknown_call::is_known_traceable(top)
 }
