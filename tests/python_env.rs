@@ -217,6 +217,11 @@ fn real_interpreter_search_path_with_pth_and_editable_finder() {
             stub: None
         })
     );
+    // What the dynamo rules read: the installed torch, from its dist-info.
+    std::fs::create_dir_all(site.join("torch-2.15.0.dist-info")).unwrap();
+    let env = discover(&req).unwrap();
+    assert_eq!(env.package_version("torch").as_deref(), Some("2.15.0"));
+    assert_eq!(env.package_version("timm"), None);
     // Same interpreter, unchanged site-packages: the cached value.
     assert!(Arc::ptr_eq(&env, &discover(&req).unwrap()));
 }
@@ -333,6 +338,11 @@ fn compiled_module_is_opaque_with_a_reason_and_a_possible_break() {
     touch(&site.join("fastops.pyi"), "def fused(x): ...\n");
     touch(&site.join("pkg/__init__.py"), "from ._C import kernel\n");
     touch(&site.join("pkg/_C.abi3.so"), "\x7fELF");
+    // Installed Python that Dynamo's trace rules skip: not inlined, as Dynamo does not.
+    touch(
+        &site.join("tqdm/__init__.py"),
+        "def tqdm(x):\n    return x\n",
+    );
     let env = env_over(&[site.clone()]);
     assert_eq!(
         env.find_module("fastops"),
@@ -344,12 +354,16 @@ fn compiled_module_is_opaque_with_a_reason_and_a_possible_break() {
     let model = t.path().join("proj/model.py");
     touch(
         &model,
-        "import re\nfrom torch import nn\nimport fastops\nfrom pkg import kernel\nfrom not_installed import helper\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        x = fastops.fused(self.fc(x))\n        x = kernel(x)\n        x = helper(x)\n        return re.escape(x)\n",
+        "import re\nimport tqdm\nfrom torch import nn\nimport fastops\nfrom pkg import kernel\nfrom not_installed import helper\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        x = fastops.fused(self.fc(x))\n        x = kernel(x)\n        x = helper(x)\n        x = tqdm.tqdm(x)\n        return re.escape(x)\n",
     );
     let an = analyse(&model, env);
     let f = findings(&an);
     let codes: Vec<&str> = f.iter().map(|(c, _)| *c).collect();
-    assert_eq!(codes, vec!["FX190", "FX190", "FX907", "FX190"], "{f:?}");
+    assert_eq!(
+        codes,
+        vec!["FX190", "FX190", "FX907", "FX190", "FX190"],
+        "{f:?}"
+    );
     assert!(
         f[0].1.contains("compiled extension module `fastops`"),
         "{f:?}"
@@ -359,7 +373,8 @@ fn compiled_module_is_opaque_with_a_reason_and_a_possible_break() {
         "{f:?}"
     );
     assert!(f[2].1.contains("not_installed.helper"), "{f:?}");
-    assert!(f[3].1.contains("skip the module `re`"), "{f:?}");
+    assert!(f[3].1.contains("skip the module `tqdm`"), "{f:?}");
+    assert!(f[4].1.contains("skip the module `re`"), "{f:?}");
     for g in &an.graphs {
         for b in &g.breaks {
             assert_eq!(b.severity, staticfx::diagnostics::Severity::Info);

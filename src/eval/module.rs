@@ -42,9 +42,29 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "PIL",
     "scipy",
     "pandas",
+    // A drop-in for `re` implemented in C: its Python layer only parses patterns, and running
+    // that parser for every docstring transformers' decorators rewrite cost seconds per file.
+    "regex",
     // einops registers its functions with `torch.compiler.allow_in_graph` when imported
     // alongside torch: Dynamo records them as graph calls instead of tracing their source.
     "einops",
+    // Dynamo's THIRDPARTY_SKIPLIST (torch/_dynamo/trace_rules.py): it never traces into these,
+    // so neither does the evaluator; a call on traced values is a possible break (FX190).
+    "fx2trt_oss",
+    "hypothesis",
+    "networkx",
+    "onnx",
+    "onnxruntime",
+    "onnx_tf",
+    "sklearn",
+    "tabulate",
+    "tensorflow",
+    "tensorrt",
+    "torch2trt",
+    "tqdm",
+    "tree",
+    "tvm",
+    "xarray",
 ];
 
 impl Interp {
