@@ -533,3 +533,36 @@ fn lazy_module_getattr_serves_names_on_first_use() {
     assert_eq!(weights, vec![Some(vec![6, 2]), Some(vec![18, 6])]);
     assert!(an.diagnostics.is_empty(), "{:?}", an.diagnostics);
 }
+
+/// A registry in transformers' style (a `MutableMapping` whose lookups go through the
+/// mixin's `get`), read per class: present keys give their function, absent ones the default.
+#[test]
+fn mapping_registry_lookup_through_the_mixin_get() {
+    let t = tempfile::tempdir().unwrap();
+    let site = t.path().join("site");
+    touch(
+        &site.join("reglib/__init__.py"),
+        "from collections.abc import MutableMapping\nimport torch.nn.functional as F\n\nclass Registry(MutableMapping):\n    _global = {\"gelu\": F.gelu}\n\n    def __getitem__(self, key):\n        return self._global[key]\n\n    def __setitem__(self, key, value):\n        self._global[key] = value\n\n    def __delitem__(self, key):\n        del self._global[key]\n\n    def __iter__(self):\n        return iter(self._global)\n\n    def __len__(self):\n        return len(self._global)\n\n    def pick(self, name, default):\n        return super().get(name, default)\n\nREGISTRY = Registry()\n",
+    );
+    let model = t.path().join("proj/model.py");
+    touch(
+        &model,
+        "import torch.nn.functional as F\nfrom torch import nn\nfrom reglib import REGISTRY\n\ndef eager(x):\n    return F.relu(x)\n\nclass M(nn.Module):\n    def forward(self, x):\n        return REGISTRY.pick(\"gelu\", eager)(x) + REGISTRY.pick(\"sdpa\", eager)(x)\n",
+    );
+    let an = analyse(&model, env_over(&[site]));
+    let targets: Vec<String> = an.graphs[0]
+        .graph
+        .nodes()
+        .map(|(_, n)| n.target.clone())
+        .collect();
+    assert_eq!(
+        targets,
+        vec![
+            "x",
+            "torch.nn.functional.gelu",
+            "torch.nn.functional.relu",
+            "operator.add",
+            "output"
+        ]
+    );
+}

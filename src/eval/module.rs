@@ -45,6 +45,17 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     // A drop-in for `re` implemented in C: its Python layer only parses patterns, and running
     // that parser for every docstring transformers' decorators rewrite cost seconds per file.
     "regex",
+    // Network clients (huggingface_hub's downloads): no bearing on any graph, and evaluating
+    // their module level for every analysed file doubled the cost of checking transformers.
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "h11",
+    "anyio",
+    "requests",
+    "urllib3",
+    "aiohttp",
+    "certifi",
     // einops registers its functions with `torch.compiler.allow_in_graph` when imported
     // alongside torch: Dynamo records them as graph calls instead of tracing their source.
     "einops",
