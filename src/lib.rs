@@ -23,3 +23,4 @@ pub mod render;
 pub mod semantic;
 pub mod shapes;
 pub mod syntax;
+pub mod traced;

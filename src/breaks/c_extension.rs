@@ -2,6 +2,7 @@
 //! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
 pub const C_MODULES: &[&str] = &[
@@ -15,7 +16,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if !C_MODULES.contains(&module) {
             continue;
         }
-        let mut f = cx.finding_at_event("FX115", "GB0007", e);
+        let mut f = cx.finding_at_event(Rule::CExtension, "GB0007", e);
         f.message = format!(
             "call into the C extension function `{}`, which Dynamo skips",
             e.detail

@@ -2,6 +2,7 @@
 //! traceable).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("class_def") {
@@ -11,7 +12,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .map(|n| e.span.start + n)
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
-            "FX112",
+            Rule::ClassInForward,
             "GB8977",
             e.file,
             crate::syntax::Span::new(e.span.start, header),
@@ -22,7 +23,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         f.hint =
             "define the class at module level (or use a dict / namedtuple defined outside forward)"
                 .into();
-        f.fix_available = true;
         out.push(f);
     }
 }

@@ -8,6 +8,7 @@
 use tree_sitter::Node;
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for region in &cx.result.regions {
@@ -15,7 +16,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = cx.finding(
-            "FX101",
+            Rule::DataDependentBranch,
             "GB0170",
             region.file,
             region.span,

@@ -3,6 +3,7 @@
 //! *helper* consumed inside forward is inlined and fine.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("generator").filter(|e| e.detail == "root") {
@@ -13,7 +14,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .map(|n| e.span.start + n)
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
-            "FX111",
+            Rule::Generator,
             "GB0003",
             e.file,
             crate::syntax::Span::new(e.span.start, header),

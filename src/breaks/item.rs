@@ -3,6 +3,7 @@
 //! `range(...)` bound. Dynamo 2.15 reports all of these as the `Tensor.item()` break.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx
@@ -26,7 +27,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             format!("{}()", e.detail)
         };
-        let mut f = cx.finding_at_event("FX102", "GB0124", e);
+        let mut f = cx.finding_at_event(Rule::ScalarConversion, "GB0124", e);
         f.node = Some(node);
         f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));

@@ -3,6 +3,7 @@
 //! (GB8985).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::graph::Op;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -15,7 +16,11 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let on_input = cx.result.graph.node(recv).op == Op::Placeholder;
-        let mut f = cx.finding_at_event("FX109", if on_input { "GB0125" } else { "GB8985" }, e);
+        let mut f = cx.finding_at_event(
+            Rule::RequiresGrad,
+            if on_input { "GB0125" } else { "GB8985" },
+            e,
+        );
         f.node = Some(node);
         f.message = if on_input {
             "requires_grad_() on a forward input".into()

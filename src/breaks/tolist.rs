@@ -3,6 +3,7 @@
 //! `aten._local_scalar_dense` (GB0033). Either way the graph breaks.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("method").filter(|e| e.detail == "tolist") {
@@ -16,7 +17,8 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         let dtype = cx.result.graph.node(recv).meta.as_tensor().map(|t| t.dtype);
         let floating = dtype.is_none_or(|d| d.is_floating());
-        let mut f = cx.finding_at_event("FX103", if floating { "GB0109" } else { "GB0033" }, e);
+        let mut f =
+            cx.finding_at_event(Rule::Tolist, if floating { "GB0109" } else { "GB0033" }, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");

@@ -4,6 +4,7 @@
 //! it.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::diagnostics::Severity;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -31,7 +32,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
                 continue;
             }
         }
-        let mut f = cx.finding_at_event("FX190", "", e);
+        let mut f = cx.finding_at_event(Rule::UnknownCall, "", e);
         f.severity = Severity::Info;
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = if e.kind == "external_call" {

@@ -20,7 +20,7 @@ use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
 use super::modules::hyper_value;
 use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
-use crate::analysis::ModuleSummary;
+use crate::traced::ModuleSummary;
 
 pub const FUSED_PREFIX: &str = "staticfx.fused.";
 

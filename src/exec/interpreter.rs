@@ -9,8 +9,8 @@ use super::fused;
 use super::modules::{call_module, ModCall};
 use super::ops::table;
 use super::value::RValue;
-use crate::analysis::{GraphResult, ModuleSummary};
 use crate::graph::{Arg, NodeId, Op, Origin};
+use crate::traced::{GraphResult, ModuleSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {

@@ -1,4 +1,4 @@
-//! The bundled CPU executor: runs a traced graph ([`crate::analysis::GraphResult`]) on
+//! The bundled CPU executor: runs a traced graph ([`crate::traced::GraphResult`]) on
 //! sample inputs with real or default-initialised weights.
 //!
 //! - [`weights`]: safetensors in and out, checking against the module tree, default init;
@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use ndarray::{ArrayD, IxDyn};
 
-use crate::analysis::{GraphResult, HyperValue, InputSpec};
 use crate::graph::Op;
 use crate::shapes::{concrete, DType, Meta};
+use crate::traced::{GraphResult, HyperValue, InputSpec};
 pub use interpreter::{ExecError, Program};
 use kernels::init::Rng;
 pub use value::{HostTensor, RValue};

@@ -1,6 +1,6 @@
 //! Stage 4: the static FX graph — torch.fx's six opcodes, its node names, and the users of
-//! every node (petgraph edges from producer to consumer). The graph is built by the tracer in
-//! `crate::eval::trace`, which is where inlining happens (see `inline`).
+//! every node (petgraph edges from producer to consumer). The graph is built by the tracer
+//! (`eval::trace`), which is where inlining happens (see `inline`).
 
 pub mod inline;
 pub mod names;
@@ -291,5 +291,48 @@ impl Graph {
             .iter()
             .copied()
             .find(|&id| self.g[id].name == name)
+    }
+}
+
+/// An argument as torch.fx prints it (`x`, `(1, 2)`, `slice(None, 2, None)`).
+pub fn arg_text(g: &Graph, a: &Arg) -> String {
+    match a {
+        Arg::Node(n) => g.node(*n).name.clone(),
+        Arg::None => "None".into(),
+        Arg::Bool(b) => {
+            if *b {
+                "True".into()
+            } else {
+                "False".into()
+            }
+        }
+        Arg::Int(i) => i.to_string(),
+        Arg::Float(f) => format!("{f:?}"),
+        Arg::Str(s) => format!("{s:?}"),
+        Arg::Tuple(v) => {
+            let inner: Vec<String> = v.iter().map(|x| arg_text(g, x)).collect();
+            if inner.len() == 1 {
+                format!("({},)", inner[0])
+            } else {
+                format!("({})", inner.join(", "))
+            }
+        }
+        Arg::List(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|x| arg_text(g, x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Arg::Slice(s) => format!(
+            "slice({}, {}, {})",
+            arg_text(g, &s[0]),
+            arg_text(g, &s[1]),
+            arg_text(g, &s[2])
+        ),
+        Arg::Ellipsis => "...".into(),
+        Arg::Dtype(d) => format!("torch.{d}"),
+        Arg::Device(d) => format!("device({d:?})"),
+        Arg::Repr(r) => r.clone(),
     }
 }
