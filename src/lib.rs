@@ -17,6 +17,7 @@ pub mod fixes;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod graph;
+pub mod ide;
 pub mod lsp;
 pub mod passes;
 pub mod render;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 pub mod incremental;
 
-use crate::diagnostics::Severity;
+use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::root::{instantiate_per_class, is_traceable_module_class, trace_root};
 use crate::eval::value::{ModuleNs, Value};
 use crate::eval::Interp;
@@ -57,6 +57,35 @@ pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, An
         project = project.with_parse_cache(cache.clone());
     }
     analyze_in_project(project, path, opts)
+}
+
+/// A file that is parsed but not evaluated (see `ide::may_define_module`): its syntax errors,
+/// as a full analysis would note them, and no graphs.
+pub fn parse_only(project: Project, path: &Path) -> Result<FileAnalysis, AnalysisError> {
+    let file = project
+        .load_path(path)
+        .map_err(|source| AnalysisError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let diagnostics = project
+        .file(file)
+        .syntax_errors
+        .iter()
+        .map(|(span, message)| Diagnostic {
+            code: codes::SYNTAX_ERROR,
+            message: message.clone(),
+            severity: Severity::Error,
+            file,
+            span: *span,
+        })
+        .collect();
+    Ok(FileAnalysis {
+        project: Arc::new(project),
+        file,
+        graphs: vec![],
+        diagnostics,
+    })
 }
 
 pub fn analyze_in_project(

@@ -4,7 +4,7 @@ pub mod check;
 pub mod fix;
 pub mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -77,25 +77,33 @@ pub enum Command {
     Lsp,
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Lsp = cli.command {
-        // The server runs its own runtime and gives analysis its own large-stack threads.
-        return crate::lsp::run_stdio();
-    }
+/// Runs a command other than `lsp` (which `main.rs` hands to the server).
+pub fn main(cli: Cli) -> ExitCode {
     // Deep models and deeply nested source need more stack than the default main thread has.
-    let handle = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || run(cli));
-    match handle.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
-        _ => {
-            eprintln!(
-                "staticfx: internal error (this is a bug; please report it with the input file)"
-            );
-            ExitCode::from(2)
+    crate::ide::on_large_stack("staticfx", || run(cli)).unwrap_or_else(|_| {
+        eprintln!("staticfx: internal error (this is a bug; please report it with the input file)");
+        ExitCode::from(2)
+    })
+}
+
+/// The settings for a run over `paths`: `[tool.staticfx]` of the nearest pyproject.toml above
+/// the first path, then the flags. None (after saying why) when the configuration is broken.
+pub fn settings_for(
+    paths: &[PathBuf],
+    select: &[String],
+    ignore: &[String],
+    root: Option<&Path>,
+) -> Option<crate::ide::Settings> {
+    let start = paths.first().map(|p| p.as_path()).unwrap_or(Path::new("."));
+    let (mut settings, problems) = crate::ide::Settings::discover(start);
+    if !problems.is_empty() {
+        for p in problems {
+            eprintln!("staticfx: {p}");
         }
+        return None;
     }
+    settings.apply_flags(select, ignore, root);
+    Some(settings)
 }
 
 fn run(cli: Cli) -> ExitCode {
@@ -103,7 +111,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Run(args) => run::run(args),
-        Command::Lsp => unreachable!("handled in main"),
+        Command::Lsp => unreachable!("main.rs runs the language server"),
         Command::Graph {
             file,
             class,

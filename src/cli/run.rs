@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 
 use crate::analysis::{self, GraphOptions, InputSpec};
-use crate::exec::{self, ExecError, RunOptions};
+use crate::exec::{self, RunOptions};
+use crate::ide::describe_error;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -105,16 +106,4 @@ pub fn run(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// The error with `path:line:col` of the node's source when it has one.
-pub fn describe_error(a: &analysis::FileAnalysis, e: &ExecError) -> String {
-    match e.origin() {
-        Some(o) => {
-            let f = a.project.file(o.file);
-            let lc = f.lines.line_col(&f.text, o.span.start);
-            format!("{}:{}:{}: {e}", f.path.display(), lc.line + 1, lc.col + 1)
-        }
-        None => e.to_string(),
-    }
 }

@@ -1,7 +1,6 @@
 //! Between the analysis library and the protocol: runs one analysis on a text snapshot and
 //! turns the result into plain, `Send` data (findings with resolved ranges, per-graph node
-//! views, DOT). `diagnostics_for` is the one place that decides what becomes a diagnostic, so
-//! the graph-break findings of `crate::breaks` plug in there.
+//! views, DOT). What becomes a diagnostic is decided by `ide::diagnostics`, as for `check`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +15,7 @@ use crate::analysis::incremental::Session;
 use crate::analysis::{
     self, AnalysisError, FileAnalysis, GraphOptions, GraphResult, InputSpec, ModuleSummary,
 };
-use crate::diagnostics::{codes, Severity};
+use crate::diagnostics::Severity;
 use crate::graph::RegionRole;
 use crate::semantic::{FileId, Project};
 use crate::syntax::Span;
@@ -30,6 +29,8 @@ pub struct Snapshot {
     pub version: i32,
     pub encoding: Encoding,
     pub class_inputs: HashMap<String, Vec<InputSpec>>,
+    /// The codes the settings select.
+    pub filter: crate::ide::Filter,
     /// Other open buffers: imports read the editor's text, not the disk's.
     pub overlays: Vec<(PathBuf, Arc<str>)>,
     /// Which settings the snapshot was taken under; results of older settings are not reused.
@@ -37,21 +38,6 @@ pub struct Snapshot {
     /// Test hook: a marker comment makes analysis panic, to prove the server survives it.
     pub test_hooks: bool,
     pub parse_cache: crate::semantic::project::ParseCache,
-}
-
-/// A diagnostic before conversion: byte spans in analysed files.
-#[derive(Clone, Debug)]
-pub struct RawFinding {
-    pub code: &'static str,
-    pub message: String,
-    pub severity: Severity,
-    pub file: FileId,
-    pub span: Span,
-    /// Call sites from forward down to the finding, outermost first.
-    pub chain: Vec<(FileId, Span)>,
-    pub href: Option<String>,
-    /// Fixes (byte edits of the analysed text), the preferred first; empty for limits.
-    pub fixes: crate::fixes::SiteFixes,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -183,19 +169,21 @@ fn analyze_with(snap: &Snapshot, keep: bool) -> Output {
         graphs: vec![],
         failure: None,
     };
-    let analysis = if keep {
+    let analysis = if !crate::ide::may_define_module(&snap.text) {
+        analysis::parse_only(project_of(snap), &snap.path)
+    } else if keep {
         kept_analysis(snap, &opts)
     } else {
         analysis::analyze_in_project(project_of(snap), &snap.path, &opts)
     };
     match analysis {
         Ok(a) => {
-            let raw = diagnostics_for(&a, &snap.text);
             let mut conv = Converter::new(&a.project, snap.encoding);
-            out.findings = raw
+            // Positions in the document are read from its text as the user has it.
+            conv.ropes.insert(a.file, Rope::from_str(&snap.text));
+            out.findings = crate::ide::diagnostics(&a, &snap.text, &snap.filter)
                 .iter()
-                .filter(|f| f.file == a.file)
-                .map(|f| conv.finding(f))
+                .map(|d| conv.finding(d))
                 .collect();
             let file = a.file;
             out.graphs = a.graphs.into_iter().map(|g| graph_view(g, file)).collect();
@@ -296,102 +284,6 @@ fn kept_analysis(snap: &Snapshot, opts: &GraphOptions) -> Result<FileAnalysis, A
     })
 }
 
-/// What the editor shows for one analysis: analysis limits (low severity: the analyser could
-/// not see, the model is not wrong), tracing errors, and the graph-break findings of
-/// `crate::breaks` with their fixes (`crate::fixes`), except where a `# noqa` comment
-/// suppresses them. `src` is the document's text as the user has it.
-pub fn diagnostics_for(a: &FileAnalysis, src: &str) -> Vec<RawFinding> {
-    let mut out: Vec<RawFinding> = Vec::new();
-    let push = |f: RawFinding, out: &mut Vec<RawFinding>| {
-        if !out
-            .iter()
-            .any(|o| o.file == f.file && o.span == f.span && o.code == f.code)
-        {
-            out.push(f);
-        }
-    };
-    for d in &a.diagnostics {
-        push(
-            RawFinding {
-                code: d.code,
-                message: d.message.clone(),
-                severity: limit_severity(d.code, d.severity),
-                file: d.file,
-                span: d.span,
-                chain: vec![],
-                href: None,
-                fixes: Default::default(),
-            },
-            &mut out,
-        );
-    }
-    for g in &a.graphs {
-        if let Some(e) = &g.error {
-            let message = format!("{} stopped tracing here: {}", g.name, e.message);
-            push(
-                RawFinding {
-                    code: e.code,
-                    message,
-                    severity: limit_severity(e.code, e.severity),
-                    file: e.file,
-                    span: e.span,
-                    chain: vec![],
-                    href: None,
-                    fixes: Default::default(),
-                },
-                &mut out,
-            );
-        }
-    }
-    let lines: Vec<&str> = src.lines().collect();
-    for (f, fixes) in crate::fixes::for_analysis(a, src) {
-        let line = src[..f.span.start.min(src.len())].matches('\n').count();
-        if lines
-            .get(line)
-            .is_some_and(|l| crate::cli::check::noqa_allows(l, f.code))
-        {
-            continue;
-        }
-        let mut message = if f.gb_id.is_empty() {
-            f.message.clone()
-        } else {
-            format!("{}: {} ({})", f.gb_type, f.message, f.gb_id)
-        };
-        if !f.hint.is_empty() {
-            message.push_str(&format!("\nHint: {}", f.hint));
-        }
-        if let (None, Some(r)) = (fixes.main(), &fixes.refusal) {
-            message.push_str(&format!("\nNo automatic fix: {r}"));
-        }
-        push(
-            RawFinding {
-                code: f.code,
-                message,
-                severity: f.severity,
-                file: f.file,
-                span: f.span,
-                chain: f
-                    .related
-                    .iter()
-                    .map(|(file, span, _)| (*file, *span))
-                    .collect(),
-                href: f.url(),
-                fixes,
-            },
-            &mut out,
-        );
-    }
-    out
-}
-
-fn limit_severity(code: &str, given: Severity) -> Severity {
-    match code {
-        codes::SYNTAX_ERROR => Severity::Error,
-        c if c.starts_with("FX9") => Severity::Info,
-        _ => given,
-    }
-}
-
 /// Byte spans to positions, one rope per file touched.
 struct Converter<'a> {
     project: &'a Project,
@@ -420,7 +312,7 @@ impl<'a> Converter<'a> {
         }
     }
 
-    fn finding(&mut self, f: &RawFinding) -> Finding {
+    fn finding(&mut self, f: &crate::ide::Diagnostic) -> Finding {
         let related = f
             .chain
             .iter()
@@ -432,11 +324,11 @@ impl<'a> Converter<'a> {
             .collect();
         Finding {
             code: f.code,
-            message: f.message.clone(),
+            message: f.full_message(),
             severity: f.severity,
             range: self.range(f.file, f.span),
             related,
-            href: f.href.clone(),
+            href: f.url.clone(),
             span: f.span,
             fixes: f.fixes.clone(),
         }
@@ -539,7 +431,10 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
 
 /// The project root for a file: the workspace folder containing it, else the nearest
 /// non-package ancestor.
-pub fn root_for(path: &Path, workspace: &[PathBuf]) -> PathBuf {
+pub fn root_for(path: &Path, workspace: &[PathBuf], settings: &crate::ide::Settings) -> PathBuf {
+    if let Some(root) = &settings.root {
+        return root.clone();
+    }
     workspace
         .iter()
         .filter(|w| path.starts_with(w))
@@ -603,7 +498,7 @@ pub fn run_graph(
     analysis::optimize_graph(&mut g, &passes)
         .map_err(|e| format!("the pass pipeline failed: {e}"))?;
     let g = &g;
-    let r = crate::exec::run_graph(g, &run).map_err(|e| crate::cli::run::describe_error(&a, &e))?;
+    let r = crate::exec::run_graph(g, &run).map_err(|e| crate::ide::describe_error(&a, &e))?;
     let outputs = r
         .stats
         .iter()

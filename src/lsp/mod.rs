@@ -4,7 +4,6 @@
 pub mod analysis_bridge;
 pub mod catch_panics;
 mod code_actions;
-pub mod config;
 pub mod document;
 pub mod framing;
 mod hover;

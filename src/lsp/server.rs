@@ -15,9 +15,9 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::analysis_bridge::{self, Finding, Output, Snapshot};
-use super::config::Config;
 use super::document::{Document, Encoding};
 use crate::diagnostics::Severity;
+use crate::ide::Settings;
 
 pub const SHOW_GRAPH: &str = "staticfx.showGraph";
 /// The source action that applies every safe fix of a document.
@@ -36,8 +36,8 @@ struct State {
     encoding: RwLock<Encoding>,
     workspace: RwLock<Vec<PathBuf>>,
     /// Settings from pyproject.toml and initializationOptions, before workspace/configuration.
-    base_config: RwLock<Config>,
-    config: RwLock<Config>,
+    base_config: RwLock<Settings>,
+    config: RwLock<Settings>,
     /// One analysis per document at a time; waiters for older versions give up on waking.
     locks: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
     /// The latest finished analysis per document (hover and showGraph reuse it when current).
@@ -157,9 +157,9 @@ async fn analyze(
 fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let path = uri.to_file_path()?.into_owned();
     let workspace = state.workspace.read().unwrap().clone();
-    let root = analysis_bridge::root_for(&path, &workspace);
     let config_gen = state.config_gen.load(Ordering::SeqCst);
     let config = state.config.read().unwrap().clone();
+    let root = analysis_bridge::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
     let doc = state.docs.get(uri)?;
     Some(Snapshot {
@@ -169,6 +169,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         tree: doc.tree.clone(),
         version: doc.version,
         encoding: *state.encoding.read().unwrap(),
+        filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays,
         test_hooks: config.test_hooks,
@@ -310,8 +311,9 @@ impl Server {
             let values = client.configuration(items).await.unwrap_or_default();
             {
                 let mut c = state.base_config.read().unwrap().clone();
+                let folder = state.workspace.read().unwrap().first().cloned();
                 for v in values.iter().filter(|v| !v.is_null()) {
-                    for p in c.merge(v) {
+                    for p in c.merge(v, folder.as_deref()) {
                         client
                             .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
                             .await;
@@ -380,13 +382,13 @@ impl LanguageServer for Server {
                     .map(|p| p.into_owned()),
             );
         }
-        let mut config = Config::default();
+        let mut config = Settings::default();
         let mut problems = Vec::new();
         if let Some(root) = folders.first() {
             problems.extend(config.merge_pyproject(root));
         }
         if let Some(opts) = &params.initialization_options {
-            problems.extend(config.merge(opts));
+            problems.extend(config.merge(opts, folders.first().map(|f| f.as_path())));
         }
         for p in problems {
             eprintln!("staticfx settings: {p}");
@@ -469,7 +471,8 @@ impl LanguageServer for Server {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         let mut c = self.state.base_config.read().unwrap().clone();
-        let problems = c.merge(&params.settings);
+        let folder = self.state.workspace.read().unwrap().first().cloned();
+        let problems = c.merge(&params.settings, folder.as_deref());
         *self.state.config.write().unwrap() = c;
         self.state.config_gen.fetch_add(1, Ordering::SeqCst);
         for p in problems {
@@ -576,8 +579,8 @@ impl LanguageServer for Server {
                 if roots.is_empty() {
                     return Err(Error::invalid_params("no workspace folder to check"));
                 }
-                let files = crate::cli::check::collect_files(&roots)
-                    .map_err(|e| Error::invalid_params(e))?;
+                let files =
+                    crate::ide::collect_files(&roots).map_err(|e| Error::invalid_params(e))?;
                 let n = files.len();
                 let state = self.state.clone();
                 let client = self.client.clone();
@@ -751,11 +754,12 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     let config = state.config.read().unwrap().clone();
     Some(Snapshot {
         path: path.to_path_buf(),
-        root: analysis_bridge::root_for(path, &workspace),
+        root: analysis_bridge::root_for(path, &workspace, &config),
         tree: crate::syntax::parse(&text, None),
         text,
         version: 0,
         encoding: *state.encoding.read().unwrap(),
+        filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays: open_buffers(&state, None),
         test_hooks: config.test_hooks,

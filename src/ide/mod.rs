@@ -1,0 +1,23 @@
+//! What the front ends call, and all they call: `cli` and `lsp` meet here and nowhere else.
+//! Plain data in and out, byte offsets, no clap or LSP types (rust-analyzer's `ide` crate is
+//! the model).
+//!
+//! - [`settings`]: one settings model for `[tool.staticfx]`, `initializationOptions` and
+//!   `workspace/configuration`, and command-line flags on top;
+//! - [`diagnostics`]: one policy for what the user sees of an analysis (wording, severity,
+//!   de-duplication, select/ignore, `# noqa`);
+//! - [`fix`]: fix-all to a fixed point; [`files`]: which files are analysed;
+//! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
+
+pub mod diagnostics;
+pub mod files;
+pub mod fix;
+pub mod run;
+pub mod settings;
+pub mod stack;
+
+pub use diagnostics::{diagnostics, noqa_allows, Diagnostic};
+pub use files::{collect_files, may_define_module};
+pub use run::describe_error;
+pub use settings::{Filter, Settings};
+pub use stack::on_large_stack;
