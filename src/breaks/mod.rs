@@ -335,23 +335,19 @@ pub(crate) mod testing {
         std::fs::write(&path, src).unwrap();
         let src = src.to_string();
         // The evaluator is recursive: give it the stack the CLI gives it.
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(move || {
-                let a = analyze_file(&path, &GraphOptions::default()).unwrap();
-                let mut out = Vec::new();
-                for g in &a.graphs {
-                    for f in &g.breaks {
-                        let f: &Finding = f;
-                        let line = src[..f.span.start].matches('\n').count() + 1;
-                        out.push((line, f.code, f.gb_id, f.hint.clone()));
-                    }
+        crate::ide::on_large_stack("test", move || {
+            let a = analyze_file(&path, &GraphOptions::default()).unwrap();
+            let mut out = Vec::new();
+            for g in &a.graphs {
+                for f in &g.breaks {
+                    let f: &Finding = f;
+                    let line = src[..f.span.start].matches('\n').count() + 1;
+                    out.push((line, f.code, f.gb_id, f.hint.clone()));
                 }
-                out
-            })
-            .unwrap()
-            .join()
-            .unwrap()
+            }
+            out
+        })
+        .unwrap()
     }
 
     pub fn codes(src: &str) -> Vec<(usize, &'static str)> {

@@ -22,7 +22,7 @@ use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
 use crate::traced::ModuleSummary;
 
-pub const FUSED_PREFIX: &str = "staticfx.fused.";
+pub use crate::graph::FUSED_PREFIX;
 
 /// What ops that refer to modules by path can see.
 pub struct Ctx<'a> {

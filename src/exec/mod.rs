@@ -4,11 +4,9 @@
 //! - [`weights`]: safetensors in and out, checking against the module tree, default init;
 //! - [`interpreter`]: node-by-node evaluation;
 //! - [`ops`] / [`modules`]: the dispatch table by target and by leaf class;
+//! - [`fused`]: the pass pipeline's `staticfx.fused.*` targets (`staticfx run` optimizes for
+//!   inference first unless `--no-optimize`);
 //! - [`kernels`]: the ndarray kernels.
-//!
-//! The graph is run as traced: the pass pipeline (fusion) is not on this branch yet, so
-//! `optimize` is accepted and has no effect until it lands. Fused targets will be entries
-//! in the [`ops`] table.
 
 pub mod call;
 pub mod fused;

@@ -15,6 +15,10 @@ use crate::shapes::Meta;
 use crate::syntax::Span;
 use names::Namespace;
 
+/// Prefix of every fused op's target (`staticfx.fused.conv_bn_relu`): the pass pipeline makes
+/// them, `passes::validate` and the executor's `fused` table read them.
+pub const FUSED_PREFIX: &str = "staticfx.fused.";
+
 pub type NodeId = NodeIndex<u32>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -621,21 +621,10 @@ impl LanguageServer for Server {
                 let snap = snapshot(&self.state, &uri)
                     .ok_or_else(|| Error::invalid_params("document not open"))?;
                 let job = tokio::task::spawn_blocking(move || {
-                    let worker = std::thread::Builder::new()
-                        .name("staticfx-run".into())
-                        .stack_size(256 << 20)
-                        .spawn(move || {
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                analysis_bridge::run_graph(&snap, &class, inputs, weights, seed)
-                            }))
-                            .unwrap_or_else(|_| Err("the executor panicked (this is a bug)".into()))
-                        });
-                    match worker {
-                        Ok(h) => h
-                            .join()
-                            .unwrap_or_else(|_| Err("executor thread died".into())),
-                        Err(e) => Err(format!("cannot start executor thread: {e}")),
-                    }
+                    crate::ide::on_large_stack("staticfx-run", move || {
+                        analysis_bridge::run_graph(&snap, &class, inputs, weights, seed)
+                    })
+                    .unwrap_or_else(|_| Err("the executor panicked (this is a bug)".into()))
                 });
                 let result = job.await.map_err(|e| Error {
                     code: ErrorCode::InternalError,

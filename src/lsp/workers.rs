@@ -10,7 +10,6 @@ use std::sync::{Mutex, OnceLock};
 type Job = Box<dyn FnOnce() + Send>;
 
 const THREADS: usize = 2;
-const STACK: usize = 256 << 20;
 
 /// One queue per thread: a document's analyses always go to the same thread, which keeps
 /// that document's incremental session (`analysis_bridge`).
@@ -25,9 +24,7 @@ fn pool() -> &'static Pool {
         let queues = (0..THREADS)
             .map(|i| {
                 let (tx, rx) = channel::<Job>();
-                std::thread::Builder::new()
-                    .name(format!("staticfx-analysis-{i}"))
-                    .stack_size(STACK)
+                crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
                         while let Ok(job) = rx.recv() {
                             job();

@@ -40,8 +40,7 @@ use crate::shapes::Meta;
 pub const PIPELINE_VERSION: u32 = 1;
 pub const MAX_ROUNDS: usize = 10;
 
-/// Prefix of every fused op's target, so readers (and `validate`) can tell them apart.
-pub const FUSED_PREFIX: &str = "staticfx.fused.";
+pub use crate::graph::FUSED_PREFIX;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PassOptions {
