@@ -7,17 +7,24 @@
 //! - [`diagnostics`]: one policy for what the user sees of an analysis (wording, severity,
 //!   de-duplication, select/ignore, `# noqa`);
 //! - [`fix`]: fix-all to a fixed point; [`files`]: which files are analysed;
+//! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 
 pub mod diagnostics;
 pub mod files;
 pub mod fix;
+pub mod host;
+pub mod hover;
 pub mod run;
 pub mod settings;
 pub mod stack;
 
+#[cfg(test)]
+mod tests;
+
 pub use diagnostics::{diagnostics, noqa_allows, Diagnostic};
 pub use files::{collect_files, may_define_module};
+pub use host::{AnalysisHost, Output, Snapshot};
 pub use run::describe_error;
 pub use settings::{Filter, Settings};
 pub use stack::on_large_stack;

@@ -8,19 +8,17 @@ use std::collections::HashMap;
 use ropey::Rope;
 use tower_lsp_server::ls_types::*;
 
-use super::analysis_bridge::{Finding, Output};
-use super::document::{position_at, Encoding};
+use super::convert::range_of;
+use super::document::Encoding;
 use super::server::FIX_ALL;
 use crate::fixes::{self, FixKind};
+use crate::ide::Output;
 
 fn text_edits(rope: &Rope, edits: &[fixes::Edit], enc: Encoding) -> Vec<TextEdit> {
     edits
         .iter()
         .map(|e| TextEdit {
-            range: Range {
-                start: position_at(rope, e.span.start, enc),
-                end: position_at(rope, e.span.end, enc),
-            },
+            range: range_of(rope, e.span, enc),
             new_text: e.new_text.clone(),
         })
         .collect()
@@ -53,17 +51,17 @@ pub fn actions(
     range: Range,
     only: Option<&[CodeActionKind]>,
     enc: Encoding,
-    to_diagnostic: fn(&Finding) -> Diagnostic,
 ) -> Vec<CodeActionOrCommand> {
     let rope = Rope::from_str(&out.text);
     let mut actions = Vec::new();
     if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
-        for f in &out.findings {
+        let diags = super::convert::diagnostics(out, enc);
+        for (f, diag) in out.diagnostics.iter().zip(diags) {
             // Findings that touch the requested range (a cursor is an empty range).
-            if !(before_or_at(f.range.start, range.end) && before_or_at(range.start, f.range.end)) {
+            let r = diag.range;
+            if !(before_or_at(r.start, range.end) && before_or_at(range.start, r.end)) {
                 continue;
             }
-            let diag = to_diagnostic(f);
             let main = f.fixes.main().map(|m| m as *const fixes::Fix);
             for fix in &f.fixes.fixes {
                 let preferred = main == Some(fix as *const fixes::Fix);
@@ -83,7 +81,7 @@ pub fn actions(
         }
     }
     if wanted(only, FIX_ALL) {
-        let (edits, n, _) = fixes::pick(out.findings.iter().map(|f| &f.fixes), false);
+        let (edits, n, _) = fixes::pick(out.diagnostics.iter().map(|f| &f.fixes), false);
         if !edits.is_empty() {
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: format!("Fix all safe staticfx findings ({n})"),

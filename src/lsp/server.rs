@@ -14,9 +14,9 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::analysis_bridge::{self, Finding, Output, Snapshot};
+use super::convert;
 use super::document::{Document, Encoding};
-use crate::diagnostics::Severity;
+use crate::ide::host::{self, AnalysisHost, Output, Snapshot};
 use crate::ide::Settings;
 
 pub const SHOW_GRAPH: &str = "staticfx.showGraph";
@@ -129,7 +129,7 @@ async fn analyze(
         return Err("superseded".into());
     }
     let snap = snapshot(state, uri).ok_or("not analysable")?;
-    let job = super::workers::run_keyed(uri, move || analysis_bridge::analyze(&snap));
+    let job = super::workers::run_keyed(uri, move |host| host.analyze(&snap));
     let out = match job.await {
         Ok(out) => Arc::new(out),
         Err(panic) => {
@@ -159,7 +159,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let workspace = state.workspace.read().unwrap().clone();
     let config_gen = state.config_gen.load(Ordering::SeqCst);
     let config = state.config.read().unwrap().clone();
-    let root = analysis_bridge::root_for(&path, &workspace, &config);
+    let root = host::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
     let doc = state.docs.get(uri)?;
     Some(Snapshot {
@@ -168,7 +168,6 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         text: doc.text.clone(),
         tree: doc.tree.clone(),
         version: doc.version,
-        encoding: *state.encoding.read().unwrap(),
         filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays,
@@ -197,55 +196,10 @@ async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
     state
         .published
         .insert(uri.clone(), (out.version, out.config_gen));
-    let diags = out.findings.iter().map(to_lsp).collect();
+    let diags = convert::diagnostics(out, *state.encoding.read().unwrap());
     client
         .publish_diagnostics(uri.clone(), diags, Some(out.version))
         .await;
-}
-
-pub(super) fn to_lsp(f: &Finding) -> Diagnostic {
-    let range = Range {
-        start: f.range.start,
-        end: f.range.end,
-    };
-    let severity = match f.severity {
-        Severity::Error => DiagnosticSeverity::ERROR,
-        Severity::Warning => DiagnosticSeverity::WARNING,
-        Severity::Info => DiagnosticSeverity::INFORMATION,
-        Severity::Hint => DiagnosticSeverity::HINT,
-    };
-    let related: Vec<DiagnosticRelatedInformation> = f
-        .related
-        .iter()
-        .filter_map(|r| {
-            let uri = Uri::from_file_path(&r.path)?;
-            Some(DiagnosticRelatedInformation {
-                location: Location {
-                    uri,
-                    range: Range {
-                        start: r.range.start,
-                        end: r.range.end,
-                    },
-                },
-                message: r.message.clone(),
-            })
-        })
-        .collect();
-    Diagnostic {
-        range,
-        severity: Some(severity),
-        code: Some(NumberOrString::String(f.code.to_string())),
-        code_description: f
-            .href
-            .as_ref()
-            .and_then(|h| h.parse().ok())
-            .map(|href| CodeDescription { href }),
-        source: Some("staticfx".into()),
-        message: f.message.clone(),
-        related_information: (!related.is_empty()).then_some(related),
-        tags: None,
-        data: None,
-    }
 }
 
 impl Server {
@@ -260,8 +214,7 @@ impl Server {
                 let pos: Position = serde_json::from_value(p.clone())
                     .map_err(|e| Error::invalid_params(e.to_string()))?;
                 let enc = *self.state.encoding.read().unwrap();
-                let offset =
-                    super::document::offset_at(&ropey::Rope::from_str(&out.text), pos, enc);
+                let offset = convert::offset_of(&ropey::Rope::from_str(&out.text), pos, enc);
                 class_at(tree, &out.text, offset)
                     .ok_or_else(|| Error::invalid_params("no class at that position"))
             }
@@ -488,20 +441,17 @@ impl LanguageServer for Server {
         let uri = pos.text_document.uri;
         let (out, tree) = self.current_analysis(&uri).await?;
         if self.state.config.read().unwrap().test_hooks
-            && out.text.contains(analysis_bridge::HOVER_PANIC_MARKER)
+            && out.text.contains(host::HOVER_PANIC_MARKER)
         {
             panic!("test hook: a panic in the hover handler");
         }
         let enc = *self.state.encoding.read().unwrap();
         let rope = ropey::Rope::from_str(&out.text);
-        let offset = super::document::offset_at(&rope, pos.position, enc);
-        let Some((markdown, span)) = super::hover::hover(&out, &tree, offset) else {
+        let offset = convert::offset_of(&rope, pos.position, enc);
+        let Some((markdown, span)) = crate::ide::hover::hover(&out, &tree, offset) else {
             return Ok(None);
         };
-        let range = Range {
-            start: super::document::position_at(&rope, span.start, enc),
-            end: super::document::position_at(&rope, span.end, enc),
-        };
+        let range = convert::range_of(&rope, span, enc);
         Ok(Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
                 kind: MarkupKind::Markdown,
@@ -521,7 +471,6 @@ impl LanguageServer for Server {
             params.range,
             params.context.only.as_deref(),
             enc,
-            to_lsp,
         );
         Ok(Some(actions))
     }
@@ -622,7 +571,7 @@ impl LanguageServer for Server {
                     .ok_or_else(|| Error::invalid_params("document not open"))?;
                 let job = tokio::task::spawn_blocking(move || {
                     crate::ide::on_large_stack("staticfx-run", move || {
-                        analysis_bridge::run_graph(&snap, &class, inputs, weights, seed)
+                        host::run_graph(&snap, &class, inputs, weights, seed)
                     })
                     .unwrap_or_else(|_| Err("the executor panicked (this is a bug)".into()))
                 });
@@ -683,10 +632,10 @@ async fn check_workspace(state: Arc<State>, client: Client, files: Vec<PathBuf>)
         if !state.docs.contains_key(&uri) {
             match disk_snapshot(&state, path) {
                 Some(snap) => {
-                    match super::workers::run(move || analysis_bridge::analyze_once(&snap)).await {
+                    match super::workers::run(move |_| AnalysisHost::analyze_once(&snap)).await {
                         Ok(out) => {
-                            findings += out.findings.len();
-                            let diags = out.findings.iter().map(to_lsp).collect();
+                            findings += out.diagnostics.len();
+                            let diags = convert::diagnostics(&out, *state.encoding.read().unwrap());
                             // Opened while we worked: the document's own analysis wins.
                             if !state.docs.contains_key(&uri) {
                                 client.publish_diagnostics(uri, diags, None).await;
@@ -743,11 +692,10 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     let config = state.config.read().unwrap().clone();
     Some(Snapshot {
         path: path.to_path_buf(),
-        root: analysis_bridge::root_for(path, &workspace, &config),
+        root: host::root_for(path, &workspace, &config),
         tree: crate::syntax::parse(&text, None),
         text,
         version: 0,
-        encoding: *state.encoding.read().unwrap(),
         filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays: open_buffers(&state, None),

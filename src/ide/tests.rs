@@ -1,0 +1,142 @@
+//! The editor features on `$0`-cursor fixtures, without JSON-RPC: an analysis through the
+//! host, then hover, diagnostics and fixes at the cursor.
+
+use super::host::{AnalysisHost, Output, Snapshot};
+use super::on_large_stack;
+
+const SIMPLE: &str = include_str!("../../tests/fixtures/lsp/simple_net.py");
+
+/// The fixture without its `$0` marker, the marker's byte offset, and its analysis.
+fn analyse(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> (Snapshot, usize, Output) {
+    let at = fixture.find("$0").expect("fixture has a $0 marker");
+    let text = fixture.replacen("$0", "", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("simple_net.py");
+    let mut snap = Snapshot::new(path, dir.path().to_path_buf(), &text);
+    edit(&mut snap);
+    let out = on_large_stack("test", || {
+        let mut host = AnalysisHost::new();
+        host.analyze(&snap)
+    })
+    .unwrap();
+    (snap, at, out)
+}
+
+fn hover(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> Option<String> {
+    let (snap, at, out) = analyse(fixture, edit);
+    super::hover::hover(&out, &snap.tree, at).map(|(markdown, _)| markdown)
+}
+
+fn with_inputs(snap: &mut Snapshot) {
+    snap.class_inputs
+        .insert("SimpleNet".into(), vec!["x=1x784".parse().unwrap()]);
+}
+
+#[test]
+fn hover_on_a_call_shows_its_node_and_shape() {
+    let s = hover(
+        &SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(
+        s.contains("`fc2`") && s.contains("call_module") && s.contains("[1, 10]"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hover_in_a_branch_names_the_graph_break_region() {
+    let s = hover(
+        &SIMPLE.replace("            h = h * 2", "            $0h = h * 2"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(s.contains("`mul`") && s.contains("[1, 128]"), "{s}");
+    assert!(
+        s.contains("graph-break region #0") && s.contains("then branch"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hover_on_a_submodule_assignment_shows_its_parameters() {
+    let s = hover(
+        &SIMPLE.replace("nn.Linear(784, 128)", "nn.Lin$0ear(784, 128)"),
+        |_| {},
+    )
+    .unwrap();
+    assert!(s.contains("`Linear`") && s.contains("[128, 784]"), "{s}");
+}
+
+#[test]
+fn hover_outside_any_module_is_nothing() {
+    assert_eq!(hover(&format!("$0{SIMPLE}"), |_| {}), None);
+}
+
+#[test]
+fn diagnostics_at_the_cursor_carry_their_fix_and_wording() {
+    let (_, at, out) = analyse(
+        &SIMPLE.replace("        if h.sum() > 0:", "        if $0h.sum() > 0:"),
+        with_inputs,
+    );
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.span.start <= at && at <= d.span.end)
+        .expect("a finding at the cursor");
+    assert_eq!(d.code, "FX101");
+    assert!(
+        d.message.starts_with("Data-dependent branching: ") && d.message.ends_with("(GB0170)"),
+        "{}",
+        d.message
+    );
+    assert!(d.fixes.main().is_some(), "{:?}", d.fixes);
+    let limit = out.diagnostics.iter().find(|d| d.code == "FX902").unwrap();
+    assert!(
+        limit.message.starts_with("analysis limit: "),
+        "{}",
+        limit.message
+    );
+    assert_eq!(limit.severity, crate::diagnostics::Severity::Info);
+}
+
+#[test]
+fn ignored_codes_are_not_reported() {
+    let (_, _, out) = analyse(&format!("$0{SIMPLE}"), |snap| {
+        snap.filter.ignore = vec!["FX101".into()];
+    });
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert!(
+        !codes.contains(&"FX101") && codes.contains(&"FX902"),
+        "{codes:?}"
+    );
+}
+
+#[test]
+fn the_next_version_through_the_same_host_is_its_own_analysis() {
+    let text = SIMPLE.replace("h = h * 2", "h = h * 3");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("simple_net.py");
+    let first = Snapshot::new(path.clone(), dir.path().to_path_buf(), SIMPLE);
+    let mut second = Snapshot::new(path, dir.path().to_path_buf(), &text);
+    second.version = 2;
+    let (a, b) = on_large_stack("test", || {
+        let mut host = AnalysisHost::new();
+        let a = host.analyze(&first);
+        let b = host.analyze(&second);
+        (a, b)
+    })
+    .unwrap();
+    // The same findings either way: the edit is inside a function body.
+    let key = |o: &Output| -> Vec<(&str, usize)> {
+        o.diagnostics
+            .iter()
+            .map(|d| (d.code, d.span.start))
+            .collect()
+    };
+    assert_eq!(key(&a), key(&b));
+    assert_eq!((b.version, &*b.text), (2, text.as_str()));
+    let mul = |o: &Output| o.graphs[0].nodes.iter().any(|n| n.target.contains("mul"));
+    assert!(mul(&a) && mul(&b));
+}
