@@ -139,10 +139,42 @@ pub struct Region {
     pub call_chain: Vec<(FileId, Span)>,
 }
 
+/// What the tracer saw that a graph-break rule may classify; `detail` says more (the method
+/// name, the called path, why a call is unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// `obj.attr = value` on a module during forward.
+    SetAttr,
+    /// A Tensor method call (`detail`: its name).
+    Method,
+    /// A call the evaluator could not follow (`detail`: why).
+    UnknownCall,
+    /// `copy.deepcopy` of a tensor.
+    Deepcopy,
+    /// `int(t)`, `float(t)`, `bool(t)` and the like on a tensor (`detail`: the conversion).
+    Convert,
+    /// A wall-clock read (`time.time()`, `perf_counter()`).
+    Time,
+    /// `torch._dynamo.graph_break()`.
+    GraphBreak,
+    /// A `logging` call.
+    Log,
+    /// A call into a module outside the project and torch (`detail`: its path).
+    ExternalCall,
+    /// A generator function was called (`detail`: `root` when forward itself is one).
+    Generator,
+    /// A `yield` evaluated while tracing.
+    Yield,
+    /// `print(...)`.
+    Print,
+    /// A `class` statement executed in forward.
+    ClassDef,
+}
+
 /// Something that happened during tracing that later stages classify (e.g. a `yield`).
 #[derive(Clone, Debug)]
 pub struct TraceEvent {
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub file: FileId,
     pub span: Span,
     pub call_chain: Vec<(FileId, Span)>,

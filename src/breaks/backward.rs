@@ -2,9 +2,13 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "backward") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "backward")
+    {
         let mut f = cx.finding_at_event(Rule::Backward, "GB0123", e);
         f.node = cx.nodes_at(e.file, e.span).first().copied();
         f.message = "Tensor.backward() inside forward".into();

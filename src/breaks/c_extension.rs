@@ -3,6 +3,7 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
 pub const C_MODULES: &[&str] = &[
@@ -11,7 +12,7 @@ pub const C_MODULES: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx.events(EventKind::ExternalCall) {
         let module = e.detail.split('.').next().unwrap_or("");
         if !C_MODULES.contains(&module) {
             continue;

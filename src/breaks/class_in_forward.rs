@@ -3,9 +3,10 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("class_def") {
+    for e in cx.events(EventKind::ClassDef) {
         let header = cx
             .source(e.file, e.span)
             .find('\n')

@@ -2,9 +2,10 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("deepcopy") {
+    for e in cx.events(EventKind::Deepcopy) {
         let mut f = cx.finding_at_event(Rule::Deepcopy, "GB4198", e);
         let call = cx.source(e.file, e.span);
         f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));

@@ -2,9 +2,10 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("graph_break") {
+    for e in cx.events(EventKind::GraphBreak) {
         let mut f = cx.finding_at_event(Rule::ExplicitGraphBreak, "GB0025", e);
         f.message = "explicit call to torch._dynamo.graph_break()".into();
         f.hint = "remove the call if the split is no longer needed (it is often left over from debugging)".into();

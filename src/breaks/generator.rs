@@ -4,9 +4,13 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("generator").filter(|e| e.detail == "root") {
+    for e in cx
+        .events(EventKind::Generator)
+        .filter(|e| e.detail == "root")
+    {
         // The def line only: Dynamo points there, not at the whole body.
         let header = cx
             .source(e.file, e.span)

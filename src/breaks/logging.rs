@@ -5,9 +5,10 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("log") {
+    for e in cx.events(EventKind::Log) {
         let method = e.detail.rsplit('.').next().unwrap_or("");
         if !matches!(
             method,

@@ -29,12 +29,12 @@ mod unknown_call;
 use tree_sitter::Node as TsNode;
 
 use crate::diagnostics::{Rule, Severity};
-use crate::eval::trace::TraceEvent;
 use crate::graph::{NodeId, Op};
 use crate::semantic::{FileId, Project};
 use crate::syntax::Span;
 pub use crate::traced::Finding;
 use crate::traced::GraphResult;
+use crate::traced::{EventKind, TraceEvent};
 
 /// Every code a rule can emit, with its title (`--select` help, docs), in `Rule` order.
 pub const CODES: &[(&str, &str)] = &{
@@ -78,8 +78,7 @@ impl<'a> Ctx<'a> {
         Some(visit(node, &f.text))
     }
 
-    pub fn events(&self, kind: &str) -> impl Iterator<Item = &'a TraceEvent> + '_ {
-        let kind = kind.to_string();
+    pub fn events(&self, kind: EventKind) -> impl Iterator<Item = &'a TraceEvent> + '_ {
         self.result.events.iter().filter(move |e| e.kind == kind)
     }
 
@@ -179,27 +178,38 @@ impl<'a> Ctx<'a> {
     }
 }
 
+type Check = fn(&Ctx, &mut Vec<Finding>);
+
+/// Each rule's check, in the order they run: one per `Rule` (a test keeps it so).
+const CHECKS: &[(Rule, Check)] = &[
+    (Rule::DataDependentBranch, data_dependent_branch::check),
+    (Rule::ScalarConversion, item::check),
+    (Rule::Tolist, tolist::check),
+    (Rule::DynamicShapeOp, dynamic_shape_op::check),
+    (Rule::Print, print::check),
+    (Rule::Logging, logging::check),
+    (Rule::WallClockTime, time::check),
+    (Rule::ExplicitGraphBreak, explicit_graph_break::check),
+    (Rule::RequiresGrad, requires_grad::check),
+    (Rule::Backward, backward::check),
+    (Rule::Generator, generator::check),
+    (Rule::ClassInForward, class_in_forward::check),
+    (Rule::Deepcopy, deepcopy::check),
+    (Rule::Numpy, numpy::check),
+    (Rule::CExtension, c_extension::check),
+    (Rule::UnknownCall, unknown_call::check),
+];
+
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
 /// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
 pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
     let cx = Ctx::new(project, result);
     let mut out = Vec::new();
-    data_dependent_branch::check(&cx, &mut out);
-    item::check(&cx, &mut out);
-    tolist::check(&cx, &mut out);
-    dynamic_shape_op::check(&cx, &mut out);
-    print::check(&cx, &mut out);
-    logging::check(&cx, &mut out);
-    time::check(&cx, &mut out);
-    explicit_graph_break::check(&cx, &mut out);
-    requires_grad::check(&cx, &mut out);
-    backward::check(&cx, &mut out);
-    generator::check(&cx, &mut out);
-    class_in_forward::check(&cx, &mut out);
-    deepcopy::check(&cx, &mut out);
-    numpy::check(&cx, &mut out);
-    c_extension::check(&cx, &mut out);
-    unknown_call::check(&cx, &mut out);
+    for (rule, check) in CHECKS {
+        let from = out.len();
+        check(&cx, &mut out);
+        debug_assert!(out[from..].iter().all(|f| f.rule == *rule), "{rule:?}");
+    }
     out.retain(|f| !eager_only(&cx, f));
     for f in out.iter_mut() {
         note_loop(&cx, f);
@@ -321,6 +331,20 @@ pub fn snippet(s: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::{Rule, CHECKS};
+
+    #[test]
+    fn every_rule_has_exactly_one_check() {
+        for &rule in Rule::ALL {
+            let n = CHECKS.iter().filter(|(r, _)| *r == rule).count();
+            assert_eq!(n, 1, "{rule:?}");
+        }
+        assert_eq!(CHECKS.len(), Rule::ALL.len());
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::graph::{Arg, NodeId, Op};
+use crate::traced::EventKind;
 
 /// numpy functions `torch._numpy` does not implement (Dynamo: GB0294).
 const UNMODELLED_FUNCS: &[&str] = &[
@@ -130,7 +131,7 @@ pub const MODELLED_FUNCS: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx.events(EventKind::ExternalCall) {
         let Some(func) = e.detail.strip_prefix("numpy.") else {
             continue;
         };

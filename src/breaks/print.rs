@@ -2,9 +2,10 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("print") {
+    for e in cx.events(EventKind::Print) {
         let mut f = cx.finding_at_event(Rule::Print, "GB0059", e);
         f.message = format!(
             "print() in forward (`{}`) cannot be traced",

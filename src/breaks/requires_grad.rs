@@ -5,9 +5,13 @@
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::graph::Op;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "requires_grad_") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "requires_grad_")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let Some((node, recv)) = nodes
             .iter()

@@ -4,9 +4,13 @@
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "tolist") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "tolist")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let Some((node, recv)) = nodes.iter().find_map(|&n| {
             super::receiver(cx, n)

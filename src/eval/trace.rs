@@ -15,7 +15,7 @@ use crate::semantic::FileId;
 use crate::shapes::rules::{self, Inputs, ModuleInfo};
 use crate::shapes::{DType, Meta, Scalar, ScalarOrigin};
 use crate::syntax::Span;
-pub use crate::traced::{Region, TraceEvent};
+pub use crate::traced::{EventKind, Region, TraceEvent};
 
 /// An input's rank and the sizes a layer fixes (`Conv2d(3, …)` → rank 4, dim 1 = 3).
 #[derive(Clone, Debug, PartialEq)]
@@ -266,7 +266,7 @@ impl Tracer {
     pub fn note_generator(&mut self, file: FileId, span: Span) {
         let nodes_before = self.graph.order.len();
         self.events.push(TraceEvent {
-            kind: "yield",
+            kind: EventKind::Yield,
             file,
             span,
             call_chain: self.call_chain.clone(),
@@ -275,7 +275,7 @@ impl Tracer {
         });
     }
 
-    pub fn event(&mut self, kind: &'static str, file: FileId, span: Span, detail: String) {
+    pub fn event(&mut self, kind: EventKind, file: FileId, span: Span, detail: String) {
         let nodes_before = self.graph.order.len();
         self.events.push(TraceEvent {
             kind,
