@@ -2,7 +2,6 @@
 //! analysis API (byte spans, plain data) to LSP positions and messages.
 
 pub mod catch_panics;
-mod code_actions;
 pub mod convert;
 pub mod document;
 pub mod framing;

@@ -6,13 +6,14 @@
 use std::collections::HashMap;
 
 use ropey::Rope;
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
-use super::convert::range_of;
-use super::document::Encoding;
-use super::server::FIX_ALL;
+use super::{Server, FIX_ALL};
 use crate::fixes::{self, FixKind};
 use crate::ide::Output;
+use crate::lsp::convert::range_of;
+use crate::lsp::document::Encoding;
 
 fn text_edits(rope: &Rope, edits: &[fixes::Edit], enc: Encoding) -> Vec<TextEdit> {
     edits
@@ -45,7 +46,7 @@ fn before_or_at(a: Position, b: Position) -> bool {
     (a.line, a.character) <= (b.line, b.character)
 }
 
-pub fn actions(
+fn actions(
     uri: &Uri,
     out: &Output,
     range: Range,
@@ -55,7 +56,7 @@ pub fn actions(
     let rope = Rope::from_str(&out.text);
     let mut actions = Vec::new();
     if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
-        let diags = super::convert::diagnostics(out, enc);
+        let diags = crate::lsp::convert::diagnostics(out, enc);
         for (f, diag) in out.diagnostics.iter().zip(diags) {
             // Findings that touch the requested range (a cursor is an empty range).
             let r = diag.range;
@@ -92,4 +93,23 @@ pub fn actions(
         }
     }
     actions
+}
+
+impl Server {
+    pub(super) async fn on_code_action(
+        &self,
+        params: CodeActionParams,
+    ) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let (out, _) = self.current_analysis(&uri).await?;
+        let enc = *self.state.encoding.read().unwrap();
+        let actions = actions(
+            &uri,
+            &out,
+            params.range,
+            params.context.only.as_deref(),
+            enc,
+        );
+        Ok(Some(actions))
+    }
 }
