@@ -303,6 +303,32 @@ fn stages_do_not_reach_up() {
     }
 }
 
+/// The front ends call `ide` and name nothing above the bottom layer besides: no stage,
+/// not the driver.
+#[test]
+fn front_ends_depend_on_ide_and_the_bottom_types_only() {
+    let graph = src_graph();
+    let allowed = [
+        "ide",
+        "syntax",
+        "semantic",
+        "diagnostics",
+        "traced",
+        "shapes",
+        "graph",
+        "catalog",
+    ];
+    for front in ["cli", "lsp"] {
+        for d in &graph[front] {
+            assert!(
+                allowed.contains(&d.as_str()),
+                "`{front}` imports `{d}`; go through `ide`"
+            );
+        }
+        assert!(graph[front].contains("ide"), "{front}");
+    }
+}
+
 #[test]
 fn the_reader_sees_grouped_and_test_only_paths_correctly() {
     let text = "use crate::{a::X, b, c::{d, e}};\nfn f() { crate::g::h(); }\n#[cfg(test)]\nmod tests {\n    use crate::t; fn x() { let _ = '{'; let _ = \"}\"; }\n}\nuse crate::z;\n";

@@ -7,11 +7,9 @@ use std::process::ExitCode;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use crate::analysis::{self, GraphOptions};
 use crate::diagnostics::{Rule, Severity};
 use crate::ide::{self, Settings};
 use crate::semantic::project::ParseCache;
-use crate::semantic::Project;
 use crate::syntax::LineIndex;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum, PartialEq, Eq)]
@@ -60,7 +58,7 @@ pub struct Message {
 /// A fix in ruff's JSON terms: 1-based rows and character columns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageFix {
-    pub applicability: crate::fixes::Applicability,
+    pub applicability: ide::Applicability,
     pub message: String,
     /// (row, column, end_row, end_column, content)
     pub edits: Vec<(usize, usize, usize, usize, String)>,
@@ -74,29 +72,14 @@ pub fn check_file(
     settings: &Settings,
     cache: Option<ParseCache>,
 ) -> Result<Vec<Message>, String> {
-    let text =
-        crate::semantic::project::read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
-    let opts = GraphOptions {
-        root: settings.root.clone(),
-        parse_cache: cache,
-        class_inputs: settings.example_inputs.clone(),
-        ..Default::default()
-    };
-    let a = if ide::may_define_module(&text) {
-        analysis::analyze_file(path, &opts)
-    } else {
-        let root = opts.root.unwrap_or_else(|| Project::default_root(path));
-        let project = Project::new(root).with_parse_cache(opts.parse_cache.unwrap_or_default());
-        analysis::parse_only(project, path)
-    }
-    .map_err(|e| e.to_string())?;
+    let (text, found) = ide::check::check_file(path, settings, cache)?;
     let filename = path.display().to_string();
     let lines = LineIndex::new(&text);
     let at = |offset: usize| {
         let lc = lines.line_col(&text, offset);
         (lc.line + 1, lc.col + 1)
     };
-    let out = ide::diagnostics(&a, &text, &settings.filter())
+    let out = found
         .into_iter()
         .map(|d| {
             let fix = d.fixes.main().map(|fx| MessageFix {

@@ -1,4 +1,4 @@
-//! The command line: a thin adapter from arguments to the analysis API and back to text.
+//! The command line: a thin adapter from arguments to `ide` and back to text.
 
 pub mod check;
 pub mod fix;
@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::analysis::{self, GraphOptions, InputSpec};
+use crate::ide;
+use crate::traced::InputSpec;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,7 +56,7 @@ pub enum Command {
         #[arg(long, requires = "optimize")]
         no_passes: bool,
         /// With --optimize: skip one pass (cse, constant_fold, fusion, dce); repeatable.
-        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(crate::passes::PASS_NAMES))]
+        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(ide::graph::PASS_NAMES))]
         disable_pass: Vec<String>,
         /// With --optimize: eval mode with frozen parameters (folds batch norm into convolutions).
         #[arg(long, requires = "optimize")]
@@ -126,70 +127,35 @@ fn run(cli: Cli) -> ExitCode {
             cache_dir,
             no_cache,
         } => {
-            let opts = GraphOptions {
-                root,
+            let req = ide::graph::GraphRequest {
+                file: file.clone(),
                 class,
                 entry,
                 inputs,
-                ..Default::default()
+                root,
+                format: match format {
+                    GraphFormat::Text => ide::graph::GraphFormat::Text,
+                    GraphFormat::Dot => ide::graph::GraphFormat::Dot,
+                    GraphFormat::Json => ide::graph::GraphFormat::Json,
+                },
+                optimize: optimize.then(|| ide::graph::OptimizeRequest {
+                    no_passes,
+                    disabled: disable_pass,
+                    inference,
+                    cache_dir,
+                    no_cache,
+                }),
             };
-            match analysis::analyze_file(&file, &opts) {
-                Ok(mut a) => {
-                    if optimize {
-                        let cache_dir = if no_cache {
-                            None
-                        } else {
-                            Some(
-                                cache_dir
-                                    .unwrap_or_else(|| analysis::default_cache_dir(&a.project)),
-                            )
-                        };
-                        let o = analysis::OptimizeOptions {
-                            passes: crate::passes::PassOptions {
-                                inference,
-                                disabled: disable_pass,
-                                validate: false,
-                            },
-                            no_passes,
-                            cache_dir,
-                        };
-                        if let Err(e) = analysis::optimize(&mut a, &opts, &o) {
-                            eprintln!("staticfx: internal error: {e} (rerun with --disable-pass to narrow it down)");
-                            return ExitCode::from(2);
-                        }
-                    }
-                    let out = match format {
-                        GraphFormat::Text => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::text::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Dot => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::dot::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Json => crate::render::json::render(&a.project, &a.graphs),
-                    };
-                    print!("{out}");
-                    if !out.ends_with('\n') {
+            match ide::graph::graph_file(&req) {
+                Ok(out) => {
+                    print!("{}", out.rendered);
+                    if !out.rendered.ends_with('\n') {
                         println!();
                     }
-                    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-                        let f = a.project.file(d.file);
-                        let lc = f.lines.line_col(&f.text, d.span.start);
-                        eprintln!(
-                            "{}:{}:{}: {} {}",
-                            f.path.display(),
-                            lc.line + 1,
-                            lc.col + 1,
-                            d.code,
-                            d.message
-                        );
+                    for line in &out.limits {
+                        eprintln!("{line}");
                     }
-                    if a.graphs.is_empty() {
+                    if out.no_graphs {
                         eprintln!(
                             "staticfx: no nn.Module classes with a forward in {}",
                             file.display()

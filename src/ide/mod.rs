@@ -10,9 +10,12 @@
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 
+pub mod check;
+pub mod code_actions;
 pub mod diagnostics;
 pub mod files;
 pub mod fix;
+pub mod graph;
 pub mod host;
 pub mod hover;
 pub mod run;
@@ -27,4 +30,6 @@ pub use files::{collect_files, may_define_module};
 pub use host::{AnalysisHost, Output, Snapshot};
 pub use run::describe_error;
 pub use settings::{Filter, Settings};
+// The plain types of fixes the front ends show.
+pub use crate::fixes::{Applicability, Edit, Fix, FixKind};
 pub use stack::on_large_stack;

@@ -140,3 +140,49 @@ fn the_next_version_through_the_same_host_is_its_own_analysis() {
     let mul = |o: &Output| o.graphs[0].nodes.iter().any(|n| n.target.contains("mul"));
     assert!(mul(&a) && mul(&b));
 }
+
+#[test]
+fn code_actions_at_a_branch_offer_the_rewrite_first_and_the_suppression() {
+    use super::code_actions::{actions, ActionKind};
+    let (_, at, out) = analyse(
+        &SIMPLE.replace("        if h.sum() > 0:", "        if h.su$0m() > 0:"),
+        with_inputs,
+    );
+    let found = actions(&out, crate::syntax::Span::new(at, at), true, false);
+    let titles: Vec<&str> = found.iter().map(|a| a.title.as_str()).collect();
+    assert!(titles.len() >= 2, "{titles:?}");
+    assert!(titles[0].contains("torch.where"), "{titles:?}");
+    assert!(matches!(
+        found[0].kind,
+        ActionKind::QuickFix {
+            preferred: true,
+            ..
+        }
+    ));
+    assert!(
+        titles.iter().any(|t| t.contains("# noqa: FX101")),
+        "{titles:?}"
+    );
+    // Away from every finding: nothing.
+    assert!(actions(&out, crate::syntax::Span::new(0, 0), true, false).is_empty());
+}
+
+#[test]
+fn fix_all_applies_only_safe_fixes() {
+    use super::code_actions::{actions, ActionKind};
+    let model = SIMPLE.replace(
+        "        h = F.relu(h)\n",
+        "        h = F.relu(h)\n        print(h.shape)\n",
+    );
+    let (_, _, out) = analyse(&format!("$0{model}"), with_inputs);
+    let all = actions(&out, crate::syntax::Span::new(0, 0), false, true);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].kind, ActionKind::FixAll);
+    let fixed = crate::fixes::apply(&out.text, &all[0].edits).unwrap();
+    // The print is guarded (safe); the data-dependent branch is left (its rewrite is unsafe).
+    assert!(
+        fixed.contains("if not torch.compiler.is_compiling():"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("if h.sum() > 0:"), "{fixed}");
+}

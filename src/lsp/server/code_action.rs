@@ -1,7 +1,6 @@
-//! `textDocument/codeAction`: the fixes of `crate::fixes` as quick fixes (only for findings
-//! in the requested range, each with its diagnostic; the main fix preferred), the noqa
-//! suppression, and `source.fixAll.staticfx` (every safe fix at once). Byte-range edits
-//! become LSP ranges through the negotiated position encoding.
+//! `textDocument/codeAction`: the `ide` code actions of the requested range (quick fixes, each
+//! with its diagnostic, the main fix preferred, and `source.fixAll.staticfx`) in protocol
+//! terms; byte-range edits become ranges through the negotiated position encoding.
 
 use std::collections::HashMap;
 
@@ -10,12 +9,13 @@ use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
 
 use super::{Server, FIX_ALL};
-use crate::fixes::{self, FixKind};
-use crate::ide::Output;
-use crate::lsp::convert::range_of;
+use crate::ide::code_actions::{self, ActionKind};
+use crate::ide::{Edit, Output};
+use crate::lsp::convert::{offset_of, range_of};
 use crate::lsp::document::Encoding;
+use crate::syntax::Span;
 
-fn text_edits(rope: &Rope, edits: &[fixes::Edit], enc: Encoding) -> Vec<TextEdit> {
+fn text_edits(rope: &Rope, edits: &[Edit], enc: Encoding) -> Vec<TextEdit> {
     edits
         .iter()
         .map(|e| TextEdit {
@@ -42,10 +42,6 @@ fn wanted(only: Option<&[CodeActionKind]>, kind: &str) -> bool {
     })
 }
 
-fn before_or_at(a: Position, b: Position) -> bool {
-    (a.line, a.character) <= (b.line, b.character)
-}
-
 fn actions(
     uri: &Uri,
     out: &Output,
@@ -54,45 +50,37 @@ fn actions(
     enc: Encoding,
 ) -> Vec<CodeActionOrCommand> {
     let rope = Rope::from_str(&out.text);
-    let mut actions = Vec::new();
-    if wanted(only, CodeActionKind::QUICKFIX.as_str()) {
-        let diags = crate::lsp::convert::diagnostics(out, enc);
-        for (f, diag) in out.diagnostics.iter().zip(diags) {
-            // Findings that touch the requested range (a cursor is an empty range).
-            let r = diag.range;
-            if !(before_or_at(r.start, range.end) && before_or_at(range.start, r.end)) {
-                continue;
-            }
-            let main = f.fixes.main().map(|m| m as *const fixes::Fix);
-            for fix in &f.fixes.fixes {
-                let preferred = main == Some(fix as *const fixes::Fix);
-                let mut title = fix.title.clone();
-                if fix.applicability == fixes::Applicability::Unsafe && fix.kind != FixKind::Noqa {
-                    title.push_str(" [unsafe]");
-                }
-                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title,
+    let span = Span::new(
+        offset_of(&rope, range.start, enc),
+        offset_of(&rope, range.end, enc),
+    );
+    let quick = wanted(only, CodeActionKind::QUICKFIX.as_str());
+    let diags = crate::lsp::convert::diagnostics(out, enc);
+    code_actions::actions(out, span, quick, wanted(only, FIX_ALL))
+        .into_iter()
+        .map(|a| {
+            let edit = Some(workspace_edit(uri, text_edits(&rope, &a.edits, enc)));
+            CodeActionOrCommand::CodeAction(match a.kind {
+                ActionKind::QuickFix {
+                    diagnostic,
+                    preferred,
+                } => CodeAction {
+                    title: a.title,
                     kind: Some(CodeActionKind::QUICKFIX),
-                    diagnostics: Some(vec![diag.clone()]),
-                    edit: Some(workspace_edit(uri, text_edits(&rope, &fix.edits, enc))),
+                    diagnostics: Some(vec![diags[diagnostic].clone()]),
+                    edit,
                     is_preferred: preferred.then_some(true),
                     ..Default::default()
-                }));
-            }
-        }
-    }
-    if wanted(only, FIX_ALL) {
-        let (edits, n, _) = fixes::pick(out.diagnostics.iter().map(|f| &f.fixes), false);
-        if !edits.is_empty() {
-            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("Fix all safe staticfx findings ({n})"),
-                kind: Some(CodeActionKind::new(FIX_ALL)),
-                edit: Some(workspace_edit(uri, text_edits(&rope, &edits, enc))),
-                ..Default::default()
-            }));
-        }
-    }
-    actions
+                },
+                ActionKind::FixAll => CodeAction {
+                    title: a.title,
+                    kind: Some(CodeActionKind::new(FIX_ALL)),
+                    edit,
+                    ..Default::default()
+                },
+            })
+        })
+        .collect()
 }
 
 impl Server {

@@ -116,7 +116,7 @@ impl Server {
                             Error::invalid_params("`inputs` must be a list of strings")
                         })?;
                         inputs.push(
-                            s.parse::<crate::analysis::InputSpec>()
+                            s.parse::<crate::traced::InputSpec>()
                                 .map_err(Error::invalid_params)?,
                         );
                     }
