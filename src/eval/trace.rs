@@ -10,7 +10,7 @@ use super::stmt::Truth;
 use super::value::{ObjKind, Object, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::graph::{Arg, Graph, NodeId, Op, Origin, RegionRole, RegionTag};
+use crate::graph::{Arg, Graph, NodeId, Op, OpKey, Origin, RegionRole, RegionTag};
 use crate::semantic::FileId;
 use crate::shapes::rules::{self, Inputs, ModuleInfo};
 use crate::shapes::{DType, Meta, Scalar, ScalarOrigin};
@@ -458,7 +458,7 @@ impl Interp {
         let short = if target.starts_with('<') {
             "unknown"
         } else {
-            target.rsplit('.').next().unwrap_or(target)
+            OpKey::Function(target).name()
         };
         let meta = rules::call(
             short,

@@ -289,3 +289,25 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
     let y = f(&mut call)?;
     apply(act, y)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::OpKey;
+
+    /// Every executor entry is keyed the way `OpKey::key` names ops, and the fused table
+    /// holds exactly the fused ones.
+    #[test]
+    fn tables_are_keyed_by_op_key() {
+        for &key in super::super::ops::table().keys() {
+            let k = OpKey::parse(key);
+            assert_eq!(k.key(), key);
+            assert!(
+                !matches!(k, OpKey::Fused(_)),
+                "{key} belongs in the fused table"
+            );
+        }
+        for &key in super::table_ctx().keys() {
+            assert!(matches!(OpKey::parse(key), OpKey::Fused(_)), "{key}");
+        }
+    }
+}
