@@ -186,3 +186,62 @@ fn fix_all_applies_only_safe_fixes() {
     );
     assert!(fixed.contains("if h.sum() > 0:"), "{fixed}");
 }
+
+#[test]
+fn the_graph_view_marks_source_lines_and_the_break() {
+    let (_, _, out) = analyse(&format!("$0{SIMPLE}"), with_inputs);
+    let g = out.graphs.iter().find(|g| g.class == "SimpleNet").unwrap();
+    let dot = g.dot(&out.text);
+    let line_of = |needle: &str| SIMPLE.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert!(
+        dot.contains(&format!("fx-line-{}", line_of("self.fc2(h)"))),
+        "{dot}"
+    );
+    assert!(dot.contains("fx-break"), "{dot}");
+    let (optimized, _removed) = g.optimized_dot(&out.text).unwrap();
+    assert!(optimized.starts_with("digraph"), "{optimized}");
+}
+
+#[test]
+fn run_executes_a_class_and_refuses_a_graph_break() {
+    let plain = SIMPLE.replace("        if h.sum() > 0:\n            h = h * 2\n", "");
+    let (snap, _, _) = analyse(&format!("$0{plain}"), with_inputs);
+    let (summary, outputs) = on_large_stack("test", || {
+        super::host::run_graph(&snap, "SimpleNet", vec![], None, 0)
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(outputs.len(), 1, "{summary}");
+    assert_eq!(outputs[0].shape, vec![1, 10]);
+    let (snap, _, _) = analyse(&format!("$0{SIMPLE}"), with_inputs);
+    let refused = on_large_stack("test", || {
+        super::host::run_graph(&snap, "SimpleNet", vec![], None, 0)
+    })
+    .unwrap();
+    assert!(refused.unwrap_err().contains("data-dependent"));
+}
+
+#[test]
+fn files_are_collected_and_only_possible_modules_are_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("pkg")).unwrap();
+    for (name, text) in [("a.py", "x = 1\n"), ("pkg/b.py", SIMPLE), ("notes.txt", "")] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let files = super::collect_files(&[dir.path().to_path_buf()]).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string())
+        .collect();
+    assert_eq!(names, ["a.py", "pkg/b.py"]);
+    assert!(super::collect_files(&[dir.path().join("missing")]).is_err());
+    assert!(super::may_define_module(SIMPLE) && !super::may_define_module("x = 1\n"));
+    // A file that cannot define a module is parsed, not evaluated: its syntax errors only.
+    let (_, _, out) = analyse("$0x = undefined_name(\ny = 2\n", |_| {});
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["FX901"]);
+    assert_eq!(
+        out.diagnostics[0].severity,
+        crate::diagnostics::Severity::Error
+    );
+}
