@@ -171,6 +171,32 @@ pub enum EventKind {
     ClassDef,
 }
 
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::SetAttr => "setattr",
+            EventKind::Method => "method",
+            EventKind::UnknownCall => "unknown_call",
+            EventKind::Deepcopy => "deepcopy",
+            EventKind::Convert => "convert",
+            EventKind::Time => "time",
+            EventKind::GraphBreak => "graph_break",
+            EventKind::Log => "log",
+            EventKind::ExternalCall => "external_call",
+            EventKind::Generator => "generator",
+            EventKind::Yield => "yield",
+            EventKind::Print => "print",
+            EventKind::ClassDef => "class_def",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Something that happened during tracing that later stages classify (e.g. a `yield`).
 #[derive(Clone, Debug)]
 pub struct TraceEvent {

@@ -177,7 +177,7 @@ async fn editor_honours_pyproject_select_and_ignore() {
     .unwrap();
     let ignored = server_findings(dir.path(), &path, json!({"debounceMs": 0})).await;
     assert_eq!(codes(&ignored), ["FX101"], "{ignored:#?}");
-    let cli = check_json(&[path.clone()], dir.path());
+    let cli = check_json(std::slice::from_ref(&path), dir.path());
     assert_eq!(
         cli_findings(&cli.as_array().unwrap().iter().collect::<Vec<_>>(), MODEL),
         ignored
@@ -210,7 +210,7 @@ async fn noqa_works_on_lone_cr_files() {
         .replace('\n', "\r");
     std::fs::write(&path, &cr).unwrap();
     let lsp = server_findings(dir.path(), &path, json!({"debounceMs": 0})).await;
-    let cli = check_json(&[path.clone()], dir.path());
+    let cli = check_json(std::slice::from_ref(&path), dir.path());
     let cli = cli_findings(&cli.as_array().unwrap().iter().collect::<Vec<_>>(), &cr);
     assert_eq!(codes(&lsp), ["FX101"], "{lsp:#?}");
     assert_eq!(cli, lsp);

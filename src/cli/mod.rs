@@ -138,7 +138,7 @@ fn run(cli: Cli) -> ExitCode {
                     GraphFormat::Dot => ide::graph::GraphFormat::Dot,
                     GraphFormat::Json => ide::graph::GraphFormat::Json,
                 },
-                optimize: optimize.then(|| ide::graph::OptimizeRequest {
+                optimize: optimize.then_some(ide::graph::OptimizeRequest {
                     no_passes,
                     disabled: disable_pass,
                     inference,

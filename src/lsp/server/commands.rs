@@ -92,8 +92,7 @@ impl Server {
                 if roots.is_empty() {
                     return Err(Error::invalid_params("no workspace folder to check"));
                 }
-                let files =
-                    crate::ide::collect_files(&roots).map_err(|e| Error::invalid_params(e))?;
+                let files = crate::ide::collect_files(&roots).map_err(Error::invalid_params)?;
                 let n = files.len();
                 let state = self.state.clone();
                 let client = self.client.clone();
@@ -256,7 +255,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         version: 0,
         filter: config.filter(),
         class_inputs: config.example_inputs,
-        overlays: open_buffers(&state, None),
+        overlays: open_buffers(state, None),
         test_hooks: config.test_hooks,
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
