@@ -140,8 +140,8 @@ pub fn facts_for(a: &crate::traced::FileAnalysis) -> Facts {
     facts
 }
 
-/// The graph-break findings of `a` that lie in its own file, one per (line, code) as `check`
-/// reports them, each with its fixes computed on `src` (the file's text as the user has it).
+/// The graph-break findings of `a` that lie in its own file, one per `Finding::site_key`, each
+/// with its fixes computed on `src` (the file's text as the user has it).
 pub fn for_analysis<'a>(
     a: &'a crate::traced::FileAnalysis,
     src: &str,
