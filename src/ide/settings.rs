@@ -110,7 +110,8 @@ impl Settings {
             return problems;
         };
         let v = obj.get("staticfx").filter(|s| s.is_object()).unwrap_or(v);
-        let get = |a: &str, b: &str| v.get(a).or_else(|| v.get(b));
+        // A null (an editor's unset setting) keeps the layer below.
+        let get = |a: &str, b: &str| v.get(a).or_else(|| v.get(b)).filter(|x| !x.is_null());
         if let Some(codes) = get("select", "select") {
             match code_list(codes) {
                 Ok(list) => self.select = Some(list),
@@ -294,6 +295,13 @@ mod tests {
         let problems = s.merge(&serde_json::json!({"select": "FX1", "ignore": [3]}), None);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert_eq!(s.select, None);
+        assert!(s
+            .merge(&serde_json::json!({"select": ["FX1"]}), None)
+            .is_empty());
+        assert!(s
+            .merge(&serde_json::json!({"select": null, "root": null}), None)
+            .is_empty());
+        assert_eq!(s.select, Some(vec!["FX1".to_string()]));
     }
 
     #[test]
