@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use rayon::prelude::*;
 
-pub use crate::ide::fix::{fix_text, Outcome, MAX_PASSES};
+pub use crate::ide::fix::{fix_text, fix_with_settings, Outcome, MAX_PASSES};
 pub use crate::ide::settings::Filter;
 use crate::ide::{collect_files, on_large_stack};
 
@@ -53,8 +53,6 @@ pub fn run(args: FixArgs) -> ExitCode {
     ) else {
         return ExitCode::from(2);
     };
-    let filter = settings.filter();
-    let root = settings.root.clone();
     let files = match collect_files(&args.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -70,7 +68,7 @@ pub fn run(args: FixArgs) -> ExitCode {
                 .map_err(|e| format!("cannot read: {e}"))
                 .and_then(|text| {
                     on_large_stack("staticfx-fix", || {
-                        fix_text(p, &text, root.clone(), &filter, args.unsafe_fixes)
+                        fix_with_settings(p, &text, &settings, args.unsafe_fixes)
                     })
                     .unwrap_or_else(|_| {
                         Err("internal error while fixing this file (a bug in staticfx)".into())

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::diagnostics::diagnostics;
 use super::files::may_define_module;
-use super::settings::Filter;
+use super::settings::{Filter, Settings};
 use crate::analysis::{self, GraphOptions};
 use crate::fixes;
 use crate::semantic::Project;
@@ -38,7 +38,27 @@ pub fn fix_text(
     filter: &Filter,
     unsafe_fixes: bool,
 ) -> Result<Outcome, String> {
-    let root = root.unwrap_or_else(|| Project::default_root(path));
+    let settings = Settings {
+        root,
+        select: Some(filter.select.clone()),
+        ignore: filter.ignore.clone(),
+        ..Settings::default()
+    };
+    fix_with_settings(path, text, &settings, unsafe_fixes)
+}
+
+/// [`fix_text`] under the settings `check` reads (root, select/ignore, example inputs).
+pub fn fix_with_settings(
+    path: &Path,
+    text: &str,
+    settings: &Settings,
+    unsafe_fixes: bool,
+) -> Result<Outcome, String> {
+    let filter = &settings.filter();
+    let root = settings
+        .root
+        .clone()
+        .unwrap_or_else(|| Project::default_root(path));
     let mut current = text.to_string();
     let mut out = Outcome {
         text: String::new(),
@@ -57,6 +77,7 @@ pub fn fix_text(
         project.add_overlay(path, Arc::from(current.as_str()), None);
         let opts = GraphOptions {
             root: Some(root.clone()),
+            class_inputs: settings.example_inputs.clone(),
             ..Default::default()
         };
         let a = analysis::analyze_in_project(project, path, &opts).map_err(|e| e.to_string())?;
