@@ -8,8 +8,10 @@
 //! analysis: `unresolved_call` reports it.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::diagnostics::Severity;
 use crate::semantic::environment::LibraryModule;
+use crate::traced::EventKind;
 
 /// `torch/_dynamo/trace_rules.py` (torch 2.15): modules whose functions Dynamo wraps as
 /// `SkipFunctionVariable` (a graph break when called), less those modelled elsewhere
@@ -163,7 +165,7 @@ const COMMON_STDLIB: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx.events(EventKind::ExternalCall) {
         let module = e.detail.split('.').next().unwrap_or("");
         if super::c_extension::C_MODULES.contains(&module) {
             continue;
@@ -180,7 +182,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         let Verdict::PossibleBreak(why) = classify(cx, &e.detail) else {
             continue;
         };
-        let mut f = cx.finding_at_event("FX190", "", e);
+        let mut f = cx.finding_at_event(Rule::UnknownCall, "", e);
         f.severity = Severity::Info;
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = format!("possible graph break: {why} (`{call}`)");

@@ -4,16 +4,17 @@
 
 use super::unknown_call::Verdict;
 use super::{Ctx, Finding};
-use crate::diagnostics::{codes, Severity};
+use crate::diagnostics::{Rule, Severity};
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx
         .result
         .events
         .iter()
-        .filter(|e| e.kind == "unknown_call" || e.kind == "external_call")
+        .filter(|e| e.kind == EventKind::UnknownCall || e.kind == EventKind::ExternalCall)
     {
-        if e.kind == "external_call" {
+        if e.kind == EventKind::ExternalCall {
             let module = e.detail.split('.').next().unwrap_or("");
             if super::c_extension::C_MODULES.contains(&module)
                 || module == "numpy"
@@ -23,10 +24,10 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
                 continue;
             }
         }
-        let mut f = cx.finding_at_event(codes::UNRESOLVED_CALL, "", e);
+        let mut f = cx.finding_at_event(Rule::UnresolvedCall, "", e);
         f.severity = Severity::Info;
         let call = super::snippet(&cx.source(e.file, e.span));
-        f.message = if e.kind == "external_call" {
+        f.message = if e.kind == EventKind::ExternalCall {
             let why = match cx.project.environment() {
                 Some(_) => "is not in the project or the Python environment",
                 None => "is outside the project and no Python environment was found",

@@ -624,6 +624,32 @@ impl EnvironmentHandle {
         })
     }
 
+    /// The handle of `request`, shared by every analysis of the process that asks with the
+    /// same request: one discovery, one module memo, for a whole `check` run or server session.
+    pub fn shared(request: DiscoveryRequest) -> Arc<Self> {
+        let mut handles = shared_handles().lock().unwrap();
+        handles
+            .entry(request.clone())
+            .or_insert_with(|| EnvironmentHandle::lazy(request))
+            .clone()
+    }
+
+    /// Why each shared handle discovered so far could not be used (a missing or failing
+    /// interpreter; not "none found"), one line each.
+    pub fn failures() -> Vec<String> {
+        let handles = shared_handles().lock().unwrap();
+        let mut out: Vec<String> = handles
+            .values()
+            .filter_map(|h| match h.outcome() {
+                Some(Err(e)) if *e != DiscoveryError::NotFound => Some(e.to_string()),
+                _ => None,
+            })
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// An environment found already (tests, or a front end that discovered it up front).
     pub fn ready(result: Result<Arc<PythonEnvironment>, DiscoveryError>) -> Arc<Self> {
         let cell = OnceLock::new();
@@ -676,6 +702,12 @@ impl EnvironmentHandle {
     pub fn outcome(&self) -> Option<&Result<Arc<PythonEnvironment>, DiscoveryError>> {
         self.cell.get()
     }
+}
+
+fn shared_handles() -> &'static Mutex<HashMap<DiscoveryRequest, Arc<EnvironmentHandle>>> {
+    static HANDLES: OnceLock<Mutex<HashMap<DiscoveryRequest, Arc<EnvironmentHandle>>>> =
+        OnceLock::new();
+    HANDLES.get_or_init(Default::default)
 }
 
 /// Packages never read from the environment: the torch catalogue is the authority for torch.

@@ -1,7 +1,11 @@
 //! Plain-data diagnostics shared by every stage and front end. Positions are byte spans in a
 //! file; the CLI and the language server convert them to their own line/column conventions.
+//! The codes live here too: the analysis limits (`codes`) and the graph-break rules (`Rule`).
 
 use serde::Serialize;
+
+mod rule;
+pub use rule::{gb_url, Rule};
 
 use crate::semantic::FileId;
 use crate::syntax::Span;
@@ -24,8 +28,6 @@ pub mod codes {
     pub const BUDGET: &str = "FX904";
     pub const RAISED: &str = "FX905";
     pub const ENTRY: &str = "FX906";
-    /// Traced values passed to a call the analyser could not resolve.
-    pub const UNRESOLVED_CALL: &str = "FX907";
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
