@@ -1,7 +1,11 @@
 //! The command line: a thin adapter from arguments to the analysis API and back to text.
 
+pub mod baseline;
 pub mod check;
+pub mod exclude;
 pub mod fix;
+pub mod output;
+pub mod rule;
 pub mod run;
 
 use std::path::PathBuf;
@@ -73,6 +77,8 @@ pub enum Command {
     Fix(fix::FixArgs),
     /// Run the model's graph on sample inputs with the bundled CPU executor.
     Run(run::RunArgs),
+    /// Explain a rule: what Dynamo does, an example, the fix, the graph-break ids.
+    Rule(rule::RuleArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
 }
@@ -103,6 +109,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Run(args) => run::run(args),
+        Command::Rule(args) => rule::run(args),
         Command::Lsp => unreachable!("handled in main"),
         Command::Graph {
             file,

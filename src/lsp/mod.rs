@@ -8,6 +8,7 @@ pub mod config;
 pub mod document;
 pub mod framing;
 mod hover;
+mod noqa_hover;
 mod server;
 mod workers;
 

@@ -492,7 +492,9 @@ impl LanguageServer for Server {
         let enc = *self.state.encoding.read().unwrap();
         let rope = ropey::Rope::from_str(&out.text);
         let offset = super::document::offset_at(&rope, pos.position, enc);
-        let Some((markdown, span)) = super::hover::hover(&out, &tree, offset) else {
+        let found = super::noqa_hover::hover(&out.text, offset)
+            .or_else(|| super::hover::hover(&out, &tree, offset));
+        let Some((markdown, span)) = found else {
             return Ok(None);
         };
         let range = Range {
