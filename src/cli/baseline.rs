@@ -4,7 +4,7 @@
 //!
 //! The fingerprint must survive edits elsewhere in the file, so it holds no line number: it
 //! hashes the code, the file's path relative to the baseline, the names of the enclosing
-//! `class`/`def` headers and the whitespace-normalised text of the flagged line, plus the index
+//! `class`/`def` headers and the text of the flagged line without its whitespace, plus the index
 //! of that combination among the file's findings (two identical `if x.sum() > 0:` lines in one
 //! method stay two entries). Editing the flagged line itself, renaming its method or moving the
 //! file makes the finding new, which is the point: it is new code.
@@ -85,13 +85,13 @@ pub fn relative_path(filename: &str, base: &Path) -> String {
     }
 }
 
-/// Line `row` (1-based, the way `LineIndex` counts `\n`, `\r\n` and lone `\r`), with runs of
-/// whitespace collapsed so re-indenting or re-spacing it does not make it new.
+/// Line `row` (1-based, the way `LineIndex` counts `\n`, `\r\n` and lone `\r`) without its
+/// whitespace, so re-indenting or re-spacing it (a formatter run) does not make it new.
 fn normalized_line(text: &str, lines: &LineIndex, row: usize) -> String {
     line_text(text, lines, row)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect()
 }
 
 fn line_text<'t>(text: &'t str, lines: &LineIndex, row: usize) -> &'t str {
@@ -221,9 +221,9 @@ mod tests {
     fn lines_count_crlf_and_lone_cr_like_the_line_index() {
         let src = "a = 1\r\nb  =   2\rc = 3";
         let li = LineIndex::new(src);
-        assert_eq!(normalized_line(src, &li, 1), "a = 1");
-        assert_eq!(normalized_line(src, &li, 2), "b = 2");
-        assert_eq!(normalized_line(src, &li, 3), "c = 3");
+        assert_eq!(normalized_line(src, &li, 1), "a=1");
+        assert_eq!(normalized_line(src, &li, 2), "b=2");
+        assert_eq!(normalized_line(src, &li, 3), "c=3");
         assert_eq!(normalized_line(src, &li, 4), "");
     }
 }
