@@ -26,6 +26,8 @@ export MATURIN_PEP517_ARGS="--profile dev"
 export PIP_CACHE_DIR="$repo/target/pip-cache"
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 export PRE_COMMIT_HOME="$work/pre-commit-home"
+# virtualenv (which pre-commit uses for the hook's environment) keeps its seed wheels there.
+export VIRTUALENV_OVERRIDE_APP_DATA="$repo/target/virtualenv-app-data"
 # pre-commit and git must not read the user's settings.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 unset VIRTUAL_ENV PYTHONPATH
