@@ -8,6 +8,7 @@
 //! cannot see into is reported separately, at low severity: FX190 when Dynamo may really
 //! refuse the call, FX907 (an analysis limit) when the analyser could not resolve it.
 
+pub mod docs;
 pub mod registry;
 
 mod backward;
