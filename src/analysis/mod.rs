@@ -70,6 +70,8 @@ pub struct GraphOptions {
     pub class_inputs: std::collections::HashMap<String, Vec<InputSpec>>,
     /// Wall-clock limit for the whole analysis of the file (batch runs over a corpus).
     pub time_limit: Option<std::time::Duration>,
+    /// The torch whose Dynamo the graph-break findings describe (ids and behaviours).
+    pub torch_target: crate::breaks::version::Target,
 }
 
 /// One traced forward.
@@ -276,7 +278,7 @@ pub fn analyze_in_project(
         interp.limits.deadline = opts.time_limit.map(|d| std::time::Instant::now() + d);
         let mut graphs = run(&mut interp, file, opts)?;
         for g in graphs.iter_mut() {
-            g.breaks = crate::breaks::annotate(&project, g);
+            g.breaks = crate::breaks::annotate(&project, g, &opts.torch_target);
         }
         (graphs, std::mem::take(&mut interp.diagnostics))
     };

@@ -1,10 +1,12 @@
 //! FX113 / GB4198: `copy.deepcopy` of a tensor. (torch 2.15 breaks here; `x.clone()` does not.)
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("deepcopy") {
-        let mut f = cx.finding_at_event("FX113", "GB4198", e);
+        let id = cx.target.gb_id(Behaviour::DeepcopyTensor);
+        let mut f = cx.finding_at_event("FX113", id, e);
         let call = cx.source(e.file, e.span);
         f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));
         let arg = call

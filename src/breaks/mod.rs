@@ -8,6 +8,7 @@
 //! cannot see into is reported separately, at low severity, under its own code (FX190).
 
 pub mod registry;
+pub mod version;
 
 mod backward;
 mod c_extension;
@@ -98,11 +99,17 @@ impl Finding {
 pub struct Ctx<'a> {
     pub project: &'a Project,
     pub result: &'a GraphResult,
+    /// The torch version the findings describe.
+    pub target: &'a version::Target,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(project: &'a Project, result: &'a GraphResult) -> Self {
-        Ctx { project, result }
+    pub fn new(project: &'a Project, result: &'a GraphResult, target: &'a version::Target) -> Self {
+        Ctx {
+            project,
+            result,
+            target,
+        }
     }
 
     pub fn source(&self, file: FileId, span: Span) -> String {
@@ -196,7 +203,7 @@ impl<'a> Ctx<'a> {
         Finding {
             code,
             gb_id,
-            gb_type: registry::gb_type(gb_id),
+            gb_type: version::older_gb_type(gb_id).unwrap_or_else(|| registry::gb_type(gb_id)),
             message: String::new(),
             hint: String::new(),
             severity: Severity::Warning,
@@ -228,8 +235,8 @@ impl<'a> Ctx<'a> {
 
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
 /// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
-pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
-    let cx = Ctx::new(project, result);
+pub fn annotate(project: &Project, result: &GraphResult, target: &version::Target) -> Vec<Finding> {
+    let cx = Ctx::new(project, result, target);
     let mut out = Vec::new();
     data_dependent_branch::check(&cx, &mut out);
     item::check(&cx, &mut out);

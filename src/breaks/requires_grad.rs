@@ -2,6 +2,7 @@
 //! it outright (GB0125); on an intermediate it traces it but cannot return the leaked leaf
 //! (GB8985).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::graph::Op;
 
@@ -15,7 +16,12 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let on_input = cx.result.graph.node(recv).op == Op::Placeholder;
-        let mut f = cx.finding_at_event("FX109", if on_input { "GB0125" } else { "GB8985" }, e);
+        let id = if on_input {
+            "GB0125"
+        } else {
+            cx.target.gb_id(Behaviour::RequiresGradIntermediate)
+        };
+        let mut f = cx.finding_at_event("FX109", id, e);
         f.node = Some(node);
         f.message = if on_input {
             "requires_grad_() on a forward input".into()
