@@ -1,5 +1,6 @@
 //! FX115 / GB0007: a call on traced data into a C extension module Dynamo skips (`zlib`,
-//! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code.
+//! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code. Also the Python functions
+//! Dynamo keeps on its skip list and reports the same way (`copy.copy`, whatever its argument).
 
 use super::{Ctx, Finding};
 
@@ -10,16 +11,25 @@ pub const C_MODULES: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| e.kind == "external_call" || e.kind == "skipped_call")
+    {
         let module = e.detail.split('.').next().unwrap_or("");
-        if !C_MODULES.contains(&module) {
+        if e.kind == "external_call" && !C_MODULES.contains(&module) {
             continue;
         }
         let mut f = cx.finding_at_event("FX115", "GB0007", e);
-        f.message = format!(
-            "call into the C extension function `{}`, which Dynamo skips",
-            e.detail
-        );
+        f.message = if e.kind == "skipped_call" {
+            format!("`{}` is a function Dynamo skips", e.detail)
+        } else {
+            format!(
+                "call into the C extension function `{}`, which Dynamo skips",
+                e.detail
+            )
+        };
         f.hint = format!("move the `{}` call out of forward (e.g. compute it before calling the compiled module)", e.detail);
         out.push(f);
     }

@@ -1,6 +1,7 @@
 //! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
 //! `bool(t)`, `math.*(t)` — and with it anything derived from it, such as a data-dependent
-//! `range(...)` bound. Dynamo 2.15 reports all of these as the `Tensor.item()` break.
+//! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`,
+//! which it reports as a data-dependent operator (GB0033).
 
 use super::{Ctx, Finding};
 
@@ -26,7 +27,11 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             format!("{}()", e.detail)
         };
-        let mut f = cx.finding_at_event("FX102", "GB0124", e);
+        // `math.sqrt(t)` reaches the data through `aten._local_scalar_dense`, which Dynamo
+        // words as a data-dependent operator rather than the `.item()` break.
+        let via_math =
+            e.kind == "convert" && !matches!(e.detail.as_str(), "int" | "float" | "bool");
+        let mut f = cx.finding_at_event("FX102", if via_math { "GB0033" } else { "GB0124" }, e);
         f.node = Some(node);
         f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));

@@ -15,6 +15,7 @@ mod c_extension;
 mod class_in_forward;
 mod data_dependent_branch;
 mod deepcopy;
+mod disabled;
 mod dynamic_shape_op;
 mod explicit_graph_break;
 mod generator;
@@ -54,6 +55,7 @@ pub const CODES: &[(&str, &str)] = &[
     ("FX113", "copy.deepcopy of a tensor"),
     ("FX114", "numpy operation Dynamo does not model"),
     ("FX115", "call into a C extension"),
+    ("FX116", "call to a torch.compiler.disable()d function"),
     (
         "FX190",
         "possible graph break: call the analyser cannot see into",
@@ -253,8 +255,13 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     deepcopy::check(&cx, &mut out);
     numpy::check(&cx, &mut out);
     c_extension::check(&cx, &mut out);
+    disabled::check(&cx, &mut out);
     unknown_call::check(&cx, &mut out);
-    out.retain(|f| !eager_only(&cx, f));
+    out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
+    // A generator forward is refused before tracing: nothing else in it is ever seen.
+    if out.iter().any(|f| f.gb_id == "GB0003") {
+        out.retain(|f| f.gb_id == "GB0003");
+    }
     for f in out.iter_mut() {
         note_loop(&cx, f);
     }
@@ -311,6 +318,16 @@ fn eager_only(cx: &Ctx, f: &Finding) -> bool {
         false
     })
     .unwrap_or(false)
+}
+
+/// Whether the call chain to `f` passes through a `torch.compiler.disable`d call, which Dynamo
+/// runs eagerly without looking inside.
+fn under_disabled_call(cx: &Ctx, f: &Finding) -> bool {
+    cx.events("disabled_call").any(|d| {
+        f.related
+            .iter()
+            .any(|(file, span, _)| *file == d.file && *span == d.span)
+    })
 }
 
 /// `is_compiling()` → Some(true), `not is_compiling()` → Some(false), anything else → None.

@@ -129,7 +129,12 @@ pub const MODELLED_FUNCS: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| e.kind == "external_call" || e.kind == "numpy_call")
+    {
         let Some(func) = e.detail.strip_prefix("numpy.") else {
             continue;
         };

@@ -229,6 +229,12 @@ impl Interp {
                 return Err(self.error(frame, span, codes::UNSUPPORTED, format!("inlining stopped at depth {MAX_INLINE_DEPTH} (mutually recursive helpers?)")));
             }
         }
+        if inline && compiler_disabled(f) {
+            let how = if recv.is_some() { "method" } else { "function" };
+            if let Some(t) = self.tracer.as_mut() {
+                t.event("disabled_call", frame.file_id, span, how.to_string());
+            }
+        }
         let mut all = Vec::with_capacity(args.len() + 1);
         match (recv, f.kind) {
             (Some(r), FnKind::Plain | FnKind::Property) => all.push(r),
@@ -1397,6 +1403,37 @@ impl Interp {
             kwargs,
         }))
     }
+}
+
+/// Whether `f` is decorated with `torch.compiler.disable` / `torch._dynamo.disable` (with or
+/// without arguments).
+fn compiler_disabled(f: &Function) -> bool {
+    let root = f.file.tree.root_node();
+    let Some(mut def) = root.descendant_for_byte_range(f.span.start, f.span.end) else {
+        return false;
+    };
+    while def.kind() != "function_definition" {
+        match def.parent() {
+            Some(p) => def = p,
+            None => return false,
+        }
+    }
+    let Some(decorated) = def.parent().filter(|p| p.kind() == "decorated_definition") else {
+        return false;
+    };
+    let mut c = decorated.walk();
+    let found = decorated
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "decorator")
+        .any(|d| {
+            let t = text(d, &f.file.text).trim_start_matches('@').trim();
+            let name = t.split('(').next().unwrap_or("").trim();
+            matches!(
+                name,
+                "torch.compiler.disable" | "torch._dynamo.disable" | "compiler.disable"
+            )
+        });
+    found
 }
 
 pub fn same_class(a: &Value, b: &Value) -> bool {

@@ -798,6 +798,12 @@ impl Interp {
                         t.event("deepcopy", frame.file_id, span, path.to_string());
                     }
                 }
+                // `copy.copy` is not special-cased by Dynamo: it is a function in its skip list
+                if short == "copy" {
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event("skipped_call", frame.file_id, span, path.to_string());
+                    }
+                }
                 return Ok(a0);
             }
             "typing.cast" | "torch.jit.annotate" => {
@@ -874,6 +880,13 @@ impl Interp {
             return Ok(self
                 .tensor_factory(short, &args, &kwargs)
                 .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
+        }
+        if self.tracing() && !proxied && path.starts_with("numpy.") {
+            // Dynamo sends every numpy call in traced code through torch._numpy, constant
+            // arguments or not.
+            if let Some(t) = self.tracer.as_mut() {
+                t.event("numpy_call", frame.file_id, span, path.to_string());
+            }
         }
         if self.tracing() && proxied {
             // A function the analyser cannot see into, called on traced values.
