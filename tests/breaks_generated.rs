@@ -62,6 +62,8 @@ fn rule_of(gb_id: Option<&str>, reason: &str) -> Option<&'static str> {
         "GB0109" | "GB0033" => "FX103",
         "GB0036" => "FX104",
         "GB0059" => "FX105",
+        "GB0075" => "FX112",
+        "GB0156" => "FX106",
         "GB0291" | "GB4841" => "FX106",
         "GB9193" => "FX107",
         "GB0025" => "FX108",
@@ -78,9 +80,18 @@ fn rule_of(gb_id: Option<&str>, reason: &str) -> Option<&'static str> {
     if !by_id.is_empty() {
         return Some(by_id);
     }
-    // torch 2.8 words a data-dependent jump without a registry gb_type
-    if gb_id.is_none() && reason.starts_with("generic_jump") {
-        return Some("FX101");
+    // torch 2.8 reports these with no gb_type of its registry; its reason text says which
+    if gb_id.is_none() {
+        for (prefix, rule) in [
+            ("Data-dependent branching", "FX101"),
+            ("generic_jump", "FX101"),
+            ("Logger not supported for non-export cases", "FX106"),
+            ("Can't find numpy function", "FX114"),
+        ] {
+            if reason.starts_with(prefix) {
+                return Some(rule);
+            }
+        }
     }
     None
 }

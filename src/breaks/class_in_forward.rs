@@ -1,6 +1,7 @@
 //! FX112 / GB8977: a `class` statement executed inside forward (`__build_class__` is not
 //! traceable).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -12,7 +13,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
             "FX112",
-            "GB8977",
+            cx.target.gb_id(Behaviour::ClassStatement),
             e.file,
             crate::syntax::Span::new(e.span.start, header),
             &e.call_chain,

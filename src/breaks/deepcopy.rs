@@ -1,14 +1,24 @@
-//! FX113 / GB4198: `copy.deepcopy` of a tensor. (torch 2.15 breaks here; `x.clone()` does not.)
+//! FX113 / GB4198 (GB0179 before): `copy.deepcopy` of a tensor. torch 2.15 breaks here and
+//! `x.clone()` does not; torch 2.8 breaks on a deepcopy of anything, a config dict included.
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("deepcopy") {
-        let id = cx.target.gb_id(Behaviour::DeepcopyTensor);
+        let tensor = e.detail == "tensor";
+        let id = cx.target.gb_id(if tensor {
+            Behaviour::DeepcopyTensor
+        } else {
+            Behaviour::DeepcopyValue
+        });
+        if id.is_empty() {
+            continue;
+        }
         let mut f = cx.finding_at_event("FX113", id, e);
         let call = cx.source(e.file, e.span);
-        f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));
+        let what = if tensor { "a tensor" } else { "a Python value" };
+        f.message = format!("copy.deepcopy of {what} (`{}`)", super::snippet(&call));
         let arg = call
             .find('(')
             .zip(call.rfind(')'))

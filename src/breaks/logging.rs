@@ -3,6 +3,7 @@
 //! root-logger functions (`logging.info(...)`) make Dynamo trace into `logging` itself, where it
 //! fails on `Logger.handlers` (GB4841).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -23,7 +24,12 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let root = !e.detail.starts_with("logging.Logger.");
-        let mut f = cx.finding_at_event("FX106", if root { "GB4841" } else { "GB0291" }, e);
+        let id = if root {
+            cx.target.gb_id(Behaviour::RootLogging)
+        } else {
+            "GB0291"
+        };
+        let mut f = cx.finding_at_event("FX106", id, e);
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = if root {
             format!("root-logger call `{call}`: Dynamo traces into logging and fails on Logger.handlers")

@@ -1,11 +1,13 @@
 //! FX107 / GB9193: wall-clock reads (`time.time()`, `time.perf_counter()`, ...) in forward.
-//! Dynamo breaks at every call.
+//! Dynamo breaks at every call: GB9193 on torch 2.15, a skipped function (GB0007) on 2.8.
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events("time") {
-        let mut f = cx.finding_at_event("FX107", "GB9193", e);
+        let id = cx.target.gb_id(Behaviour::TimeCall);
+        let mut f = cx.finding_at_event("FX107", id, e);
         f.message = format!("call to a time function (`time.{}()`) in forward", e.detail);
         f.hint = "time the compiled module from outside forward, or use torch.profiler / CUDA events around the call".into();
         out.push(f);

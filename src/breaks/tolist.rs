@@ -1,7 +1,8 @@
 //! FX103 / GB0109 or GB0033: `Tensor.tolist()`. On a floating-point tensor Dynamo 2.15 refuses
 //! it (GB0109); on an integer tensor it tries and fails on the data-dependent
-//! `aten._local_scalar_dense` (GB0033). Either way the graph breaks.
+//! `aten._local_scalar_dense` (GB0033); torch 2.8 traces the integer case.
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -16,7 +17,15 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         let dtype = cx.result.graph.node(recv).meta.as_tensor().map(|t| t.dtype);
         let floating = dtype.is_none_or(|d| d.is_floating());
-        let mut f = cx.finding_at_event("FX103", if floating { "GB0109" } else { "GB0033" }, e);
+        let id = if floating {
+            "GB0109"
+        } else {
+            cx.target.gb_id(Behaviour::IntegerTolist)
+        };
+        if id.is_empty() {
+            continue;
+        }
+        let mut f = cx.finding_at_event("FX103", id, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");

@@ -65,67 +65,140 @@ impl FromStr for TorchVersion {
 }
 
 /// Something Dynamo does that a rule reports, whose id (or whether it breaks at all) depends
-/// on the torch version.
+/// on the torch version. Found by labelling the generated corpus with torch 2.8 and 2.15.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Behaviour {
     /// `copy.deepcopy(t)` of a tensor.
     DeepcopyTensor,
-    /// `t.requires_grad_()` on a tensor that is not a graph input.
+    /// `copy.deepcopy(v)` of a plain Python value (a dict, a list): torch 2.8 breaks on any
+    /// deepcopy, 2.15 only on tensors.
+    DeepcopyValue,
+    /// `t.requires_grad_()` on a tensor that is not a graph input. torch 2.8 refuses the
+    /// change (GB0125); 2.15 traces it and breaks only when the tensor leaks (GB8985).
     RequiresGradIntermediate,
+    /// `time.time()` and the other clocks: 2.15 has its own id, 2.8 calls them skipped
+    /// functions.
+    TimeCall,
+    /// A `class` statement in forward.
+    ClassStatement,
+    /// `logging.info(...)` on the root logger.
+    RootLogging,
+    /// `.tolist()` on an integer tensor: 2.15 breaks on `aten._local_scalar_dense`, 2.8
+    /// traces it.
+    IntegerTolist,
 }
 
+const ALL: &[Behaviour] = &[
+    Behaviour::DeepcopyTensor,
+    Behaviour::DeepcopyValue,
+    Behaviour::RequiresGradIntermediate,
+    Behaviour::TimeCall,
+    Behaviour::ClassStatement,
+    Behaviour::RootLogging,
+    Behaviour::IntegerTolist,
+];
+
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
-/// reports it.
+/// reports it. An empty id: no graph break.
 struct Candidate {
     since: TorchVersion,
     gb_id: &'static str,
     gb_type: &'static str,
+    /// Whether finding this gb_type in a registry proves the behaviour: true for an id of its
+    /// own, false for a generic one (GB0007 "function marked as skipped") that every registry
+    /// has.
+    distinctive: bool,
 }
 
-const DEEPCOPY_TENSOR: &[Candidate] = &[
+const fn c(
+    since: (u32, u32),
+    gb_id: &'static str,
+    gb_type: &'static str,
+    distinctive: bool,
+) -> Candidate {
     Candidate {
-        since: TorchVersion::new(2, 15),
-        gb_id: "GB4198",
-        gb_type: "Attempted to copy.deepcopy a tensor",
-    },
-    Candidate {
-        since: TorchVersion::new(2, 0),
-        gb_id: "GB0179",
-        gb_type: "copy.deepcopy()",
-    },
-];
+        since: TorchVersion::new(since.0, since.1),
+        gb_id,
+        gb_type,
+        distinctive,
+    }
+}
 
+const NO_BREAK: &str = "";
+
+const DEEPCOPY_TENSOR: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB4198",
+        "Attempted to copy.deepcopy a tensor",
+        true,
+    ),
+    c((2, 0), "GB0179", "copy.deepcopy()", true),
+];
+const DEEPCOPY_VALUE: &[Candidate] = &[
+    c((2, 15), NO_BREAK, "", false),
+    c((2, 0), "GB0179", "copy.deepcopy()", false),
+];
 const REQUIRES_GRAD_INTERMEDIATE: &[Candidate] = &[
-    Candidate {
-        since: TorchVersion::new(2, 15),
-        gb_id: "GB8985",
-        gb_type: "requires_grad_() intermediate leaked as output",
-    },
-    Candidate {
-        since: TorchVersion::new(2, 0),
-        gb_id: "GB0125",
-        gb_type: "Unsupported Tensor.requires_grad_() call",
-    },
+    c(
+        (2, 15),
+        "GB8985",
+        "requires_grad_() intermediate leaked as output",
+        true,
+    ),
+    c(
+        (2, 0),
+        "GB0125",
+        "Unsupported Tensor.requires_grad_() call",
+        false,
+    ),
+];
+const TIME_CALL: &[Candidate] = &[
+    c((2, 15), "GB9193", "Call to a time function", true),
+    c(
+        (2, 0),
+        "GB0007",
+        "Attempted to call function marked as skipped",
+        false,
+    ),
+];
+const CLASS_STATEMENT: &[Candidate] = &[
+    c((2, 15), "GB8977", "Invalid call to __build_class__", true),
+    c(
+        (2, 0),
+        "GB0075",
+        "LOAD_BUILD_CLASS bytecode not supported",
+        true,
+    ),
+];
+const ROOT_LOGGING: &[Candidate] = &[
+    c((2, 15), "GB4841", "Unsupported python_type() call", false),
+    c((2, 0), "GB0156", "Unsupported method call", false),
+];
+const INTEGER_TOLIST: &[Candidate] = &[
+    c((2, 15), "GB0033", "Data dependent operator", false),
+    c((2, 0), NO_BREAK, "", false),
 ];
 
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
         Behaviour::DeepcopyTensor => DEEPCOPY_TENSOR,
+        Behaviour::DeepcopyValue => DEEPCOPY_VALUE,
         Behaviour::RequiresGradIntermediate => REQUIRES_GRAD_INTERMEDIATE,
+        Behaviour::TimeCall => TIME_CALL,
+        Behaviour::ClassStatement => CLASS_STATEMENT,
+        Behaviour::RootLogging => ROOT_LOGGING,
+        Behaviour::IntegerTolist => INTEGER_TOLIST,
     }
 }
 
 /// Older ids' `gb_type`s, for findings on a version that still uses them.
 pub fn older_gb_type(id: &str) -> Option<&'static str> {
-    [
-        Behaviour::DeepcopyTensor,
-        Behaviour::RequiresGradIntermediate,
-    ]
-    .iter()
-    .flat_map(|&b| candidates(b))
-    .find(|c| c.gb_id == id)
-    .map(|c| c.gb_type)
+    ALL.iter()
+        .flat_map(|&b| candidates(b))
+        .find(|c| !c.gb_id.is_empty() && c.gb_id == id)
+        .map(|c| c.gb_type)
 }
 
 /// A `graph_break_registry.json`: gb id → its gb_types, current one first.
@@ -300,21 +373,27 @@ impl Target {
         }
     }
 
-    /// The gb id `b` has on this target: the newest id the target's registry holds with that
-    /// gb_type, or without a registry the newest one labelled at or below the version.
+    /// The gb id `b` has on this target, empty when it does not break: the newest candidate
+    /// labelled at or below the version, unless the target's registry holds a distinctive
+    /// candidate's gb_type: then the newest such (a registry keeps old ids, so only the newest
+    /// one present says what the release reports; this places a release between two labelled
+    /// ones).
     pub fn gb_id(&self, b: Behaviour) -> &'static str {
         let cands = candidates(b);
-        if let Some(reg) = &self.registry {
-            if let Some(c) = cands.iter().find(|c| reg.has(c.gb_id, c.gb_type)) {
-                return c.gb_id;
-            }
-        }
-        cands
+        let Some(chosen) = cands
             .iter()
             .find(|c| self.version >= c.since)
             .or(cands.last())
-            .map(|c| c.gb_id)
-            .unwrap_or("")
+        else {
+            return NO_BREAK;
+        };
+        if let Some(reg) = &self.registry {
+            let has = |c: &Candidate| !c.gb_id.is_empty() && reg.has(c.gb_id, c.gb_type);
+            if let Some(c) = cands.iter().find(|c| c.distinctive && has(c)) {
+                return c.gb_id;
+            }
+        }
+        chosen.gb_id
     }
 
     pub fn at_least(&self, major: u32, minor: u32) -> bool {

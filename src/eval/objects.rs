@@ -793,9 +793,10 @@ impl Interp {
             }
             "copy.deepcopy" | "copy.copy" => {
                 // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
-                if short == "deepcopy" && has_proxy(&a0) {
+                if short == "deepcopy" {
+                    let what = if has_proxy(&a0) { "tensor" } else { "value" };
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("deepcopy", frame.file_id, span, path.to_string());
+                        t.event("deepcopy", frame.file_id, span, what.to_string());
                     }
                 }
                 // `copy.copy` is not special-cased by Dynamo: it is a function in its skip list
