@@ -18,6 +18,7 @@ mod deepcopy;
 mod disabled;
 mod dynamic_shape_op;
 mod explicit_graph_break;
+mod frames;
 mod generator;
 mod item;
 mod logging;
@@ -262,6 +263,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     if out.iter().any(|f| f.gb_id == "GB0003") {
         out.retain(|f| f.gb_id == "GB0003");
     }
+    frames::drop_unreached(&cx, &mut out);
     for f in out.iter_mut() {
         note_loop(&cx, f);
     }

@@ -1,0 +1,142 @@
+//! Which findings Dynamo actually gets to report, given how it handles each break: a pass over
+//! the rules' findings in trace order, not a rule.
+//!
+//! Dynamo (with `nested_graph_breaks` off, the default) handles a break in an inlined helper at
+//! the call site in the frame it is tracing, the root. If that position sits inside a loop of
+//! the root's code, it cannot resume there: it gives up on the whole frame (GB7000 "graph break
+//! in loop") and runs it eagerly. The frames the eager code calls are traced afresh, each as a
+//! root of its own, so the same break is met again one level down, and so on to the frame that
+//! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
+//! it is never seen, although breaks in the helpers it calls are. A `while` whose tensor
+//! condition breaks is met again at the loop's bottom check, inside the loop, so the frame goes
+//! eager after its first iteration.
+
+use std::collections::HashSet;
+
+use super::{Ctx, Finding};
+use crate::semantic::FileId;
+use crate::syntax::Span;
+
+type Site = (FileId, Span);
+
+/// Drops the findings in frames Dynamo runs eagerly by the time it would reach them.
+pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
+    let mut order: Vec<usize> = (0..findings.len()).collect();
+    let keys: Vec<(usize, usize)> = findings.iter().map(|f| trace_order(cx, f)).collect();
+    order.sort_by_key(|&i| keys[i]);
+    // frames run eagerly, by the call sites leading to them (forward: no call site)
+    let mut eager: HashSet<Vec<Site>> = HashSet::new();
+    let mut keep = vec![true; findings.len()];
+    for i in order {
+        let f = &findings[i];
+        // FX190 is a possible break, and GB0003 refuses the frame before tracing
+        if f.gb_id.is_empty() || f.gb_id == "GB0003" {
+            continue;
+        }
+        let mut chain: Vec<Site> = f
+            .related
+            .iter()
+            .map(|(file, span, _)| (*file, *span))
+            .collect();
+        chain.push((f.file, f.span));
+        let site_level = chain.len() - 1;
+        let mut root = 0;
+        while root <= site_level && eager.contains(&chain[..root].to_vec()) {
+            root += 1;
+        }
+        if root > site_level {
+            keep[i] = false;
+            continue;
+        }
+        for level in root..=site_level {
+            let (file, span) = chain[level];
+            let is_site = level == site_level;
+            if in_loop_body(cx, file, span) || (is_site && is_while_condition(cx, f)) {
+                eager.insert(chain[..level].to_vec());
+            } else {
+                break;
+            }
+        }
+    }
+    let mut k = keep.into_iter();
+    findings.retain(|_| k.next().unwrap_or(true));
+}
+
+/// Where the finding happened in the trace: its event's position, or its node's.
+fn trace_order(cx: &Ctx, f: &Finding) -> (usize, usize) {
+    if let Some(n) = f.node {
+        if let Some(p) = cx.result.graph.order.iter().position(|&o| o == n) {
+            return (p + 1, 0);
+        }
+    }
+    cx.result
+        .events
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.file == f.file && e.span.start == f.span.start)
+        .map(|(i, e)| (e.nodes_before, 1 + i))
+        .unwrap_or((usize::MAX, 0))
+}
+
+/// Whether `span` sits in the body of a `for` or `while` loop of its own function.
+fn in_loop_body(cx: &Ctx, file: FileId, span: Span) -> bool {
+    cx.with_syntax(file, span, |node, _| {
+        let mut child = node;
+        let mut cur = node.parent();
+        while let Some(n) = cur {
+            match n.kind() {
+                "for_statement" | "while_statement" => {
+                    if n.child_by_field_name("body")
+                        .is_some_and(|b| b.id() == child.id())
+                    {
+                        return true;
+                    }
+                }
+                "function_definition" | "lambda" | "class_definition" => return false,
+                _ => {}
+            }
+            child = n;
+            cur = n.parent();
+        }
+        false
+    })
+    .unwrap_or(false)
+}
+
+fn is_while_condition(cx: &Ctx, f: &Finding) -> bool {
+    f.gb_id == "GB0170"
+        && cx
+            .with_syntax(f.file, f.span, |node, _| {
+                let mut cur = Some(node);
+                while let Some(n) = cur {
+                    match n.kind() {
+                        "while_statement" => {
+                            return n
+                                .child_by_field_name("condition")
+                                .is_some_and(|c| c.byte_range().contains(&f.span.start));
+                        }
+                        "block" | "function_definition" => return false,
+                        _ => cur = n.parent(),
+                    }
+                }
+                false
+            })
+            .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::breaks::testing::{codes, HEAD};
+
+    #[test]
+    fn a_break_in_a_loop_hides_the_rest_of_its_frame_but_not_of_helpers() {
+        let src = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def _later(self, h):\n        print(h)\n        return h\n\n    def forward(self, x):\n        h = self.fc(x)\n        for _ in range(2):\n            n = int(h.argmax())\n        if h.sum() > 0:\n            h = h * 2\n        return self._later(h)\n";
+        assert_eq!(codes(src), vec![(10, "GB0059"), (16, "GB0124")]);
+    }
+
+    #[test]
+    fn breaks_before_the_loop_and_outside_loops_are_kept() {
+        let src = format!("{HEAD}        h = self.fc(x)\n        print(h)\n        for _ in range(2):\n            h = h + 1\n        s = h.sum().item()\n        return h * s\n");
+        assert_eq!(codes(&src), vec![(11, "GB0059"), (14, "GB0124")]);
+    }
+}
