@@ -24,34 +24,38 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     let mut order: Vec<usize> = (0..findings.len()).collect();
     let keys: Vec<(usize, usize)> = findings.iter().map(|f| trace_order(cx, f)).collect();
     order.sort_by_key(|&i| keys[i]);
+    // FX190 is a possible break, and GB0003 refuses the frame before tracing
+    order.retain(|&i| !findings[i].gb_id.is_empty() && findings[i].gb_id != "GB0003");
     // frames run eagerly, by the call sites leading to them (forward: no call site)
     let mut eager: HashSet<Vec<Site>> = HashSet::new();
     let mut keep = vec![true; findings.len()];
-    for i in order {
+    for (k, &i) in order.iter().enumerate() {
         let f = &findings[i];
-        // FX190 is a possible break, and GB0003 refuses the frame before tracing
-        if f.gb_id.is_empty() || f.gb_id == "GB0003" {
-            continue;
-        }
-        let mut chain: Vec<Site> = f
-            .related
-            .iter()
-            .map(|(file, span, _)| (*file, *span))
-            .collect();
-        chain.push((f.file, f.span));
-        let site_level = chain.len() - 1;
-        let mut root = 0;
-        while root <= site_level && eager.contains(&chain[..root].to_vec()) {
-            root += 1;
-        }
-        if root > site_level {
+        let chain = chain_of(f);
+        let Some(root) = root_level(&eager, &chain) else {
             keep[i] = false;
             continue;
+        };
+        // A leaked requires_grad_() is only found when the graph before the next break is
+        // compiled; if that break gives up on the frame instead, nothing is compiled.
+        if f.gb_id == "GB8985" {
+            let next = order[k + 1..]
+                .iter()
+                .map(|&j| &findings[j])
+                .find(|n| n.gb_id != "GB8985");
+            if let Some(n) = next {
+                let nchain = chain_of(n);
+                if root_level(&eager, &nchain) == Some(root)
+                    && nchain.get(..root) == chain.get(..root)
+                    && goes_eager_at(cx, n, &nchain, root)
+                {
+                    keep[i] = false;
+                    continue;
+                }
+            }
         }
-        for level in root..=site_level {
-            let (file, span) = chain[level];
-            let is_site = level == site_level;
-            if in_loop_body(cx, file, span) || (is_site && is_while_condition(cx, f)) {
+        for level in root..chain.len() {
+            if goes_eager_at(cx, f, &chain, level) {
                 eager.insert(chain[..level].to_vec());
             } else {
                 break;
@@ -60,6 +64,29 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     }
     let mut k = keep.into_iter();
     findings.retain(|_| k.next().unwrap_or(true));
+}
+
+/// The call sites from forward to the finding, then its own site.
+fn chain_of(f: &Finding) -> Vec<Site> {
+    let mut chain: Vec<Site> = f
+        .related
+        .iter()
+        .map(|(file, span, _)| (*file, *span))
+        .collect();
+    chain.push((f.file, f.span));
+    chain
+}
+
+/// The outermost frame on the chain that Dynamo still traces, or None when the finding's own
+/// frame already runs eagerly.
+fn root_level(eager: &HashSet<Vec<Site>>, chain: &[Site]) -> Option<usize> {
+    (0..chain.len()).find(|&level| !eager.contains(&chain[..level]))
+}
+
+/// Whether the break, handled in the frame at `level` of its chain, makes that frame eager.
+fn goes_eager_at(cx: &Ctx, f: &Finding, chain: &[Site], level: usize) -> bool {
+    let (file, span) = chain[level];
+    in_loop_body(cx, file, span) || (level == chain.len() - 1 && is_while_condition(cx, f))
 }
 
 /// Where the finding happened in the trace: its event's position, or its node's.
