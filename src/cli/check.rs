@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::analysis::{self, GraphOptions};
+use crate::breaks::version::{Target, TorchVersion};
 use crate::diagnostics::Severity;
 use crate::semantic::project::ParseCache;
 use crate::syntax::Span;
@@ -35,6 +36,10 @@ pub struct CheckArgs {
     /// Project root for imports (default: per file, the nearest ancestor without __init__.py).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The torch whose graph breaks to report, e.g. `torch==2.8` (default: `target-version` in
+    /// [tool.staticfx], else 2.15).
+    #[arg(long, value_name = "torch==2.x")]
+    pub target_version: Option<TorchVersion>,
 }
 
 /// One reported problem, in ruff's terms (1-based rows, 1-based character columns).
@@ -73,6 +78,9 @@ pub struct Config {
     pub ignore: Vec<String>,
     #[serde(default)]
     pub root: Option<PathBuf>,
+    /// `target-version = "torch==2.8"`: the torch whose graph breaks to report.
+    #[serde(default, rename = "target-version")]
+    pub target_version: Option<String>,
 }
 
 /// The nearest pyproject.toml at or above `start` that has a `[tool.staticfx]` table; `root`
@@ -153,11 +161,22 @@ pub fn collect_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Every finding and analysis-limit diagnostic of one file, before filtering.
+/// Every finding and analysis-limit diagnostic of one file, before filtering, for the default
+/// torch target.
 pub fn check_file(
     path: &Path,
     root: Option<PathBuf>,
     cache: Option<ParseCache>,
+) -> Result<Vec<Message>, String> {
+    check_file_for(path, root, cache, &Target::default())
+}
+
+/// [`check_file`] for the graph breaks of one torch version.
+pub fn check_file_for(
+    path: &Path,
+    root: Option<PathBuf>,
+    cache: Option<ParseCache>,
+    target: &Target,
 ) -> Result<Vec<Message>, String> {
     // Only module classes with a `forward` (or Sequential subclasses) are traced, and a break is
     // reported in the file that contains it; evaluating a tokenizer's or config's imports just
@@ -170,6 +189,7 @@ pub fn check_file(
     let opts = GraphOptions {
         root,
         parse_cache: cache,
+        torch_target: target.clone(),
         ..Default::default()
     };
     let a = analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?;
@@ -286,12 +306,18 @@ pub fn check_file(
 
 /// Runs `f` on its own thread with a stack large enough for the recursive evaluator, and
 /// turns a panic into an error for that file instead of taking the whole run down.
-fn guarded(path: &Path, root: Option<PathBuf>, cache: &ParseCache) -> Result<Vec<Message>, String> {
+fn guarded(
+    path: &Path,
+    root: Option<PathBuf>,
+    cache: &ParseCache,
+    target: &Target,
+) -> Result<Vec<Message>, String> {
     let p = path.to_path_buf();
     let cache = cache.clone();
+    let target = target.clone();
     let handle = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || check_file(&p, root, Some(cache)));
+        .spawn(move || check_file_for(&p, root, Some(cache), &target));
     match handle {
         Ok(h) => h.join().unwrap_or_else(|_| {
             Err("internal error while analysing this file (a bug in staticfx)".into())
@@ -325,6 +351,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .cloned()
         .collect();
     let root = args.root.clone().or(config.root.clone());
+    let target = match super::torch_target(args.target_version, &config) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("staticfx: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let files = match collect_files(&args.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -336,7 +369,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let cache = ParseCache::default();
     let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files
         .par_iter()
-        .map(|p| (p.clone(), guarded(p, root.clone(), &cache)))
+        .map(|p| (p.clone(), guarded(p, root.clone(), &cache, &target)))
         .collect();
     let mut messages = Vec::new();
     let mut errors = 0;

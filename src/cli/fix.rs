@@ -38,6 +38,10 @@ pub struct FixArgs {
     /// Project root for imports.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The torch whose graph breaks to fix, e.g. `torch==2.8` (default: `target-version` in
+    /// [tool.staticfx], else 2.15).
+    #[arg(long, value_name = "torch==2.x")]
+    pub target_version: Option<crate::breaks::version::TorchVersion>,
 }
 
 /// What fixing one file's text came to.
@@ -79,6 +83,25 @@ pub fn fix_text(
     filter: &Filter,
     unsafe_fixes: bool,
 ) -> Result<Outcome, String> {
+    fix_text_for(
+        path,
+        text,
+        root,
+        filter,
+        unsafe_fixes,
+        &crate::breaks::version::Target::default(),
+    )
+}
+
+/// [`fix_text`] for the graph breaks of one torch version.
+pub fn fix_text_for(
+    path: &Path,
+    text: &str,
+    root: Option<PathBuf>,
+    filter: &Filter,
+    unsafe_fixes: bool,
+    target: &crate::breaks::version::Target,
+) -> Result<Outcome, String> {
     let root = root.unwrap_or_else(|| Project::default_root(path));
     let mut current = text.to_string();
     let mut out = Outcome {
@@ -93,6 +116,7 @@ pub fn fix_text(
         project.add_overlay(path, Arc::from(current.as_str()), None);
         let opts = GraphOptions {
             root: Some(root.clone()),
+            torch_target: target.clone(),
             ..Default::default()
         };
         let a = analysis::analyze_in_project(project, path, &opts).map_err(|e| e.to_string())?;
@@ -166,6 +190,13 @@ pub fn run(args: FixArgs) -> ExitCode {
             .collect(),
     };
     let root = args.root.clone().or(config.root.clone());
+    let target = match super::torch_target(args.target_version, &config) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("staticfx: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let files = match collect_files(&args.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -188,9 +219,12 @@ pub fn run(args: FixArgs) -> ExitCode {
                     };
                     let unsafe_fixes = args.unsafe_fixes;
                     let t = text.clone();
+                    let target = target.clone();
                     std::thread::Builder::new()
                         .stack_size(256 << 20)
-                        .spawn(move || fix_text(&path, &t, root, &filter, unsafe_fixes))
+                        .spawn(move || {
+                            fix_text_for(&path, &t, root, &filter, unsafe_fixes, &target)
+                        })
                         .map_err(|e| e.to_string())?
                         .join()
                         .unwrap_or_else(|_| {

@@ -66,6 +66,10 @@ pub enum Command {
         /// With --optimize: neither read nor write the cache.
         #[arg(long, requires = "optimize")]
         no_cache: bool,
+        /// The torch whose graph breaks to annotate, e.g. `torch==2.8` (default:
+        /// `target-version` in [tool.staticfx], else 2.15).
+        #[arg(long, value_name = "torch==2.x")]
+        target_version: Option<crate::breaks::version::TorchVersion>,
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
@@ -75,6 +79,30 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
+}
+
+/// The torch the findings describe: `--target-version`, else `target-version` in
+/// `[tool.staticfx]`, else the default, which is then said on stderr.
+// The installed torch (`breaks::version::find_torch` over the environment's site-packages)
+// slots in between the configured and the assumed version once environment discovery lands.
+fn torch_target(
+    flag: Option<crate::breaks::version::TorchVersion>,
+    config: &check::Config,
+) -> Result<crate::breaks::version::Target, String> {
+    use crate::breaks::version::Target;
+    let configured = match (flag, &config.target_version) {
+        (Some(v), _) => Some(v),
+        (None, Some(s)) => Some(
+            s.parse()
+                .map_err(|e| format!("[tool.staticfx] target-version: {e}"))?,
+        ),
+        (None, None) => None,
+    };
+    let target = Target::resolve(configured, None);
+    if configured.is_none() {
+        eprintln!("staticfx: info: {}", target.note());
+    }
+    Ok(target)
 }
 
 pub fn main() -> ExitCode {
@@ -117,12 +145,28 @@ fn run(cli: Cli) -> ExitCode {
             inference,
             cache_dir,
             no_cache,
+            target_version,
         } => {
+            let config = match check::find_config(&file) {
+                Ok(c) => c.unwrap_or_default(),
+                Err(e) => {
+                    eprintln!("staticfx: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let torch_target = match torch_target(target_version, &config) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("staticfx: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             let opts = GraphOptions {
                 root,
                 class,
                 entry,
                 inputs,
+                torch_target,
                 ..Default::default()
             };
             match analysis::analyze_file(&file, &opts) {
