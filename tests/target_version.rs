@@ -96,5 +96,8 @@ fn findings_follow_the_target_version() {
     .unwrap();
     let (_, err, code) = check(dir.path(), &[]);
     assert_eq!(code, 2);
-    assert!(err.contains("target-version") && err.contains("numpy==2"), "{err}");
+    assert!(
+        err.contains("target-version") && err.contains("numpy==2"),
+        "{err}"
+    );
 }

@@ -299,6 +299,14 @@ impl Interp {
                 Some(b) => self.eval_expr(&callee, b),
                 None => Ok(Value::None),
             }
+        } else if f.is_generator {
+            self.yields.push(Vec::new());
+            let run = match def.child_by_field_name("body") {
+                Some(b) => self.exec_block(&callee, b).map(|_| ()),
+                None => Ok(()),
+            };
+            let values = self.yields.pop().unwrap_or_default();
+            run.map(|()| Value::list(values))
         } else {
             match def.child_by_field_name("body") {
                 Some(b) => self.exec_block(&callee, b).map(|flow| match flow {
@@ -663,6 +671,18 @@ impl Interp {
                 } else {
                     args.clone()
                 };
+                if name == "sum" && args.len() == 1 && items.iter().any(has_proxy) {
+                    // `sum(tensors)` is `0 + t0 + t1 + ...`, which traces like the additions
+                    let mut acc = kwargs
+                        .iter()
+                        .find(|(k, _)| k == "start")
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or(Value::Int(0));
+                    for it in items {
+                        acc = self.binary_op(frame, "+", acc, it, span)?;
+                    }
+                    return Ok(acc);
+                }
                 if items.iter().any(has_proxy) {
                     return Ok(Value::unknown(format!("{name}() over traced values")));
                 }

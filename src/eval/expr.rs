@@ -335,6 +335,19 @@ impl Interp {
                 if let Some(t) = self.tracer.as_mut() {
                     t.note_generator(frame.file_id, span);
                 }
+                let src = frame.file.text.clone();
+                let from = text(node, &src).trim_start()["yield".len()..]
+                    .trim_start()
+                    .starts_with("from");
+                let value = match node.named_child(0) {
+                    Some(v) if !from => self.eval_expr(frame, v)?,
+                    Some(_) => Value::unknown("values of `yield from`"),
+                    None => Value::None,
+                };
+                if let Some(sink) = self.yields.last_mut() {
+                    sink.push(value);
+                }
+                // what `send()` would pass in: nothing, as when iterated
                 Ok(Value::None)
             }
             "type" => Ok(Value::unknown("type annotation")),
