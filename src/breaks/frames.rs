@@ -7,9 +7,9 @@
 //! in loop") and runs it eagerly. The frames the eager code calls are traced afresh, each as a
 //! root of its own, so the same break is met again one level down, and so on to the frame that
 //! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
-//! it is never seen, although breaks in the helpers it calls are. A `while` whose tensor
-//! condition breaks is met again at the loop's bottom check, inside the loop, so the frame goes
-//! eager after its first iteration.
+//! it is never seen, although breaks in the helpers it calls are. (A `while` whose tensor
+//! condition breaks does not count: the jump is the loop's last instruction, and Dynamo only
+//! looks for backward jumps after the breaking one.)
 
 use std::collections::HashSet;
 
@@ -32,7 +32,10 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     for (k, &i) in order.iter().enumerate() {
         let f = &findings[i];
         let chain = chain_of(f);
-        let Some(root) = root_level(&eager, &chain) else {
+        // the frame holding the site runs eagerly: Dynamo never sees the rest of its code
+        let Some(root) =
+            root_level(&eager, &chain).filter(|_| !eager.contains(&chain[..chain.len() - 1]))
+        else {
             keep[i] = false;
             continue;
         };
@@ -45,20 +48,25 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
                 .find(|n| n.gb_id != "GB8985");
             if let Some(n) = next {
                 let nchain = chain_of(n);
-                if root_level(&eager, &nchain) == Some(root)
+                let level = chain.len() - 1;
+                let same_root = root_level(&eager, &nchain) == Some(root)
                     && nchain.get(..root) == chain.get(..root)
-                    && goes_eager_at(cx, n, &nchain, root)
-                {
+                    && goes_eager_at(cx, n, &nchain, root);
+                // or, with the root resumed, in the helper's own frame
+                let same_frame = nchain.len() == chain.len()
+                    && nchain[..level] == chain[..level]
+                    && goes_eager_at(cx, n, &nchain, level);
+                if same_root || same_frame {
                     keep[i] = false;
                     continue;
                 }
             }
         }
+        // met in every frame from the root down: a frame that cannot resume goes eager, and
+        // either way the helper called there then runs as a frame of its own
         for level in root..chain.len() {
             if goes_eager_at(cx, f, &chain, level) {
                 eager.insert(chain[..level].to_vec());
-            } else {
-                break;
             }
         }
     }
@@ -86,7 +94,8 @@ fn root_level(eager: &HashSet<Vec<Site>>, chain: &[Site]) -> Option<usize> {
 /// Whether the break, handled in the frame at `level` of its chain, makes that frame eager.
 fn goes_eager_at(cx: &Ctx, f: &Finding, chain: &[Site], level: usize) -> bool {
     let (file, span) = chain[level];
-    in_loop_body(cx, file, span) || (level == chain.len() - 1 && is_while_condition(cx, f))
+    let _ = f;
+    in_loop_body(cx, file, span)
 }
 
 /// Where the finding happened in the trace: its event's position, or its node's.
@@ -128,27 +137,6 @@ fn in_loop_body(cx: &Ctx, file: FileId, span: Span) -> bool {
         false
     })
     .unwrap_or(false)
-}
-
-fn is_while_condition(cx: &Ctx, f: &Finding) -> bool {
-    f.gb_id == "GB0170"
-        && cx
-            .with_syntax(f.file, f.span, |node, _| {
-                let mut cur = Some(node);
-                while let Some(n) = cur {
-                    match n.kind() {
-                        "while_statement" => {
-                            return n
-                                .child_by_field_name("condition")
-                                .is_some_and(|c| c.byte_range().contains(&f.span.start));
-                        }
-                        "block" | "function_definition" => return false,
-                        _ => cur = n.parent(),
-                    }
-                }
-                false
-            })
-            .unwrap_or(false)
 }
 
 #[cfg(test)]
