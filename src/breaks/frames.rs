@@ -11,7 +11,7 @@
 //! condition breaks does not count: the jump is the loop's last instruction, and Dynamo only
 //! looks for backward jumps after the breaking one.)
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use super::{Ctx, Finding};
 use crate::semantic::FileId;
@@ -27,14 +27,14 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     // FX190 is a possible break, and GB0003 refuses the frame before tracing
     order.retain(|&i| !findings[i].gb_id.is_empty() && findings[i].gb_id != "GB0003");
     // frames run eagerly, by the call sites leading to them (forward: no call site)
-    let mut eager: HashSet<Vec<Site>> = HashSet::new();
+    let mut eager: HashMap<Vec<Site>, (usize, usize)> = HashMap::new();
     let mut keep = vec![true; findings.len()];
     for (k, &i) in order.iter().enumerate() {
         let f = &findings[i];
         let chain = chain_of(f);
         // the frame holding the site runs eagerly: Dynamo never sees the rest of its code
         let Some(root) =
-            root_level(&eager, &chain).filter(|_| !eager.contains(&chain[..chain.len() - 1]))
+            root_level(&eager, &chain).filter(|_| !eager.contains_key(&chain[..chain.len() - 1]))
         else {
             keep[i] = false;
             continue;
@@ -66,12 +66,26 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
         // either way the helper called there then runs as a frame of its own
         for level in root..chain.len() {
             if goes_eager_at(cx, f, &chain, level) {
-                eager.insert(chain[..level].to_vec());
+                eager.entry(chain[..level].to_vec()).or_insert(keys[i]);
             }
         }
     }
     let mut k = keep.into_iter();
     findings.retain(|_| k.next().unwrap_or(true));
+    // A generator helper called from a frame that runs eagerly is a frame of its own, and
+    // Dynamo refuses to trace a generator frame (GB0003), as it refuses a generator forward.
+    for (idx, e) in cx.result.events.iter().enumerate() {
+        if e.kind != "generator" || e.detail == "root" {
+            continue;
+        }
+        let caller: Vec<Site> = e.call_chain.clone();
+        if eager
+            .get(&caller)
+            .is_some_and(|&since| since < (e.nodes_before, 1 + idx))
+        {
+            findings.push(super::generator::refused_helper(cx, e));
+        }
+    }
 }
 
 /// The call sites from forward to the finding, then its own site.
@@ -87,8 +101,8 @@ fn chain_of(f: &Finding) -> Vec<Site> {
 
 /// The outermost frame on the chain that Dynamo still traces, or None when the finding's own
 /// frame already runs eagerly.
-fn root_level(eager: &HashSet<Vec<Site>>, chain: &[Site]) -> Option<usize> {
-    (0..chain.len()).find(|&level| !eager.contains(&chain[..level]))
+fn root_level(eager: &HashMap<Vec<Site>, (usize, usize)>, chain: &[Site]) -> Option<usize> {
+    (0..chain.len()).find(|&level| !eager.contains_key(&chain[..level]))
 }
 
 /// Whether the break, handled in the frame at `level` of its chain, makes that frame eager.
