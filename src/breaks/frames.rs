@@ -29,6 +29,8 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     // frames run eagerly, by the call sites leading to them (forward: no call site)
     let mut eager: HashMap<Vec<Site>, (usize, usize)> = HashMap::new();
     let mut keep = vec![true; findings.len()];
+    // where Dynamo last resumed each frame after an ordinary break
+    let mut resumed: HashMap<Vec<Site>, (usize, usize)> = HashMap::new();
     for (k, &i) in order.iter().enumerate() {
         let f = &findings[i];
         let chain = chain_of(f);
@@ -49,9 +51,12 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
             if let Some(n) = next {
                 let nchain = chain_of(n);
                 let level = chain.len() - 1;
+                // Giving up on a frame still compiles the graph of the code before the loop;
+                // only a requires_grad_() inside the loop escapes the check.
                 let same_root = root_level(&eager, &nchain) == Some(root)
                     && nchain.get(..root) == chain.get(..root)
-                    && goes_eager_at(cx, n, &nchain, root);
+                    && goes_eager_at(cx, n, &nchain, root)
+                    && goes_eager_at(cx, f, &chain, root);
                 // or, with the root resumed, in the helper's own frame
                 let same_frame = nchain.len() == chain.len()
                     && nchain[..level] == chain[..level]
@@ -65,8 +70,13 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
         // met in every frame from the root down: a frame that cannot resume goes eager, and
         // either way the helper called there then runs as a frame of its own
         for level in root..chain.len() {
+            let frame = chain[..level].to_vec();
             if goes_eager_at(cx, f, &chain, level) {
-                eager.entry(chain[..level].to_vec()).or_insert(keys[i]);
+                // eager from where Dynamo last resumed the frame (its start if it never broke)
+                let since = resumed.get(&frame).copied().unwrap_or((0, 0));
+                eager.entry(frame).or_insert(since);
+            } else {
+                resumed.insert(frame, keys[i]);
             }
         }
     }
