@@ -282,6 +282,12 @@ impl Interp {
                 Ok(Value::Function(Rc::new(f)))
             }
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
+                if node.kind() == "generator_expression" {
+                    // a generator frame of its own when the code around it runs eagerly
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event("generator", frame.file_id, span, "<genexpr>".into());
+                    }
+                }
                 let mut out = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
                     let body = node
