@@ -3,6 +3,7 @@
 //! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`,
 //! which it reports as a data-dependent operator (GB0033).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
@@ -31,7 +32,14 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         // words as a data-dependent operator rather than the `.item()` break.
         let via_math =
             e.kind == "convert" && !matches!(e.detail.as_str(), "int" | "float" | "bool");
-        let mut f = cx.finding_at_event("FX102", if via_math { "GB0033" } else { "GB0124" }, e);
+        let id = if via_math {
+            "GB0033"
+        } else if e.kind == "convert" && e.detail == "bool" {
+            cx.target.gb_id(Behaviour::BoolOfTensor)
+        } else {
+            "GB0124"
+        };
+        let mut f = cx.finding_at_event("FX102", id, e);
         f.node = Some(node);
         f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));

@@ -86,6 +86,9 @@ pub enum Behaviour {
     /// `.tolist()` on an integer tensor: 2.15 breaks on `aten._local_scalar_dense`, 2.8
     /// traces it.
     IntegerTolist,
+    /// `bool(t)` of a tensor: the `Tensor.item()` break on 2.15, a builtin Dynamo fails to
+    /// trace on 2.8.
+    BoolOfTensor,
 }
 
 const ALL: &[Behaviour] = &[
@@ -96,6 +99,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::ClassStatement,
     Behaviour::RootLogging,
     Behaviour::IntegerTolist,
+    Behaviour::BoolOfTensor,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -180,6 +184,16 @@ const INTEGER_TOLIST: &[Candidate] = &[
     c((2, 0), NO_BREAK, "", false),
 ];
 
+const BOOL_OF_TENSOR: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB0124",
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        false,
+    ),
+    c((2, 0), "GB0059", "Failed to trace builtin operator", false),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -190,6 +204,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::ClassStatement => CLASS_STATEMENT,
         Behaviour::RootLogging => ROOT_LOGGING,
         Behaviour::IntegerTolist => INTEGER_TOLIST,
+        Behaviour::BoolOfTensor => BOOL_OF_TENSOR,
     }
 }
 
