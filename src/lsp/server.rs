@@ -431,6 +431,11 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         self.reload_config();
+        // The editor's analyses use the default torch target until settings carry one.
+        let target = crate::breaks::version::Target::default();
+        self.client
+            .log_message(MessageType::INFO, format!("staticfx: {}", target.note()))
+            .await;
     }
 
     async fn shutdown(&self) -> Result<()> {
