@@ -3,6 +3,8 @@
 //! Dynamo keeps on its skip list and reports the same way (`copy.copy`, whatever its argument).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
 pub const C_MODULES: &[&str] = &[
@@ -15,14 +17,14 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         .result
         .events
         .iter()
-        .filter(|e| e.kind == "external_call" || e.kind == "skipped_call")
+        .filter(|e| matches!(e.kind, EventKind::ExternalCall | EventKind::SkippedCall))
     {
         let module = e.detail.split('.').next().unwrap_or("");
-        if e.kind == "external_call" && !C_MODULES.contains(&module) {
+        if e.kind == EventKind::ExternalCall && !C_MODULES.contains(&module) {
             continue;
         }
-        let mut f = cx.finding_at_event("FX115", "GB0007", e);
-        f.message = if e.kind == "skipped_call" {
+        let mut f = cx.finding_at_event(Rule::CExtension, "GB0007", e);
+        f.message = if e.kind == EventKind::SkippedCall {
             format!("`{}` is a function Dynamo skips", e.detail)
         } else {
             format!(

@@ -3,9 +3,11 @@
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("deepcopy") {
+    for e in cx.events(EventKind::Deepcopy) {
         let tensor = e.detail == "tensor";
         let id = cx.target.gb_id(if tensor {
             Behaviour::DeepcopyTensor
@@ -15,7 +17,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if id.is_empty() {
             continue;
         }
-        let mut f = cx.finding_at_event("FX113", id, e);
+        let mut f = cx.finding_at_event(Rule::Deepcopy, id, e);
         let call = cx.source(e.file, e.span);
         let what = if tensor { "a tensor" } else { "a Python value" };
         f.message = format!("copy.deepcopy of {what} (`{}`)", super::snippet(&call));
@@ -26,7 +28,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .unwrap_or_else(|| "x".into());
         f.hint =
             format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
-        f.fix_available = true;
         out.push(f);
     }
 }

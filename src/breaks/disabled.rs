@@ -4,15 +4,17 @@
 //! findings under such a call are dropped (see `mod.rs`).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("disabled_call") {
+    for e in cx.events(EventKind::DisabledCall) {
         let id = if e.detail == "method" {
             "GB0099"
         } else {
             "GB0098"
         };
-        let mut f = cx.finding_at_event("FX116", id, e);
+        let mut f = cx.finding_at_event(Rule::DisabledCall, id, e);
         f.message = format!(
             "call to a torch.compiler.disable()d {} (`{}`): Dynamo breaks the graph and runs it eagerly",
             e.detail,

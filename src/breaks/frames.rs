@@ -85,7 +85,7 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     // A generator helper called from a frame that runs eagerly is a frame of its own, and
     // Dynamo refuses to trace a generator frame (GB0003), as it refuses a generator forward.
     for (idx, e) in cx.result.events.iter().enumerate() {
-        if e.kind != "generator" || e.detail == "root" {
+        if e.kind != crate::traced::EventKind::Generator || e.detail == "root" {
             continue;
         }
         let caller: Vec<Site> = e.call_chain.clone();

@@ -4,9 +4,14 @@
 //! then (`frames.rs`).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("generator").filter(|e| e.detail == "root") {
+    for e in cx
+        .events(EventKind::Generator)
+        .filter(|e| e.detail == "root")
+    {
         // The def line only: Dynamo points there, not at the whole body.
         let header = cx
             .source(e.file, e.span)
@@ -14,7 +19,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .map(|n| e.span.start + n)
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
-            "FX111",
+            Rule::Generator,
             "GB0003",
             e.file,
             crate::syntax::Span::new(e.span.start, header),
@@ -30,14 +35,14 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
 }
 
 /// GB0003 for a generator helper that Dynamo meets as a frame of its own (see `frames.rs`).
-pub fn refused_helper(cx: &Ctx, e: &crate::eval::trace::TraceEvent) -> Finding {
+pub fn refused_helper(cx: &Ctx, e: &crate::traced::TraceEvent) -> Finding {
     let header = cx
         .source(e.file, e.span)
         .find('\n')
         .map(|n| e.span.start + n)
         .unwrap_or(e.span.end);
     let mut f = cx.finding(
-        "FX111",
+        Rule::Generator,
         "GB0003",
         e.file,
         crate::syntax::Span::new(e.span.start, header),

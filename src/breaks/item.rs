@@ -5,14 +5,13 @@
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx
-        .result
-        .events
-        .iter()
-        .filter(|e| (e.kind == "method" && e.detail == "item") || e.kind == "convert")
-    {
+    for e in cx.result.events.iter().filter(|e| {
+        (e.kind == EventKind::Method && e.detail == "item") || e.kind == EventKind::Convert
+    }) {
         let nodes = cx.nodes_at(e.file, e.span);
         // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
         // only a conversion whose input is still a tensor breaks.
@@ -23,7 +22,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let call = cx.source(e.file, e.span);
-        let what = if e.kind == "method" {
+        let what = if e.kind == EventKind::Method {
             ".item()".to_string()
         } else {
             format!("{}()", e.detail)
@@ -31,17 +30,17 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         // `math.sqrt(t)` reaches the data through `aten._local_scalar_dense`, which Dynamo
         // words as a data-dependent operator rather than the `.item()` break.
         let via_math =
-            e.kind == "convert" && !matches!(e.detail.as_str(), "int" | "float" | "bool");
+            e.kind == EventKind::Convert && !matches!(e.detail.as_str(), "int" | "float" | "bool");
         let id = if via_math {
             "GB0033"
-        } else if e.kind == "convert" && e.detail == "bool" {
+        } else if e.kind == EventKind::Convert && e.detail == "bool" {
             cx.target.gb_id(Behaviour::BoolOfTensor)
         } else {
             "GB0124"
         };
-        let mut f = cx.finding_at_event("FX102", id, e);
+        let mut f = cx.finding_at_event(Rule::ScalarConversion, id, e);
         f.node = Some(node);
-        f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
+        f.fix_available = e.kind == EventKind::Method && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));
         f.hint = match e.detail.as_str() {
             "bool" => "keep the condition a tensor and select with torch.where(...) instead of converting it to a Python bool".into(),

@@ -5,9 +5,11 @@
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("log") {
+    for e in cx.events(EventKind::Log) {
         let method = e.detail.rsplit('.').next().unwrap_or("");
         if !matches!(
             method,
@@ -29,7 +31,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             "GB0291"
         };
-        let mut f = cx.finding_at_event("FX106", id, e);
+        let mut f = cx.finding_at_event(Rule::Logging, id, e);
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = if root {
             format!("root-logger call `{call}`: Dynamo traces into logging and fails on Logger.handlers")
@@ -37,7 +39,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             format!("logger call `{call}` in forward is not supported by Dynamo")
         };
         f.hint = "move the log call out of forward (e.g. into a forward hook), or guard it with `if not torch.compiler.is_compiling():`".into();
-        f.fix_available = true;
         out.push(f);
     }
 }

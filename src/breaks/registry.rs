@@ -7,6 +7,14 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB0025", "Call to `torch._dynamo.graph_break()`"),
     ("GB0033", "Data dependent operator"),
     ("GB0036", "Dynamic shape operator"),
+    (
+        "GB0098",
+        "Skip calling `torch.compiler.disable()`d function",
+    ),
+    (
+        "GB0099",
+        "Skip inlining `torch.compiler.disable()`d function",
+    ),
     ("GB0059", "Failed to trace builtin operator"),
     ("GB0109", "Tensor.tolist() with non-integer tensor"),
     ("GB0123", "Unsupported Tensor.backward() call"),
@@ -41,15 +49,7 @@ pub fn gb_type(id: &str) -> &'static str {
         .unwrap_or("Possible graph break")
 }
 
-/// Dynamo's documentation page for a graph-break id.
-pub fn url(id: &str) -> Option<String> {
-    (!id.is_empty()).then(|| {
-        format!(
-            "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html",
-            id.to_ascii_lowercase()
-        )
-    })
-}
+pub use crate::diagnostics::gb_url as url;
 
 #[cfg(test)]
 mod tests {
@@ -62,6 +62,16 @@ mod tests {
         .unwrap();
         for (id, ty) in super::GB_TYPES {
             assert_eq!(v["ids"][id]["gb_type"].as_str(), Some(*ty), "{id}");
+        }
+        for rule in crate::diagnostics::Rule::ALL {
+            for id in rule.gb_ids() {
+                // an id only an older torch uses is worded by the version table
+                assert!(
+                    super::GB_TYPES.iter().any(|(i, _)| i == id)
+                        || crate::breaks::version::older_gb_type(id).is_some(),
+                    "{rule:?}: {id}"
+                );
+            }
         }
         assert_eq!(
             super::url("GB0170").unwrap(),

@@ -13,11 +13,16 @@ use std::collections::HashMap;
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::graph::{Arg, NodeId, Op};
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     let grads = RequiresGrad::new(cx);
-    for e in cx.events("method").filter(|e| e.detail == "requires_grad_") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "requires_grad_")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let call = nodes
             .iter()
@@ -45,7 +50,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             cx.target.gb_id(Behaviour::RequiresGradIntermediate)
         };
-        let mut f = cx.finding_at_event("FX109", id, e);
+        let mut f = cx.finding_at_event(Rule::RequiresGrad, id, e);
         f.node = call.map(|(n, _)| n);
         f.message = if on_input {
             "requires_grad_() on a forward input".into()

@@ -3,11 +3,13 @@
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("time") {
+    for e in cx.events(EventKind::Time) {
         let id = cx.target.gb_id(Behaviour::TimeCall);
-        let mut f = cx.finding_at_event("FX107", id, e);
+        let mut f = cx.finding_at_event(Rule::WallClockTime, id, e);
         f.message = format!("call to a time function (`time.{}()`) in forward", e.detail);
         f.hint = "time the compiled module from outside forward, or use torch.profiler / CUDA events around the call".into();
         out.push(f);

@@ -4,9 +4,14 @@
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "tolist") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "tolist")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let Some((node, recv)) = nodes.iter().find_map(|&n| {
             super::receiver(cx, n)
@@ -25,7 +30,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if id.is_empty() {
             continue;
         }
-        let mut f = cx.finding_at_event("FX103", id, e);
+        let mut f = cx.finding_at_event(Rule::Tolist, id, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");

@@ -1,15 +1,16 @@
-//! The command line: a thin adapter from arguments to the analysis API and back to text.
+//! The command line: a thin adapter from arguments to `ide` and back to text.
 
 pub mod check;
 pub mod fix;
 pub mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::analysis::{self, GraphOptions, InputSpec};
+use crate::ide;
+use crate::traced::InputSpec;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,7 +56,7 @@ pub enum Command {
         #[arg(long, requires = "optimize")]
         no_passes: bool,
         /// With --optimize: skip one pass (cse, constant_fold, fusion, dce); repeatable.
-        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(crate::passes::PASS_NAMES))]
+        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(ide::graph::PASS_NAMES))]
         disable_pass: Vec<String>,
         /// With --optimize: eval mode with frozen parameters (folds batch norm into convolutions).
         #[arg(long, requires = "optimize")]
@@ -69,7 +70,7 @@ pub enum Command {
         /// The torch whose graph breaks to annotate, e.g. `torch==2.8` (default:
         /// `target-version` in [tool.staticfx], else 2.15).
         #[arg(long, value_name = "torch==2.x")]
-        target_version: Option<crate::breaks::version::TorchVersion>,
+        target_version: Option<crate::ide::TorchVersion>,
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
@@ -81,48 +82,43 @@ pub enum Command {
     Lsp,
 }
 
-/// The torch the findings describe: `--target-version`, else `target-version` in
-/// `[tool.staticfx]`, else the default, which is then said on stderr.
-// The installed torch (`breaks::version::find_torch` over the environment's site-packages)
-// slots in between the configured and the assumed version once environment discovery lands.
-fn torch_target(
-    flag: Option<crate::breaks::version::TorchVersion>,
-    config: &check::Config,
-) -> Result<crate::breaks::version::Target, String> {
-    use crate::breaks::version::Target;
-    let configured = match (flag, &config.target_version) {
-        (Some(v), _) => Some(v),
-        (None, Some(s)) => Some(
-            s.parse()
-                .map_err(|e| format!("[tool.staticfx] target-version: {e}"))?,
-        ),
-        (None, None) => None,
-    };
-    let target = Target::resolve(configured, None);
-    if configured.is_none() {
-        eprintln!("staticfx: info: {}", target.note());
-    }
-    Ok(target)
+/// Runs a command other than `lsp` (which `main.rs` hands to the server).
+pub fn main(cli: Cli) -> ExitCode {
+    // Deep models and deeply nested source need more stack than the default main thread has.
+    crate::ide::on_large_stack("staticfx", || run(cli)).unwrap_or_else(|_| {
+        eprintln!("staticfx: internal error (this is a bug; please report it with the input file)");
+        ExitCode::from(2)
+    })
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Lsp = cli.command {
-        // The server runs its own runtime and gives analysis its own large-stack threads.
-        return crate::lsp::run_stdio();
-    }
-    // Deep models and deeply nested source need more stack than the default main thread has.
-    let handle = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || run(cli));
-    match handle.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
-        _ => {
-            eprintln!(
-                "staticfx: internal error (this is a bug; please report it with the input file)"
-            );
-            ExitCode::from(2)
+/// The settings for a run over `paths`: `[tool.staticfx]` of the nearest pyproject.toml above
+/// the first path, then the flags. None (after saying why) when the configuration is broken.
+pub fn settings_for(
+    paths: &[PathBuf],
+    select: &[String],
+    ignore: &[String],
+    root: Option<&Path>,
+) -> Option<crate::ide::Settings> {
+    let start = paths.first().map(|p| p.as_path()).unwrap_or(Path::new("."));
+    let (mut settings, problems) = crate::ide::Settings::discover(start);
+    if !problems.is_empty() {
+        for p in problems {
+            eprintln!("staticfx: {p}");
         }
+        return None;
+    }
+    settings.apply_flags(select, ignore, root);
+    Some(settings)
+}
+
+/// `--target-version` over `target-version`; with neither, says on stderr which torch is
+/// assumed.
+pub fn note_target(settings: &mut crate::ide::Settings, flag: Option<crate::ide::TorchVersion>) {
+    if flag.is_some() {
+        settings.target_version = flag;
+    }
+    if settings.target_version.is_none() {
+        eprintln!("staticfx: info: {}", settings.torch_target().note());
     }
 }
 
@@ -131,7 +127,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Run(args) => run::run(args),
-        Command::Lsp => unreachable!("handled in main"),
+        Command::Lsp => unreachable!("main.rs runs the language server"),
         Command::Graph {
             file,
             class,
@@ -147,85 +143,41 @@ fn run(cli: Cli) -> ExitCode {
             no_cache,
             target_version,
         } => {
-            let config = match check::find_config(&file) {
-                Ok(c) => c.unwrap_or_default(),
-                Err(e) => {
-                    eprintln!("staticfx: {e}");
-                    return ExitCode::from(2);
-                }
+            let Some(mut settings) = settings_for(std::slice::from_ref(&file), &[], &[], None)
+            else {
+                return ExitCode::from(2);
             };
-            let torch_target = match torch_target(target_version, &config) {
-                Ok(t) => t,
-                Err(e) => {
-                    eprintln!("staticfx: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            let opts = GraphOptions {
-                root,
+            note_target(&mut settings, target_version);
+            let req = ide::graph::GraphRequest {
+                target_version: settings.target_version,
+                file: file.clone(),
                 class,
                 entry,
                 inputs,
-                torch_target,
-                ..Default::default()
+                root,
+                format: match format {
+                    GraphFormat::Text => ide::graph::GraphFormat::Text,
+                    GraphFormat::Dot => ide::graph::GraphFormat::Dot,
+                    GraphFormat::Json => ide::graph::GraphFormat::Json,
+                },
+                optimize: optimize.then_some(ide::graph::OptimizeRequest {
+                    no_passes,
+                    disabled: disable_pass,
+                    inference,
+                    cache_dir,
+                    no_cache,
+                }),
             };
-            match analysis::analyze_file(&file, &opts) {
-                Ok(mut a) => {
-                    if optimize {
-                        let cache_dir = if no_cache {
-                            None
-                        } else {
-                            Some(
-                                cache_dir
-                                    .unwrap_or_else(|| analysis::default_cache_dir(&a.project)),
-                            )
-                        };
-                        let o = analysis::OptimizeOptions {
-                            passes: crate::passes::PassOptions {
-                                inference,
-                                disabled: disable_pass,
-                                validate: false,
-                            },
-                            no_passes,
-                            cache_dir,
-                        };
-                        if let Err(e) = analysis::optimize(&mut a, &opts, &o) {
-                            eprintln!("staticfx: internal error: {e} (rerun with --disable-pass to narrow it down)");
-                            return ExitCode::from(2);
-                        }
-                    }
-                    let out = match format {
-                        GraphFormat::Text => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::text::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Dot => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::dot::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Json => crate::render::json::render(&a.project, &a.graphs),
-                    };
-                    print!("{out}");
-                    if !out.ends_with('\n') {
+            match ide::graph::graph_file(&req) {
+                Ok(out) => {
+                    print!("{}", out.rendered);
+                    if !out.rendered.ends_with('\n') {
                         println!();
                     }
-                    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-                        let f = a.project.file(d.file);
-                        let lc = f.lines.line_col(&f.text, d.span.start);
-                        eprintln!(
-                            "{}:{}:{}: {} {}",
-                            f.path.display(),
-                            lc.line + 1,
-                            lc.col + 1,
-                            d.code,
-                            d.message
-                        );
+                    for line in &out.limits {
+                        eprintln!("{line}");
                     }
-                    if a.graphs.is_empty() {
+                    if out.no_graphs {
                         eprintln!(
                             "staticfx: no nn.Module classes with a forward in {}",
                             file.display()

@@ -278,7 +278,12 @@ impl Interp {
             }
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("setattr", frame.file_id, span, name.to_string());
+                    t.event(
+                        crate::traced::EventKind::SetAttr,
+                        frame.file_id,
+                        span,
+                        name.to_string(),
+                    );
                 }
                 Ok(())
             }
@@ -317,7 +322,12 @@ impl Interp {
                             | "retain_grad"
                             | "register_hook"
                     ) {
-                        t.event("method", frame.file_id, span, name.to_string());
+                        t.event(
+                            crate::traced::EventKind::Method,
+                            frame.file_id,
+                            span,
+                            name.to_string(),
+                        );
                     }
                 }
                 self.trace_method(frame, name, r.clone(), args, kwargs, span)
@@ -527,7 +537,12 @@ impl Interp {
                 // (and may break on it), so the constant enters the graph here.
                 if name == "requires_grad_" && self.tracing() {
                     if let Some(tr) = self.tracer.as_mut() {
-                        tr.event("method", frame.file_id, span, name.to_string());
+                        tr.event(
+                            crate::traced::EventKind::Method,
+                            frame.file_id,
+                            span,
+                            name.to_string(),
+                        );
                     }
                     return self.trace_method(frame, name, r.clone(), args, kwargs, span);
                 }
@@ -572,7 +587,12 @@ impl Interp {
                     && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v)))
                 {
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                        t.event(
+                            crate::traced::EventKind::UnknownCall,
+                            frame.file_id,
+                            span,
+                            u.reason.clone(),
+                        );
                     }
                     return self.trace_function(
                         frame,

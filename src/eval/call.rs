@@ -180,7 +180,12 @@ impl Interp {
                 if self.tracing() && any_proxy(&args, &kwargs) {
                     let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                        t.event(
+                            crate::traced::EventKind::UnknownCall,
+                            frame.file_id,
+                            span,
+                            u.reason.clone(),
+                        );
                     }
                     return self.trace_function(frame, &target, args, kwargs, span);
                 }
@@ -232,7 +237,12 @@ impl Interp {
         if inline && compiler_disabled(f) {
             let how = if recv.is_some() { "method" } else { "function" };
             if let Some(t) = self.tracer.as_mut() {
-                t.event("disabled_call", frame.file_id, span, how.to_string());
+                t.event(
+                    crate::traced::EventKind::DisabledCall,
+                    frame.file_id,
+                    span,
+                    how.to_string(),
+                );
             }
         }
         let mut all = Vec::with_capacity(args.len() + 1);
@@ -285,7 +295,12 @@ impl Interp {
                 } else {
                     f.name.clone()
                 };
-                t.event("generator", file_id, def_span, detail);
+                t.event(
+                    crate::traced::EventKind::Generator,
+                    file_id,
+                    def_span,
+                    detail,
+                );
             }
         }
         self.call_depth += 1;
@@ -719,7 +734,12 @@ impl Interp {
             ),
             "print" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("print", frame.file_id, span, String::new());
+                    t.event(
+                        crate::traced::EventKind::Print,
+                        frame.file_id,
+                        span,
+                        String::new(),
+                    );
                 }
                 Ok(Value::None)
             }
@@ -850,7 +870,12 @@ impl Interp {
         match v {
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("convert", frame.file_id, span, name.to_string());
+                    t.event(
+                        crate::traced::EventKind::Convert,
+                        frame.file_id,
+                        span,
+                        name.to_string(),
+                    );
                 }
                 let out = self.trace_function(
                     frame,

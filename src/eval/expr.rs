@@ -285,7 +285,12 @@ impl Interp {
                 if node.kind() == "generator_expression" {
                     // a generator frame of its own when the code around it runs eagerly
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("generator", frame.file_id, span, "<genexpr>".into());
+                        t.event(
+                            crate::traced::EventKind::Generator,
+                            frame.file_id,
+                            span,
+                            "<genexpr>".into(),
+                        );
                     }
                 }
                 let mut out = Vec::new();

@@ -792,17 +792,27 @@ impl Interp {
                 )
             }
             "copy.deepcopy" | "copy.copy" => {
-                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
+                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198), 2.8 any value (GB0179)
                 if short == "deepcopy" {
                     let what = if has_proxy(&a0) { "tensor" } else { "value" };
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("deepcopy", frame.file_id, span, what.to_string());
+                        t.event(
+                            crate::traced::EventKind::Deepcopy,
+                            frame.file_id,
+                            span,
+                            what.to_string(),
+                        );
                     }
                 }
-                // `copy.copy` is not special-cased by Dynamo: it is a function in its skip list
+                // `copy.copy` is not special-cased by Dynamo: it is a function on its skip list
                 if short == "copy" {
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("skipped_call", frame.file_id, span, path.to_string());
+                        t.event(
+                            crate::traced::EventKind::SkippedCall,
+                            frame.file_id,
+                            span,
+                            path.to_string(),
+                        );
                     }
                 }
                 return Ok(a0);
@@ -828,7 +838,12 @@ impl Interp {
             | "math.gcd" | "math.prod" | "math.isqrt" | "math.trunc" => {
                 if has_proxy(&a0) {
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("convert", frame.file_id, span, short.to_string());
+                        t.event(
+                            crate::traced::EventKind::Convert,
+                            frame.file_id,
+                            span,
+                            short.to_string(),
+                        );
                     }
                     return self.trace_function(frame, path, args, kwargs, span);
                 }
@@ -842,13 +857,23 @@ impl Interp {
             | "time.time_ns"
             | "time.perf_counter_ns" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("time", frame.file_id, span, short.to_string());
+                    t.event(
+                        crate::traced::EventKind::Time,
+                        frame.file_id,
+                        span,
+                        short.to_string(),
+                    );
                 }
                 return Ok(Value::unknown("current time"));
             }
             "torch._dynamo.graph_break" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("graph_break", frame.file_id, span, String::new());
+                    t.event(
+                        crate::traced::EventKind::GraphBreak,
+                        frame.file_id,
+                        span,
+                        String::new(),
+                    );
                 }
                 return Ok(Value::None);
             }
@@ -859,7 +884,12 @@ impl Interp {
                 if !matches!(short, "getLogger" | "basicConfig") {
                     // The full path tells a root-logger call (`logging.info`) from a logger
                     // method (`logging.Logger.info`): Dynamo breaks differently on them.
-                    t.event("log", frame.file_id, span, path.to_string());
+                    t.event(
+                        crate::traced::EventKind::Log,
+                        frame.file_id,
+                        span,
+                        path.to_string(),
+                    );
                 }
             }
             if short == "getLogger" {
@@ -886,13 +916,23 @@ impl Interp {
             // Dynamo sends every numpy call in traced code through torch._numpy, constant
             // arguments or not.
             if let Some(t) = self.tracer.as_mut() {
-                t.event("numpy_call", frame.file_id, span, path.to_string());
+                t.event(
+                    crate::traced::EventKind::NumpyCall,
+                    frame.file_id,
+                    span,
+                    path.to_string(),
+                );
             }
         }
         if self.tracing() && proxied {
             // A function the analyser cannot see into, called on traced values.
             if let Some(t) = self.tracer.as_mut() {
-                t.event("external_call", frame.file_id, span, path.to_string());
+                t.event(
+                    crate::traced::EventKind::ExternalCall,
+                    frame.file_id,
+                    span,
+                    path.to_string(),
+                );
             }
             return self.trace_function(frame, path, args, kwargs, span);
         }
