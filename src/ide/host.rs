@@ -35,6 +35,8 @@ pub struct Snapshot {
     /// Test hook: a marker comment makes analysis panic, to prove the server survives it.
     pub test_hooks: bool,
     pub parse_cache: crate::semantic::project::ParseCache,
+    /// The torch whose graph breaks the diagnostics describe.
+    pub target_version: Option<crate::breaks::version::TorchVersion>,
 }
 
 impl Snapshot {
@@ -52,6 +54,7 @@ impl Snapshot {
             overlays: vec![],
             config_gen: 0,
             test_hooks: false,
+            target_version: None,
             parse_cache: Default::default(),
         }
     }
@@ -170,6 +173,7 @@ fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
         class_inputs: snap.class_inputs.clone(),
         // The analysis threads are shared: one pathological file must not hold one for long.
         time_limit: Some(std::time::Duration::from_secs(10)),
+        torch_target: crate::breaks::version::Target::resolve(snap.target_version, None),
         ..Default::default()
     };
     let mut out = Output {

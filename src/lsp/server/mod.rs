@@ -179,6 +179,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         class_inputs: config.example_inputs,
         overlays,
         test_hooks: config.test_hooks,
+        target_version: config.target_version,
         config_gen,
         parse_cache: state.parse_cache.clone(),
     })
@@ -343,6 +344,15 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         self.reload_config();
+        let settings = self.state.config.read().unwrap().clone();
+        if settings.target_version.is_none() {
+            self.client
+                .log_message(
+                    MessageType::INFO,
+                    format!("staticfx: {}", settings.torch_target().note()),
+                )
+                .await;
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
