@@ -26,8 +26,11 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .zip(call.rfind(')'))
             .map(|(a, b)| call[a + 1..b].trim().to_string())
             .unwrap_or_else(|| "x".into());
-        f.hint =
-            format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
+        f.hint = if tensor {
+            format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)")
+        } else {
+            format!("copy `{arg}` once outside forward (e.g. in __init__), or build the copy without copy.deepcopy")
+        };
         out.push(f);
     }
 }
