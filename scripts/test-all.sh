@@ -28,5 +28,9 @@ fi
 
 cargo test --locked --all-targets
 
+# pip install (maturin wheel), python -m staticfx and the pre-commit hook, in one fresh venv
+# under target/, reusing the build above.
+./scripts/test-pip.sh
+
 # The VS Code extension and the Neovim plugin, against the server binary cargo test built.
 ./scripts/test-editors.sh

@@ -292,3 +292,27 @@ async fn workspace_check_publishes_unopened_files_with_progress() {
         "{end}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hover_on_a_noqa_code_shows_the_rule() {
+    let (text, pos) = cursor(&SIMPLE.replace(
+        "        if h.sum() > 0:",
+        "        if h.sum() > 0:  # noqa: FX105, FX1$001",
+    ));
+    let (dir, uri) = workspace("simple_net.py", &text);
+    let mut c = TestClient::start(Value::Null);
+    c.initialize(Some(dir.path()), json!({}), false).await;
+    c.open(&uri, &text).await;
+    let h = c.hover(&uri, pos).await;
+    let s = hover_text(&h);
+    assert!(s.starts_with("### FX101: data-dependent branch"), "{s}");
+    assert!(
+        s.contains("gb0170.html") && s.contains("torch.where"),
+        "{s}"
+    );
+    // The range is the code itself: `FX101` after `# noqa: FX105, ` (UTF-16 columns).
+    let line = text.lines().nth(pos.0 as usize).unwrap();
+    let start = line.find("FX101").unwrap() as u64;
+    assert_eq!(h["range"]["start"]["character"], start, "{h}");
+    assert_eq!(h["range"]["end"]["character"], start + 5, "{h}");
+}

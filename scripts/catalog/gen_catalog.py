@@ -274,6 +274,9 @@ def stable_repr(v):
         mod = getattr(v, "__module__", None) or ""
         qual = getattr(v, "__qualname__", None) or getattr(v, "__name__", repr(v))
         return f"{mod}.{qual}" if mod else qual
+    if isinstance(v, types.ModuleType):
+        # repr(module) names the file it was loaded from: a path of the generating machine.
+        return f"<module '{v.__name__}'>"
     return _ADDR.sub("", repr(v))
 
 

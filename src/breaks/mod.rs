@@ -7,6 +7,7 @@
 //! (tensor vs. Python value, dtype, shape-derived vs. data-derived scalars). What the analyser
 //! cannot see into is reported separately, at low severity, under its own code (FX190).
 
+pub mod docs;
 pub mod registry;
 pub mod version;
 

@@ -7,6 +7,9 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB0025", "Call to `torch._dynamo.graph_break()`"),
     ("GB0033", "Data dependent operator"),
     ("GB0036", "Dynamic shape operator"),
+    ("GB0075", "LOAD_BUILD_CLASS bytecode not supported"),
+    ("GB0156", "Unsupported method call"),
+    ("GB0179", "copy.deepcopy()"),
     (
         "GB0098",
         "Skip calling `torch.compiler.disable()`d function",

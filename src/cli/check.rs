@@ -1,5 +1,6 @@
 //! `staticfx check`: graph-break findings for many files, printed the way ruff prints lint
-//! results (text, ruff's JSON schema, or SARIF), so editors and CI tools that read ruff read us.
+//! results (text, ruff's JSON schema, SARIF, and the CI formats in `cli::output`), so editors
+//! and CI tools that read ruff read us.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,6 +18,14 @@ pub enum OutputFormat {
     Text,
     Json,
     Sarif,
+    /// GitHub Actions workflow commands (annotations on the pull request).
+    Github,
+    /// A GitLab Code Quality report.
+    Gitlab,
+    Junit,
+    JsonLines,
+    /// `path:line:col: CODE [*] message` and ruff's summary.
+    Concise,
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -39,6 +48,23 @@ pub struct CheckArgs {
     /// [tool.staticfx], else 2.15).
     #[arg(long, value_name = "torch==2.x")]
     pub target_version: Option<crate::ide::TorchVersion>,
+    /// Print the number of findings per code instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Exit with 0 even when there are findings (2 still means an error).
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Apply `exclude` / `extend-exclude` to files named on the command line too (for
+    /// pre-commit, which names every staged file).
+    #[arg(long)]
+    pub force_exclude: bool,
+    /// Report only findings not recorded in this baseline file (default: `baseline` in
+    /// `[tool.staticfx]`).
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record every current finding in FILE and exit 0, for adopting staticfx gradually.
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 /// One reported problem, in ruff's terms (1-based rows, 1-based character columns).
@@ -137,7 +163,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     super::note_target(&mut settings, args.target_version);
-    let files = match collect_files(&args.paths) {
+    let files = match ide::collect_for(&settings, &args.paths, args.force_exclude) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("staticfx: {e}");
@@ -164,34 +190,92 @@ pub fn run(args: CheckArgs) -> ExitCode {
     messages.sort_by(|a, b| {
         (&a.filename, a.row, a.column, &a.code).cmp(&(&b.filename, b.row, b.column, &b.code))
     });
-    let out = match args.output_format {
-        OutputFormat::Text => render_text(&messages),
-        OutputFormat::Json => {
-            serde_json::to_string_pretty(&render_json(&messages)).expect("json") + "\n"
+    if let Some(path) = &args.write_baseline {
+        return match super::baseline::write(path, &messages) {
+            Ok(n) => {
+                eprintln!("staticfx: recorded {n} finding(s) in {}", path.display());
+                ExitCode::from(if errors > 0 { 2 } else { 0 })
+            }
+            Err(e) => {
+                eprintln!("staticfx: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let mut in_baseline = 0;
+    if let Some(path) = args.baseline.as_ref().or(settings.baseline.as_ref()) {
+        match super::baseline::load(path) {
+            Ok(recorded) => in_baseline = super::baseline::filter(&mut messages, path, &recorded),
+            Err(e) => {
+                eprintln!("staticfx: {e}");
+                return ExitCode::from(2);
+            }
         }
-        OutputFormat::Sarif => {
-            serde_json::to_string_pretty(&render_sarif(&messages)).expect("json") + "\n"
+    }
+    let out = if args.statistics {
+        let stats = super::output::statistics::collect(&messages);
+        match args.output_format {
+            OutputFormat::Text | OutputFormat::Concise => {
+                super::output::statistics::render_text(&stats)
+            }
+            OutputFormat::Json => super::output::statistics::render_json(&stats),
+            other => {
+                eprintln!("staticfx: --statistics prints text or json, not {other:?}");
+                return ExitCode::from(2);
+            }
         }
+    } else {
+        render(args.output_format, &messages)
     };
     print!("{out}");
-    if args.output_format == OutputFormat::Text {
+    if matches!(
+        args.output_format,
+        OutputFormat::Text | OutputFormat::Concise
+    ) {
+        let mut notes = Vec::new();
+        if errors > 0 {
+            notes.push(format!("{errors} error(s)"));
+        }
+        if in_baseline > 0 {
+            notes.push(format!("{in_baseline} more in the baseline"));
+        }
         eprintln!(
             "Checked {} file(s): {} finding(s){}",
             files.len(),
             messages.len(),
-            if errors > 0 {
-                format!(", {errors} error(s)")
-            } else {
-                String::new()
-            }
+            notes.iter().map(|n| format!(", {n}")).collect::<String>()
         );
     }
     if errors > 0 {
         ExitCode::from(2)
-    } else if messages.is_empty() {
+    } else if messages.is_empty() || args.exit_zero {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// The findings in `format` (the text after the findings is the caller's).
+pub fn render(format: OutputFormat, ms: &[Message]) -> String {
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).expect("json") + "\n";
+    match format {
+        OutputFormat::Text => render_text(ms),
+        OutputFormat::Json => pretty(&render_json(ms)),
+        OutputFormat::Sarif => pretty(&render_sarif(ms)),
+        OutputFormat::Github => super::output::github::render(ms),
+        OutputFormat::Gitlab => {
+            let project_dir = std::env::var_os("CI_PROJECT_DIR").map(PathBuf::from);
+            let base = project_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+            let prints = super::baseline::fingerprints(ms, &base);
+            pretty(&super::output::gitlab::render(
+                ms,
+                &prints,
+                project_dir.as_deref(),
+            ))
+        }
+        OutputFormat::Junit => super::output::junit::render(ms),
+        OutputFormat::JsonLines => super::output::json_lines::render(ms),
+        OutputFormat::Concise => super::output::concise::render(ms),
     }
 }
 

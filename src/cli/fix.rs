@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 pub use crate::ide::fix::{fix_text, fix_with_settings, Outcome, MAX_PASSES};
 pub use crate::ide::settings::Filter;
-use crate::ide::{collect_files, on_large_stack};
+use crate::ide::{collect_for, on_large_stack};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct FixArgs {
@@ -58,7 +58,7 @@ pub fn run(args: FixArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     super::note_target(&mut settings, args.target_version);
-    let files = match collect_files(&args.paths) {
+    let files = match collect_for(&settings, &args.paths, false) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("staticfx: {e}");

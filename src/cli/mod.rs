@@ -1,7 +1,10 @@
 //! The command line: a thin adapter from arguments to `ide` and back to text.
 
+pub mod baseline;
 pub mod check;
 pub mod fix;
+pub mod output;
+pub mod rule;
 pub mod run;
 
 use std::path::{Path, PathBuf};
@@ -78,6 +81,8 @@ pub enum Command {
     Fix(fix::FixArgs),
     /// Run the model's graph on sample inputs with the bundled CPU executor.
     Run(run::RunArgs),
+    /// Explain a rule: what Dynamo does, an example, the fix, the graph-break ids.
+    Rule(rule::RuleArgs),
     /// Run the language server over stdin/stdout.
     Lsp,
 }
@@ -127,6 +132,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Run(args) => run::run(args),
+        Command::Rule(args) => rule::run(args),
         Command::Lsp => unreachable!("main.rs runs the language server"),
         Command::Graph {
             file,

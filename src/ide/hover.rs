@@ -8,9 +8,13 @@ use tree_sitter::{Node, Tree};
 use super::host::{GraphView, NodeView, Output};
 use crate::syntax::{text, Span};
 
-/// Markdown for the cursor at `offset`, or None when it stands for nothing we traced.
+/// Markdown for the cursor at `offset`: a rule's documentation on a code of a `# noqa:` list,
+/// else the traced nodes the cursor stands for; None when it stands for neither.
 pub fn hover(out: &Output, tree: &Tree, offset: usize) -> Option<(String, Span)> {
     let src: &str = &out.text;
+    if let Some(found) = super::noqa_hover::hover(src, offset) {
+        return Some(found);
+    }
     let leaf = tree.root_node().descendant_for_byte_range(offset, offset)?;
     let class = enclosing(leaf, "class_definition")
         .and_then(|c| c.child_by_field_name("name"))

@@ -6,7 +6,7 @@
 //!   `workspace/configuration`, and command-line flags on top;
 //! - [`diagnostics`]: one policy for what the user sees of an analysis (wording, severity,
 //!   de-duplication, select/ignore, `# noqa`);
-//! - [`fix`]: fix-all to a fixed point; [`files`]: which files are analysed;
+//! - [`fix`]: fix-all to a fixed point; [`files`] and [`exclude`]: which files are analysed;
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 
@@ -15,11 +15,13 @@ pub use crate::breaks::version::TorchVersion;
 pub mod check;
 pub mod code_actions;
 pub mod diagnostics;
+pub mod exclude;
 pub mod files;
 pub mod fix;
 pub mod graph;
 pub mod host;
 pub mod hover;
+mod noqa_hover;
 pub mod run;
 pub mod settings;
 pub mod stack;
@@ -28,10 +30,12 @@ pub mod stack;
 mod tests;
 
 pub use diagnostics::{diagnostics, noqa_allows, Diagnostic};
-pub use files::{collect_files, may_define_module};
+pub use files::{collect_files, collect_files_excluding, collect_for, may_define_module};
 pub use host::{AnalysisHost, Output, Snapshot};
 pub use run::describe_error;
 pub use settings::{Filter, Settings};
 // The plain types of fixes the front ends show.
 pub use crate::fixes::{Applicability, Edit, Fix, FixKind};
 pub use stack::on_large_stack;
+// Each code's documentation, for `staticfx rule` and the CI formats' rule titles.
+pub use crate::breaks::docs as rule_docs;

@@ -31,6 +31,15 @@ pub struct Settings {
     /// `target-version = "torch==2.8"`: the torch whose graph breaks to report (None: the
     /// installed one once environment discovery finds it, else the default).
     pub target_version: Option<TorchVersion>,
+    /// Gitignore-style globs to leave out, replacing `exclude::DEFAULT_EXCLUDE`.
+    pub exclude: Option<Vec<String>>,
+    /// Globs to leave out on top of `exclude`.
+    pub extend_exclude: Vec<String>,
+    /// A baseline of accepted findings (see `cli::baseline`).
+    pub baseline: Option<PathBuf>,
+    /// The directory of the pyproject.toml that set `[tool.staticfx]`: excludes are relative
+    /// to it.
+    pub config_dir: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -43,6 +52,10 @@ impl Default for Settings {
             debounce_ms: 15,
             test_hooks: false,
             target_version: None,
+            exclude: None,
+            extend_exclude: Vec::new(),
+            baseline: None,
+            config_dir: None,
         }
     }
 }
@@ -93,6 +106,16 @@ impl Settings {
         Target::resolve(self.target_version, None)
     }
 
+    /// The files `exclude` / `extend-exclude` leave out, relative to the configuring
+    /// pyproject.toml (the current directory when none set them).
+    pub fn exclusion(&self) -> Result<super::exclude::Exclusion, String> {
+        super::exclude::Exclusion::new(
+            self.config_dir.as_deref().unwrap_or(Path::new(".")),
+            self.exclude.as_deref(),
+            &self.extend_exclude,
+        )
+    }
+
     pub fn filter(&self) -> Filter {
         Filter {
             select: self.select.clone().unwrap_or_else(|| vec!["FX".into()]),
@@ -134,15 +157,32 @@ impl Settings {
                 Err(e) => problems.push(format!("ignore: {e}")),
             }
         }
+        let path_in = |r: &str| match base {
+            Some(b) => b.join(r),
+            None => PathBuf::from(r),
+        };
         if let Some(root) = get("root", "root") {
             match root.as_str() {
-                Some(r) => {
-                    self.root = Some(match base {
-                        Some(b) => b.join(r),
-                        None => PathBuf::from(r),
-                    })
-                }
+                Some(r) => self.root = Some(path_in(r)),
                 None => problems.push("root: expected a path".into()),
+            }
+        }
+        if let Some(globs) = get("exclude", "exclude") {
+            match string_list(globs) {
+                Some(list) => self.exclude = Some(list),
+                None => problems.push("exclude: expected a list of globs".into()),
+            }
+        }
+        if let Some(globs) = get("extendExclude", "extend-exclude") {
+            match string_list(globs) {
+                Some(list) => self.extend_exclude = list,
+                None => problems.push("extend-exclude: expected a list of globs".into()),
+            }
+        }
+        if let Some(file) = get("baseline", "baseline") {
+            match file.as_str() {
+                Some(f) => self.baseline = Some(path_in(f)),
+                None => problems.push("baseline: expected a path".into()),
             }
         }
         if let Some(inputs) = get("exampleInputs", "example-inputs").and_then(Json::as_object) {
@@ -194,6 +234,7 @@ impl Settings {
                     Err(e) => return vec![format!("{shown}: {e}")],
                 };
                 if let Some(section) = parsed.get("tool").and_then(|t| t.get("staticfx")) {
+                    self.config_dir = Some(d.to_path_buf());
                     return match serde_json::to_value(section) {
                         Ok(json) => self
                             .merge(&json, Some(d))
@@ -211,13 +252,14 @@ impl Settings {
 }
 
 fn code_list(v: &Json) -> Result<Vec<String>, String> {
-    v.as_array()
-        .and_then(|a| {
-            a.iter()
-                .map(|c| c.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-        })
-        .ok_or_else(|| "expected a list of codes or code prefixes".to_string())
+    string_list(v).ok_or_else(|| "expected a list of codes or code prefixes".to_string())
+}
+
+fn string_list(v: &Json) -> Option<Vec<String>> {
+    v.as_array()?
+        .iter()
+        .map(|c| c.as_str().map(str::to_string))
+        .collect()
 }
 
 /// `{"x": [1, 784]}`, `{"ids": "2x16:i64"}` or `{"ids": {"shape": [2, 16], "dtype": "int64"}}`.

@@ -61,6 +61,40 @@ local function run()
   vim.cmd('filetype on')
   vim.cmd.runtime('plugin/staticfx.lua')
   check(vim.fn.exists(':StaticFxGraph') == 2 and vim.fn.exists(':StaticFxRun') == 2, 'plugin commands missing')
+
+  -- Without `cmd`: the activated venv's staticfx, then PATH's, else one message saying how to
+  -- install (and nothing registered).
+  do
+    local staticfx = require('staticfx')
+    local saved_path, saved_venv = vim.env.PATH, vim.env.VIRTUAL_ENV
+    local root = vim.fn.tempname()
+    local venv, other = vim.fs.joinpath(root, 'venv'), vim.fs.joinpath(root, 'tools')
+    vim.fn.mkdir(vim.fs.joinpath(venv, 'bin'), 'p')
+    vim.fn.mkdir(other, 'p')
+    check(vim.uv.fs_symlink(bin, vim.fs.joinpath(venv, 'bin', 'staticfx')), 'symlink into the venv')
+    check(vim.uv.fs_symlink(bin, vim.fs.joinpath(other, 'staticfx')), 'symlink into the PATH dir')
+    vim.env.PATH = other .. ':' .. (saved_path or '')
+    vim.env.VIRTUAL_ENV = venv
+    local found, from = staticfx.find_server()
+    check(found == vim.fs.joinpath(venv, 'bin', 'staticfx') and from == '$VIRTUAL_ENV', 'venv first: ' .. tostring(found))
+    vim.env.VIRTUAL_ENV = vim.fs.joinpath(root, 'no-such-env')
+    found, from = staticfx.find_server()
+    check(found == vim.fs.joinpath(other, 'staticfx') and from == 'PATH', 'then PATH: ' .. tostring(found))
+    vim.env.PATH = vim.fs.joinpath(root, 'empty')
+    check(staticfx.find_server() == nil, 'nothing to find')
+    notes = {}
+    staticfx.setup({})
+    check(#notes == 1 and notes[1].level == vim.log.levels.ERROR, 'one error message: ' .. vim.inspect(notes))
+    check(notes[1].msg:find('pip install staticfx', 1, true) and notes[1].msg:find('no-such-env', 1, true), notes[1].msg)
+    check(staticfx.config.cmd == nil, 'nothing to start')
+    vim.env.VIRTUAL_ENV = venv
+    staticfx.setup({})
+    check(vim.lsp.config.staticfx.cmd[1] == vim.fs.joinpath(venv, 'bin', 'staticfx'), 'setup uses the venv binary')
+    vim.env.PATH, vim.env.VIRTUAL_ENV = saved_path, saved_venv
+    notes = {}
+    vim.fn.delete(root, 'rf')
+    log('find_server: $VIRTUAL_ENV, then PATH, else one message')
+  end
   require('staticfx').setup({
     cmd = { bin, 'lsp' },
     settings = { exampleInputs = { SimpleNet = { x = { 1, 784 } } }, debounceMs = 0 },

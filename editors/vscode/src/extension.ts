@@ -18,9 +18,12 @@ import {
   Settings,
   showGraphArgs,
 } from "./args";
+import { findServerBinary, notFoundMessage } from "./findBinary";
 import { GraphPanels } from "./graphPanel";
 
 let client: LanguageClient | undefined;
+/** The command line of the server last started, for the message when it fails to start. */
+let serverCommandLine = "";
 let output: vscode.LogOutputChannel;
 let runOutput: vscode.OutputChannel;
 
@@ -29,12 +32,62 @@ function settings(): Settings {
   return { path: c.get("path"), args: c.get("args"), exampleInputs: c.get("exampleInputs") };
 }
 
-function makeClient(): LanguageClient {
+/** The subset of the Python extension's API (`ms-python.python`) used to find its interpreter. */
+interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath?(resource?: vscode.Uri): { path?: string } | undefined;
+    resolveEnvironment?(env: unknown): Promise<{ executable?: { uri?: { fsPath?: string } } } | undefined>;
+    onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
+  };
+  settings?: { getExecutionDetails?(resource?: vscode.Uri): { execCommand?: string[] } | undefined };
+}
+
+async function pythonApi(): Promise<PythonExtensionApi | undefined> {
+  const ext = vscode.extensions.getExtension<PythonExtensionApi>("ms-python.python");
+  if (!ext) {
+    return undefined;
+  }
+  try {
+    return ext.isActive ? ext.exports : await ext.activate();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The python executable of the interpreter selected for the workspace, if the Python extension is there. */
+async function selectedInterpreter(): Promise<string | undefined> {
+  const api = await pythonApi();
+  const resource = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  try {
+    const envs = api?.environments;
+    if (envs?.getActiveEnvironmentPath) {
+      const active = envs.getActiveEnvironmentPath(resource);
+      const resolved = envs.resolveEnvironment ? await envs.resolveEnvironment(active) : undefined;
+      return str(resolved?.executable?.uri?.fsPath) ?? str(active?.path);
+    }
+    return str(api?.settings?.getExecutionDetails?.(resource)?.execCommand?.[0]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The client for the binary found, or undefined after telling the user none was found. */
+async function makeClient(): Promise<LanguageClient | undefined> {
   const s = settings();
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const cmd = serverCommand(s, os.homedir(), folder);
+  const configured = typeof s.path === "string" && s.path.trim() !== "" ? cmd.command : "";
+  const interpreter = configured === "" ? await selectedInterpreter() : undefined;
+  const found = findServerBinary({ configured, interpreter });
+  if (!found) {
+    void vscode.window.showErrorMessage(notFoundMessage(interpreter));
+    return undefined;
+  }
+  output.info(`staticfx: ${found.path} (from ${found.source})`);
+  serverCommandLine = [found.path, ...cmd.args].join(" ");
   // No `transport`: with TransportKind.stdio the client appends `--stdio` to the arguments.
-  const exe = { command: cmd.command, args: cmd.args };
+  const exe = { command: found.path, args: cmd.args };
   const serverOptions: ServerOptions = { run: exe, debug: exe };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
@@ -49,13 +102,15 @@ function makeClient(): LanguageClient {
 }
 
 async function start(): Promise<void> {
-  client = makeClient();
+  client = await makeClient();
+  if (!client) {
+    return;
+  }
   try {
     await client.start();
   } catch (e) {
-    const cmd = serverCommand(settings(), os.homedir());
     void vscode.window.showErrorMessage(
-      `StaticFX: could not start \`${[cmd.command, ...cmd.args].join(" ")}\`: ${e instanceof Error ? e.message : String(e)}. ` +
+      `StaticFX: could not start \`${serverCommandLine}\`: ${e instanceof Error ? e.message : String(e)}. ` +
         "Set `staticfx.path` to the staticfx binary.",
     );
   }
@@ -165,6 +220,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand("staticfx.openOptimizedGraph", () => showGraph(panels, true)),
     vscode.commands.registerCommand("staticfx.runOnSampleInputs", () => runGraph(context)),
     vscode.commands.registerCommand("staticfx.restartServer", restart),
+    watchInterpreter(),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("staticfx.path") || e.affectsConfiguration("staticfx.args")) {
         void restart();
@@ -176,6 +232,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await start();
+}
+
+/** A newly selected interpreter may have its own staticfx: restart when it is the one in use. */
+function watchInterpreter(): vscode.Disposable {
+  let sub: vscode.Disposable | undefined;
+  void pythonApi().then((api) => {
+    sub = api?.environments?.onDidChangeActiveEnvironmentPath?.(() => {
+      const s = settings();
+      if (typeof s.path !== "string" || s.path.trim() === "") {
+        void restart();
+      }
+    });
+  });
+  return new vscode.Disposable(() => sub?.dispose());
 }
 
 export async function deactivate(): Promise<void> {

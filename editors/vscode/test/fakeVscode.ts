@@ -349,4 +349,14 @@ export const languages = withStubs("languages", {
   },
 });
 
+/** Extensions other than ours, by id (the tests put a fake `ms-python.python` here). */
+export const installedExtensions = new Map<string, { id: string; isActive: boolean; exports: unknown; activate(): Promise<unknown> }>();
+export const extensions = withStubs("extensions", {
+  all: [] as unknown[],
+  getExtension(id: string) {
+    return installedExtensions.get(id);
+  },
+  onDidChange: noEvent,
+});
+
 export const env = withStubs("env", { appName: "Fake Code", language: "en", machineId: "test", uiKind: 1 });

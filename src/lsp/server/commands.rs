@@ -92,7 +92,9 @@ impl Server {
                 if roots.is_empty() {
                     return Err(Error::invalid_params("no workspace folder to check"));
                 }
-                let files = crate::ide::collect_files(&roots).map_err(Error::invalid_params)?;
+                let settings = self.state.config.read().unwrap().clone();
+                let files = crate::ide::collect_for(&settings, &roots, false)
+                    .map_err(Error::invalid_params)?;
                 let n = files.len();
                 let state = self.state.clone();
                 let client = self.client.clone();

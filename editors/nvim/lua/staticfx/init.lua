@@ -4,8 +4,10 @@
 local M = {}
 
 local defaults = {
-  -- The server command; the first element may be a full path to the binary.
-  cmd = { 'staticfx', 'lsp' },
+  -- The server command, e.g. { '/path/to/staticfx', 'lsp' }. nil: the staticfx of the activated
+  -- Python environment ($VIRTUAL_ENV, where `pip install staticfx` puts it), then the one on
+  -- PATH (see M.find_server).
+  cmd = nil,
   filetypes = { 'python' },
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
   -- Sent as initializationOptions and answered to workspace/configuration (section `staticfx`),
@@ -26,6 +28,34 @@ local function notify(msg, level)
   vim.notify('staticfx: ' .. msg, level or vim.log.levels.INFO)
 end
 
+--- The staticfx binary to run and where it was found: `$VIRTUAL_ENV/bin/staticfx` (Scripts\ on
+--- Windows) of the activated environment, then the `staticfx` on PATH. nil when neither exists.
+function M.find_server()
+  local venv = vim.env.VIRTUAL_ENV
+  if venv and venv ~= '' then
+    for _, rel in ipairs({ 'bin/staticfx', 'Scripts/staticfx.exe' }) do
+      local candidate = vim.fs.joinpath(venv, rel)
+      if vim.fn.executable(candidate) == 1 then
+        return candidate, '$VIRTUAL_ENV'
+      end
+    end
+  end
+  local on_path = vim.fn.exepath('staticfx')
+  if on_path ~= '' then
+    return on_path, 'PATH'
+  end
+  return nil
+end
+
+--- The message when no binary is found.
+function M.not_found_message()
+  local venv = vim.env.VIRTUAL_ENV
+  local where = (venv and venv ~= '') and ('$VIRTUAL_ENV (' .. venv .. ') or PATH') or 'PATH (no $VIRTUAL_ENV is active)'
+  return 'no staticfx binary found in ' .. where
+    .. '. Install it with `pip install staticfx` in that environment (or `cargo install --path .` from a checkout), '
+    .. 'or pass setup{ cmd = { "/path/to/staticfx", "lsp" } }'
+end
+
 --- Registers and enables the language server. Safe to call again with new options.
 function M.setup(opts)
   if vim.fn.has('nvim-0.11') ~= 1 then
@@ -35,6 +65,14 @@ function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
   if type(M.config.cmd) == 'string' then
     M.config.cmd = { M.config.cmd, 'lsp' }
+  end
+  if M.config.cmd == nil then
+    local found = M.find_server()
+    if not found then
+      notify(M.not_found_message(), vim.log.levels.ERROR)
+      return
+    end
+    M.config.cmd = { found, 'lsp' }
   end
   local settings = M.config.settings or {}
   vim.lsp.config(NAME, {
