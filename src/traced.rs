@@ -169,6 +169,13 @@ pub enum EventKind {
     Print,
     /// A `class` statement executed in forward.
     ClassDef,
+    /// A call of a function Dynamo keeps on its skip list (`copy.copy`; `detail`: its path).
+    SkippedCall,
+    /// A numpy call on constant arguments (`detail`: its path): Dynamo still routes it
+    /// through `torch._numpy`.
+    NumpyCall,
+    /// A call of a `torch.compiler.disable`d function (`detail`: `function` or `method`).
+    DisabledCall,
 }
 
 impl EventKind {
@@ -187,6 +194,9 @@ impl EventKind {
             EventKind::Yield => "yield",
             EventKind::Print => "print",
             EventKind::ClassDef => "class_def",
+            EventKind::SkippedCall => "skipped_call",
+            EventKind::NumpyCall => "numpy_call",
+            EventKind::DisabledCall => "disabled_call",
         }
     }
 }

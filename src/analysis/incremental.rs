@@ -410,7 +410,7 @@ impl Session {
             if let Some(span) = class_span {
                 g.class_span = span;
             }
-            g.breaks = crate::breaks::annotate(&self.interp.project, &g);
+            g.breaks = crate::breaks::annotate(&self.interp.project, &g, &self.opts.torch_target);
             Arc::new(g)
         });
         ClassEntry {

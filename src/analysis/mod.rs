@@ -33,6 +33,8 @@ pub struct GraphOptions {
     /// The Python environment imports outside the root resolve through (discovered the
     /// first time an import needs it); None resolves inside the root only.
     pub environment: Option<Arc<crate::semantic::EnvironmentHandle>>,
+    /// The torch whose Dynamo the graph-break findings describe (ids and behaviours).
+    pub torch_target: crate::breaks::version::Target,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -111,7 +113,7 @@ pub fn analyze_in_project(
         interp.limits.deadline = opts.time_limit.map(|d| std::time::Instant::now() + d);
         let mut graphs = run(&mut interp, file, opts)?;
         for g in graphs.iter_mut() {
-            g.breaks = crate::breaks::annotate(&project, g);
+            g.breaks = crate::breaks::annotate(&project, g, &opts.torch_target);
         }
         (graphs, std::mem::take(&mut interp.diagnostics))
     };

@@ -1,5 +1,6 @@
 //! FX115 / GB0007: a call on traced data into a C extension module Dynamo skips (`zlib`,
-//! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code.
+//! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code. Also the Python functions
+//! Dynamo keeps on its skip list and reports the same way (`copy.copy`, whatever its argument).
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
@@ -12,16 +13,25 @@ pub const C_MODULES: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events(EventKind::ExternalCall) {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ExternalCall | EventKind::SkippedCall))
+    {
         let module = e.detail.split('.').next().unwrap_or("");
-        if !C_MODULES.contains(&module) {
+        if e.kind == EventKind::ExternalCall && !C_MODULES.contains(&module) {
             continue;
         }
         let mut f = cx.finding_at_event(Rule::CExtension, "GB0007", e);
-        f.message = format!(
-            "call into the C extension function `{}`, which Dynamo skips",
-            e.detail
-        );
+        f.message = if e.kind == EventKind::SkippedCall {
+            format!("`{}` is a function Dynamo skips", e.detail)
+        } else {
+            format!(
+                "call into the C extension function `{}`, which Dynamo skips",
+                e.detail
+            )
+        };
         f.hint = format!("move the `{}` call out of forward (e.g. compute it before calling the compiled module)", e.detail);
         out.push(f);
     }

@@ -1,9 +1,14 @@
 //! FX112 / GB8977: a `class` statement executed inside forward (`__build_class__` is not
 //! traceable).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
+
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB8977", "GB0075"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events(EventKind::ClassDef) {
@@ -14,7 +19,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
             Rule::ClassInForward,
-            "GB8977",
+            cx.target.gb_id(Behaviour::ClassStatement),
             e.file,
             crate::syntax::Span::new(e.span.start, header),
             &e.call_chain,

@@ -1,21 +1,40 @@
-//! FX113 / GB4198: `copy.deepcopy` of a tensor. (torch 2.15 breaks here; `x.clone()` does not.)
+//! FX113 / GB4198 (GB0179 before): `copy.deepcopy` of a tensor. torch 2.15 breaks here and
+//! `x.clone()` does not; torch 2.8 breaks on a deepcopy of anything, a config dict included.
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
 
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB4198", "GB0179"];
+
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events(EventKind::Deepcopy) {
-        let mut f = cx.finding_at_event(Rule::Deepcopy, "GB4198", e);
+        let tensor = e.detail == "tensor";
+        let id = cx.target.gb_id(if tensor {
+            Behaviour::DeepcopyTensor
+        } else {
+            Behaviour::DeepcopyValue
+        });
+        if id.is_empty() {
+            continue;
+        }
+        let mut f = cx.finding_at_event(Rule::Deepcopy, id, e);
         let call = cx.source(e.file, e.span);
-        f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));
+        let what = if tensor { "a tensor" } else { "a Python value" };
+        f.message = format!("copy.deepcopy of {what} (`{}`)", super::snippet(&call));
         let arg = call
             .find('(')
             .zip(call.rfind(')'))
             .map(|(a, b)| call[a + 1..b].trim().to_string())
             .unwrap_or_else(|| "x".into());
-        f.hint =
-            format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
+        f.hint = if tensor {
+            format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)")
+        } else {
+            format!("copy `{arg}` once outside forward (e.g. in __init__), or build the copy without copy.deepcopy")
+        };
         out.push(f);
     }
 }

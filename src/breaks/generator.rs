@@ -1,6 +1,7 @@
 //! FX111 / GB0003: a generator `forward` (a `yield` in its body). Dynamo refuses the whole
 //! frame before tracing, so nothing is compiled; it reports the `def` line. A generator
-//! *helper* consumed inside forward is inlined and fine.
+//! *helper* consumed inside forward is inlined and fine, unless forward already runs eagerly by
+//! then (`frames.rs`).
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
@@ -31,6 +32,27 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         f.hint = "return a list or tuple of the per-step results instead of yielding them; keep the generator in a helper that forward consumes".into();
         out.push(f);
     }
+}
+
+/// GB0003 for a generator helper that Dynamo meets as a frame of its own (see `frames.rs`).
+pub fn refused_helper(cx: &Ctx, e: &crate::traced::TraceEvent) -> Finding {
+    let header = cx
+        .source(e.file, e.span)
+        .find('\n')
+        .map(|n| e.span.start + n)
+        .unwrap_or(e.span.end);
+    let mut f = cx.finding(
+        Rule::Generator,
+        "GB0003",
+        e.file,
+        crate::syntax::Span::new(e.span.start, header),
+        &e.call_chain,
+    );
+    f.message = format!("the generator `{}` is called from code Dynamo runs eagerly (a break in a loop gave up on that frame), so Dynamo meets it as a frame of its own and refuses to trace it", e.detail);
+    f.hint =
+        "fix the break in the loop first; or return a list from the helper instead of yielding"
+            .into();
+    f
 }
 
 #[cfg(test)]

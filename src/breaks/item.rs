@@ -1,10 +1,16 @@
 //! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
 //! `bool(t)`, `math.*(t)` — and with it anything derived from it, such as a data-dependent
-//! `range(...)` bound. Dynamo 2.15 reports all of these as the `Tensor.item()` break.
+//! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`,
+//! which it reports as a data-dependent operator (GB0033).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
+
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB0059"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.result.events.iter().filter(|e| {
@@ -25,7 +31,18 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             format!("{}()", e.detail)
         };
-        let mut f = cx.finding_at_event(Rule::ScalarConversion, "GB0124", e);
+        // `math.sqrt(t)` reaches the data through `aten._local_scalar_dense`, which Dynamo
+        // words as a data-dependent operator rather than the `.item()` break.
+        let via_math =
+            e.kind == EventKind::Convert && !matches!(e.detail.as_str(), "int" | "float" | "bool");
+        let id = if via_math {
+            "GB0033"
+        } else if e.kind == EventKind::Convert && e.detail == "bool" {
+            cx.target.gb_id(Behaviour::BoolOfTensor)
+        } else {
+            "GB0124"
+        };
+        let mut f = cx.finding_at_event(Rule::ScalarConversion, id, e);
         f.node = Some(node);
         f.fix_available = e.kind == EventKind::Method && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));

@@ -3,9 +3,14 @@
 //! root-logger functions (`logging.info(...)`) make Dynamo trace into `logging` itself, where it
 //! fails on `Logger.handlers` (GB4841).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
+
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB4841", "GB0156"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events(EventKind::Log) {
@@ -25,7 +30,12 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let root = !e.detail.starts_with("logging.Logger.");
-        let mut f = cx.finding_at_event(Rule::Logging, if root { "GB4841" } else { "GB0291" }, e);
+        let id = if root {
+            cx.target.gb_id(Behaviour::RootLogging)
+        } else {
+            "GB0291"
+        };
+        let mut f = cx.finding_at_event(Rule::Logging, id, e);
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = if root {
             format!("root-logger call `{call}`: Dynamo traces into logging and fails on Logger.handlers")

@@ -10,14 +10,17 @@
 
 pub mod docs;
 pub mod registry;
+pub mod version;
 
 mod backward;
 mod c_extension;
 mod class_in_forward;
 mod data_dependent_branch;
 mod deepcopy;
+mod disabled;
 mod dynamic_shape_op;
 mod explicit_graph_break;
+mod frames;
 mod generator;
 mod item;
 mod logging;
@@ -54,11 +57,17 @@ pub const CODES: &[(&str, &str)] = &{
 pub struct Ctx<'a> {
     pub project: &'a Project,
     pub result: &'a GraphResult,
+    /// The torch version the findings describe.
+    pub target: &'a version::Target,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(project: &'a Project, result: &'a GraphResult) -> Self {
-        Ctx { project, result }
+    pub fn new(project: &'a Project, result: &'a GraphResult, target: &'a version::Target) -> Self {
+        Ctx {
+            project,
+            result,
+            target,
+        }
     }
 
     pub fn source(&self, file: FileId, span: Span) -> String {
@@ -156,7 +165,7 @@ impl<'a> Ctx<'a> {
             code: rule.code(),
             rule,
             gb_id,
-            gb_type: registry::gb_type(gb_id),
+            gb_type: version::older_gb_type(gb_id).unwrap_or_else(|| registry::gb_type(gb_id)),
             message: String::new(),
             hint: String::new(),
             severity: Severity::Warning,
@@ -200,21 +209,27 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::Deepcopy, deepcopy::check),
     (Rule::Numpy, numpy::check),
     (Rule::CExtension, c_extension::check),
+    (Rule::DisabledCall, disabled::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];
 
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
 /// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
-pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
-    let cx = Ctx::new(project, result);
+pub fn annotate(project: &Project, result: &GraphResult, target: &version::Target) -> Vec<Finding> {
+    let cx = Ctx::new(project, result, target);
     let mut out = Vec::new();
     for (rule, check) in CHECKS {
         let from = out.len();
         check(&cx, &mut out);
         debug_assert!(out[from..].iter().all(|f| f.rule == *rule), "{rule:?}");
     }
-    out.retain(|f| !eager_only(&cx, f));
+    out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
+    // A generator forward is refused before tracing: nothing else in it is ever seen.
+    if out.iter().any(|f| f.gb_id == "GB0003") {
+        out.retain(|f| f.gb_id == "GB0003");
+    }
+    frames::drop_unreached(&cx, &mut out);
     for f in out.iter_mut() {
         note_loop(&cx, f);
     }
@@ -270,6 +285,16 @@ fn eager_only(cx: &Ctx, f: &Finding) -> bool {
         false
     })
     .unwrap_or(false)
+}
+
+/// Whether the call chain to `f` passes through a `torch.compiler.disable`d call, which Dynamo
+/// runs eagerly without looking inside.
+fn under_disabled_call(cx: &Ctx, f: &Finding) -> bool {
+    cx.events(EventKind::DisabledCall).any(|d| {
+        f.related
+            .iter()
+            .any(|(file, span, _)| *file == d.file && *span == d.span)
+    })
 }
 
 /// `is_compiling()` → Some(true), `not is_compiling()` → Some(false), anything else → None.

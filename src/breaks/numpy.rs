@@ -131,7 +131,12 @@ pub const MODELLED_FUNCS: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events(EventKind::ExternalCall) {
+    for e in cx
+        .result
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::ExternalCall | EventKind::NumpyCall))
+    {
         let Some(func) = e.detail.strip_prefix("numpy.") else {
             continue;
         };

@@ -1,13 +1,19 @@
 //! FX107 / GB9193: wall-clock reads (`time.time()`, `time.perf_counter()`, ...) in forward.
-//! Dynamo breaks at every call.
+//! Dynamo breaks at every call: GB9193 on torch 2.15, a skipped function (GB0007) on 2.8.
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
 
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB9193", "GB0007"];
+
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events(EventKind::Time) {
-        let mut f = cx.finding_at_event(Rule::WallClockTime, "GB9193", e);
+        let id = cx.target.gb_id(Behaviour::TimeCall);
+        let mut f = cx.finding_at_event(Rule::WallClockTime, id, e);
         f.message = format!("call to a time function (`time.{}()`) in forward", e.detail);
         f.hint = "time the compiled module from outside forward, or use torch.profiler / CUDA events around the call".into();
         out.push(f);

@@ -1,10 +1,15 @@
 //! FX103 / GB0109 or GB0033: `Tensor.tolist()`. On a floating-point tensor Dynamo 2.15 refuses
 //! it (GB0109); on an integer tensor it tries and fails on the data-dependent
-//! `aten._local_scalar_dense` (GB0033). Either way the graph breaks.
+//! `aten._local_scalar_dense` (GB0033); torch 2.8 traces the integer case.
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::traced::EventKind;
+
+/// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB0033"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx
@@ -21,8 +26,15 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         let dtype = cx.result.graph.node(recv).meta.as_tensor().map(|t| t.dtype);
         let floating = dtype.is_none_or(|d| d.is_floating());
-        let mut f =
-            cx.finding_at_event(Rule::Tolist, if floating { "GB0109" } else { "GB0033" }, e);
+        let id = if floating {
+            "GB0109"
+        } else {
+            cx.target.gb_id(Behaviour::IntegerTolist)
+        };
+        if id.is_empty() {
+            continue;
+        }
+        let mut f = cx.finding_at_event(Rule::Tolist, id, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");

@@ -49,6 +49,10 @@ pub struct CheckArgs {
     /// in or above the root, then python3 on PATH).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
+    /// The torch whose graph breaks to report, e.g. `torch==2.8` (default: `target-version` in
+    /// [tool.staticfx], else 2.15).
+    #[arg(long, value_name = "torch==2.x")]
+    pub target_version: Option<crate::ide::TorchVersion>,
     /// Print the number of findings per code instead of the findings.
     #[arg(long)]
     pub statistics: bool,
@@ -166,6 +170,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     if args.python.is_some() {
         settings.python = args.python.clone();
     }
+    let start = args.paths.first().map_or(Path::new("."), |p| p.as_path());
+    super::note_target(&mut settings, args.target_version, start);
     let files = match ide::collect_for(&settings, &args.paths, args.force_exclude) {
         Ok(f) => f,
         Err(e) => {

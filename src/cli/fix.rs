@@ -33,6 +33,10 @@ pub struct FixArgs {
     /// Project root for imports.
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The torch whose graph breaks to fix, e.g. `torch==2.8` (default: `target-version` in
+    /// [tool.staticfx], else 2.15).
+    #[arg(long, value_name = "torch==2.x")]
+    pub target_version: Option<crate::ide::TorchVersion>,
 }
 
 /// A unified diff of `before` → `after` for `path`, as `ruff --diff` prints it.
@@ -45,7 +49,7 @@ pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
 }
 
 pub fn run(args: FixArgs) -> ExitCode {
-    let Some(settings) = super::settings_for(
+    let Some(mut settings) = super::settings_for(
         &args.paths,
         &args.select,
         &args.ignore,
@@ -53,6 +57,11 @@ pub fn run(args: FixArgs) -> ExitCode {
     ) else {
         return ExitCode::from(2);
     };
+    let start = args
+        .paths
+        .first()
+        .map_or(std::path::Path::new("."), |p| p.as_path());
+    super::note_target(&mut settings, args.target_version, start);
     let files = match collect_for(&settings, &args.paths, false) {
         Ok(f) => f,
         Err(e) => {

@@ -75,6 +75,10 @@ pub enum Command {
         /// With --optimize: neither read nor write the cache.
         #[arg(long, requires = "optimize")]
         no_cache: bool,
+        /// The torch whose graph breaks to annotate, e.g. `torch==2.8` (default:
+        /// `target-version` in [tool.staticfx], else 2.15).
+        #[arg(long, value_name = "torch==2.x")]
+        target_version: Option<crate::ide::TorchVersion>,
     },
     /// Report where torch.compile would break the graph, like a linter (ruff-style output).
     Check(check::CheckArgs),
@@ -125,6 +129,28 @@ pub fn report_environment() {
     }
 }
 
+/// `--target-version` over `target-version`; when neither is given and no torch is installed
+/// in the environment of `start`'s project, says on stderr which torch is assumed.
+pub fn note_target(
+    settings: &mut crate::ide::Settings,
+    flag: Option<crate::ide::TorchVersion>,
+    start: &Path,
+) {
+    if flag.is_some() {
+        settings.target_version = flag;
+    }
+    if settings.target_version.is_none() {
+        let root = settings
+            .root
+            .clone()
+            .unwrap_or_else(|| crate::semantic::Project::default_root(start));
+        let target = settings.torch_target_for(&root);
+        if target.source == crate::ide::TargetSource::Assumed {
+            eprintln!("staticfx: info: {}", target.note());
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
@@ -146,14 +172,21 @@ fn run(cli: Cli) -> ExitCode {
             inference,
             cache_dir,
             no_cache,
+            target_version,
         } => {
+            let Some(mut settings) = settings_for(std::slice::from_ref(&file), &[], &[], None)
+            else {
+                return ExitCode::from(2);
+            };
+            note_target(&mut settings, target_version, &file);
             let req = ide::graph::GraphRequest {
+                target_version: settings.target_version,
                 file: file.clone(),
                 class,
                 entry,
                 inputs,
                 root,
-                python: python.or_else(|| crate::ide::Settings::discover(&file).0.python),
+                python: python.or_else(|| settings.python.clone()),
                 format: match format {
                     GraphFormat::Text => ide::graph::GraphFormat::Text,
                     GraphFormat::Dot => ide::graph::GraphFormat::Dot,

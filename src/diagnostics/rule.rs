@@ -60,20 +60,21 @@ macro_rules! rules {
 
 rules! {
     DataDependentBranch = "FX101", ["GB0170"], fix: true, "data-dependent branch";
-    ScalarConversion = "FX102", ["GB0124"], fix: true, "tensor converted to a Python scalar";
+    ScalarConversion = "FX102", ["GB0124", "GB0033", "GB0059"], fix: true, "tensor converted to a Python scalar";
     Tolist = "FX103", ["GB0109", "GB0033"], fix: false, "Tensor.tolist()";
     DynamicShapeOp = "FX104", ["GB0036"], fix: false, "dynamic-shape operator";
     Print = "FX105", ["GB0059"], fix: true, "print() in forward";
-    Logging = "FX106", ["GB0291", "GB4841"], fix: true, "logging in forward";
-    WallClockTime = "FX107", ["GB9193"], fix: true, "wall-clock time in forward";
+    Logging = "FX106", ["GB0291", "GB4841", "GB0156"], fix: true, "logging in forward";
+    WallClockTime = "FX107", ["GB9193", "GB0007"], fix: true, "wall-clock time in forward";
     ExplicitGraphBreak = "FX108", ["GB0025"], fix: false, "explicit graph break";
     RequiresGrad = "FX109", ["GB0125", "GB8985"], fix: false, "requires_grad_() in forward";
     Backward = "FX110", ["GB0123"], fix: false, "backward() in forward";
     Generator = "FX111", ["GB0003"], fix: false, "generator forward";
-    ClassInForward = "FX112", ["GB8977"], fix: false, "class statement in forward";
-    Deepcopy = "FX113", ["GB4198"], fix: false, "copy.deepcopy of a tensor";
+    ClassInForward = "FX112", ["GB8977", "GB0075"], fix: false, "class statement in forward";
+    Deepcopy = "FX113", ["GB4198", "GB0179"], fix: false, "copy.deepcopy of a tensor";
     Numpy = "FX114", ["GB0294", "GB0158"], fix: false, "numpy operation Dynamo does not model";
     CExtension = "FX115", ["GB0007"], fix: false, "call into a C extension";
+    DisabledCall = "FX116", ["GB0098", "GB0099"], fix: false, "call to a torch.compiler.disable()d function";
     UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
     UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
 }

@@ -533,6 +533,19 @@ impl Interp {
                 {
                     return self.trace_method(frame, name, r.clone(), args, kwargs, span);
                 }
+                // `torch.zeros(4, 8).requires_grad_()` in forward: Dynamo traces the flag change
+                // (and may break on it), so the constant enters the graph here.
+                if name == "requires_grad_" && self.tracing() {
+                    if let Some(tr) = self.tracer.as_mut() {
+                        tr.event(
+                            crate::traced::EventKind::Method,
+                            frame.file_id,
+                            span,
+                            name.to_string(),
+                        );
+                    }
+                    return self.trace_method(frame, name, r.clone(), args, kwargs, span);
+                }
                 Ok(match name {
                     // In-place initialisers return the tensor itself.
                     n if n.ends_with('_') => r.clone(),

@@ -234,6 +234,17 @@ impl Interp {
                 return Err(self.error(frame, span, codes::UNSUPPORTED, format!("inlining stopped at depth {MAX_INLINE_DEPTH} (mutually recursive helpers?)")));
             }
         }
+        if inline && compiler_disabled(f) {
+            let how = if recv.is_some() { "method" } else { "function" };
+            if let Some(t) = self.tracer.as_mut() {
+                t.event(
+                    crate::traced::EventKind::DisabledCall,
+                    frame.file_id,
+                    span,
+                    how.to_string(),
+                );
+            }
+        }
         let mut all = Vec::with_capacity(args.len() + 1);
         match (recv, f.kind) {
             (Some(r), FnKind::Plain | FnKind::Property) => all.push(r),
@@ -303,6 +314,14 @@ impl Interp {
                 Some(b) => self.eval_expr(&callee, b),
                 None => Ok(Value::None),
             }
+        } else if f.is_generator {
+            self.yields.push(Vec::new());
+            let run = match def.child_by_field_name("body") {
+                Some(b) => self.exec_block(&callee, b).map(|_| ()),
+                None => Ok(()),
+            };
+            let values = self.yields.pop().unwrap_or_default();
+            run.map(|()| Value::list(values))
         } else {
             match def.child_by_field_name("body") {
                 Some(b) => self.exec_block(&callee, b).map(|flow| match flow {
@@ -667,6 +686,18 @@ impl Interp {
                 } else {
                     args.clone()
                 };
+                if name == "sum" && args.len() == 1 && items.iter().any(has_proxy) {
+                    // `sum(tensors)` is `0 + t0 + t1 + ...`, which traces like the additions
+                    let mut acc = kwargs
+                        .iter()
+                        .find(|(k, _)| k == "start")
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or(Value::Int(0));
+                    for it in items {
+                        acc = self.binary_op(frame, "+", acc, it, span)?;
+                    }
+                    return Ok(acc);
+                }
                 if items.iter().any(has_proxy) {
                     return Ok(Value::unknown(format!("{name}() over traced values")));
                 }
@@ -1419,6 +1450,37 @@ impl Interp {
             kwargs,
         }))
     }
+}
+
+/// Whether `f` is decorated with `torch.compiler.disable` / `torch._dynamo.disable` (with or
+/// without arguments).
+fn compiler_disabled(f: &Function) -> bool {
+    let root = f.file.tree.root_node();
+    let Some(mut def) = root.descendant_for_byte_range(f.span.start, f.span.end) else {
+        return false;
+    };
+    while def.kind() != "function_definition" {
+        match def.parent() {
+            Some(p) => def = p,
+            None => return false,
+        }
+    }
+    let Some(decorated) = def.parent().filter(|p| p.kind() == "decorated_definition") else {
+        return false;
+    };
+    let mut c = decorated.walk();
+    let found = decorated
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "decorator")
+        .any(|d| {
+            let t = text(d, &f.file.text).trim_start_matches('@').trim();
+            let name = t.split('(').next().unwrap_or("").trim();
+            matches!(
+                name,
+                "torch.compiler.disable" | "torch._dynamo.disable" | "compiler.disable"
+            )
+        });
+    found
 }
 
 pub fn same_class(a: &Value, b: &Value) -> bool {

@@ -282,6 +282,17 @@ impl Interp {
                 Ok(Value::Function(Rc::new(f)))
             }
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
+                if node.kind() == "generator_expression" {
+                    // a generator frame of its own when the code around it runs eagerly
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event(
+                            crate::traced::EventKind::Generator,
+                            frame.file_id,
+                            span,
+                            "<genexpr>".into(),
+                        );
+                    }
+                }
                 let mut out = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
                     let body = node
@@ -335,6 +346,19 @@ impl Interp {
                 if let Some(t) = self.tracer.as_mut() {
                     t.note_generator(frame.file_id, span);
                 }
+                let src = frame.file.text.clone();
+                let from = text(node, &src).trim_start()["yield".len()..]
+                    .trim_start()
+                    .starts_with("from");
+                let value = match node.named_child(0) {
+                    Some(v) if !from => self.eval_expr(frame, v)?,
+                    Some(_) => Value::unknown("values of `yield from`"),
+                    None => Value::None,
+                };
+                if let Some(sink) = self.yields.last_mut() {
+                    sink.push(value);
+                }
+                // what `send()` would pass in: nothing, as when iterated
                 Ok(Value::None)
             }
             "type" => Ok(Value::unknown("type annotation")),

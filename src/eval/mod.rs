@@ -99,6 +99,10 @@ pub struct Interp {
     pub tracer: Option<Tracer>,
     /// Parsed catalogue expressions (parameter-shape formulas), by their text.
     expr_cache: std::collections::HashMap<String, Arc<SourceFile>>,
+    /// One list per generator being run: the values its `yield`s produced. A generator is run
+    /// to completion when called, and its values handed out as a list (the helpers models
+    /// write are finite).
+    pub(crate) yields: Vec<Vec<Value>>,
     /// Functions whose body now lives in a newer version of their file: an edit inside a
     /// function body leaves every value the module's top level built intact, so the language
     /// server points the old function at its new text instead of evaluating the module again.
@@ -131,6 +135,7 @@ impl Interp {
             diagnostics: Vec::new(),
             tracer: None,
             expr_cache: Default::default(),
+            yields: Vec::new(),
             redirects: HashMap::new(),
             touched: None,
         }

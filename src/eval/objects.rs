@@ -894,11 +894,23 @@ impl Interp {
                 )
             }
             "copy.deepcopy" | "copy.copy" => {
-                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
-                if short == "deepcopy" && has_proxy(&a0) {
+                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198), 2.8 any value (GB0179)
+                if short == "deepcopy" {
+                    let what = if has_proxy(&a0) { "tensor" } else { "value" };
                     if let Some(t) = self.tracer.as_mut() {
                         t.event(
                             crate::traced::EventKind::Deepcopy,
+                            frame.file_id,
+                            span,
+                            what.to_string(),
+                        );
+                    }
+                }
+                // `copy.copy` is not special-cased by Dynamo: it is a function on its skip list
+                if short == "copy" {
+                    if let Some(t) = self.tracer.as_mut() {
+                        t.event(
+                            crate::traced::EventKind::SkippedCall,
                             frame.file_id,
                             span,
                             path.to_string(),
@@ -1001,6 +1013,18 @@ impl Interp {
             return Ok(self
                 .tensor_factory(short, &args, &kwargs)
                 .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
+        }
+        if self.tracing() && !proxied && path.starts_with("numpy.") {
+            // Dynamo sends every numpy call in traced code through torch._numpy, constant
+            // arguments or not.
+            if let Some(t) = self.tracer.as_mut() {
+                t.event(
+                    crate::traced::EventKind::NumpyCall,
+                    frame.file_id,
+                    span,
+                    path.to_string(),
+                );
+            }
         }
         if self.tracing() && proxied {
             // A function the analyser cannot see into, called on traced values.

@@ -24,6 +24,7 @@ pub fn check_file(
         parse_cache: cache,
         class_inputs: settings.example_inputs.clone(),
         environment: Some(settings.environment(&root)),
+        torch_target: settings.torch_target_for(&root),
         ..Default::default()
     };
     let a = if may_define_module(&text) {

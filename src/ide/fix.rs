@@ -78,6 +78,7 @@ pub fn fix_with_settings(
         let opts = GraphOptions {
             root: Some(root.clone()),
             class_inputs: settings.example_inputs.clone(),
+            torch_target: settings.torch_target_for(&root),
             ..Default::default()
         };
         let a = analysis::analyze_in_project(project, path, &opts).map_err(|e| e.to_string())?;

@@ -25,6 +25,8 @@ pub struct GraphRequest {
     /// The interpreter or venv imports outside the root resolve through (None: discovered).
     pub python: Option<PathBuf>,
     pub format: GraphFormat,
+    /// The torch whose graph breaks to annotate (None: the default).
+    pub target_version: Option<crate::breaks::version::TorchVersion>,
     /// Run the pass pipeline first.
     pub optimize: Option<OptimizeRequest>,
 }
@@ -54,12 +56,14 @@ pub fn graph_file(req: &GraphRequest) -> Result<GraphOutput, String> {
         .root
         .clone()
         .unwrap_or_else(|| crate::semantic::Project::default_root(&req.file));
+    let environment = super::settings::environment_for(req.python.clone(), &root);
     let opts = GraphOptions {
         root: req.root.clone(),
         class: req.class.clone(),
         entry: req.entry.clone(),
         inputs: req.inputs.clone(),
-        environment: Some(super::settings::environment_for(req.python.clone(), &root)),
+        environment: Some(environment.clone()),
+        torch_target: super::settings::torch_target(req.target_version, Some(&environment)),
         ..Default::default()
     };
     let mut a = analysis::analyze_file(&req.file, &opts).map_err(|e| e.to_string())?;

@@ -37,6 +37,8 @@ pub struct Snapshot {
     pub parse_cache: crate::semantic::project::ParseCache,
     /// The workspace's Python environment (imports outside the root resolve through it).
     pub environment: Option<Arc<crate::semantic::EnvironmentHandle>>,
+    /// The torch whose graph breaks the diagnostics describe.
+    pub target_version: Option<crate::breaks::version::TorchVersion>,
 }
 
 impl Snapshot {
@@ -54,6 +56,7 @@ impl Snapshot {
             overlays: vec![],
             config_gen: 0,
             test_hooks: false,
+            target_version: None,
             parse_cache: Default::default(),
             environment: None,
         }
@@ -176,6 +179,10 @@ fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
         class_inputs: snap.class_inputs.clone(),
         // The analysis threads are shared: one pathological file must not hold one for long.
         time_limit: Some(std::time::Duration::from_secs(10)),
+        torch_target: super::settings::torch_target(
+            snap.target_version,
+            snap.environment.as_deref(),
+        ),
         ..Default::default()
     };
     let mut out = Output {

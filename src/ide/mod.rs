@@ -10,6 +10,8 @@
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 
+pub use crate::breaks::version::{Source as TargetSource, TorchVersion};
+
 pub mod check;
 pub mod code_actions;
 pub mod diagnostics;

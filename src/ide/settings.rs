@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value as Json;
 
+use crate::breaks::version::{find_torch, Target, TorchInfo, TorchVersion};
 use crate::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 use crate::shapes::DType;
 use crate::traced::InputSpec;
@@ -32,6 +33,9 @@ pub struct Settings {
     /// `python` / `staticfx.python` / `--python`: the interpreter or venv directory imports
     /// outside the root resolve through; None discovers it (`$VIRTUAL_ENV`, `.venv`, PATH).
     pub python: Option<PathBuf>,
+    /// `target-version = "torch==2.8"`: the torch whose graph breaks to report (None: the
+    /// installed one once environment discovery finds it, else the default).
+    pub target_version: Option<TorchVersion>,
     /// Gitignore-style globs to leave out, replacing `exclude::DEFAULT_EXCLUDE`.
     pub exclude: Option<Vec<String>>,
     /// Globs to leave out on top of `exclude`.
@@ -53,6 +57,7 @@ impl Default for Settings {
             debounce_ms: 15,
             test_hooks: false,
             python: None,
+            target_version: None,
             exclude: None,
             extend_exclude: Vec::new(),
             baseline: None,
@@ -65,6 +70,29 @@ impl Default for Settings {
 /// process's `VIRTUAL_ENV` and `PATH`; one handle per (root, setting) for the process.
 pub fn environment_for(python: Option<PathBuf>, root: &Path) -> Arc<EnvironmentHandle> {
     EnvironmentHandle::shared(DiscoveryRequest::from_process(root, python))
+}
+
+/// The configured torch, else the one installed in `environment` (read once per interpreter:
+/// its version and graph-break registry), else the default.
+pub fn torch_target(
+    configured: Option<TorchVersion>,
+    environment: Option<&EnvironmentHandle>,
+) -> Target {
+    if configured.is_some() {
+        return Target::resolve(configured, None);
+    }
+    let Some(env) = environment.and_then(EnvironmentHandle::get) else {
+        return Target::resolve(None, None);
+    };
+    static INSTALLED: OnceLock<Mutex<HashMap<PathBuf, Option<Arc<TorchInfo>>>>> = OnceLock::new();
+    let installed = INSTALLED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(env.interpreter.clone())
+        .or_insert_with(|| find_torch(&env.site_packages).map(Arc::new))
+        .clone();
+    Target::resolve(None, installed.as_deref())
 }
 
 /// Which codes are reported: `select` (prefixes, or `ALL`) minus `ignore`.
@@ -112,6 +140,12 @@ impl Settings {
     /// when an import first needs it).
     pub fn environment(&self, root: &Path) -> Arc<EnvironmentHandle> {
         environment_for(self.python.clone(), root)
+    }
+
+    /// The torch the graph-break findings describe for files under `root`: the configured
+    /// target version, else the torch installed in the environment of `root`, else the default.
+    pub fn torch_target_for(&self, root: &Path) -> Target {
+        torch_target(self.target_version, Some(&self.environment(root)))
     }
 
     /// The files `exclude` / `extend-exclude` leave out, relative to the configuring
@@ -221,6 +255,15 @@ impl Settings {
         }
         if let Some(t) = get("testHooks", "test-hooks").and_then(Json::as_bool) {
             self.test_hooks = t;
+        }
+        if let Some(v) = get("targetVersion", "target-version") {
+            match v.as_str().map(str::parse::<TorchVersion>) {
+                Some(Ok(version)) => self.target_version = Some(version),
+                Some(Err(e)) => problems.push(format!("target-version: {e}")),
+                None => {
+                    problems.push("target-version: expected a string like \"torch==2.8\"".into())
+                }
+            }
         }
         problems
     }

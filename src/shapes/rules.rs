@@ -942,6 +942,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             }
             None => Meta::Unknown,
         },
+        // dtype predicates are plain bools: Dynamo guards on the dtype, like on a shape
+        "is_floating_point" | "is_complex" => Meta::Scalar(
+            Scalar::Bool(t0.map(|t| name == "is_floating_point" && t.dtype.is_floating())),
+            ScalarOrigin::Shape,
+        ),
         "dim" | "ndimension" => match t0.and_then(|t| t.shape.as_ref()) {
             Some(s) => Meta::Scalar(Scalar::Int(Some(s.len() as i64)), ScalarOrigin::Shape),
             None => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),

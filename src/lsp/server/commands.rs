@@ -285,6 +285,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         class_inputs: config.example_inputs,
         overlays: open_buffers(state, None),
         test_hooks: config.test_hooks,
+        target_version: config.target_version,
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
         environment,

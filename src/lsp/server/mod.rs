@@ -182,6 +182,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         class_inputs: config.example_inputs,
         overlays,
         test_hooks: config.test_hooks,
+        target_version: config.target_version,
         config_gen,
         parse_cache: state.parse_cache.clone(),
         environment,

@@ -32,12 +32,19 @@ impl Server {
             let Some(root) = state.workspace.read().unwrap().first().cloned() else {
                 return;
             };
-            let handle = state.config.read().unwrap().environment(&root);
-            let report =
-                tokio::task::spawn_blocking(move || super::commands::environment_report(&handle))
-                    .await;
-            if let Ok((_, line, kind)) = report {
+            let settings = state.config.read().unwrap().clone();
+            let report = tokio::task::spawn_blocking(move || {
+                let handle = settings.environment(&root);
+                let target = settings.torch_target_for(&root);
+                (super::commands::environment_report(&handle), target.note())
+            })
+            .await;
+            if let Ok(((_, line, kind), torch)) = report {
                 client.log_message(kind, line).await;
+                // Which torch's Dynamo the findings describe, and where that came from.
+                client
+                    .log_message(MessageType::INFO, format!("staticfx: {torch}"))
+                    .await;
             }
         });
     }
