@@ -17,6 +17,20 @@ if [ ! -f "$data/torchvision-$tv_version/torchvision/models/resnet.py" ]; then
 fi
 export STATICFX_TORCHVISION_ROOT="$data/torchvision-$tv_version"
 
+# A user's environment without torch: timm, transformers (+ huggingface_hub, which its
+# configs import) and einops installed from their wheels, for tests/python_env.rs.
+user_venv="$data/user-venv"
+if ! ls "$user_venv"/lib/python*/site-packages/timm/layers/mlp.py >/dev/null 2>&1; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: \
+    "timm==1.0.31" "transformers==5.24.0" "huggingface_hub==2.4.0" "einops==0.8.2" -d "$data/wheels"
+  rm -rf "$user_venv"
+  python3 -m venv "$user_venv"
+  "$user_venv/bin/python" -m pip install --quiet --no-deps --no-index \
+    "$data"/wheels/timm-1.0.31-*.whl "$data"/wheels/transformers-5.24.0-*.whl \
+    "$data"/wheels/huggingface_hub-2.4.0-*.whl "$data"/wheels/einops-0.8.2-*.whl
+fi
+export STATICFX_USER_VENV="$user_venv"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -30,6 +30,9 @@ pub struct GraphOptions {
     pub class_inputs: std::collections::HashMap<String, Vec<InputSpec>>,
     /// Wall-clock limit for the whole analysis of the file (batch runs over a corpus).
     pub time_limit: Option<std::time::Duration>,
+    /// The Python environment imports outside the root resolve through (discovered the
+    /// first time an import needs it); None resolves inside the root only.
+    pub environment: Option<Arc<crate::semantic::EnvironmentHandle>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +58,9 @@ pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, An
     let mut project = Project::new(root);
     if let Some(cache) = &opts.parse_cache {
         project = project.with_parse_cache(cache.clone());
+    }
+    if let Some(env) = &opts.environment {
+        project = project.with_environment(env.clone());
     }
     analyze_in_project(project, path, opts)
 }

@@ -5,7 +5,8 @@
 //!
 //! Precision first: a rule reports only what it can prove from the graph's metadata
 //! (tensor vs. Python value, dtype, shape-derived vs. data-derived scalars). What the analyser
-//! cannot see into is reported separately, at low severity, under its own code (FX190).
+//! cannot see into is reported separately, at low severity: FX190 when Dynamo may really
+//! refuse the call, FX907 (an analysis limit) when the analyser could not resolve it.
 
 pub mod docs;
 pub mod registry;
@@ -26,6 +27,7 @@ mod requires_grad;
 mod time;
 mod tolist;
 mod unknown_call;
+mod unresolved_call;
 
 use tree_sitter::Node as TsNode;
 
@@ -199,6 +201,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::Numpy, numpy::check),
     (Rule::CExtension, c_extension::check),
     (Rule::UnknownCall, unknown_call::check),
+    (Rule::UnresolvedCall, unresolved_call::check),
 ];
 
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated

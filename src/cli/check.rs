@@ -46,6 +46,11 @@ pub struct CheckArgs {
     /// Project root for imports (default: per file, the nearest ancestor without __init__.py).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The Python environment imports outside the root resolve through: an interpreter or a
+    /// venv directory (default: `[tool.staticfx] python`, then $VIRTUAL_ENV, then .venv/venv
+    /// in or above the root, then python3 on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
     /// Print the number of findings per code instead of the findings.
     #[arg(long)]
     pub statistics: bool,
@@ -178,7 +183,7 @@ fn guarded(
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let Some(settings) = super::settings_for(
+    let Some(mut settings) = super::settings_for(
         &args.paths,
         &args.select,
         &args.ignore,
@@ -186,6 +191,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     ) else {
         return ExitCode::from(2);
     };
+    if args.python.is_some() {
+        settings.python = args.python.clone();
+    }
     let files = match ide::collect_for(&settings, &args.paths, args.force_exclude) {
         Ok(f) => f,
         Err(e) => {
@@ -206,6 +214,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .par_iter()
         .map(|p| (p.clone(), guarded(p, &settings, &cache, stored.as_ref())))
         .collect();
+    super::report_environment();
     let mut messages = Vec::new();
     let mut errors = 0;
     for (path, r) in results {

@@ -50,6 +50,11 @@ pub enum Command {
         /// Project root for absolute and relative imports (default: nearest ancestor without __init__.py).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// The Python environment imports outside the root resolve through: an interpreter or a
+        /// venv directory (default: `[tool.staticfx] python`, then $VIRTUAL_ENV, then .venv/venv
+        /// in or above the root, then python3 on PATH).
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
         /// Run the pass pipeline (CSE, constant folding, fusion, DCE) and show the optimized graph and pass log.
@@ -112,6 +117,14 @@ pub fn settings_for(
     Some(settings)
 }
 
+/// One line on stderr per environment that was needed and could not be used (a missing or
+/// failing interpreter); nothing when no import needed one or none exists at all.
+pub fn report_environment() {
+    for e in crate::semantic::EnvironmentHandle::failures() {
+        eprintln!("staticfx: warning: {e}");
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Check(args) => check::run(args),
@@ -125,6 +138,7 @@ fn run(cli: Cli) -> ExitCode {
             entry,
             inputs,
             root,
+            python,
             format,
             optimize,
             no_passes,
@@ -139,6 +153,7 @@ fn run(cli: Cli) -> ExitCode {
                 entry,
                 inputs,
                 root,
+                python: python.or_else(|| crate::ide::Settings::discover(&file).0.python),
                 format: match format {
                     GraphFormat::Text => ide::graph::GraphFormat::Text,
                     GraphFormat::Dot => ide::graph::GraphFormat::Dot,
@@ -152,7 +167,9 @@ fn run(cli: Cli) -> ExitCode {
                     no_cache,
                 }),
             };
-            match ide::graph::graph_file(&req) {
+            let graphed = ide::graph::graph_file(&req);
+            report_environment();
+            match graphed {
                 Ok(out) => {
                     print!("{}", out.rendered);
                     if !out.rendered.ends_with('\n') {

@@ -20,6 +20,11 @@ pub struct RunArgs {
     /// Project root for imports (default: nearest ancestor without __init__.py).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// The Python environment imports outside the root resolve through: an interpreter or a
+    /// venv directory (default: `[tool.staticfx] python`, then $VIRTUAL_ENV, then .venv/venv
+    /// in or above the root, then python3 on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
     /// Parameters and buffers as safetensors, keyed by state_dict names
     /// (default: PyTorch's initialisers, from --seed).
     #[arg(long)]
@@ -55,6 +60,10 @@ pub fn run(args: RunArgs) -> ExitCode {
         entry: args.entry.clone(),
         class: args.class.clone(),
         root: args.root.clone(),
+        python: args
+            .python
+            .clone()
+            .or_else(|| crate::ide::Settings::discover(&args.file).0.python),
         options: RunOptions {
             weights: args.weights.clone(),
             inputs_file: args.inputs_file.clone(),
@@ -65,7 +74,9 @@ pub fn run(args: RunArgs) -> ExitCode {
         no_optimize: args.no_optimize,
         output: args.output.clone(),
     };
-    match run_file(&req) {
+    let ran = run_file(&req);
+    super::report_environment();
+    match ran {
         Ok(report) => {
             print!("{}", report.summary);
             match report.write_error {

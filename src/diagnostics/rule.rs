@@ -74,7 +74,8 @@ rules! {
     Deepcopy = "FX113", ["GB4198"], fix: false, "copy.deepcopy of a tensor";
     Numpy = "FX114", ["GB0294", "GB0158"], fix: false, "numpy operation Dynamo does not model";
     CExtension = "FX115", ["GB0007"], fix: false, "call into a C extension";
-    UnknownCall = "FX190", [], fix: false, "possible graph break: call the analyser cannot see into";
+    UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
+    UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
 }
 
 impl Rule {

@@ -912,6 +912,8 @@ impl Interp {
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
                 (Value::None, _) => Some(false),
+                // A class is an instance of `type` (and `object`), never of a value type.
+                (Value::Class(_), Value::Builtin(b)) => Some(matches!(&**b, "type" | "object")),
                 (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => {
                     Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter"))
                 }

@@ -42,6 +42,40 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "PIL",
     "scipy",
     "pandas",
+    // A drop-in for `re` implemented in C: its Python layer only parses patterns, and running
+    // that parser for every docstring transformers' decorators rewrite cost seconds per file.
+    "regex",
+    // Network clients (huggingface_hub's downloads): no bearing on any graph, and evaluating
+    // their module level for every analysed file doubled the cost of checking transformers.
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "h11",
+    "anyio",
+    "requests",
+    "urllib3",
+    "aiohttp",
+    "certifi",
+    // einops registers its functions with `torch.compiler.allow_in_graph` when imported
+    // alongside torch: Dynamo records them as graph calls instead of tracing their source.
+    "einops",
+    // Dynamo's THIRDPARTY_SKIPLIST (torch/_dynamo/trace_rules.py): it never traces into these,
+    // so neither does the evaluator; a call on traced values is a possible break (FX190).
+    "fx2trt_oss",
+    "hypothesis",
+    "networkx",
+    "onnx",
+    "onnxruntime",
+    "onnx_tf",
+    "sklearn",
+    "tabulate",
+    "tensorflow",
+    "tensorrt",
+    "torch2trt",
+    "tqdm",
+    "tree",
+    "tvm",
+    "xarray",
 ];
 
 impl Interp {
@@ -195,7 +229,9 @@ impl Interp {
             format!("{}.{}", ns.name, name)
         };
         let Some(id) = self.project.resolve_module(&sub) else {
-            return self.from_star_sources(ns, name);
+            return self
+                .from_star_sources(ns, name)
+                .or_else(|| self.module_getattr(ns, name));
         };
         let v = match self.load_module(id) {
             Ok(m) => Value::Module(m),
@@ -203,6 +239,35 @@ impl Interp {
         };
         ns.vars.borrow_mut().insert(name.to_string(), v.clone());
         Some(v)
+    }
+
+    /// A lazy module's `def __getattr__(name)` (PEP 562), asked for a name the module does
+    /// not bind: how packages defer importing their submodules until first use.
+    fn module_getattr(&mut self, ns: &Rc<ModuleNs>, name: &str) -> Option<Value> {
+        if name.starts_with("__") {
+            return None;
+        }
+        let Some(Value::Function(getattr)) = ns.vars.borrow().get("__getattr__").cloned() else {
+            return None;
+        };
+        let frame = Frame {
+            file: ns.file.clone(),
+            file_id: ns.file_id,
+            globals: ns.clone(),
+            locals: None,
+            class: None,
+            receiver: None,
+        };
+        let span = self.definition_of(&getattr).2;
+        match self.call_function(&frame, &getattr, None, vec![Value::str(name)], vec![], span) {
+            Ok(v) => Some(v),
+            // `raise AttributeError(...)`: the name does not exist.
+            Err(e) if e.code == codes::RAISED => None,
+            Err(e) => {
+                self.note_error(&e);
+                Some(Value::unknown(e.message))
+            }
+        }
     }
 
     /// After a failed statement, its assignment targets and definitions become unknown, so

@@ -110,6 +110,9 @@ impl Interp {
                 .map(|_| ()),
             _ => match &kind {
                 ObjKind::Container(k) => self.init_container(frame, &obj, k, args, kwargs, span),
+                _ if mro.iter().any(is_dict_base) => {
+                    self.init_dict_base(frame, &obj, args, kwargs, span)
+                }
                 _ => Ok(()),
             },
         };
@@ -377,6 +380,14 @@ impl Interp {
             return Ok(Value::None);
         };
         let short = path.rsplit('.').next().unwrap_or(path);
+        if DICT_BASES.contains(&path) {
+            return self.dict_base_method(frame, obj, method, args, kwargs, span);
+        }
+        if MAPPING_BASES.contains(&path) {
+            if let Some(v) = self.mapping_mixin(frame, recv, method, &args, span)? {
+                return Ok(v);
+            }
+        }
         match method {
             "__init__" => {
                 if CONTAINERS.contains(&short) {
@@ -393,6 +404,97 @@ impl Interp {
             "forward" => self.trace_module(frame, &Value::Object(obj.clone()), args, kwargs, span),
             _ => self.module_method(frame, obj, method, args, kwargs, span),
         }
+    }
+
+    /// A subclass of `dict` / `OrderedDict` keeps its items in a dict of its own, which the
+    /// base class's methods reached through `super()` read and write (transformers'
+    /// `ClassInstantier(OrderedDict)` overrides `__getitem__` and calls the base's).
+    fn init_dict_base(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<()> {
+        let data = self.call_value(frame, &Value::Builtin(Rc::from("dict")), args, kwargs, span)?;
+        obj.attrs.borrow_mut().insert(DICT_DATA.into(), data);
+        Ok(())
+    }
+
+    fn dict_base_method(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        method: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        if method == "__init__" {
+            self.init_dict_base(frame, obj, args, kwargs, span)?;
+            return Ok(Value::None);
+        }
+        let Some(data) = obj.attrs.borrow().get(DICT_DATA).cloned() else {
+            return Ok(Value::unknown(format!(
+                "dict method `{method}` before __init__"
+            )));
+        };
+        let mut args = args.into_iter();
+        match method {
+            "__getitem__" => {
+                let key = args.next().unwrap_or(Value::None);
+                self.get_item(frame, &data, key, span)
+            }
+            "__setitem__" => {
+                let key = args.next().unwrap_or(Value::None);
+                let v = args.next().unwrap_or(Value::None);
+                self.set_item(frame, &data, key, v, span)?;
+                Ok(Value::None)
+            }
+            _ => {
+                let m = self.get_attr(frame, &data, method, span)?;
+                self.call_value(frame, &m, args.collect(), kwargs, span)
+            }
+        }
+    }
+
+    /// The mixin methods `collections.abc.Mapping` builds on a subclass's `__getitem__`
+    /// (transformers' attention registry returns `super().get(name, default)`).
+    fn mapping_mixin(
+        &mut self,
+        frame: &Frame,
+        recv: &Rc<Value>,
+        method: &str,
+        args: &[Value],
+        span: Span,
+    ) -> EResult<Option<Value>> {
+        let Value::Object(obj) = &**recv else {
+            return Ok(None);
+        };
+        let Some(Value::Function(getitem)) = self.class_lookup(&obj.class, "__getitem__") else {
+            return Ok(None);
+        };
+        let key = args.first().cloned().unwrap_or(Value::None);
+        let found = self.call_function(
+            frame,
+            &getitem,
+            Some((**recv).clone()),
+            vec![key],
+            vec![],
+            span,
+        );
+        Ok(match (method, found) {
+            ("get", Ok(v)) => Some(v),
+            ("__contains__", Ok(_)) => Some(Value::Bool(true)),
+            // A KeyError raised by `__getitem__`: the key is absent.
+            ("get", Err(e)) if e.code == codes::RAISED => {
+                Some(args.get(1).cloned().unwrap_or(Value::None))
+            }
+            ("__contains__", Err(e)) if e.code == codes::RAISED => Some(Value::Bool(false)),
+            (_, Err(e)) => return Err(e),
+            _ => None,
+        })
     }
 
     fn run_sequential(
@@ -1015,5 +1117,32 @@ fn math_fn(name: &str, args: &[Value]) -> Value {
             _ => Value::unknown("gcd"),
         },
         _ => Value::unknown(format!("math.{name}")),
+    }
+}
+
+/// Base classes whose instances are dicts (`class Registry(OrderedDict)`).
+const DICT_BASES: &[&str] = &[
+    "collections.OrderedDict",
+    "typing.OrderedDict",
+    "dict",
+    "builtins.dict",
+];
+
+/// Abstract bases whose mixin methods are written in terms of `__getitem__`.
+const MAPPING_BASES: &[&str] = &[
+    "collections.abc.Mapping",
+    "collections.abc.MutableMapping",
+    "typing.Mapping",
+    "typing.MutableMapping",
+];
+
+/// Where a dict subclass's instance keeps its items.
+const DICT_DATA: &str = "__dict_items__";
+
+fn is_dict_base(v: &Value) -> bool {
+    match v {
+        Value::External(p) => DICT_BASES.contains(&&**p),
+        Value::Builtin(b) => &**b == "dict",
+        _ => false,
     }
 }

@@ -67,10 +67,15 @@ fn analyse(
     cache: Option<ParseCache>,
 ) -> Result<Analysed, String> {
     let text = read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
+    let root = settings
+        .root
+        .clone()
+        .unwrap_or_else(|| Project::default_root(path));
     let opts = GraphOptions {
         root: settings.root.clone(),
         parse_cache: cache,
         class_inputs: settings.example_inputs.clone(),
+        environment: Some(settings.environment(&root)),
         ..Default::default()
     };
     let a = if may_define_module(&text) {

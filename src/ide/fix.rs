@@ -73,7 +73,7 @@ pub fn fix_with_settings(
         return Ok(out);
     }
     loop {
-        let mut project = Project::new(&root);
+        let mut project = Project::new(&root).with_environment(settings.environment(&root));
         project.add_overlay(path, Arc::from(current.as_str()), None);
         let opts = GraphOptions {
             root: Some(root.clone()),

@@ -22,6 +22,8 @@ pub struct GraphRequest {
     pub entry: Option<String>,
     pub inputs: Vec<InputSpec>,
     pub root: Option<PathBuf>,
+    /// The interpreter or venv imports outside the root resolve through (None: discovered).
+    pub python: Option<PathBuf>,
     pub format: GraphFormat,
     /// Run the pass pipeline first.
     pub optimize: Option<OptimizeRequest>,
@@ -48,11 +50,16 @@ pub struct GraphOutput {
 }
 
 pub fn graph_file(req: &GraphRequest) -> Result<GraphOutput, String> {
+    let root = req
+        .root
+        .clone()
+        .unwrap_or_else(|| crate::semantic::Project::default_root(&req.file));
     let opts = GraphOptions {
         root: req.root.clone(),
         class: req.class.clone(),
         entry: req.entry.clone(),
         inputs: req.inputs.clone(),
+        environment: Some(super::settings::environment_for(req.python.clone(), &root)),
         ..Default::default()
     };
     let mut a = analysis::analyze_file(&req.file, &opts).map_err(|e| e.to_string())?;

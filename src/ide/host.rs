@@ -35,6 +35,8 @@ pub struct Snapshot {
     /// Test hook: a marker comment makes analysis panic, to prove the server survives it.
     pub test_hooks: bool,
     pub parse_cache: crate::semantic::project::ParseCache,
+    /// The workspace's Python environment (imports outside the root resolve through it).
+    pub environment: Option<Arc<crate::semantic::EnvironmentHandle>>,
 }
 
 impl Snapshot {
@@ -53,6 +55,7 @@ impl Snapshot {
             config_gen: 0,
             test_hooks: false,
             parse_cache: Default::default(),
+            environment: None,
         }
     }
 }
@@ -125,6 +128,9 @@ pub const HOVER_PANIC_MARKER: &str = "# staticfx-test: hover panics";
 /// the disk, and the parsed files shared across analyses.
 fn project_of(snap: &Snapshot) -> Project {
     let mut project = Project::new(&snap.root).with_parse_cache(snap.parse_cache.clone());
+    if let Some(env) = &snap.environment {
+        project = project.with_environment(env.clone());
+    }
     for (path, text) in &snap.overlays {
         project.add_overlay(path, text.clone(), None);
     }

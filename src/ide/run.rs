@@ -15,6 +15,8 @@ pub struct RunRequest {
     pub entry: Option<String>,
     pub class: Option<String>,
     pub root: Option<PathBuf>,
+    /// The interpreter or venv imports outside the root resolve through (None: discovered).
+    pub python: Option<PathBuf>,
     pub options: RunOptions,
     /// Run the graph as traced, without the inference pass pipeline.
     pub no_optimize: bool,
@@ -38,11 +40,16 @@ pub enum RunFailure {
 
 /// Traces the model and runs its graph (optimized for inference unless asked not to).
 pub fn run_file(req: &RunRequest) -> Result<RunReport, RunFailure> {
+    let root = req
+        .root
+        .clone()
+        .unwrap_or_else(|| crate::semantic::Project::default_root(&req.file));
     let opts = GraphOptions {
         root: req.root.clone(),
         class: req.class.clone(),
         entry: req.entry.clone(),
         inputs: req.options.inputs.clone(),
+        environment: Some(super::settings::environment_for(req.python.clone(), &root)),
         ..Default::default()
     };
     let a =

@@ -7,9 +7,11 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use crate::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 use crate::shapes::DType;
 use crate::traced::InputSpec;
 
@@ -29,6 +31,9 @@ pub struct Settings {
     /// starts and never published.
     pub debounce_ms: u64,
     pub test_hooks: bool,
+    /// `python` / `staticfx.python` / `--python`: the interpreter or venv directory imports
+    /// outside the root resolve through; None discovers it (`$VIRTUAL_ENV`, `.venv`, PATH).
+    pub python: Option<PathBuf>,
     /// Gitignore-style globs to leave out, replacing `exclude::DEFAULT_EXCLUDE`.
     pub exclude: Option<Vec<String>>,
     /// Globs to leave out on top of `exclude`.
@@ -49,12 +54,19 @@ impl Default for Settings {
             example_inputs: HashMap::new(),
             debounce_ms: 0,
             test_hooks: false,
+            python: None,
             exclude: None,
             extend_exclude: Vec::new(),
             baseline: None,
             config_dir: None,
         }
     }
+}
+
+/// The environment of `python` (a setting or flag), else discovered from `root` and this
+/// process's `VIRTUAL_ENV` and `PATH`; one handle per (root, setting) for the process.
+pub fn environment_for(python: Option<PathBuf>, root: &Path) -> Arc<EnvironmentHandle> {
+    EnvironmentHandle::shared(DiscoveryRequest::from_process(root, python))
 }
 
 /// Which codes are reported: `select` (prefixes, or `ALL`) minus `ignore`.
@@ -96,6 +108,12 @@ impl Settings {
         let mut s = Settings::default();
         let problems = s.merge_pyproject(start);
         (s, problems)
+    }
+
+    /// The Python environment for files under `root` (shared per root and setting, discovered
+    /// when an import first needs it).
+    pub fn environment(&self, root: &Path) -> Arc<EnvironmentHandle> {
+        environment_for(self.python.clone(), root)
     }
 
     /// The files `exclude` / `extend-exclude` leave out, relative to the configuring
@@ -157,6 +175,19 @@ impl Settings {
             match root.as_str() {
                 Some(r) => self.root = Some(path_in(r)),
                 None => problems.push("root: expected a path".into()),
+            }
+        }
+        if let Some(python) = get("python", "python") {
+            match python.as_str().map(str::trim) {
+                // An editor's empty default means "discover".
+                Some("") => self.python = None,
+                Some(p) => {
+                    self.python = Some(match base {
+                        Some(b) => b.join(p),
+                        None => PathBuf::from(p),
+                    })
+                }
+                None => problems.push("python: expected a path to an interpreter or a venv".into()),
             }
         }
         if let Some(globs) = get("exclude", "exclude") {
@@ -331,6 +362,29 @@ mod tests {
         s.apply_flags(&["ALL".into()], &["FX101".into()], None);
         let f = s.filter();
         assert!(f.keeps("FX902") && !f.keeps("FX101") && !f.keeps("FX105"));
+    }
+
+    #[test]
+    fn python_setting_relative_to_its_layer_and_empty_means_discover() {
+        let mut s = Settings::default();
+        let base = Path::new("/ws");
+        assert!(s
+            .merge(
+                &serde_json::json!({"staticfx": {"python": ".venv"}}),
+                Some(base)
+            )
+            .is_empty());
+        assert_eq!(s.python.as_deref(), Some(Path::new("/ws/.venv")));
+        // A null keeps the layer below; VS Code's empty default means "discover".
+        assert!(s
+            .merge(&serde_json::json!({"python": null}), Some(base))
+            .is_empty());
+        assert_eq!(s.python.as_deref(), Some(Path::new("/ws/.venv")));
+        assert!(s
+            .merge(&serde_json::json!({"python": ""}), Some(base))
+            .is_empty());
+        assert_eq!(s.python, None);
+        assert_eq!(s.merge(&serde_json::json!({"python": 3}), None).len(), 1);
     }
 
     #[test]

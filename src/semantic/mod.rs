@@ -3,6 +3,8 @@
 //! from `nn.Module` across files) happens as the evaluator runs a module's top level, because
 //! Python's own rules are evaluation order; this module provides the files it reads.
 
+pub mod environment;
 pub mod project;
 
+pub use environment::{EnvironmentHandle, PythonEnvironment};
 pub use project::{FileId, Project, SourceFile};

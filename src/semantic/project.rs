@@ -4,10 +4,11 @@ use std::sync::{Arc, RwLock};
 
 use tree_sitter::Tree;
 
+use super::environment::{EnvironmentHandle, LibraryModule, PythonEnvironment};
 use crate::syntax::{self, LineIndex};
 
 /// One parsed Python file.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
     /// Dotted module name relative to the project root (`torchvision.models.resnet`).
@@ -19,6 +20,8 @@ pub struct SourceFile {
     pub lines: LineIndex,
     /// Syntax errors of the original text.
     pub syntax_errors: Vec<(syntax::Span, String)>,
+    /// Read from the Python environment (site-packages, an editable install), not the root.
+    pub library: bool,
 }
 
 impl SourceFile {
@@ -33,6 +36,7 @@ impl SourceFile {
             tree,
             lines,
             syntax_errors,
+            library: false,
         }
     }
 
@@ -56,6 +60,9 @@ pub struct Project {
     files: RwLock<Vec<Arc<SourceFile>>>,
     by_module: RwLock<HashMap<String, Option<FileId>>>,
     parse_cache: Option<ParseCache>,
+    environment: Option<Arc<EnvironmentHandle>>,
+    /// Where environment modules were found (or not), by dotted name.
+    library: RwLock<HashMap<String, Option<LibraryModule>>>,
 }
 
 /// Parsed files shared by the projects of one batch run (`staticfx check` over many files) or
@@ -86,7 +93,61 @@ impl Project {
             files: RwLock::new(Vec::new()),
             by_module: RwLock::new(HashMap::new()),
             parse_cache: None,
+            environment: None,
+            library: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// Imports not found under the root resolve through this environment's search path.
+    pub fn with_environment(mut self, environment: Arc<EnvironmentHandle>) -> Self {
+        self.environment = Some(environment);
+        self
+    }
+
+    pub fn environment_handle(&self) -> Option<&Arc<EnvironmentHandle>> {
+        self.environment.as_ref()
+    }
+
+    /// The environment, if one was configured and discovered.
+    pub fn environment(&self) -> Option<&Arc<PythonEnvironment>> {
+        self.environment.as_ref()?.get()
+    }
+
+    /// Where `module` lives in the environment (memoized): None when it is under the root,
+    /// a catalogue package, or not installed.
+    pub fn library_module(&self, module: &str) -> Option<LibraryModule> {
+        if let Some(hit) = self.library.read().unwrap().get(module) {
+            return hit.clone();
+        }
+        let top = module.split('.').next().unwrap_or(module);
+        let found = if super::environment::CATALOGUE_PACKAGES.contains(&top) {
+            None
+        } else {
+            self.environment
+                .as_ref()
+                .and_then(|h| h.find_module(module))
+        };
+        self.library
+            .write()
+            .unwrap()
+            .insert(module.to_string(), found.clone());
+        found
+    }
+
+    /// The compiled extension module (`.so`/`.pyd`) that `dotted` (a module or a name in
+    /// one) comes from, if any: the longest prefix the environment finds as compiled.
+    pub fn compiled_module_of(&self, dotted: &str) -> Option<(String, PathBuf)> {
+        let parts: Vec<&str> = dotted.split('.').collect();
+        (1..=parts.len()).rev().find_map(|n| {
+            let module = parts[..n].join(".");
+            if self.module_path(&module).is_some() {
+                return None;
+            }
+            match self.library_module(&module)? {
+                LibraryModule::Compiled { file, .. } => Some((module, file)),
+                _ => None,
+            }
+        })
     }
 
     pub fn with_parse_cache(mut self, cache: ParseCache) -> Self {
@@ -132,13 +193,24 @@ impl Project {
             .collect()
     }
 
-    /// Module name of a path under the root, or the file stem when it lies outside.
+    /// Module name of a path under the root (or, outside it, under a library path of the
+    /// environment), else the file stem.
     pub fn module_name(&self, path: &Path) -> String {
         let path = normalize(path);
         let root = normalize(&self.root);
-        let rel = path
-            .strip_prefix(&root)
-            .unwrap_or_else(|_| Path::new(path.file_name().unwrap_or_default()));
+        let library = || {
+            let env = self.environment_handle()?.outcome()?.as_ref().ok()?;
+            env.library_paths
+                .iter()
+                .map(|p| normalize(p))
+                .find_map(|p| path.strip_prefix(&p).ok().map(Path::to_path_buf))
+        };
+        let rel = match path.strip_prefix(&root) {
+            Ok(rel) => rel.to_path_buf(),
+            Err(_) => {
+                library().unwrap_or_else(|| PathBuf::from(path.file_name().unwrap_or_default()))
+            }
+        };
         let mut parts: Vec<String> = rel
             .iter()
             .map(|p| p.to_string_lossy().into_owned())
@@ -158,6 +230,10 @@ impl Project {
     pub fn load_path(&self, path: &Path) -> std::io::Result<FileId> {
         let path = normalize(path);
         let module = self.module_name(&path);
+        self.load_as(path, module, false)
+    }
+
+    fn load_as(&self, path: PathBuf, module: String, library: bool) -> std::io::Result<FileId> {
         if let Some(Some(id)) = self.by_module.read().unwrap().get(&module) {
             if self.files.read().unwrap()[*id].path == path {
                 return Ok(*id);
@@ -213,6 +289,13 @@ impl Project {
                 }
             },
         };
+        let file = if library && !file.library {
+            let mut f = SourceFile::clone(&file);
+            f.library = true;
+            Arc::new(f)
+        } else {
+            file
+        };
         let mut files = self.files.write().unwrap();
         files.push(file);
         let id = files.len() - 1;
@@ -240,14 +323,23 @@ impl Project {
         self.files.write().unwrap()[id] = file;
     }
 
-    /// Finds the file of a dotted module name inside the root: `a/b.py` or `a/b/__init__.py`.
+    /// Finds the file of a dotted module name: inside the root (`a/b.py` or
+    /// `a/b/__init__.py`), else through the environment's search path. A namespace package
+    /// becomes an empty module; a compiled module has no file (see `compiled_module_of`).
     pub fn resolve_module(&self, module: &str) -> Option<FileId> {
         if let Some(hit) = self.by_module.read().unwrap().get(module) {
             return *hit;
         }
-        let found = self
-            .module_path(module)
-            .and_then(|c| self.load_path(&c).ok());
+        let found = match self.module_path(module) {
+            Some(c) => self.load_path(&c).ok(),
+            None => match self.library_module(module) {
+                Some(LibraryModule::Source(path)) => self
+                    .load_as(normalize(&path), module.to_string(), true)
+                    .ok(),
+                Some(LibraryModule::Namespace(dirs)) => Some(self.load_namespace(module, &dirs)),
+                _ => None,
+            },
+        };
         self.by_module
             .write()
             .unwrap()
@@ -255,12 +347,34 @@ impl Project {
         found
     }
 
-    /// Whether `module` names a file of the project, without reading or parsing it.
+    /// Whether `module` names a file of the project or the environment, without reading
+    /// or parsing it.
     pub fn module_exists(&self, module: &str) -> bool {
         match self.by_module.read().unwrap().get(module) {
             Some(hit) => hit.is_some(),
-            None => self.module_path(module).is_some(),
+            None => {
+                self.module_path(module).is_some()
+                    || matches!(
+                        self.library_module(module),
+                        Some(LibraryModule::Source(_) | LibraryModule::Namespace(_))
+                    )
+            }
         }
+    }
+
+    /// A namespace package: no file of its own, its submodules found through the search path.
+    fn load_namespace(&self, module: &str, portions: &[PathBuf]) -> FileId {
+        let dir = portions.first().cloned().unwrap_or_default();
+        let mut file = SourceFile::new(dir, module.to_string(), Arc::from(""), None);
+        file.library = true;
+        let mut files = self.files.write().unwrap();
+        files.push(Arc::new(file));
+        let id = files.len() - 1;
+        self.by_module
+            .write()
+            .unwrap()
+            .insert(module.to_string(), Some(id));
+        id
     }
 
     /// Whether the file of `module` has been read already.

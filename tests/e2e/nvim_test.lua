@@ -139,6 +139,16 @@ local function run()
   table.sort(codes)
   log('diagnostics: ' .. table.concat(codes, ' '))
 
+  -- With the server attached, :checkhealth shows the Python environment it resolves imports
+  -- through (or says why there is none).
+  vim.cmd('checkhealth staticfx')
+  local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  check(health:find('OK Python %d+%.%d+') or health:find('WARN Python environment: ', 1, true),
+    'checkhealth lacks the Python environment: ' .. health)
+  check(not health:find('did not answer', 1, true), 'staticfx.environment failed: ' .. health)
+  vim.cmd('bwipeout')
+  vim.api.nvim_set_current_buf(buf)
+
   -- 4. The code action for the graph break, applied.
   check(client.server_capabilities.codeActionProvider, 'the server does not advertise codeActionProvider')
   do

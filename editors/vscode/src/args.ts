@@ -9,6 +9,8 @@ export interface Settings {
   args?: unknown;
   /** `staticfx.exampleInputs`: per-class forward inputs, forwarded to the server. */
   exampleInputs?: unknown;
+  /** `staticfx.python`: interpreter or venv for imports outside the workspace; empty discovers it. */
+  python?: unknown;
 }
 
 export interface ServerCommand {
@@ -43,6 +45,9 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (s.exampleInputs && typeof s.exampleInputs === "object" && !Array.isArray(s.exampleInputs)) {
     out.exampleInputs = s.exampleInputs;
+  }
+  if (typeof s.python === "string" && s.python.trim() !== "") {
+    out.python = s.python.trim();
   }
   return out;
 }

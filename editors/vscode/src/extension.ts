@@ -29,7 +29,12 @@ let runOutput: vscode.OutputChannel;
 
 function settings(): Settings {
   const c = vscode.workspace.getConfiguration("staticfx");
-  return { path: c.get("path"), args: c.get("args"), exampleInputs: c.get("exampleInputs") };
+  return {
+    path: c.get("path"),
+    args: c.get("args"),
+    exampleInputs: c.get("exampleInputs"),
+    python: c.get("python"),
+  };
 }
 
 /** The subset of the Python extension's API (`ms-python.python`) used to find its interpreter. */
@@ -224,7 +229,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("staticfx.path") || e.affectsConfiguration("staticfx.args")) {
         void restart();
-      } else if (e.affectsConfiguration("staticfx.exampleInputs") && client?.isRunning()) {
+      } else if (
+        (e.affectsConfiguration("staticfx.exampleInputs") || e.affectsConfiguration("staticfx.python")) &&
+        client?.isRunning()
+      ) {
         void client.sendNotification(DidChangeConfigurationNotification.type, {
           settings: { staticfx: initializationOptions(settings()) },
         });

@@ -29,11 +29,15 @@ describe("server command", () => {
   it("rejects non-string args instead of dropping them", () => {
     assert.throws(() => serverCommand({ args: ["--a", 3] }, "/h"), /list of strings/);
   });
-  it("forwards only exampleInputs as initialization options", () => {
+  it("forwards only exampleInputs and python as initialization options", () => {
     assert.deepEqual(initializationOptions({ path: "x", exampleInputs: { M: { x: [1, 2] } } }), {
       exampleInputs: { M: { x: [1, 2] } },
     });
     assert.deepEqual(initializationOptions({ exampleInputs: [1] }), {});
+    assert.deepEqual(initializationOptions({ python: " .venv " }), { python: ".venv" });
+    // The empty default means "discover": nothing is sent.
+    assert.deepEqual(initializationOptions({ python: "" }), {});
+    assert.deepEqual(initializationOptions({ python: 3 }), {});
   });
 });
 

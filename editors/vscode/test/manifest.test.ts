@@ -31,7 +31,13 @@ describe("package.json", () => {
   });
   it("declares the settings the extension reads, trace named after the client id", () => {
     const props = Object.keys(pkg.contributes.configuration.properties).sort();
-    assert.deepEqual(props, ["staticfx.args", "staticfx.exampleInputs", "staticfx.path", "staticfx.trace.server"]);
+    assert.deepEqual(props, [
+      "staticfx.args",
+      "staticfx.exampleInputs",
+      "staticfx.path",
+      "staticfx.python",
+      "staticfx.trace.server",
+    ]);
     const source = readFileSync(path.join(root, "src/extension.ts"), "utf8");
     assert.match(source, /new LanguageClient\("staticfx",/);
     assert.deepEqual(pkg.contributes.configuration.properties["staticfx.trace.server"].enum, ["off", "messages", "verbose"]);

@@ -58,6 +58,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(Numpy, "FX114.md"),
     rule!(CExtension, "FX115.md"),
     rule!(UnknownCall, "FX190.md"),
+    rule!(UnresolvedCall, "FX907.md"),
     limit!(codes::SYNTAX_ERROR, "FX901.md"),
     limit!(codes::UNRESOLVED_NAME, "FX902.md"),
     limit!(codes::UNSUPPORTED, "FX903.md"),

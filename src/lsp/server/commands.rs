@@ -12,7 +12,8 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::Client;
 
 use super::{convert, host, open_buffers, snapshot, AnalysisHost, Output, Server, Snapshot, State};
-use super::{CHECK_WORKSPACE, RUN_GRAPH, SHOW_GRAPH};
+use super::{CHECK_WORKSPACE, ENVIRONMENT, RUN_GRAPH, SHOW_GRAPH};
+use crate::semantic::EnvironmentHandle;
 
 impl Server {
     /// The class a command is about: `{class}` or the top-level class at `{position}`.
@@ -42,6 +43,29 @@ impl Server {
     ) -> Result<Option<LSPAny>> {
         let args = params.arguments.first().cloned().unwrap_or(Json::Null);
         match params.command.as_str() {
+            ENVIRONMENT => {
+                let workspace = self.state.workspace.read().unwrap().clone();
+                let config = self.state.config.read().unwrap().clone();
+                let root = match args
+                    .get("uri")
+                    .and_then(Json::as_str)
+                    .and_then(|s| s.parse::<Uri>().ok())
+                    .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+                {
+                    Some(path) => Some(host::root_for(&path, &workspace, &config)),
+                    None => workspace.first().cloned(),
+                };
+                let Some(root) = root else {
+                    return Ok(Some(json!({ "error": "no workspace folder" })));
+                };
+                let handle = config.environment(&root);
+                let (mut answer, _, _) =
+                    tokio::task::spawn_blocking(move || environment_report(&handle))
+                        .await
+                        .map_err(|_| Error::internal_error())?;
+                answer["root"] = json!(root);
+                Ok(Some(answer))
+            }
             SHOW_GRAPH => {
                 let uri = arg_uri(&args)?;
                 let (out, tree) = self.current_analysis(&uri).await?;
@@ -249,9 +273,11 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     let text: std::sync::Arc<str> = crate::semantic::project::read_lossy(path).ok()?.into();
     let workspace = state.workspace.read().unwrap().clone();
     let config = state.config.read().unwrap().clone();
+    let root = host::root_for(path, &workspace, &config);
+    let environment = Some(config.environment(&root));
     Some(Snapshot {
         path: path.to_path_buf(),
-        root: host::root_for(path, &workspace, &config),
+        root,
         tree: crate::syntax::parse(&text, None),
         text,
         version: 0,
@@ -261,7 +287,39 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         test_hooks: config.test_hooks,
         config_gen: state.config_gen.load(Ordering::SeqCst),
         parse_cache: state.parse_cache.clone(),
+        environment,
     })
+}
+
+/// What `staticfx.environment` answers and the log says: the interpreter and search path
+/// found, or why there is none. Discovering may start an interpreter: call it off the loop.
+pub(super) fn environment_report(handle: &EnvironmentHandle) -> (Json, String, MessageType) {
+    match handle.get() {
+        Some(env) => (
+            json!({
+                "interpreter": env.interpreter,
+                "origin": env.origin.describe(),
+                "version": env.version,
+                "prefix": env.prefix,
+                "libraryPaths": env.library_paths,
+                "editable": env.editable.iter().map(|(m, p)| json!({"module": m, "path": p})).collect::<Vec<_>>(),
+                "torch": env.package_version("torch"),
+            }),
+            format!("staticfx: {}", env.summary()),
+            MessageType::INFO,
+        ),
+        None => {
+            let why = match handle.outcome() {
+                Some(Err(e)) => e.to_string(),
+                _ => "no Python environment".to_string(),
+            };
+            (
+                json!({ "error": why }),
+                format!("staticfx: {why}"),
+                MessageType::WARNING,
+            )
+        }
+    }
 }
 
 /// JSON has no NaN or infinity: those become their names as strings.

@@ -32,6 +32,8 @@ pub const SHOW_GRAPH: &str = "staticfx.showGraph";
 pub const FIX_ALL: &str = "source.fixAll.staticfx";
 pub const RUN_GRAPH: &str = "staticfx.runGraph";
 pub const CHECK_WORKSPACE: &str = "staticfx.checkWorkspace";
+/// The Python environment the server resolves imports through (`:checkhealth staticfx`).
+pub const ENVIRONMENT: &str = "staticfx.environment";
 
 pub struct Server {
     client: Client,
@@ -176,6 +178,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let config = state.config.read().unwrap().clone();
     let root = host::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
+    let environment = Some(config.environment(&root));
     let doc = state.docs.get(uri)?;
     Some(Snapshot {
         path,
@@ -189,6 +192,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         test_hooks: config.test_hooks,
         config_gen,
         parse_cache: state.parse_cache.clone(),
+        environment,
     })
 }
 
@@ -320,7 +324,12 @@ impl LanguageServer for Server {
                     },
                 )),
                 execute_command_provider: Some(ExecuteCommandOptions {
-                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into(), CHECK_WORKSPACE.into()],
+                    commands: vec![
+                        SHOW_GRAPH.into(),
+                        RUN_GRAPH.into(),
+                        CHECK_WORKSPACE.into(),
+                        ENVIRONMENT.into(),
+                    ],
                     ..Default::default()
                 }),
                 ..Default::default()
@@ -351,6 +360,7 @@ impl LanguageServer for Server {
 
     async fn initialized(&self, _: InitializedParams) {
         self.reload_config();
+        self.log_environment();
     }
 
     async fn shutdown(&self) -> Result<()> {

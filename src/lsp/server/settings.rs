@@ -23,6 +23,25 @@ impl Server {
         self.reload_config();
     }
 
+    /// Discovers the first workspace folder's environment beside the message loop (it may
+    /// start an interpreter) and says in the log what was found.
+    pub(super) fn log_environment(&self) {
+        let state = self.state.clone();
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let Some(root) = state.workspace.read().unwrap().first().cloned() else {
+                return;
+            };
+            let handle = state.config.read().unwrap().environment(&root);
+            let report =
+                tokio::task::spawn_blocking(move || super::commands::environment_report(&handle))
+                    .await;
+            if let Ok((_, line, kind)) = report {
+                client.log_message(kind, line).await;
+            }
+        });
+    }
+
     /// Asks the client for `workspace/configuration`, merges it over the initial settings
     /// and re-analyses the open documents under the new settings.
     pub(super) fn reload_config(&self) {

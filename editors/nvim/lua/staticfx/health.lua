@@ -25,12 +25,48 @@ function M.check()
   else
     h.warn('not registered: call require("staticfx").setup{}')
   end
+  M.check_python(h, cfg)
   if not cfg.render then
     h.info(':StaticFxGraph shows DOT only (render = false)')
   elseif vim.fn.executable('dot') == 1 then
     h.ok(':StaticFxGraph renders ' .. cfg.render .. ' with Graphviz')
   else
     h.warn('Graphviz `dot` not found: :StaticFxGraph shows the DOT only', { 'apt-get install graphviz' })
+  end
+end
+
+--- The Python environment the server resolves imports through, as it reports it
+--- (`staticfx.environment`), or the configured setting when no server is attached.
+function M.check_python(h, cfg)
+  local setting = (cfg.settings and cfg.settings.python) or cfg.python
+  local clients = vim.lsp.get_clients({ name = 'staticfx' })
+  local client = clients[1]
+  if not client then
+    h.info('Python environment: ' .. (setting and ('setting `' .. setting .. '`') or 'discovered')
+      .. ' (open a Python file to see what the server found)')
+    return
+  end
+  local bufnr = client.attached_buffers and next(client.attached_buffers) or nil
+  local args = bufnr and { { uri = vim.uri_from_bufnr(bufnr) } } or {}
+  local res = client:request_sync('workspace/executeCommand',
+    { command = 'staticfx.environment', arguments = args }, 10000, bufnr)
+  local env = res and res.result
+  if not env then
+    h.warn('Python environment: the server did not answer staticfx.environment'
+      .. ((res and res.err) and (': ' .. vim.inspect(res.err)) or ''))
+  elseif env.error then
+    h.warn('Python environment: ' .. env.error, {
+      'set `python` in require("staticfx").setup{} or [tool.staticfx] python in pyproject.toml',
+      'or activate a venv before starting Neovim',
+    })
+  else
+    h.ok(string.format('Python %s at %s (found by %s)', env.version, env.interpreter, env.origin))
+    for _, p in ipairs(env.libraryPaths or {}) do
+      h.info('library path: ' .. p)
+    end
+    for _, e in ipairs(env.editable or {}) do
+      h.info('editable install: ' .. e.module .. ' -> ' .. e.path)
+    end
   end
 end
 

@@ -11,8 +11,12 @@ local defaults = {
   filetypes = { 'python' },
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
   -- Sent as initializationOptions and answered to workspace/configuration (section `staticfx`),
-  -- e.g. { exampleInputs = { SimpleNet = { x = { 1, 784 } } } }.
+  -- e.g. { exampleInputs = { SimpleNet = { x = { 1, 784 } } }, python = '.venv' }.
   settings = {},
+  -- The interpreter or venv imports outside the workspace resolve through (timm,
+  -- transformers, ...); nil discovers it ($VIRTUAL_ENV, .venv/venv, python3 on PATH).
+  -- Shorthand for settings.python.
+  python = nil,
   -- :StaticFxGraph also renders the DOT with Graphviz (when `dot` is installed) and opens the
   -- image with the system viewer: 'svg', 'png', or false to only show the DOT.
   render = 'svg',
@@ -74,7 +78,10 @@ function M.setup(opts)
     end
     M.config.cmd = { found, 'lsp' }
   end
-  local settings = M.config.settings or {}
+  local settings = vim.deepcopy(M.config.settings or {})
+  if M.config.python then
+    settings.python = M.config.python
+  end
   vim.lsp.config(NAME, {
     cmd = M.config.cmd,
     filetypes = M.config.filetypes,
