@@ -7,8 +7,8 @@
 //! analysis read besides the file (its imports) is only known after, so the entry records
 //! each of those files with the hash of its text, and a lookup is a hit only while every one
 //! still has that text. Files the analysis looked for and did not find are not recorded: a
-//! module created later where an import used to fail is not noticed (`--no-cache` is the way
-//! out).
+//! module created later where an import used to fail, or a `.venv` created later beside the
+//! root, is not noticed (`--no-cache` is the way out).
 //!
 //! Writes go to a temporary file in the same directory and are renamed into place, so
 //! concurrent checks of one tree see an old entry or a whole new one. An entry that does not
@@ -124,6 +124,12 @@ impl CheckCache {
         field(format!("{:?}", settings.select).as_bytes());
         field(format!("{:?}", settings.ignore).as_bytes());
         field(format!("{:?}", settings.root).as_bytes());
+        // What picks the Python environment imports resolve through (its files are recorded
+        // by hash like any import; see `semantic::environment::DiscoveryRequest`).
+        field(format!("{:?}", settings.python).as_bytes());
+        for var in ["VIRTUAL_ENV", "PATH"] {
+            field(std::env::var_os(var).unwrap_or_default().as_encoded_bytes());
+        }
         let mut inputs: Vec<String> = settings
             .example_inputs
             .iter()
@@ -258,6 +264,9 @@ mod tests {
         let mut ignoring = Settings::default();
         ignoring.ignore = vec!["FX1".into()];
         assert_ne!(cache.key(&file, "import dep\n", &ignoring), key);
+        let mut elsewhere = Settings::default();
+        elsewhere.python = Some(dir.path().join("venv"));
+        assert_ne!(cache.key(&file, "import dep\n", &elsewhere), key);
         std::fs::write(&dep, "X = 2\n").unwrap();
         // A fresh cache (a new run) reads the dependency again.
         let next_run = CheckCache::new(dir.path().join("cache"));
