@@ -184,12 +184,13 @@ fn main() {
     let mut open_all = None;
     let mut edits = 40usize;
     let mut root = None;
-    let mut debounce = 0u64;
+    // The server's default unless `--debounce` asks for one.
+    let mut debounce: Option<u64> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--edits" => edits = args.next().unwrap().parse().unwrap(),
             "--root" => root = args.next().map(PathBuf::from),
-            "--debounce" => debounce = args.next().unwrap().parse().unwrap(),
+            "--debounce" => debounce = Some(args.next().unwrap().parse().unwrap()),
             "--open-all" => open_all = args.next().map(PathBuf::from),
             _ => file = Some(PathBuf::from(a)),
         }
@@ -247,7 +248,11 @@ fn main() {
     let mut lsp = Lsp::start(&bin);
     let uri = format!("file://{}", file.display());
     let root_uri = format!("file://{}", root.display());
-    lsp.request("initialize", json!({"processId": null, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": {"debounceMs": debounce}}));
+    let options = match debounce {
+        Some(ms) => json!({"debounceMs": ms}),
+        None => json!({}),
+    };
+    lsp.request("initialize", json!({"processId": null, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": options}));
     lsp.notify("initialized", json!({}));
     let t = Instant::now();
     lsp.notify(
@@ -351,9 +356,10 @@ fn main() {
     );
     println!("workspace root: {}", root.display());
     println!(
-        "edit point: line {} (forward at line {}), debounce {debounce} ms",
+        "edit point: line {} (forward at line {}), debounce {}",
         body + 1,
-        def + 1
+        def + 1,
+        debounce.map_or("server default".to_string(), |ms| format!("{ms} ms"))
     );
     println!("open → first diagnostics: {open_ms:.1} ms ({n} diagnostics)");
     println!(

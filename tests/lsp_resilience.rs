@@ -30,6 +30,10 @@ struct Stdio_ {
 
 impl Stdio_ {
     fn start() -> Self {
+        Self::start_with(json!({"debounceMs": 0, "testHooks": true}))
+    }
+
+    fn start_with(options: Value) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_staticfx"))
             .arg("lsp")
             .stdin(Stdio::piped())
@@ -88,7 +92,7 @@ impl Stdio_ {
                 "processId": null,
                 "capabilities": {"general": {"positionEncodings": ["utf-16"]}},
                 "workspaceFolders": [{"uri": root, "name": "ws"}],
-                "initializationOptions": {"debounceMs": 0, "testHooks": true},
+                "initializationOptions": options,
             }),
         );
         c.notify("initialized", json!({}));
@@ -518,6 +522,82 @@ fn a_flood_of_changes_publishes_the_newest_last() {
         .backlog
         .iter()
         .filter(|m| m["method"] == "textDocument/publishDiagnostics")
+        .all(|m| m["params"]["version"].as_i64().unwrap_or(i64::MAX) >= last));
+}
+
+/// What a client shows of a publishDiagnostics: ranges, codes and messages.
+fn findings(p: &Value) -> Vec<(String, String, String)> {
+    p["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["range"].to_string(),
+                d["code"].to_string(),
+                d["message"].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// With no settings at all (no debounce: every edit is analysed at once), a flood of edits
+/// alternating between texts with different findings ends with the newest text's findings,
+/// and the versions published never go back.
+#[test]
+fn a_flood_of_edits_with_default_settings_ends_with_the_newest_findings() {
+    let mut c = Stdio_::start_with(json!({}));
+    let breaking = SIMPLE.to_string();
+    let clean = SIMPLE.replace("if h.sum() > 0:", "if self.training:");
+    let mut reference = Vec::new();
+    for (i, text) in [&breaking, &clean].into_iter().enumerate() {
+        let uri = c.uri.replace(".py", &format!("_reference_{i}.py"));
+        c.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+        );
+        let p = c.wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri);
+        reference.push(findings(&p));
+    }
+    assert_ne!(
+        reference[0], reference[1],
+        "the two texts must differ in findings"
+    );
+
+    c.open(&breaking);
+    let uri = c.uri.clone();
+    let last = 1001;
+    for v in 2..=last {
+        let text = if v % 2 == 0 { &breaking } else { &clean };
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"text": text}]}),
+        );
+    }
+    let mut seen = Vec::new();
+    let newest = loop {
+        let p = c.wait_for("textDocument/publishDiagnostics", |p| p["uri"] == uri);
+        let v = p["version"].as_i64().unwrap_or(-1);
+        seen.push(v);
+        if v == last {
+            break p;
+        }
+    };
+    assert!(
+        seen.windows(2).all(|w| w[0] <= w[1]),
+        "an older version's diagnostics were published after a newer one: {seen:?}"
+    );
+    assert_eq!(
+        findings(&newest),
+        reference[1],
+        "the newest text is the clean one"
+    );
+    let r = c.request("staticfx/documentText", json!({"uri": uri}));
+    assert_eq!(r["result"]["version"], last);
+    assert!(c
+        .backlog
+        .iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
         .all(|m| m["params"]["version"].as_i64().unwrap_or(i64::MAX) >= last));
 }
 

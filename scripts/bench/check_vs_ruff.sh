@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wall time of `staticfx check` (release build) next to `ruff check --select E,F` on the same
-# files, in one run. Sources: the transformers and timm wheels unzipped under $CORPUS
+# files, in one run: both without a cache, then both with their caches, cold and warm. Sources: the transformers and timm wheels unzipped under $CORPUS
 # (first argument or $STATICFX_CORPUS); they are not part of the repository.
 #
 #   scripts/bench/check_vs_ruff.sh [CORPUS_DIR]
@@ -24,19 +24,37 @@ echo "corpus: $nfiles Python files, $nlines lines (${targets[*]})"
 
 now() { date +%s.%N; }
 
+# Cold without a cache, then each tool's cache: cold (empty directory) and warm (nothing changed).
+rm -rf "$out/sfx-cache" "$out/ruff-cache"
 t0=$(now)
-"$bin" check --output-format json "${targets[@]}" >"$out/staticfx.json" 2>"$out/staticfx.err"
+"$bin" check --no-cache --output-format json "${targets[@]}" >"$out/staticfx.json" 2>"$out/staticfx.err"
 sfx_status=$?
 t1=$(now)
 "$ruff" check --select E,F --no-cache --output-format json --exit-zero "${targets[@]}" >"$out/ruff.json" 2>"$out/ruff.err"
 ruff_status=$?
 t2=$(now)
+"$bin" check --cache-dir "$out/sfx-cache" --output-format json "${targets[@]}" >/dev/null 2>&1
+t3=$(now)
+"$bin" check --cache-dir "$out/sfx-cache" --output-format json "${targets[@]}" >"$out/staticfx-warm.json" 2>/dev/null
+t4=$(now)
+"$ruff" check --select E,F --cache-dir "$out/ruff-cache" --exit-zero "${targets[@]}" >/dev/null 2>&1
+t5=$(now)
+"$ruff" check --select E,F --cache-dir "$out/ruff-cache" --exit-zero "${targets[@]}" >/dev/null 2>&1
+t6=$(now)
 
 sfx=$(echo "$t1 - $t0" | bc)
 rf=$(echo "$t2 - $t1" | bc)
-echo "staticfx check: ${sfx}s (exit $sfx_status)"
-echo "ruff check --select E,F: ${rf}s (exit $ruff_status)"
-echo "ratio staticfx/ruff: $(echo "scale=1; $sfx / $rf" | bc)x"
+sfx_warm=$(echo "$t4 - $t3" | bc)
+rf_warm=$(echo "$t6 - $t5" | bc)
+echo "staticfx check --no-cache: ${sfx}s (exit $sfx_status)"
+echo "ruff check --select E,F --no-cache: ${rf}s (exit $ruff_status)"
+echo "ratio staticfx/ruff, no cache: $(echo "scale=2; $sfx / $rf" | bc)x"
+echo "cache cold (empty): staticfx $(echo "$t3 - $t2" | bc)s, ruff $(echo "$t5 - $t4" | bc)s"
+echo "cache warm (nothing changed): staticfx ${sfx_warm}s, ruff ${rf_warm}s, ratio $(echo "scale=2; $sfx_warm / $rf_warm" | bc)x"
+if ! cmp -s "$out/staticfx.json" "$out/staticfx-warm.json"; then
+    echo "FAIL: the warm cache reported other findings than a run without it" >&2
+    exit 1
+fi
 python3 - "$out/staticfx.json" <<'PY'
 import collections, json, sys
 msgs = json.load(open(sys.argv[1]))

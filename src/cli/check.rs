@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::diagnostics::{Rule, Severity};
+use crate::ide::check_cache::{self, CheckCache};
 use crate::ide::{self, Settings};
 use crate::semantic::project::ParseCache;
 use crate::syntax::LineIndex;
@@ -70,10 +72,17 @@ pub struct CheckArgs {
     /// Record every current finding in FILE and exit 0, for adopting staticfx gradually.
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Analyse every file again and leave the result cache alone.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where results are cached (default: `$STATICFX_CACHE_DIR`, else `.staticfx-cache`
+    /// beside the pyproject.toml that configures staticfx, else in the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// One reported problem, in ruff's terms (1-based rows, 1-based character columns).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub filename: String,
     pub code: String,
@@ -91,7 +100,7 @@ pub struct Message {
 }
 
 /// A fix in ruff's JSON terms: 1-based rows and character columns.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MessageFix {
     pub applicability: ide::Applicability,
     pub message: String,
@@ -107,14 +116,29 @@ pub fn check_file(
     settings: &Settings,
     cache: Option<ParseCache>,
 ) -> Result<Vec<Message>, String> {
-    let (text, found) = ide::check::check_file(path, settings, cache)?;
+    check_file_cached(path, settings, cache, None)
+}
+
+/// `check_file` through the result cache when one is given.
+pub fn check_file_cached(
+    path: &Path,
+    settings: &Settings,
+    cache: Option<ParseCache>,
+    results: Option<&CheckCache>,
+) -> Result<Vec<Message>, String> {
+    ide::check::check_file_cached(path, settings, cache, results, |text, found| {
+        messages(path, text, found)
+    })
+}
+
+fn messages(path: &Path, text: &str, found: Vec<ide::Diagnostic>) -> Vec<Message> {
     let filename = path.display().to_string();
-    let lines = LineIndex::new(&text);
+    let lines = LineIndex::new(text);
     let at = |offset: usize| {
-        let lc = lines.line_col(&text, offset);
+        let lc = lines.line_col(text, offset);
         (lc.line + 1, lc.col + 1)
     };
-    let out = found
+    found
         .into_iter()
         .map(|d| {
             let fix = d.fixes.main().map(|fx| MessageFix {
@@ -145,15 +169,19 @@ pub fn check_file(
                 fix,
             }
         })
-        .collect();
-    Ok(out)
+        .collect()
 }
 
 /// Checks one file on its own large-stack thread, turning a panic into an error for that
 /// file instead of taking the whole run down.
-fn guarded(path: &Path, settings: &Settings, cache: &ParseCache) -> Result<Vec<Message>, String> {
+fn guarded(
+    path: &Path,
+    settings: &Settings,
+    cache: &ParseCache,
+    results: Option<&CheckCache>,
+) -> Result<Vec<Message>, String> {
     ide::on_large_stack("staticfx-check", || {
-        check_file(path, settings, Some(cache.clone()))
+        check_file_cached(path, settings, Some(cache.clone()), results)
     })
     .unwrap_or_else(|_| Err("internal error while analysing this file (a bug in staticfx)".into()))
 }
@@ -181,9 +209,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     // Each file runs on its own big-stack thread; rayon only bounds how many run at once.
     let cache = ParseCache::default();
+    let stored = (!args.no_cache).then(|| {
+        CheckCache::new(
+            args.cache_dir
+                .clone()
+                .unwrap_or_else(|| check_cache::default_dir(&settings)),
+        )
+    });
     let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files
         .par_iter()
-        .map(|p| (p.clone(), guarded(p, &settings, &cache)))
+        .map(|p| (p.clone(), guarded(p, &settings, &cache, stored.as_ref())))
         .collect();
     super::report_environment();
     let mut messages = Vec::new();

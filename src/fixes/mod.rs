@@ -23,7 +23,9 @@ use crate::syntax::Span;
 
 /// ruff's applicability levels: `staticfx fix` applies `Safe` fixes, `--unsafe-fixes` adds
 /// `Unsafe` ones; `DisplayOnly` is shown but never applied.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
     DisplayOnly,

@@ -6,6 +6,8 @@
 //!   `workspace/configuration`, and command-line flags on top;
 //! - [`diagnostics`]: one policy for what the user sees of an analysis (wording, severity,
 //!   de-duplication, select/ignore, `# noqa`);
+//! - [`check`]: one file from disk, through [`check_cache`] (results keyed by content
+//!   hashes);
 //! - [`fix`]: fix-all to a fixed point; [`files`] and [`exclude`]: which files are analysed;
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
@@ -13,6 +15,7 @@
 pub use crate::breaks::version::{Source as TargetSource, TorchVersion};
 
 pub mod check;
+pub mod check_cache;
 pub mod code_actions;
 pub mod diagnostics;
 pub mod exclude;

@@ -27,7 +27,9 @@ pub struct Settings {
     pub root: Option<PathBuf>,
     /// Forward inputs per class name, for concrete shapes in hover and diagnostics.
     pub example_inputs: HashMap<String, Vec<InputSpec>>,
-    /// Quiet time after an edit before analysing; edits during an analysis coalesce anyway.
+    /// Opt-in quiet time after an edit before analysing. The default, 0, analyses at once:
+    /// edits made during an analysis coalesce, and a superseded version is dropped before it
+    /// starts and never published.
     pub debounce_ms: u64,
     pub test_hooks: bool,
     /// `python` / `staticfx.python` / `--python`: the interpreter or venv directory imports
@@ -54,7 +56,7 @@ impl Default for Settings {
             ignore: Vec::new(),
             root: None,
             example_inputs: HashMap::new(),
-            debounce_ms: 15,
+            debounce_ms: 0,
             test_hooks: false,
             python: None,
             target_version: None,

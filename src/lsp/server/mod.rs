@@ -1,8 +1,9 @@
 //! The protocol handlers. This file holds the server's state, the document lifecycle
 //! (open/change/close: edits are applied synchronously at the top of each handler, since
 //! tower-lsp-server runs handlers concurrently and an await before the edit could reorder
-//! changes) and analysis scheduling (on a large-stack worker; only the newest version's
-//! diagnostics reach the client). The other requests have a file each: `hover`,
+//! changes) and analysis scheduling: at once (unless `debounce-ms` asks for a quiet time), on
+//! a large-stack worker; a version superseded before its analysis starts is dropped, and only
+//! the newest version's diagnostics reach the client. The other requests have a file each: `hover`,
 //! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `settings`.
 
 mod code_action;
@@ -138,9 +139,16 @@ async fn analyze(
         return Err("superseded".into());
     }
     let snap = snapshot(state, uri).ok_or("not analysable")?;
-    let job = super::workers::run_keyed(uri, move |host| host.analyze(&snap));
+    // The job may queue behind other documents' analyses on its thread: it checks again
+    // when it starts, so an edit made meanwhile costs nothing here.
+    let current = state.clone();
+    let key = uri.clone();
+    let job = super::workers::run_keyed(uri, move |host| {
+        (current_version(&current, &key) == Some(version)).then(|| host.analyze(&snap))
+    });
     let out = match job.await {
-        Ok(out) => Arc::new(out),
+        Ok(Some(out)) => Arc::new(out),
+        Ok(None) => return Err("superseded".into()),
         Err(panic) => {
             let msg = format!(
                 "staticfx: analysis of {} (version {version}) panicked: {panic}",
