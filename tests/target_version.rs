@@ -101,3 +101,60 @@ fn findings_follow_the_target_version() {
         "{err}"
     );
 }
+
+/// A venv of `python3` (no pip), and its site-packages; None when this machine cannot make one.
+fn venv(at: &Path) -> Option<std::path::PathBuf> {
+    let ok = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(at)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("note: skipped, `python3 -m venv` failed");
+        return None;
+    }
+    std::fs::read_dir(at.join("lib"))
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+}
+
+/// With no version configured, the findings follow the torch installed in the environment
+/// imports resolve through (its `torch/version.py`), and no version is said to be assumed.
+#[test]
+fn the_installed_torch_is_the_default_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), MODEL).unwrap();
+    let env = dir.path().join("env");
+    let Some(site) = venv(&env) else { return };
+    let python = env.to_string_lossy().to_string();
+
+    // Without torch in the environment: the default, said on stderr.
+    let (json, note, _) = check(dir.path(), &["--python", &python]);
+    assert!(note.contains("assuming torch 2.15"), "{note}");
+    assert!(sites(&json).contains(&(21, "GB8977".to_string())));
+
+    // torch 2.8 installed (only what staticfx reads of it: its version file).
+    std::fs::create_dir_all(site.join("torch")).unwrap();
+    std::fs::write(
+        site.join("torch/version.py"),
+        "__version__ = '2.8.0+cpu'\ngit_version = 'unknown'\n",
+    )
+    .unwrap();
+    let (json, note, _) = check(dir.path(), &["--python", &python, "--no-cache"]);
+    assert!(!note.contains("assuming"), "{note}");
+    let found = sites(&json);
+    for site in [(16, "GB0007"), (19, "GB0179"), (20, "GB0125"), (21, "GB0075")] {
+        assert!(
+            found.contains(&(site.0, site.1.to_string())),
+            "{site:?} not in {found:?}"
+        );
+    }
+    // A configured version still wins over the installed one.
+    let (json, _, _) = check(
+        dir.path(),
+        &["--python", &python, "--no-cache", "--target-version", "2.15"],
+    );
+    assert!(sites(&json).contains(&(21, "GB8977".to_string())));
+}
