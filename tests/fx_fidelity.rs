@@ -191,3 +191,61 @@ fn torchvision_models_match_torch_fx() {
     assert!(cases.len() >= 12);
     check_all(cases);
 }
+
+/// timm models that agree node for node with torch.fx today, asserted; every other timm case
+/// with an expectation is run too and its first divergence printed (the list to work down).
+const TIMM_AGREE: &[&str] = &[];
+
+#[test]
+fn timm_models_match_torch_fx() {
+    let Some(root) = std::env::var_os("STATICFX_TIMM_ROOT").map(PathBuf::from) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set STATICFX_TIMM_ROOT (see scripts/test-all.sh)"
+        );
+        eprintln!("skipped: set STATICFX_TIMM_ROOT to a directory containing timm/ to run");
+        return;
+    };
+    let cases_json = read_json(&manifest_dir().join("scripts/expect/timm_cases.json"));
+    let cases: Vec<Case> = cases_json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let id = c["id"].as_str().unwrap();
+            manifest_dir()
+                .join(format!("tests/expected/fx/{id}.json"))
+                .exists()
+        })
+        .map(|c| Case {
+            id: c["id"].as_str().unwrap().into(),
+            file: root.join("timm").join(c["file"].as_str().unwrap()),
+            root: Some(root.clone()),
+            entry: c["entry"].as_str().unwrap().into(),
+            inputs: inputs_of(&c["inputs"]),
+        })
+        .collect();
+    for id in TIMM_AGREE {
+        assert!(
+            cases.iter().any(|c| c.id == *id),
+            "{id} is asserted but has no expectation"
+        );
+    }
+    let (asserted, rest): (Vec<Case>, Vec<Case>) = cases
+        .into_iter()
+        .partition(|c| TIMM_AGREE.contains(&c.id.as_str()));
+    for case in rest {
+        let id = case.id.clone();
+        let r = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || run_case(&case).map_err(|e| e.lines().take(3).collect::<Vec<_>>().join(" | ")))
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| Err("panicked".into()));
+        match r {
+            Ok((n, _)) => eprintln!("{id:<40} {n:>4} nodes  identical, not yet asserted"),
+            Err(e) => eprintln!("{id:<40} differs: {e}"),
+        }
+    }
+    check_all(asserted);
+}

@@ -182,6 +182,8 @@ impl Interp {
             }),
             Value::Function(f) => match name {
                 "__name__" => Ok(Value::str(&f.name)),
+                "__qualname__" => Ok(Value::str(&f.qualname)),
+                "__module__" => Ok(Value::str(&f.globals.name)),
                 _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
             },
             Value::Partial(p) => match name {
@@ -329,6 +331,32 @@ impl Interp {
                         l.borrow_mut().push(a0);
                         Ok(Value::None)
                     }
+                    // Sets and deques are lists here; these are their own methods.
+                    "add" => {
+                        if !l.borrow().iter().any(|v| v.py_eq(&a0) == Some(true)) {
+                            l.borrow_mut().push(a0);
+                        }
+                        Ok(Value::None)
+                    }
+                    "discard" => {
+                        l.borrow_mut().retain(|v| v.py_eq(&a0) != Some(true));
+                        Ok(Value::None)
+                    }
+                    "appendleft" => {
+                        l.borrow_mut().insert(0, a0);
+                        Ok(Value::None)
+                    }
+                    "popleft" => {
+                        if l.borrow().is_empty() {
+                            return Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                "IndexError: pop from an empty deque",
+                            ));
+                        }
+                        Ok(l.borrow_mut().remove(0))
+                    }
                     "extend" => {
                         let items = self.iterate(frame, &a0, span)?;
                         l.borrow_mut().extend(items);
@@ -474,11 +502,47 @@ impl Interp {
                     .unwrap_or(Value::Bool(false)),
                 "lower" => Value::str(&s.to_lowercase()),
                 "upper" => Value::str(&s.to_uppercase()),
-                "strip" => Value::str(s.trim()),
-                "split" => Value::list(match args.first() {
-                    Some(Value::Str(sep)) => s.split(&**sep).map(Value::str).collect(),
-                    _ => s.split_whitespace().map(Value::str).collect(),
-                }),
+                "strip" | "lstrip" | "rstrip" => {
+                    let chars: Vec<char> = match args.first() {
+                        Some(Value::Str(c)) => c.chars().collect(),
+                        _ => vec![],
+                    };
+                    let pat = |c: char| {
+                        if chars.is_empty() {
+                            c.is_whitespace()
+                        } else {
+                            chars.contains(&c)
+                        }
+                    };
+                    Value::str(match name {
+                        "strip" => s.trim_matches(pat),
+                        "lstrip" => s.trim_start_matches(pat),
+                        _ => s.trim_end_matches(pat),
+                    })
+                }
+                "split" | "rsplit" => {
+                    let maxsplit = args
+                        .get(1)
+                        .or_else(|| kwargs.iter().find(|(k, _)| k == "maxsplit").map(|(_, v)| v))
+                        .and_then(as_int)
+                        .filter(|n| *n >= 0)
+                        .map(|n| n as usize + 1);
+                    let sep = match args.first() {
+                        Some(Value::Str(sep)) => Some(sep.clone()),
+                        _ => None,
+                    };
+                    let parts: Vec<Value> = match (sep, maxsplit, name) {
+                        (Some(sep), Some(n), "split") => s.splitn(n, &*sep).map(Value::str).collect(),
+                        (Some(sep), Some(n), _) => {
+                            let mut v: Vec<Value> = s.rsplitn(n, &*sep).map(Value::str).collect();
+                            v.reverse();
+                            v
+                        }
+                        (Some(sep), None, _) => s.split(&*sep).map(Value::str).collect(),
+                        (None, _, _) => s.split_whitespace().map(Value::str).collect(),
+                    };
+                    Value::list(parts)
+                }
                 "join" => {
                     let items = self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
                     let parts: Option<Vec<String>> = items

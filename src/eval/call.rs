@@ -1288,7 +1288,10 @@ impl Interp {
                     {
                         Ok(Value::unknown("dict lookup"))
                     }
-                    None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+                    None => match self.fill_missing(frame, d, k.clone(), span) {
+                        Some(r) => r,
+                        None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+                    },
                 }
             }
             (Value::Object(o), k) if o.is_module() => self.module_item(frame, o, k, span),
@@ -1298,6 +1301,10 @@ impl Interp {
                 }
                 _ => Ok(Value::unknown("subscript")),
             },
+            // The modules already imported, by name (a registry decorator reads its caller's).
+            (Value::External(p), Value::Str(name)) if &**p == "sys.modules" => {
+                Ok(self.import_module(name))
+            }
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
             (Value::External(p), _) => Ok(Value::External(p.clone())),
             (Value::Class(_), _) => Ok(obj.clone()),

@@ -12,6 +12,7 @@ mod expr;
 mod module;
 mod objects;
 mod release;
+mod stdlib;
 mod stmt;
 pub(crate) use call::find_node;
 pub(crate) use stmt::contains_yield;
@@ -106,6 +107,9 @@ pub struct Interp {
     pub redirects: HashMap<(FileId, Span), (Arc<SourceFile>, FileId, Span)>,
     /// While set, the identity of every user function called: what an analysis depended on.
     pub touched: Option<HashSet<(FileId, Span)>>,
+    /// The factories of `collections.defaultdict`s, by the identity of the dict (see
+    /// `stdlib::collections`).
+    dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
 }
 
 impl Drop for Interp {
@@ -133,6 +137,7 @@ impl Interp {
             expr_cache: Default::default(),
             redirects: HashMap::new(),
             touched: None,
+            dict_factories: HashMap::new(),
         }
     }
 
@@ -224,6 +229,10 @@ impl Interp {
         message: impl Into<String>,
     ) {
         let message = message.into();
+        if std::env::var_os("STATICFX_DEBUG_NOTES").is_some() {
+            let f = self.project.file(file);
+            eprintln!("DEBUG-NOTE {}:{} {code} {message}", f.module, crate::syntax::LineIndex::new(&f.text).line_of(span.start) + 1);
+        }
         if self
             .diagnostics
             .iter()

@@ -105,6 +105,9 @@ impl Interp {
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
         let result = match init {
+            Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
+                self.dataclass_init(frame, &value, args, kwargs, span)
+            }
             Some(Value::Function(f)) => self
                 .call_function(frame, &f, Some(value.clone()), args, kwargs, span)
                 .map(|_| ()),
@@ -780,6 +783,9 @@ impl Interp {
                 return self.make_leaf(frame, &name, spec, args, kwargs, span);
             }
         }
+        if let Some(r) = self.call_stdlib(frame, path, &args, &kwargs, span) {
+            return r;
+        }
         match path {
             "functools.partial" => return Ok(self.make_partial(args, kwargs)),
             "collections.OrderedDict" | "typing.OrderedDict" => {
@@ -793,12 +799,15 @@ impl Interp {
             }
             "copy.deepcopy" | "copy.copy" => {
                 // Dynamo 2.15 refuses to deepcopy a tensor (GB4198); a shallow copy is fine.
-                if short == "deepcopy" && has_proxy(&a0) {
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.event("deepcopy", frame.file_id, span, path.to_string());
+                if has_proxy(&a0) {
+                    if short == "deepcopy" {
+                        if let Some(t) = self.tracer.as_mut() {
+                            t.event("deepcopy", frame.file_id, span, path.to_string());
+                        }
                     }
+                    return Ok(a0);
                 }
-                return Ok(a0);
+                return self.copy_value(frame, &a0, short == "deepcopy", span);
             }
             "typing.cast" | "torch.jit.annotate" => {
                 return Ok(args.get(1).cloned().unwrap_or(Value::None))

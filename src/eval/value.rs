@@ -289,8 +289,19 @@ impl Value {
             (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => {
                 return Option::None
             }
+            (Function(a), Function(b)) => Rc::ptr_eq(a, b),
+            (Module(a), Module(b)) => Rc::ptr_eq(a, b),
             (None, _) | (_, None) => false,
             (Str(_), Int(_) | Float(_) | Bool(_)) | (Int(_) | Float(_) | Bool(_), Str(_)) => false,
+            // A number or string never equals a container, callable, class or module.
+            (
+                Str(_) | Int(_) | Float(_) | Bool(_),
+                Tuple(_) | List(_) | Dict(_) | Function(_) | Class(_) | Module(_) | External(_),
+            )
+            | (
+                Tuple(_) | List(_) | Dict(_) | Function(_) | Class(_) | Module(_) | External(_),
+                Str(_) | Int(_) | Float(_) | Bool(_),
+            ) => false,
             _ => return Option::None,
         })
     }

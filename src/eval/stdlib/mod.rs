@@ -1,0 +1,49 @@
+//! The parts of Python's standard library that libraries run in their constructors and at
+//! import time (timm's model registry, its dataclass configs), evaluated with Python's
+//! semantics: `dataclasses`, `collections`, `copy`, decorators, `sys.modules`.
+//! Each entry point returns `None` for a name it does not model, so the caller's own
+//! handling (the catalogue, or an unknown value) applies.
+
+mod collections;
+mod copy;
+mod dataclasses;
+mod decorators;
+mod itertools;
+#[cfg(test)]
+mod tests;
+
+pub use collections::DictItems;
+pub use dataclasses::INIT as DATACLASS_INIT;
+use super::call::Kwargs;
+use super::value::Value;
+use super::{EResult, Frame, Interp};
+use crate::syntax::Span;
+
+impl Interp {
+    /// Calls of standard-library functions modelled here; None for anything else.
+    pub(super) fn call_stdlib(
+        &mut self,
+        frame: &Frame,
+        path: &str,
+        args: &[Value],
+        kwargs: &Kwargs,
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        if let Some(name) = path.strip_prefix("dataclasses.") {
+            return self.call_dataclasses(frame, name, args, kwargs, span);
+        }
+        if let Some(name) = path.strip_prefix("itertools.") {
+            return self.call_itertools(frame, name, args, kwargs, span);
+        }
+        match path {
+            "functools.reduce" => Some(self.reduce(frame, args, span)),
+            "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
+            "collections.deque" => Some(self.make_deque(frame, args, span)),
+            "copy.deepcopy" | "copy.copy" => {
+                let deep = path == "copy.deepcopy";
+                Some(self.copy_value(frame, args.first().unwrap_or(&Value::None), deep, span))
+            }
+            _ => None,
+        }
+    }
+}
