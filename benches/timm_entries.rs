@@ -122,7 +122,9 @@ fn sweep_one(root: &Path, file: &Path, name: &str, input: &InputSpec, limit: Dur
 
 fn main() {
     let Some(root) = std::env::var_os("STATICFX_TIMM_ROOT").map(PathBuf::from) else {
-        eprintln!("skipped: set STATICFX_TIMM_ROOT to a directory holding timm/ (its unzipped wheel)");
+        eprintln!(
+            "skipped: set STATICFX_TIMM_ROOT to a directory holding timm/ (its unzipped wheel)"
+        );
         return;
     };
     let all = std::env::var_os("STATICFX_TIMM_ALL").is_some();
@@ -162,7 +164,9 @@ fn main() {
                     breaks,
                 } => {
                     built += 1;
-                    println!("ok    {name:<40} {tensor_nodes:>5} nodes {breaks:>3} breaks {secs:>6.2} s");
+                    println!(
+                        "ok    {name:<40} {tensor_nodes:>5} nodes {breaks:>3} breaks {secs:>6.2} s"
+                    );
                 }
                 Outcome::Stopped(msg) => {
                     let first = msg.lines().next().unwrap_or("").to_string();
@@ -186,7 +190,12 @@ fn main() {
     by.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
     println!("\n| models | what stopped them | e.g. |\n|---:|---|---|");
     for (k, v) in &by {
-        println!("| {} | {} | {} |", v.len(), k.replace('|', "\\|"), v[..v.len().min(3)].join(", "));
+        println!(
+            "| {} | {} | {} |",
+            v.len(),
+            k.replace('|', "\\|"),
+            v[..v.len().min(3)].join(", ")
+        );
     }
     assert!(panics.is_empty(), "no model may panic: {panics:?}");
 }

@@ -238,7 +238,9 @@ fn timm_models_match_torch_fx() {
         let id = case.id.clone();
         let r = std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn(move || run_case(&case).map_err(|e| e.lines().take(3).collect::<Vec<_>>().join(" | ")))
+            .spawn(move || {
+                run_case(&case).map_err(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "))
+            })
             .unwrap()
             .join()
             .unwrap_or_else(|_| Err("panicked".into()));

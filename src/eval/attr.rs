@@ -188,6 +188,13 @@ impl Interp {
             },
             Value::Partial(p) => match name {
                 "func" => Ok(p.func.clone()),
+                "args" => Ok(Value::tuple(p.args.clone())),
+                "keywords" => Ok(Value::Dict(Rc::new(std::cell::RefCell::new(
+                    p.kwargs
+                        .iter()
+                        .map(|(k, v)| (Value::str(k), v.clone()))
+                        .collect(),
+                )))),
                 _ => Ok(Value::unknown(format!("partial.{name}"))),
             },
             Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
@@ -532,7 +539,9 @@ impl Interp {
                         _ => None,
                     };
                     let parts: Vec<Value> = match (sep, maxsplit, name) {
-                        (Some(sep), Some(n), "split") => s.splitn(n, &*sep).map(Value::str).collect(),
+                        (Some(sep), Some(n), "split") => {
+                            s.splitn(n, &*sep).map(Value::str).collect()
+                        }
                         (Some(sep), Some(n), _) => {
                             let mut v: Vec<Value> = s.rsplitn(n, &*sep).map(Value::str).collect();
                             v.reverse();
@@ -592,19 +601,32 @@ impl Interp {
                     n if n.ends_with('_') => r.clone(),
                     "size" | "dim" => shape_query(t.shape.as_deref(), name, &args),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
-                    "long" => Value::TensorConst(Rc::new(TensorConst {
-                        shape: t.shape.clone(),
-                        dtype: DType::Int64,
-                    })),
-                    "bool" => Value::TensorConst(Rc::new(TensorConst {
-                        shape: t.shape.clone(),
-                        dtype: DType::Bool,
-                    })),
-                    "item" | "tolist" => Value::unknown("value of a constant tensor"),
-                    _ => Value::TensorConst(Rc::new(TensorConst {
-                        shape: None,
-                        dtype: t.dtype,
-                    })),
+                    "long" => Value::TensorConst(Rc::new(TensorConst::of_shape(
+                        t.shape.clone(),
+                        DType::Int64,
+                    ))),
+                    "bool" => Value::TensorConst(Rc::new(TensorConst::of_shape(
+                        t.shape.clone(),
+                        DType::Bool,
+                    ))),
+                    "item" => match (&t.data, t.shape.as_deref()) {
+                        (Some(d), Some(s)) if d.len() == 1 && s.iter().all(|&n| n == 1) => {
+                            t.number(d[0])
+                        }
+                        _ => Value::unknown("value of a constant tensor"),
+                    },
+                    "split" if t.data.is_some() && matches!(t.shape.as_deref(), Some([_])) => {
+                        split_constant(t, args.first().unwrap_or(&Value::None))
+                            .unwrap_or_else(|| Value::unknown("split of a constant tensor"))
+                    }
+                    "tolist" => match (&t.data, t.shape.as_deref()) {
+                        (Some(d), Some([])) if d.len() == 1 => t.number(d[0]),
+                        (Some(d), Some([n])) if d.len() == *n as usize => {
+                            Value::list(d.iter().map(|&x| t.number(x)).collect())
+                        }
+                        _ => Value::unknown("value of a constant tensor"),
+                    },
+                    _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, t.dtype))),
                 })
             }
             Value::Param(p) => Ok(match name {
@@ -647,6 +669,46 @@ impl Interp {
     }
 }
 
+/// `t.split(n)` / `t.split([a, b, …])` of a 1-D constant tensor: its pieces, data included.
+fn split_constant(t: &TensorConst, sizes: &Value) -> Option<Value> {
+    let data = t.data.as_ref()?;
+    let n = data.len();
+    let sizes: Vec<usize> = match sizes {
+        Value::Int(k) if *k > 0 => {
+            let k = *k as usize;
+            (0..n.div_ceil(k)).map(|i| k.min(n - i * k)).collect()
+        }
+        Value::List(_) | Value::Tuple(_) => {
+            let items = match sizes {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                _ => unreachable!(),
+            };
+            let s: Option<Vec<usize>> = items
+                .iter()
+                .map(|v| as_int(v).map(|i| i as usize))
+                .collect();
+            let s = s?;
+            if s.iter().sum::<usize>() != n {
+                return None;
+            }
+            s
+        }
+        _ => return None,
+    };
+    let mut start = 0;
+    let mut out = Vec::new();
+    for k in sizes {
+        out.push(Value::TensorConst(Rc::new(TensorConst {
+            shape: Some(vec![k as i64]),
+            dtype: t.dtype,
+            data: Some(Rc::from(&data[start..start + k])),
+        })));
+        start += k;
+    }
+    Some(Value::tuple(out))
+}
+
 /// `t.size()`, `t.size(d)` and `t.dim()` on a tensor whose shape is known at construction.
 fn shape_query(shape: Option<&[i64]>, name: &str, args: &[Value]) -> Value {
     let Some(s) = shape else {
@@ -666,6 +728,13 @@ fn shape_query(shape: Option<&[i64]>, name: &str, args: &[Value]) -> Value {
 
 /// `torch.float32` and friends, `math.pi`, or a longer external path.
 pub fn external_attr(path: &str, name: &str) -> Value {
+    match name {
+        "__name__" | "__qualname__" => {
+            return Value::str(path.rsplit('.').next().unwrap_or(path));
+        }
+        "__module__" => return Value::str(path.rsplit_once('.').map_or("builtins", |(m, _)| m)),
+        _ => {}
+    }
     let full = format!("{path}.{name}");
     // `torch.float`, `torch.long`, … are dtype aliases just as `torch.float32` is.
     if path == "torch" {

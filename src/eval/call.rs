@@ -288,6 +288,12 @@ impl Interp {
             t.call_chain.push((frame.file_id, span));
             t.inline_depth += 1;
         }
+        // Outside tracing, a generator runs to completion and its call is the list of what it
+        // yielded: constructors only ever consume one whole (`for n, m in named_modules(model)`).
+        let eager_generator = f.is_generator && !inline;
+        if eager_generator {
+            self.yield_sinks.push(Vec::new());
+        }
         let result = if f.is_lambda {
             match def.child_by_field_name("body") {
                 Some(b) => self.eval_expr(&callee, b),
@@ -308,6 +314,12 @@ impl Interp {
             t.inline_depth -= 1;
         }
         self.call_depth -= 1;
+        let result = if eager_generator {
+            let yielded = self.yield_sinks.pop().unwrap_or_default();
+            result.map(|_| Value::list(yielded))
+        } else {
+            result
+        };
         match result {
             // What the evaluator cannot follow inside a helper makes the helper's result unknown;
             // the caller goes on. Errors the model itself raises still propagate.
@@ -892,6 +904,88 @@ impl Interp {
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
                 (Value::None, _) => Some(false),
+                (
+                    Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_),
+                    Value::External(p),
+                ) if p.starts_with("collections.abc.") || p.starts_with("typing.") => {
+                    let abc = p.rsplit('.').next().unwrap_or("");
+                    Some(match v {
+                        Value::Dict(_) => matches!(
+                            abc,
+                            "Iterable"
+                                | "Mapping"
+                                | "MutableMapping"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Dict"
+                        ),
+                        Value::Str(_) | Value::Tuple(_) => matches!(
+                            abc,
+                            "Iterable"
+                                | "Sequence"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Reversible"
+                        ),
+                        _ => matches!(
+                            abc,
+                            "Iterable"
+                                | "Sequence"
+                                | "MutableSequence"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Reversible"
+                                | "List"
+                        ),
+                    })
+                }
+                (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::External(p))
+                    if p.starts_with("collections.abc.") =>
+                {
+                    Some(false)
+                }
+                (Value::Partial(_), Value::External(p)) => Some(&**p == "functools.partial"),
+                // An external class (`nn.BatchNorm2d`) is neither a function nor a partial.
+                (Value::External(c), Value::External(p))
+                    if matches!(
+                        &**p,
+                        "types.FunctionType"
+                            | "types.LambdaType"
+                            | "types.MethodType"
+                            | "functools.partial"
+                    ) && c
+                        .rsplit('.')
+                        .next()
+                        .and_then(|s| s.chars().next())
+                        .is_some_and(char::is_uppercase) =>
+                {
+                    Some(false)
+                }
+                (Value::Function(_), Value::External(p)) => {
+                    Some(matches!(&**p, "types.FunctionType" | "types.LambdaType"))
+                }
+                (Value::BoundMethod(..), Value::External(p)) => Some(&**p == "types.MethodType"),
+                (Value::Class(_), Value::Builtin(b)) => Some(&**b == "type"),
+                (Value::External(c), Value::Builtin(b)) if &**b == "type" => {
+                    // torch.nn classes and other external classes are types; their functions are not.
+                    Some(
+                        c.rsplit('.')
+                            .next()
+                            .and_then(|s| s.chars().next())
+                            .is_some_and(char::is_uppercase),
+                    )
+                }
+                (
+                    Value::Function(_)
+                    | Value::BoundMethod(..)
+                    | Value::Partial(_)
+                    | Value::Builtin(_)
+                    | Value::Class(_),
+                    Value::Builtin(_) | Value::External(_) | Value::Class(_),
+                ) => Some(false),
                 (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => {
                     Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter"))
                 }
@@ -1166,6 +1260,31 @@ impl Interp {
                     )),
                 }
             }
+            // A constant tensor iterates over its first dimension.
+            Value::TensorConst(t) if t.shape.as_ref().is_some_and(|s| !s.is_empty()) => {
+                let n = t.shape.as_ref().map(|s| s[0]).unwrap_or(0).max(0);
+                if n as usize > self.limits.max_collection {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::BUDGET,
+                        "tensor too long to iterate",
+                    ));
+                }
+                (0..n)
+                    .map(|i| match t.shape.as_deref() {
+                        Some([_]) if t.data.is_some() => {
+                            self.get_item(frame, v, Value::Int(i), span)
+                        }
+                        shape => Ok(Value::TensorConst(Rc::new(
+                            super::value::TensorConst::of_shape(
+                                shape.map(|s| s[1..].to_vec()),
+                                t.dtype,
+                            ),
+                        ))),
+                    })
+                    .collect()
+            }
             Value::Unknown(u) => Err(self.error(
                 frame,
                 span,
@@ -1290,7 +1409,9 @@ impl Interp {
                     }
                     None => match self.fill_missing(frame, d, k.clone(), span) {
                         Some(r) => r,
-                        None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+                        None => {
+                            Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}")))
+                        }
                     },
                 }
             }
@@ -1308,12 +1429,27 @@ impl Interp {
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
             (Value::External(p), _) => Ok(Value::External(p.clone())),
             (Value::Class(_), _) => Ok(obj.clone()),
-            (Value::TensorConst(t), _) => {
-                Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
-                    shape: None,
-                    dtype: t.dtype,
-                })))
-            }
+            (Value::TensorConst(t), _) => match (as_int(&key), &t.data, t.shape.as_deref()) {
+                (Some(i), Some(d), Some([n])) if d.len() == *n as usize => {
+                    let idx = if i < 0 { i + n } else { i };
+                    match d.get(idx as usize).filter(|_| idx >= 0) {
+                        Some(&x) => Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
+                            shape: Some(vec![]),
+                            dtype: t.dtype,
+                            data: Some(Rc::from([x])),
+                        }))),
+                        None => Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+                        )),
+                    }
+                }
+                _ => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(None, t.dtype),
+                ))),
+            },
             (Value::Unknown(u), _) => {
                 let path = u
                     .path

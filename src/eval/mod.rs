@@ -110,6 +110,9 @@ pub struct Interp {
     /// The factories of `collections.defaultdict`s, by the identity of the dict (see
     /// `stdlib::collections`).
     dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
+    /// Outside tracing a generator runs to completion when called: what each active one
+    /// yielded so far, innermost last.
+    yield_sinks: Vec<Vec<Value>>,
 }
 
 impl Drop for Interp {
@@ -138,6 +141,7 @@ impl Interp {
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),
+            yield_sinks: Vec::new(),
         }
     }
 
@@ -231,7 +235,11 @@ impl Interp {
         let message = message.into();
         if std::env::var_os("STATICFX_DEBUG_NOTES").is_some() {
             let f = self.project.file(file);
-            eprintln!("DEBUG-NOTE {}:{} {code} {message}", f.module, crate::syntax::LineIndex::new(&f.text).line_of(span.start) + 1);
+            eprintln!(
+                "DEBUG-NOTE {}:{} {code} {message}",
+                f.module,
+                crate::syntax::LineIndex::new(&f.text).line_of(span.start) + 1
+            );
         }
         if self
             .diagnostics

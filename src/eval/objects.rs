@@ -113,7 +113,25 @@ impl Interp {
                 .map(|_| ()),
             _ => match &kind {
                 ObjKind::Container(k) => self.init_container(frame, &obj, k, args, kwargs, span),
-                _ => Ok(()),
+                // A subclass of a torch.nn layer without an `__init__` of its own (timm's
+                // `Linear(nn.Linear)`) is built by the layer's.
+                _ => match mro.iter().find_map(|m| match m {
+                    Value::External(p) if p.starts_with("torch.nn.") => Some(p.clone()),
+                    _ => None,
+                }) {
+                    Some(base) => self
+                        .call_super_external(
+                            frame,
+                            &Rc::new(value.clone()),
+                            &base,
+                            "__init__",
+                            args,
+                            kwargs,
+                            span,
+                        )
+                        .map(|_| ()),
+                    None => Ok(()),
+                },
             },
         };
         if let Err(e) = result {
@@ -869,6 +887,33 @@ impl Interp {
             }
             return Ok(Value::unknown("logger"));
         }
+        if path == "torch.nn.init._calculate_fan_in_and_fan_out" {
+            // Initialisers compute their bounds from these; the values never reach the graph,
+            // but a tuple must come back for the caller to unpack.
+            let shape = match &a0 {
+                Value::Param(p) => p.shape.clone(),
+                Value::TensorConst(t) => t.shape.clone(),
+                _ => None,
+            };
+            return Ok(match shape {
+                Some(s) if s.len() >= 2 => {
+                    let receptive: i64 = s[2..].iter().product();
+                    Value::tuple(vec![Value::Int(s[1] * receptive), Value::Int(s[0] * receptive)])
+                }
+                Some(_) => {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        "ValueError: Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+                    ))
+                }
+                None => Value::tuple(vec![
+                    Value::unknown("fan_in of a tensor of unknown shape"),
+                    Value::unknown("fan_out of a tensor of unknown shape"),
+                ]),
+            });
+        }
         if path.starts_with("torch.nn.init.") {
             return Ok(a0);
         }
@@ -953,11 +998,63 @@ impl Interp {
             ("tensor" | "as_tensor", Some(Value::Int(_))) => DType::Int64,
             _ => DType::Float32,
         };
+        let dtype = dtype.unwrap_or(default);
+        let data = constant_data(short, args, &shape);
         Some(Value::TensorConst(Rc::new(TensorConst {
             shape,
-            dtype: dtype.unwrap_or(default),
+            dtype,
+            data,
         })))
     }
+}
+
+/// The elements of a 1-D tensor made from constants, as torch computes them.
+fn constant_data(short: &str, args: &[Value], shape: &Option<Vec<i64>>) -> Option<Rc<[f64]>> {
+    let n = match shape.as_deref() {
+        Some([n]) => *n as usize,
+        Some([]) => 1,
+        _ => return None,
+    };
+    let nums: Option<Vec<f64>> = args.iter().map(as_f64).collect();
+    let data: Vec<f64> = match short {
+        "linspace" => {
+            let (start, end) = (as_f64(args.first()?)?, as_f64(args.get(1)?)?);
+            // torch fills the first half from the start and the second half from the end.
+            let step = if n > 1 {
+                (end - start) / (n - 1) as f64
+            } else {
+                0.0
+            };
+            (0..n)
+                .map(|i| {
+                    if i < n / 2 {
+                        start + step * i as f64
+                    } else {
+                        end - step * (n - 1 - i) as f64
+                    }
+                })
+                .collect()
+        }
+        "arange" => {
+            let nums = nums?;
+            let (start, step) = match nums.as_slice() {
+                [_] => (0.0, 1.0),
+                [s, _] => (*s, 1.0),
+                [s, _, st] => (*s, *st),
+                _ => return None,
+            };
+            (0..n).map(|i| start + step * i as f64).collect()
+        }
+        "tensor" | "as_tensor" => match args.first()? {
+            Value::List(l) => l.borrow().iter().map(as_f64).collect::<Option<_>>()?,
+            Value::Tuple(t) => t.iter().map(as_f64).collect::<Option<_>>()?,
+            v => vec![as_f64(v)?],
+        },
+        "zeros" => vec![0.0; n],
+        "ones" => vec![1.0; n],
+        _ => return None,
+    };
+    (data.len() == n).then(|| Rc::from(data))
 }
 
 fn math_fn(name: &str, args: &[Value]) -> Value {

@@ -116,7 +116,11 @@ impl Interp {
     /// What `@dataclass` does to a class: collect its fields (annotated class attributes in
     /// source order, after the fields of dataclass bases), turn `field(...)` defaults into
     /// class attributes, and give it the generated `__init__` unless it defines its own.
-    pub(in crate::eval) fn make_dataclass(&mut self, class: &Rc<Class>, kwargs: &Kwargs) -> EResult<()> {
+    pub(in crate::eval) fn make_dataclass(
+        &mut self,
+        class: &Rc<Class>,
+        kwargs: &Kwargs,
+    ) -> EResult<()> {
         let mut fields: Vec<Value> = Vec::new();
         let mro = class.mro.borrow().clone();
         for base in mro.iter().skip(1).rev() {
@@ -131,7 +135,9 @@ impl Interp {
             let field = match declared {
                 Some(f) if is_field(&f) => {
                     if let Value::Object(o) = &f {
-                        o.attrs.borrow_mut().insert("name".into(), Value::str(&name));
+                        o.attrs
+                            .borrow_mut()
+                            .insert("name".into(), Value::str(&name));
                         let default = o.get("default").unwrap_or_else(missing);
                         if is_missing(&default) {
                             class.ns.borrow_mut().shift_remove(&name);
@@ -181,7 +187,9 @@ impl Interp {
             let Some(a) = s.named_child(0).filter(|a| a.kind() == "assignment") else {
                 continue;
             };
-            let (Some(left), Some(ty)) = (a.child_by_field_name("left"), a.child_by_field_name("type")) else {
+            let (Some(left), Some(ty)) =
+                (a.child_by_field_name("left"), a.child_by_field_name("type"))
+            else {
                 continue;
             };
             let t = text(ty, &file.text);
@@ -219,7 +227,9 @@ impl Interp {
                     default: if !is_missing(&default) {
                         Some(default)
                     } else if !is_missing(&factory) {
-                        Some(Value::External(Rc::from("dataclasses._HAS_DEFAULT_FACTORY")))
+                        Some(Value::External(Rc::from(
+                            "dataclasses._HAS_DEFAULT_FACTORY",
+                        )))
                     } else {
                         None
                     },

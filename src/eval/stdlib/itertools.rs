@@ -26,7 +26,12 @@ impl Interp {
                         Some(n) => {
                             let n = n.max(0) as usize;
                             if n > self.limits.max_collection {
-                                return Err(self.error(frame, span, codes::BUDGET, "repeat() too long"));
+                                return Err(self.error(
+                                    frame,
+                                    span,
+                                    codes::BUDGET,
+                                    "repeat() too long",
+                                ));
                             }
                             Value::list(vec![a0; n])
                         }
@@ -101,7 +106,12 @@ impl Interp {
                             }
                         }
                         if next.len() > self.limits.max_collection {
-                            return Err(self.error(frame, span, codes::BUDGET, "product() too large"));
+                            return Err(self.error(
+                                frame,
+                                span,
+                                codes::BUDGET,
+                                "product() too large",
+                            ));
                         }
                         out = next;
                     }
@@ -129,12 +139,7 @@ impl Interp {
                 }
                 "pairwise" => {
                     let items = self.iterate(frame, &a0, span)?;
-                    Value::list(
-                        items
-                            .windows(2)
-                            .map(|w| Value::tuple(w.to_vec()))
-                            .collect(),
-                    )
+                    Value::list(items.windows(2).map(|w| Value::tuple(w.to_vec())).collect())
                 }
                 "count" | "cycle" => Value::unknown(format!("itertools.{name}() is infinite")),
                 _ => return Ok(Value::External(std::rc::Rc::from("itertools.?"))),

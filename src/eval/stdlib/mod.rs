@@ -9,15 +9,16 @@ mod copy;
 mod dataclasses;
 mod decorators;
 mod itertools;
+mod re;
 #[cfg(test)]
 mod tests;
 
-pub use collections::DictItems;
-pub use dataclasses::INIT as DATACLASS_INIT;
 use super::call::Kwargs;
 use super::value::Value;
 use super::{EResult, Frame, Interp};
 use crate::syntax::Span;
+pub use collections::DictItems;
+pub use dataclasses::INIT as DATACLASS_INIT;
 
 impl Interp {
     /// Calls of standard-library functions modelled here; None for anything else.
@@ -34,6 +35,9 @@ impl Interp {
         }
         if let Some(name) = path.strip_prefix("itertools.") {
             return self.call_itertools(frame, name, args, kwargs, span);
+        }
+        if let Some(name) = path.strip_prefix("re.") {
+            return self.call_re(name, args, kwargs).map(Ok);
         }
         match path {
             "functools.reduce" => Some(self.reduce(frame, args, span)),
