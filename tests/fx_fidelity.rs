@@ -194,7 +194,21 @@ fn torchvision_models_match_torch_fx() {
 
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
-const TIMM_AGREE: &[&str] = &[];
+const TIMM_AGREE: &[&str] = &[
+    "timm_convnext_atto",
+    "timm_mixer_s16_224",
+    "timm_poolformer_s12",
+    "timm_dla34",
+    "timm_selecsls42",
+    "timm_starnet_s1",
+    "timm_convmixer_768_32",
+    "timm_mambaout_femto",
+    "timm_repvit_m0_9",
+    "timm_rdnet_tiny",
+    "timm_shvit_s1",
+    "timm_legacy_seresnet18",
+    "timm_inception_next_atto",
+];
 
 #[test]
 fn timm_models_match_torch_fx() {

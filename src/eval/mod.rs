@@ -233,14 +233,6 @@ impl Interp {
         message: impl Into<String>,
     ) {
         let message = message.into();
-        if std::env::var_os("STATICFX_DEBUG_NOTES").is_some() {
-            let f = self.project.file(file);
-            eprintln!(
-                "DEBUG-NOTE {}:{} {code} {message}",
-                f.module,
-                crate::syntax::LineIndex::new(&f.text).line_of(span.start) + 1
-            );
-        }
         if self
             .diagnostics
             .iter()
