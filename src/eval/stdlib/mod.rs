@@ -1,6 +1,7 @@
 //! The parts of Python's standard library that libraries run in their constructors and at
 //! import time (timm's model registry, its dataclass configs), evaluated with Python's
-//! semantics: `dataclasses`, `collections`, `copy`, decorators, `sys.modules`.
+//! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; `copy` (called from
+//! `call_external`, which first records a deepcopy of a traced tensor as Dynamo's break).
 //! Each entry point returns `None` for a name it does not model, so the caller's own
 //! handling (the catalogue, or an unknown value) applies.
 
@@ -43,10 +44,6 @@ impl Interp {
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
             "collections.deque" => Some(self.make_deque(frame, args, span)),
-            "copy.deepcopy" | "copy.copy" => {
-                let deep = path == "copy.deepcopy";
-                Some(self.copy_value(frame, args.first().unwrap_or(&Value::None), deep, span))
-            }
             _ => None,
         }
     }
