@@ -978,6 +978,23 @@ impl Interp {
                             .is_some_and(char::is_uppercase),
                     )
                 }
+                // Names outside the project (classes, functions, modules) are not builtin values.
+                (Value::External(_), Value::Builtin(b))
+                    if matches!(
+                        &**b,
+                        "str"
+                            | "int"
+                            | "float"
+                            | "bool"
+                            | "list"
+                            | "tuple"
+                            | "dict"
+                            | "set"
+                            | "frozenset"
+                    ) =>
+                {
+                    Some(false)
+                }
                 (
                     Value::Function(_)
                     | Value::BoundMethod(..)
