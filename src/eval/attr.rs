@@ -629,6 +629,18 @@ impl Interp {
                     _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, t.dtype))),
                 })
             }
+            // A method of a buffer read in the traced forward: recorded on its `get_attr`
+            // (its size and rank are constants, as torch.fx computes them eagerly).
+            Value::Param(p) if self.tracing() && !matches!(name, "size" | "dim" | "numel") => {
+                match self
+                    .tracer
+                    .as_mut()
+                    .and_then(|t| t.buffer_use(p, frame.file_id, span))
+                {
+                    Some(n) => self.trace_method(frame, name, Value::Proxy(n), args, kwargs, span),
+                    None => Ok(Value::unknown(format!("parameter.{name}"))),
+                }
+            }
             Value::Param(p) => Ok(match name {
                 n if n.ends_with('_') => r.clone(),
                 "size" | "dim" => shape_query(p.shape.as_deref(), name, &args),

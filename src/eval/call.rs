@@ -1373,6 +1373,21 @@ impl Interp {
                 span,
             );
         }
+        if let (Value::Param(p), true) = (obj, self.tracing()) {
+            if let Some(n) = self
+                .tracer
+                .as_mut()
+                .and_then(|t| t.buffer_use(p, frame.file_id, span))
+            {
+                return self.trace_function(
+                    frame,
+                    "operator.getitem",
+                    vec![Value::Proxy(n), key],
+                    vec![],
+                    span,
+                );
+            }
+        }
         if has_proxy(&key) && self.tracing() {
             if let Value::TensorConst(_) | Value::Param(_) = obj {
                 return self.trace_function(
