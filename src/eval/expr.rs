@@ -523,6 +523,9 @@ impl Interp {
                 })
             }
             "in" | "not in" => {
+                if let Some(found) = super::stdlib::os::environ_contains(&b) {
+                    return Ok(Value::Bool(found == (op == "in")));
+                }
                 let r = match &b {
                     Value::Proxy(_) => {
                         return self.trace_function(

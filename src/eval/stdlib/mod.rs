@@ -10,6 +10,7 @@ mod copy;
 mod dataclasses;
 mod decorators;
 mod itertools;
+pub mod os;
 mod re;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,11 @@ impl Interp {
         }
         if let Some(name) = path.strip_prefix("itertools.") {
             return self.call_itertools(frame, name, args, kwargs, span);
+        }
+        if path.starts_with("os.") {
+            if let Some(v) = self.call_os(path, args, kwargs) {
+                return Some(Ok(v));
+            }
         }
         if let Some(name) = path.strip_prefix("re.") {
             return self.call_re(name, args, kwargs).map(Ok);
