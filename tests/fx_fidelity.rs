@@ -195,11 +195,9 @@ fn torchvision_models_match_torch_fx() {
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
 const TIMM_AGREE: &[&str] = &[
-    "timm_pit_ti_224",
-    "timm_cait_xxs24_224",
-    "timm_twins_pcpvt_small",
-    "timm_visformer_tiny",
-    "timm_pvt_v2_b0",
+    "timm_regnetx_002",
+    "timm_hgnetv2_b0",
+    "timm_sebotnet33ts_256",
     "timm_resnet18",
     "timm_resnet50d",
     "timm_resnet10t",
@@ -224,6 +222,10 @@ const TIMM_AGREE: &[&str] = &[
     "timm_starnet_s1",
     "timm_convmixer_768_32",
     "timm_inception_v3",
+    "timm_pit_ti_224",
+    "timm_cait_xxs24_224",
+    "timm_twins_pcpvt_small",
+    "timm_visformer_tiny",
     "timm_gernet_s",
     "timm_lcnet_050",
     "timm_hardcorenas_a",
@@ -231,6 +233,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_ese_vovnet19b_dw",
     "timm_mambaout_femto",
     "timm_repvit_m0_9",
+    "timm_pvt_v2_b0",
     "timm_rdnet_tiny",
     "timm_shvit_s1",
     "timm_vovnet39a",

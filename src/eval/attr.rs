@@ -507,6 +507,9 @@ impl Interp {
                         }
                     })
                     .unwrap_or(Value::Bool(false)),
+                "format" => str_format(s, &args, &kwargs)
+                    .map(|t| Value::str(&t))
+                    .unwrap_or_else(|| Value::unknown("str.format with a format spec")),
                 "lower" => Value::str(&s.to_lowercase()),
                 "upper" => Value::str(&s.to_uppercase()),
                 "strip" | "lstrip" | "rstrip" => {
@@ -596,6 +599,9 @@ impl Interp {
                 {
                     return self.trace_method(frame, name, r.clone(), args, kwargs, span);
                 }
+                if let Some(v) = super::stdlib::tensor_const::unary(name, t, &args) {
+                    return Ok(v);
+                }
                 Ok(match name {
                     // In-place initialisers return the tensor itself.
                     n if n.ends_with('_') => r.clone(),
@@ -679,6 +685,57 @@ impl Interp {
             other => Ok(Value::unknown(format!("{}.{name}", other.type_name()))),
         }
     }
+}
+
+/// `"s{}".format(i + 1)`: `{}`, `{0}` and `{name}` fields without a format spec, over
+/// numbers, strings, booleans and None (what module names are made of).
+fn str_format(fmt: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
+    let show = |v: &Value| -> Option<String> {
+        Some(match v {
+            Value::Str(s) => s.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Value::None => "None".to_string(),
+            _ => return None,
+        })
+    };
+    let mut out = String::new();
+    let mut auto = 0;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut field = String::new();
+                loop {
+                    match chars.next()? {
+                        '}' => break,
+                        ':' | '!' => return None,
+                        ch => field.push(ch),
+                    }
+                }
+                let v = if field.is_empty() {
+                    auto += 1;
+                    args.get(auto - 1)?
+                } else if let Ok(i) = field.parse::<usize>() {
+                    args.get(i)?
+                } else {
+                    &kwargs.iter().find(|(k, _)| *k == field)?.1
+                };
+                out.push_str(&show(v)?);
+            }
+            ch => out.push(ch),
+        }
+    }
+    Some(out)
 }
 
 /// `t.split(n)` / `t.split([a, b, …])` of a 1-D constant tensor: its pieces, data included.

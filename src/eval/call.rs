@@ -1184,12 +1184,22 @@ impl Interp {
                 }
                 _ => match (&a, &b) {
                     (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
+                        if let Some(v) = super::stdlib::tensor_const::binary(name, &a, &b) {
+                            return Ok(v);
+                        }
                         let t = if matches!(a, TensorConst(_) | Param(_)) {
                             &a
                         } else {
                             &b
                         };
-                        t.clone()
+                        // The shape of the result is the tensor's (broadcasting a number); its
+                        // values are not the tensor's any more.
+                        match t {
+                            TensorConst(c) if c.data.is_some() => Value::TensorConst(Rc::new(
+                                super::value::TensorConst::of_shape(c.shape.clone(), c.dtype),
+                            )),
+                            _ => t.clone(),
+                        }
                     }
                     _ => Value::unknown(format!(
                         "`{sym}` between {} and {}",
@@ -1585,6 +1595,17 @@ pub fn same_class(a: &Value, b: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// A list or tuple (nested or not) of Python ints: what `torch.tensor` makes an int64 tensor of.
+pub fn has_only_ints(v: &Value) -> bool {
+    let items = match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Int(_) => return true,
+        _ => return false,
+    };
+    !items.is_empty() && items.iter().all(has_only_ints)
 }
 
 pub fn as_int(v: &Value) -> Option<i64> {

@@ -925,6 +925,9 @@ impl Interp {
             if self.tracing() && path == "torch._assert" {
                 return Ok(Value::None);
             }
+            if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {
+                return Ok(v);
+            }
             return Ok(self
                 .tensor_factory(short, &args, &kwargs)
                 .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
@@ -996,10 +999,14 @@ impl Interp {
         let default = match (short, args.first()) {
             ("arange", _) => DType::Int64,
             ("tensor" | "as_tensor", Some(Value::Int(_))) => DType::Int64,
+            ("tensor" | "as_tensor", Some(Value::List(_) | Value::Tuple(_))) if matches!(args.first(), Some(v) if super::call::has_only_ints(v)) => {
+                DType::Int64
+            }
             _ => DType::Float32,
         };
         let dtype = dtype.unwrap_or(default);
-        let data = constant_data(short, args, &shape);
+        let data = constant_data(short, args, &shape, dtype)
+            .map(|d| Rc::from(super::stdlib::tensor_const::stored(dtype, d.to_vec())));
         Some(Value::TensorConst(Rc::new(TensorConst {
             shape,
             dtype,
@@ -1009,7 +1016,12 @@ impl Interp {
 }
 
 /// The elements of a 1-D tensor made from constants, as torch computes them.
-fn constant_data(short: &str, args: &[Value], shape: &Option<Vec<i64>>) -> Option<Rc<[f64]>> {
+fn constant_data(
+    short: &str,
+    args: &[Value],
+    shape: &Option<Vec<i64>>,
+    dtype: DType,
+) -> Option<Rc<[f64]>> {
     let n = match shape.as_deref() {
         Some([n]) => *n as usize,
         Some([]) => 1,
@@ -1019,21 +1031,40 @@ fn constant_data(short: &str, args: &[Value], shape: &Option<Vec<i64>>) -> Optio
     let data: Vec<f64> = match short {
         "linspace" => {
             let (start, end) = (as_f64(args.first()?)?, as_f64(args.get(1)?)?);
-            // torch fills the first half from the start and the second half from the end.
-            let step = if n > 1 {
-                (end - start) / (n - 1) as f64
+            // torch fills the first half from the start and the second half from the end, in
+            // the tensor's own precision.
+            if dtype == DType::Float32 {
+                let (start, end) = (start as f32, end as f32);
+                let step = if n > 1 {
+                    (end - start) / (n - 1) as f32
+                } else {
+                    0.0
+                };
+                (0..n)
+                    .map(|i| {
+                        f64::from(if i < n / 2 {
+                            start + step * i as f32
+                        } else {
+                            end - step * (n - 1 - i) as f32
+                        })
+                    })
+                    .collect()
             } else {
-                0.0
-            };
-            (0..n)
-                .map(|i| {
-                    if i < n / 2 {
-                        start + step * i as f64
-                    } else {
-                        end - step * (n - 1 - i) as f64
-                    }
-                })
-                .collect()
+                let step = if n > 1 {
+                    (end - start) / (n - 1) as f64
+                } else {
+                    0.0
+                };
+                (0..n)
+                    .map(|i| {
+                        if i < n / 2 {
+                            start + step * i as f64
+                        } else {
+                            end - step * (n - 1 - i) as f64
+                        }
+                    })
+                    .collect()
+            }
         }
         "arange" => {
             let nums = nums?;

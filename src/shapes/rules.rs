@@ -1037,6 +1037,32 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             },
             _ => Meta::Unknown,
         },
+        // `F.pad(x, (left, right, top, bottom, …))`: pairs from the last dimension backwards.
+        "pad" => match (
+            t0,
+            inp.get(1, "pad")
+                .and_then(Meta::as_dims)
+                .and_then(|d| concrete(&d)),
+        ) {
+            (Some(t), Some(p)) if p.len() % 2 == 0 => match &t.shape {
+                Some(shape) if p.len() / 2 <= shape.len() => {
+                    let mut out = shape.clone();
+                    let n = out.len();
+                    for (i, pair) in p.chunks(2).enumerate() {
+                        let grow = pair[0] + pair[1];
+                        out[n - 1 - i] = match &out[n - 1 - i] {
+                            Dim::Known(x) if x + grow >= 0 => Dim::Known(x + grow),
+                            Dim::Sym(e) => Dim::from_expr(e.add_const(grow)),
+                            _ => Dim::Unknown,
+                        };
+                    }
+                    tensor(Some(out), t.dtype)
+                }
+                _ => tensor(None, t.dtype),
+            },
+            (Some(t), _) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
         "flatten" => match t0 {
             Some(t) => flatten(
                 t,
@@ -1511,6 +1537,29 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    #[test]
+    fn pad_grows_dimensions_from_the_last_one() {
+        let ints = |v: &[i64]| Meta::Seq(v.iter().map(|&i| Meta::int(i)).collect());
+        // torch: F.pad(torch.zeros(1, 16, 112, 112), (0, 1, 0, 1)).shape == [1, 16, 113, 113]
+        let out = call(
+            "pad",
+            &Inputs {
+                args: &[t(&[1, 16, 112, 112]), ints(&[0, 1, 0, 1])],
+                kwargs: &[],
+            },
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[1, 16, 113, 113])));
+        // F.pad(torch.zeros(1, 8, 3137, 18), (0, 0, 1, 0, 0, 0)).shape == [1, 8, 3138, 18]
+        let out = call(
+            "pad",
+            &Inputs {
+                args: &[t(&[1, 8, 3137, 18]), ints(&[0, 0, 1, 0, 0, 0])],
+                kwargs: &[],
+            },
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[1, 8, 3138, 18])));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod decorators;
 mod itertools;
 pub mod os;
 mod re;
+pub mod tensor_const;
 #[cfg(test)]
 mod tests;
 

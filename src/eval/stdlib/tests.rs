@@ -68,6 +68,8 @@ def gen(n):
     yield from [100]
 
 r7 = list(gen(3))
+import os
+r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
 "#;
 
 /// Python's `repr` for the values the snippet produces.
@@ -110,6 +112,7 @@ fn stdlib_snippet_matches_cpython() {
             r#"(['se', '0.25', ''], ['k', '3', ''], ['a', 'b.c'], 'x')"#,
         ),
         ("r7", r#"[0, 2, 4, 100]"#),
+        ("r8", r#"('s3', '1-b', 'dflt', False)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {
@@ -128,4 +131,41 @@ fn stdlib_snippet_matches_cpython() {
         "{}\nnotes: {notes:?}",
         failures.join("\n")
     );
+}
+
+/// Constructor arithmetic on constant tensors (timm's RegNet widths and drop-path rates),
+/// against torch 2.15: each expected string is what the snippet prints in real torch.
+#[test]
+fn constant_tensors_match_torch() {
+    const TORCH_SNIPPET: &str = r#"import math
+import torch
+widths_cont = torch.arange(13, device='cpu', dtype=torch.float32) * 36.44 + 24
+width_exps = torch.round(torch.log(widths_cont / 24) / math.log(2.49))
+widths = torch.round((24 * torch.pow(2.49, width_exps)) / 8) * 8
+num_stages, max_stage = len(torch.unique(widths)), int(width_exps.max().item()) + 1
+t1 = (widths.int().tolist(), num_stages, max_stage)
+t2 = [x.item() for x in torch.linspace(0, 0.1, 5)]
+t3 = [x.tolist() for x in torch.linspace(0, 0.3, 4).split([1, 3])]
+v, c = torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
+t4 = (v.tolist(), c.tolist())
+"#;
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/consts.py", Arc::from(TORCH_SNIPPET), None);
+    let file = project.load_path(Path::new("/virtual/consts.py")).unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        ("t1", "([24, 56, 152, 152, 152, 152, 368, 368, 368, 368, 368, 368, 368], 4, 4)"),
+        ("t2", "[0.0, 0.02500000037252903, 0.05000000074505806, 0.07500000298023224, 0.10000000149011612]"),
+        ("t3", "[[0.0], [0.10000000149011612, 0.20000001788139343, 0.30000001192092896]]"),
+        ("t4", "([1, 2, 3], [1, 1, 2])"),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{name}: got {got}, torch {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
