@@ -195,9 +195,8 @@ fn torchvision_models_match_torch_fx() {
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
 const TIMM_AGREE: &[&str] = &[
-    "timm_regnetx_002",
-    "timm_hgnetv2_b0",
-    "timm_sebotnet33ts_256",
+    "timm_res2net50_14w_8s",
+    "timm_skresnet18",
     "timm_resnet18",
     "timm_resnet50d",
     "timm_resnet10t",
@@ -207,6 +206,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_tinynet_e",
     "timm_mobilenetv3_small_050",
     "timm_mobilenetv4_conv_small",
+    "timm_regnetx_002",
     "timm_mixer_s16_224",
     "timm_ghostnet_100",
     "timm_poolformer_s12",
@@ -220,8 +220,10 @@ const TIMM_AGREE: &[&str] = &[
     "timm_repvgg_a0",
     "timm_selecsls42",
     "timm_starnet_s1",
+    "timm_hgnetv2_b0",
     "timm_convmixer_768_32",
     "timm_inception_v3",
+    "timm_sebotnet33ts_256",
     "timm_pit_ti_224",
     "timm_cait_xxs24_224",
     "timm_twins_pcpvt_small",

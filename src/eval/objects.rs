@@ -919,6 +919,22 @@ impl Interp {
         }
         let proxied = args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v));
         if path.starts_with("torch.") || path == "torch" {
+            if self.tracing() && proxied && path == "torch.split" {
+                // `torch.functional.split` re-dispatches as `split(tensor, size, dim=dim)`,
+                // which is what torch.fx records.
+                let mut args = args;
+                let mut kwargs = kwargs;
+                let dim = if args.len() > 2 {
+                    args.remove(2)
+                } else {
+                    match kwargs.iter().position(|(k, _)| k == "dim") {
+                        Some(i) => kwargs.remove(i).1,
+                        None => Value::Int(0),
+                    }
+                };
+                kwargs.push(("dim".into(), dim));
+                return self.trace_function(frame, path, args, kwargs, span);
+            }
             if self.tracing() && proxied {
                 return self.trace_function(frame, path, args, kwargs, span);
             }
