@@ -195,8 +195,8 @@ fn torchvision_models_match_torch_fx() {
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
 const TIMM_AGREE: &[&str] = &[
-    "timm_res2net50_14w_8s",
-    "timm_skresnet18",
+    "timm_beit_base_patch16_224",
+    "timm_tresnet_m",
     "timm_resnet18",
     "timm_resnet50d",
     "timm_resnet10t",
@@ -223,6 +223,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_hgnetv2_b0",
     "timm_convmixer_768_32",
     "timm_inception_v3",
+    "timm_res2net50_14w_8s",
     "timm_sebotnet33ts_256",
     "timm_pit_ti_224",
     "timm_cait_xxs24_224",
@@ -239,6 +240,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_rdnet_tiny",
     "timm_shvit_s1",
     "timm_vovnet39a",
+    "timm_skresnet18",
     "timm_legacy_seresnet18",
     "timm_inception_next_atto",
 ];

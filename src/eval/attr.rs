@@ -638,6 +638,29 @@ impl Interp {
             // A method of a buffer read in the traced forward: recorded on its `get_attr`
             // (its size and rank are constants, as torch.fx computes them eagerly).
             Value::Param(p) if self.tracing() && !matches!(name, "size" | "dim" | "numel") => {
+                // torch.fx runs a buffer's method eagerly when no traced value is involved:
+                // the result is a tensor constant (a `_tensor_constant` where it is used).
+                if !args.iter().any(has_proxy) && !kwargs.iter().any(|(_, v)| has_proxy(v)) {
+                    let mut metas = vec![super::trace::value_meta(r)];
+                    metas.extend(args.iter().map(super::trace::value_meta));
+                    let kmetas: Vec<(String, crate::shapes::Meta)> = kwargs
+                        .iter()
+                        .map(|(k, v)| (k.clone(), super::trace::value_meta(v)))
+                        .collect();
+                    let meta = crate::shapes::rules::call(
+                        name,
+                        &crate::shapes::rules::Inputs {
+                            args: &metas,
+                            kwargs: &kmetas,
+                        },
+                    );
+                    if let crate::shapes::Meta::Tensor(t) = meta {
+                        return Ok(Value::TensorConst(Rc::new(TensorConst::of_shape(
+                            t.shape.as_ref().and_then(crate::shapes::concrete),
+                            t.dtype,
+                        ))));
+                    }
+                }
                 match self
                     .tracer
                     .as_mut()

@@ -75,6 +75,10 @@ impl Interp {
         let Value::Class(c) = class else {
             return Ok(Value::unknown("instance"));
         };
+        if super::stdlib::enums::is_enum_class(c) {
+            let v = args.first().cloned().unwrap_or(Value::None);
+            return self.enum_lookup(frame, c, &v, span);
+        }
         let mro = c.mro.borrow().clone();
         let mut kind = ObjKind::Plain;
         for m in &mro {

@@ -1094,6 +1094,7 @@ impl Interp {
             v
         };
         class.ns.borrow_mut().extend(vars);
+        self.make_enum_members(&class);
         Ok(class)
     }
 

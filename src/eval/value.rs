@@ -310,6 +310,12 @@ impl Value {
             (Dtype(a), Dtype(b)) => a == b,
             (Class(a), Class(b)) => Rc::ptr_eq(a, b),
             (Object(a), Object(b)) => Rc::ptr_eq(a, b),
+            // A member of a `str`/`int` enum equals its value.
+            (Object(o), v @ (Str(_) | Int(_))) | (v @ (Str(_) | Int(_)), Object(o))
+                if o.get(crate::eval::stdlib::enums::MIXIN_MARK).is_some() =>
+            {
+                return o.get("_value_")?.py_eq(v)
+            }
             (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => {
                 return Option::None
             }

@@ -9,6 +9,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod decorators;
+pub mod enums;
 mod itertools;
 pub mod os;
 mod re;

@@ -69,6 +69,11 @@ def gen(n):
 
 r7 = list(gen(3))
 import os
+from enum import Enum
+class Fmt(str, Enum):
+    NCHW = 'NCHW'
+    NHWC = 'NHWC'
+r9 = (Fmt('NHWC') is Fmt.NHWC, Fmt.NCHW == 'NCHW', Fmt.NCHW != Fmt.NHWC, Fmt.NHWC.value, Fmt.NHWC.name, Fmt(Fmt.NCHW) is Fmt.NCHW)
 r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
 "#;
 
@@ -112,6 +117,7 @@ fn stdlib_snippet_matches_cpython() {
             r#"(['se', '0.25', ''], ['k', '3', ''], ['a', 'b.c'], 'x')"#,
         ),
         ("r7", r#"[0, 2, 4, 100]"#),
+        ("r9", r#"(True, True, True, 'NHWC', 'NHWC', True)"#),
         ("r8", r#"('s3', '1-b', 'dflt', False)"#),
     ];
     let mut failures = Vec::new();
