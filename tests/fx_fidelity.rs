@@ -195,8 +195,8 @@ fn torchvision_models_match_torch_fx() {
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
 const TIMM_AGREE: &[&str] = &[
-    "timm_beit_base_patch16_224",
-    "timm_tresnet_m",
+    "timm_dpn68",
+    "timm_nf_resnet26",
     "timm_resnet18",
     "timm_resnet50d",
     "timm_resnet10t",
@@ -226,6 +226,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_res2net50_14w_8s",
     "timm_sebotnet33ts_256",
     "timm_pit_ti_224",
+    "timm_beit_base_patch16_224",
     "timm_cait_xxs24_224",
     "timm_twins_pcpvt_small",
     "timm_visformer_tiny",
@@ -234,6 +235,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_hardcorenas_a",
     "timm_fbnetv3_b",
     "timm_ese_vovnet19b_dw",
+    "timm_tresnet_m",
     "timm_mambaout_femto",
     "timm_repvit_m0_9",
     "timm_pvt_v2_b0",

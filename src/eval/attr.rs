@@ -606,6 +606,11 @@ impl Interp {
                     // In-place initialisers return the tensor itself.
                     n if n.ends_with('_') => r.clone(),
                     "size" | "dim" => shape_query(t.shape.as_deref(), name, &args),
+                    "numel" => t
+                        .shape
+                        .as_ref()
+                        .map(|s| Value::Int(s.iter().product()))
+                        .unwrap_or_else(|| Value::unknown("numel")),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
                     "long" => Value::TensorConst(Rc::new(TensorConst::of_shape(
                         t.shape.clone(),

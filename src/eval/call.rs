@@ -1471,6 +1471,21 @@ impl Interp {
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
             (Value::External(p), _) => Ok(Value::External(p.clone())),
             (Value::Class(_), _) => Ok(obj.clone()),
+            // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
+            (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
+                Some([n, rest @ ..]) if (-n..*n).contains(i) => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(Some(rest.to_vec()), p.dtype),
+                ))),
+                Some([n, ..]) => Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+                )),
+                _ => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(None, p.dtype),
+                ))),
+            },
             (Value::TensorConst(t), _) => match (as_int(&key), &t.data, t.shape.as_deref()) {
                 (Some(i), Some(d), Some([n])) if d.len() == *n as usize => {
                     let idx = if i < 0 { i + n } else { i };
@@ -1576,6 +1591,21 @@ impl Interp {
     pub fn make_partial(&self, args: Vec<Value>, kwargs: Kwargs) -> Value {
         let mut it = args.into_iter();
         let func = it.next().unwrap_or(Value::None);
+        // `partial(partial(f, a=1), b=2)` is `partial(f, a=1, b=2)`, as functools flattens it.
+        if let Value::Partial(inner) = &func {
+            let mut all_args = inner.args.clone();
+            all_args.extend(it);
+            let mut all_kwargs = inner.kwargs.clone();
+            for (k, v) in kwargs {
+                all_kwargs.retain(|(kk, _)| *kk != k);
+                all_kwargs.push((k, v));
+            }
+            return Value::Partial(Rc::new(Partial {
+                func: inner.func.clone(),
+                args: all_args,
+                kwargs: all_kwargs,
+            }));
+        }
         Value::Partial(Rc::new(Partial {
             func,
             args: it.collect(),

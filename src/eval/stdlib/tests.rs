@@ -74,6 +74,10 @@ class Fmt(str, Enum):
     NCHW = 'NCHW'
     NHWC = 'NHWC'
 r9 = (Fmt('NHWC') is Fmt.NHWC, Fmt.NCHW == 'NCHW', Fmt.NCHW != Fmt.NHWC, Fmt.NHWC.value, Fmt.NHWC.name, Fmt(Fmt.NCHW) is Fmt.NCHW)
+def pf(a=0, b=0, c=0):
+    return a * 100 + b * 10 + c
+p2 = functools.partial(functools.partial(pf, a=1), b=2)
+r10 = (p2.func is pf, sorted(p2.keywords.items()), p2(c=3), isinstance(p2, functools.partial), isinstance(pf, functools.partial))
 r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
 "#;
 
@@ -118,6 +122,7 @@ fn stdlib_snippet_matches_cpython() {
         ),
         ("r7", r#"[0, 2, 4, 100]"#),
         ("r9", r#"(True, True, True, 'NHWC', 'NHWC', True)"#),
+        ("r10", r#"(True, [('a', 1), ('b', 2)], 123, True, False)"#),
         ("r8", r#"('s3', '1-b', 'dflt', False)"#),
     ];
     let mut failures = Vec::new();
