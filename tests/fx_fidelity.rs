@@ -195,8 +195,8 @@ fn torchvision_models_match_torch_fx() {
 /// timm models that agree node for node with torch.fx today, asserted; every other timm case
 /// with an expectation is run too and its first divergence printed (the list to work down).
 const TIMM_AGREE: &[&str] = &[
-    "timm_dpn68",
-    "timm_nf_resnet26",
+    "timm_levit_128s",
+    "timm_rexnet_100",
     "timm_resnet18",
     "timm_resnet50d",
     "timm_resnet10t",
@@ -215,6 +215,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_dla34",
     "timm_fastvit_t8",
     "timm_densenet121",
+    "timm_dpn68",
     "timm_resnest14d",
     "timm_xception41",
     "timm_repvgg_a0",
@@ -236,6 +237,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_fbnetv3_b",
     "timm_ese_vovnet19b_dw",
     "timm_tresnet_m",
+    "timm_nf_resnet26",
     "timm_mambaout_femto",
     "timm_repvit_m0_9",
     "timm_pvt_v2_b0",

@@ -646,6 +646,11 @@ impl Interp {
                 Value::Float(f) => Value::str(&format!("{f:?}")),
                 Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
                 Value::None => Value::str("None"),
+                // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
+                Value::Proxy(n) => match self.tracer.as_ref() {
+                    Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
+                    None => Value::unknown("str() of a traced value"),
+                },
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {
@@ -663,6 +668,24 @@ impl Interp {
                 }
                 _ => Ok(Value::unknown("round")),
             },
+            // `sum(lists, [])`: a start value makes it a fold of `+` over any values.
+            "sum" if args.len() == 2 || kwargs.iter().any(|(k, _)| k == "start") => {
+                let start = args
+                    .get(1)
+                    .cloned()
+                    .or_else(|| {
+                        kwargs
+                            .iter()
+                            .find(|(k, _)| k == "start")
+                            .map(|(_, v)| v.clone())
+                    })
+                    .unwrap_or(Value::Int(0));
+                let mut acc = start;
+                for it in self.iterate(frame, &a0, span)? {
+                    acc = self.binary_op(frame, "+", acc, it, span)?;
+                }
+                Ok(acc)
+            }
             "min" | "max" | "sum" | "any" | "all" => {
                 let items = if args.len() == 1 {
                     self.iterate(frame, &a0, span)?

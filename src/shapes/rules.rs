@@ -496,7 +496,15 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
     let mut out = Vec::new();
     let mut d = 0usize;
     let mut advanced: Option<Shape> = None;
+    // Where the advanced (tensor) indices' dimensions go: in place of them when they are
+    // adjacent (`a[:, idx]` is `[a0, *idx]`), first when a slice separates them (torch's rule).
+    let mut advanced_at: Option<usize> = None;
+    let mut separated = false;
+    let mut after_advanced = false;
     for item in items {
+        if advanced.is_some() && !matches!(item, Meta::Tensor(ix) if ix.dtype != DType::Bool) {
+            after_advanced = true;
+        }
         match item {
             Meta::None => out.push(Dim::Known(1)),
             Meta::Ellipsis => {
@@ -521,6 +529,10 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
                 out.push(Dim::Unknown);
             }
             Meta::Tensor(ix) => {
+                if after_advanced {
+                    separated = true;
+                }
+                advanced_at.get_or_insert(out.len());
                 advanced = match (&advanced, &ix.shape) {
                     (None, Some(s)) => Some(s.clone()),
                     (Some(a), Some(s)) => broadcast(a, s),
@@ -541,9 +553,12 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
     }
     out.extend_from_slice(&shape[d..]);
     if let Some(a) = advanced {
-        let mut o = a;
-        o.extend(out);
-        out = o;
+        let at = if separated {
+            0
+        } else {
+            advanced_at.unwrap_or(0)
+        };
+        out.splice(at..at, a);
     }
     tensor(Some(out), t.dtype)
 }
@@ -1537,6 +1552,31 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    #[test]
+    fn advanced_indices_stay_in_place_when_adjacent() {
+        let idx = Meta::tensor(Some(shape_of(&[196, 196])), DType::Int64);
+        let all = Meta::Slice(Box::new([Meta::None, Meta::None, Meta::None]));
+        // torch: torch.zeros(4, 196)[:, torch.zeros(196, 196, dtype=torch.long)].shape == [4, 196, 196]
+        let out = index(
+            match &t(&[4, 196]) {
+                Meta::Tensor(x) => x,
+                _ => unreachable!(),
+            },
+            &Meta::Seq(vec![all.clone(), idx.clone()]),
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[4, 196, 196])));
+        // torch.zeros(5, 6, 7)[torch.zeros(2, dtype=torch.long), :, torch.zeros(2, dtype=torch.long)].shape == [2, 6]
+        let i2 = Meta::tensor(Some(shape_of(&[2])), DType::Int64);
+        let out = index(
+            match &t(&[5, 6, 7]) {
+                Meta::Tensor(x) => x,
+                _ => unreachable!(),
+            },
+            &Meta::Seq(vec![i2.clone(), all, i2]),
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[2, 6])));
     }
 
     #[test]
