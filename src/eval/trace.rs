@@ -393,6 +393,16 @@ impl Interp {
 
     /// Converts a value to a node argument, plus its abstract value for shape rules.
     pub fn to_arg(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<(Arg, Meta)> {
+        if let (Value::Proxy(n), Some(t)) = (v, self.tracer.as_ref()) {
+            if !t.graph.contains(*n) {
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::UNSUPPORTED,
+                    "a traced value kept from another trace (a cache filled by an earlier forward?)",
+                ));
+            }
+        }
         Ok(match v {
             Value::Proxy(n) => (
                 Arg::Node(*n),
