@@ -15,16 +15,13 @@ use std::time::Duration;
 use crate::analysis::{analyze_in_project, FileAnalysis, GraphOptions};
 use crate::semantic::Project;
 
-/// The stack the CLI and the server give analysis.
-const STACK: usize = 256 << 20;
 /// Larger inputs are cut (the pathological tests cover size; fuzzing covers shape).
 const MAX_SOURCE: usize = 64 << 10;
 
 fn big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    // A panic must reach libFuzzer as a panic, so it is re-raised rather than reported.
     std::thread::scope(|s| {
-        let h = std::thread::Builder::new()
-            .name("staticfx-fuzz".into())
-            .stack_size(STACK)
+        let h = crate::ide::stack::thread("staticfx-fuzz")
             .spawn_scoped(s, f)
             .expect("spawn the analysis thread");
         match h.join() {

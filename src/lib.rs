@@ -1,8 +1,10 @@
 //! staticfx: what `torch.compile` will make of PyTorch model code, read statically.
 //!
-//! The pipeline runs in one direction (see ARCHITECTURE.md):
-//! `syntax` → `semantic` + `catalog` → `eval` (module tree, then tracing with inlining) →
-//! `graph` → `shapes` → `render`, driven by `analysis`; `cli` is a thin front end.
+//! The pipeline runs in one direction (see ARCHITECTURE.md): below the stages, `syntax`,
+//! `shapes`, `catalog`, `graph`, `diagnostics` (codes, severities, the rule registry) and
+//! `traced` (what a trace produces); the stages `semantic`, `eval` (module tree, then tracing
+//! with inlining), `breaks`, `fixes`, `passes`, `exec`, `render`; the driver `analysis`; `ide`,
+//! the one API of the front ends `cli` and `lsp`. `tests/module_deps.rs` keeps it acyclic.
 
 pub mod analysis;
 pub mod breaks;
@@ -10,16 +12,18 @@ pub mod catalog;
 pub mod cli;
 pub mod diagnostics;
 pub mod eval;
-/// Stage 8 (in progress): the bundled CPU executor; today its numeric kernels.
+/// The bundled CPU executor: interpreter, op table, fused targets, ndarray kernels.
 pub mod exec;
 pub mod fixes;
 /// Fuzz entry points shared by `fuzz/` and the regression tests.
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod graph;
+pub mod ide;
 pub mod lsp;
 pub mod passes;
 pub mod render;
 pub mod semantic;
 pub mod shapes;
 pub mod syntax;
+pub mod traced;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use staticfx::analysis::{analyze_in_project, GraphOptions};
 use staticfx::cli::fix::{fix_text, Filter, Outcome};
+use staticfx::diagnostics::Rule;
 use staticfx::fixes;
 use staticfx::semantic::Project;
 
@@ -203,7 +204,14 @@ fn fixed_texts_are_the_ones_verified_in_torch() {
 /// that did not parse to begin with, is only the noqa comment).
 #[test]
 fn arbitrary_sites_and_broken_files_never_panic() {
-    let codes = ["FX101", "FX102", "FX105", "FX106", "FX107", "FX103"];
+    let codes = [
+        Rule::DataDependentBranch,
+        Rule::ScalarConversion,
+        Rule::Print,
+        Rule::Logging,
+        Rule::WallClockTime,
+        Rule::Tolist,
+    ];
     let mut checked = 0;
     for p in fixtures() {
         let text = std::fs::read_to_string(&p).unwrap();
@@ -222,7 +230,7 @@ fn arbitrary_sites_and_broken_files_never_panic() {
             facts.tensor_conditions.push(*span);
             facts.tensor_values.insert(*span);
             let site = fixes::Site {
-                code: code.into(),
+                rule: code,
                 span: *span,
                 scalar_feeds_tensors: true,
             };
@@ -244,7 +252,7 @@ fn arbitrary_sites_and_broken_files_never_panic() {
                 let tree = staticfx::syntax::parse(t, None);
                 for code in codes {
                     let site = fixes::Site {
-                        code: code.into(),
+                        rule: code,
                         span: staticfx::syntax::Span::new(cut / 2, cut),
                         scalar_feeds_tensors: true,
                     };

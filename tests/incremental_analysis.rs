@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use staticfx::analysis::incremental::Session;
 use staticfx::analysis::{analyze_in_project, FileAnalysis, GraphOptions};
-use staticfx::lsp::analysis_bridge::diagnostics_for;
+use staticfx::ide::{diagnostics, Filter};
 use staticfx::semantic::{FileId, Project};
 use staticfx::syntax::Span;
 
@@ -34,7 +34,7 @@ fn view(a: &FileAnalysis, text: &str) -> String {
     let at =
         |f: FileId, s: Span| format!("{}:{}-{}", a.project.file(f).path.display(), s.start, s.end);
     let mut out = String::new();
-    for f in diagnostics_for(a, text) {
+    for f in diagnostics(a, text, &Filter::all()) {
         let chain: Vec<String> = f.chain.iter().map(|&(file, s)| at(file, s)).collect();
         out.push_str(&format!(
             "finding {} {} {:?} chain={chain:?} fixes={:?}\n",

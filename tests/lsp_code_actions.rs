@@ -247,7 +247,7 @@ async fn refused_fix_says_why_and_offers_only_the_suppression() {
     let msg = brk["message"].as_str().unwrap();
     assert!(msg.contains("\nHint: "), "{msg}");
     assert!(
-        msg.contains("No automatic fix: a data-dependent `while` loop has no torch.where form"),
+        msg.contains("no automatic fix: a data-dependent `while` loop has no torch.where form"),
         "{msg}"
     );
     let actions = code_actions(

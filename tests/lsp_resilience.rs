@@ -524,10 +524,7 @@ fn a_flood_of_changes_publishes_the_newest_last() {
 #[test]
 fn a_panic_in_analysis_over_stdio_leaves_the_server_answering() {
     let mut c = Stdio_::start();
-    let bad = format!(
-        "{SIMPLE}\n{}\n",
-        staticfx::lsp::analysis_bridge::PANIC_MARKER
-    );
+    let bad = format!("{SIMPLE}\n{}\n", staticfx::ide::host::PANIC_MARKER);
     c.open(&bad);
     let uri = c.uri.clone();
     c.wait_for("window/logMessage", |p| {
@@ -549,10 +546,7 @@ fn a_panic_in_analysis_over_stdio_leaves_the_server_answering() {
 #[test]
 fn a_panic_inside_a_request_handler_leaves_the_server_answering() {
     let mut c = Stdio_::start();
-    let text = format!(
-        "{SIMPLE}\n{}\n",
-        staticfx::lsp::analysis_bridge::HOVER_PANIC_MARKER
-    );
+    let text = format!("{SIMPLE}\n{}\n", staticfx::ide::host::HOVER_PANIC_MARKER);
     c.open(&text);
     let uri = c.uri.clone();
     for _ in 0..3 {

@@ -21,10 +21,7 @@ fn workspace(text: &str) -> (tempfile::TempDir, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panic_in_analysis_leaves_the_server_answering() {
-    let panicking = format!(
-        "{SIMPLE}\n{}\n",
-        staticfx::lsp::analysis_bridge::PANIC_MARKER
-    );
+    let panicking = format!("{SIMPLE}\n{}\n", staticfx::ide::host::PANIC_MARKER);
     let (dir, uri) = workspace(&panicking);
     let mut c = TestClient::start(Value::Null);
     c.initialize(

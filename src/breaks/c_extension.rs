@@ -2,6 +2,8 @@
 //! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
 pub const C_MODULES: &[&str] = &[
@@ -10,12 +12,12 @@ pub const C_MODULES: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx.events(EventKind::ExternalCall) {
         let module = e.detail.split('.').next().unwrap_or("");
         if !C_MODULES.contains(&module) {
             continue;
         }
-        let mut f = cx.finding_at_event("FX115", "GB0007", e);
+        let mut f = cx.finding_at_event(Rule::CExtension, "GB0007", e);
         f.message = format!(
             "call into the C extension function `{}`, which Dynamo skips",
             e.detail

@@ -2,16 +2,18 @@
 //! traceable).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("class_def") {
+    for e in cx.events(EventKind::ClassDef) {
         let header = cx
             .source(e.file, e.span)
             .find('\n')
             .map(|n| e.span.start + n)
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
-            "FX112",
+            Rule::ClassInForward,
             "GB8977",
             e.file,
             crate::syntax::Span::new(e.span.start, header),
@@ -22,7 +24,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         f.hint =
             "define the class at module level (or use a dict / namedtuple defined outside forward)"
                 .into();
-        f.fix_available = true;
         out.push(f);
     }
 }

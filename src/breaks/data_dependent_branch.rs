@@ -8,6 +8,7 @@
 use tree_sitter::Node;
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for region in &cx.result.regions {
@@ -15,7 +16,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = cx.finding(
-            "FX101",
+            Rule::DataDependentBranch,
             "GB0170",
             region.file,
             region.span,
@@ -259,19 +260,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.py");
         std::fs::write(&path, src).unwrap();
-        let a = std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(move || {
-                let a = crate::analysis::analyze_file(&path, &Default::default()).unwrap();
-                let f = &a.graphs[0].breaks[0];
-                let f_line = a.project.file(f.file).lines.line_of(f.span.start) + 1;
-                let rel: Vec<usize> = f
-                    .related
-                    .iter()
-                    .map(|(file, span, _)| a.project.file(*file).lines.line_of(span.start) + 1)
-                    .collect();
-                (f_line, rel)
-            });
-        assert_eq!(a.unwrap().join().unwrap(), (10, vec![15]));
+        let a = crate::ide::on_large_stack("test", move || {
+            let a = crate::analysis::analyze_file(&path, &Default::default()).unwrap();
+            let f = &a.graphs[0].breaks[0];
+            let f_line = a.project.file(f.file).lines.line_of(f.span.start) + 1;
+            let rel: Vec<usize> = f
+                .related
+                .iter()
+                .map(|(file, span, _)| a.project.file(*file).lines.line_of(span.start) + 1)
+                .collect();
+            (f_line, rel)
+        });
+        assert_eq!(a.unwrap(), (10, vec![15]));
     }
 }

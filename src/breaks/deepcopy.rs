@@ -1,10 +1,12 @@
 //! FX113 / GB4198: `copy.deepcopy` of a tensor. (torch 2.15 breaks here; `x.clone()` does not.)
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("deepcopy") {
-        let mut f = cx.finding_at_event("FX113", "GB4198", e);
+    for e in cx.events(EventKind::Deepcopy) {
+        let mut f = cx.finding_at_event(Rule::Deepcopy, "GB4198", e);
         let call = cx.source(e.file, e.span);
         f.message = format!("copy.deepcopy of a tensor (`{}`)", super::snippet(&call));
         let arg = call
@@ -14,7 +16,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .unwrap_or_else(|| "x".into());
         f.hint =
             format!("use `{arg}.clone()` (add `.detach()` if the copy must not carry gradients)");
-        f.fix_available = true;
         out.push(f);
     }
 }

@@ -3,6 +3,7 @@
 //! (`x[x > 0]`). A masked *write* (`x[x < 0] = 0`) keeps the shape and is fine.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::graph::{Arg, NodeId, Op};
 use crate::shapes::DType;
 
@@ -42,7 +43,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let mut f = cx.finding(
-            "FX104",
+            Rule::DynamicShapeOp,
             "GB0036",
             origin.file,
             origin.span,

@@ -3,9 +3,14 @@
 //! *helper* consumed inside forward is inlined and fine.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("generator").filter(|e| e.detail == "root") {
+    for e in cx
+        .events(EventKind::Generator)
+        .filter(|e| e.detail == "root")
+    {
         // The def line only: Dynamo points there, not at the whole body.
         let header = cx
             .source(e.file, e.span)
@@ -13,7 +18,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             .map(|n| e.span.start + n)
             .unwrap_or(e.span.end);
         let mut f = cx.finding(
-            "FX111",
+            Rule::Generator,
             "GB0003",
             e.file,
             crate::syntax::Span::new(e.span.start, header),

@@ -3,14 +3,13 @@
 //! `range(...)` bound. Dynamo 2.15 reports all of these as the `Tensor.item()` break.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx
-        .result
-        .events
-        .iter()
-        .filter(|e| (e.kind == "method" && e.detail == "item") || e.kind == "convert")
-    {
+    for e in cx.result.events.iter().filter(|e| {
+        (e.kind == EventKind::Method && e.detail == "item") || e.kind == EventKind::Convert
+    }) {
         let nodes = cx.nodes_at(e.file, e.span);
         // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
         // only a conversion whose input is still a tensor breaks.
@@ -21,14 +20,14 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let call = cx.source(e.file, e.span);
-        let what = if e.kind == "method" {
+        let what = if e.kind == EventKind::Method {
             ".item()".to_string()
         } else {
             format!("{}()", e.detail)
         };
-        let mut f = cx.finding_at_event("FX102", "GB0124", e);
+        let mut f = cx.finding_at_event(Rule::ScalarConversion, "GB0124", e);
         f.node = Some(node);
-        f.fix_available = e.kind == "method" && feeds_only_tensors(cx, node);
+        f.fix_available = e.kind == EventKind::Method && feeds_only_tensors(cx, node);
         f.message = format!("Tensor converted to a Python scalar with {what} (`{}`): the value is data, which Dynamo cannot trace", super::snippet(&call));
         f.hint = match e.detail.as_str() {
             "bool" => "keep the condition a tensor and select with torch.where(...) instead of converting it to a Python bool".into(),

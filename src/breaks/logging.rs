@@ -4,9 +4,11 @@
 //! fails on `Logger.handlers` (GB4841).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("log") {
+    for e in cx.events(EventKind::Log) {
         let method = e.detail.rsplit('.').next().unwrap_or("");
         if !matches!(
             method,
@@ -23,7 +25,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let root = !e.detail.starts_with("logging.Logger.");
-        let mut f = cx.finding_at_event("FX106", if root { "GB4841" } else { "GB0291" }, e);
+        let mut f = cx.finding_at_event(Rule::Logging, if root { "GB4841" } else { "GB0291" }, e);
         let call = super::snippet(&cx.source(e.file, e.span));
         f.message = if root {
             format!("root-logger call `{call}`: Dynamo traces into logging and fails on Logger.handlers")
@@ -31,7 +33,6 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             format!("logger call `{call}` in forward is not supported by Dynamo")
         };
         f.hint = "move the log call out of forward (e.g. into a forward hook), or guard it with `if not torch.compiler.is_compiling():`".into();
-        f.fix_available = true;
         out.push(f);
     }
 }

@@ -26,73 +26,26 @@ mod time;
 mod tolist;
 mod unknown_call;
 
-use serde::Serialize;
 use tree_sitter::Node as TsNode;
 
-use crate::analysis::GraphResult;
-use crate::diagnostics::Severity;
-use crate::eval::trace::TraceEvent;
+use crate::diagnostics::{Rule, Severity};
 use crate::graph::{NodeId, Op};
 use crate::semantic::{FileId, Project};
 use crate::syntax::Span;
+pub use crate::traced::Finding;
+use crate::traced::GraphResult;
+use crate::traced::{EventKind, TraceEvent};
 
-/// Every code a rule can emit, with a one-line title (for `--select` help and docs).
-pub const CODES: &[(&str, &str)] = &[
-    ("FX101", "data-dependent branch"),
-    ("FX102", "tensor converted to a Python scalar"),
-    ("FX103", "Tensor.tolist()"),
-    ("FX104", "dynamic-shape operator"),
-    ("FX105", "print() in forward"),
-    ("FX106", "logging in forward"),
-    ("FX107", "wall-clock time in forward"),
-    ("FX108", "explicit graph break"),
-    ("FX109", "requires_grad_() in forward"),
-    ("FX110", "backward() in forward"),
-    ("FX111", "generator forward"),
-    ("FX112", "class statement in forward"),
-    ("FX113", "copy.deepcopy of a tensor"),
-    ("FX114", "numpy operation Dynamo does not model"),
-    ("FX115", "call into a C extension"),
-    (
-        "FX190",
-        "possible graph break: call the analyser cannot see into",
-    ),
-];
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    pub code: &'static str,
-    /// Dynamo's graph-break id (`GB0170`); empty for a possible break (FX190).
-    pub gb_id: &'static str,
-    pub gb_type: &'static str,
-    pub message: String,
-    pub hint: String,
-    pub severity: Severity,
-    #[serde(skip)]
-    pub file: FileId,
-    pub span: Span,
-    /// 1-based line and character column of `span.start` (and of `span.end`).
-    pub line: usize,
-    pub column: usize,
-    pub end_line: usize,
-    pub end_column: usize,
-    /// The call chain from `forward` to the site, outermost first.
-    #[serde(skip)]
-    pub related: Vec<(FileId, Span, String)>,
-    pub fix_available: bool,
-    /// Graph nodes traced after the break: what Dynamo would put in another graph (or run eagerly).
-    pub impact_nodes: usize,
-    pub region: Option<usize>,
-    /// The graph node that causes the break, when there is one.
-    #[serde(skip)]
-    pub node: Option<NodeId>,
-}
-
-impl Finding {
-    pub fn url(&self) -> Option<String> {
-        registry::url(self.gb_id)
+/// Every code a rule can emit, with its title (`--select` help, docs), in `Rule` order.
+pub const CODES: &[(&str, &str)] = &{
+    let mut out = [("", ""); Rule::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = (Rule::ALL[i].code(), Rule::ALL[i].title());
+        i += 1;
     }
-}
+    out
+};
 
 /// What a rule reads: the traced forward and the source it came from.
 pub struct Ctx<'a> {
@@ -125,8 +78,7 @@ impl<'a> Ctx<'a> {
         Some(visit(node, &f.text))
     }
 
-    pub fn events(&self, kind: &str) -> impl Iterator<Item = &'a TraceEvent> + '_ {
-        let kind = kind.to_string();
+    pub fn events(&self, kind: EventKind) -> impl Iterator<Item = &'a TraceEvent> + '_ {
         self.result.events.iter().filter(move |e| e.kind == kind)
     }
 
@@ -187,14 +139,19 @@ impl<'a> Ctx<'a> {
     /// A finding with Dynamo's wording for `gb_id`; rules fill in message details and the hint.
     pub fn finding(
         &self,
-        code: &'static str,
+        rule: Rule,
         gb_id: &'static str,
         file: FileId,
         span: Span,
         chain: &[(FileId, Span)],
     ) -> Finding {
+        debug_assert!(
+            rule.gb_ids().contains(&gb_id) || (gb_id.is_empty() && rule.gb_ids().is_empty()),
+            "{gb_id} is not registered for {rule:?}"
+        );
         Finding {
-            code,
+            code: rule.code(),
+            rule,
             gb_id,
             gb_type: registry::gb_type(gb_id),
             message: String::new(),
@@ -207,55 +164,60 @@ impl<'a> Ctx<'a> {
             end_line: 0,
             end_column: 0,
             related: self.related(chain),
-            fix_available: false,
+            fix_available: rule.has_fix(),
             impact_nodes: 0,
             region: None,
             node: None,
         }
     }
 
-    pub fn finding_at_event(
-        &self,
-        code: &'static str,
-        gb_id: &'static str,
-        e: &TraceEvent,
-    ) -> Finding {
-        let mut f = self.finding(code, gb_id, e.file, e.span, &e.call_chain);
+    pub fn finding_at_event(&self, rule: Rule, gb_id: &'static str, e: &TraceEvent) -> Finding {
+        let mut f = self.finding(rule, gb_id, e.file, e.span, &e.call_chain);
         f.impact_nodes = self.impact_from(e.nodes_before);
         f
     }
 }
+
+type Check = fn(&Ctx, &mut Vec<Finding>);
+
+/// Each rule's check, in the order they run: one per `Rule` (a test keeps it so).
+const CHECKS: &[(Rule, Check)] = &[
+    (Rule::DataDependentBranch, data_dependent_branch::check),
+    (Rule::ScalarConversion, item::check),
+    (Rule::Tolist, tolist::check),
+    (Rule::DynamicShapeOp, dynamic_shape_op::check),
+    (Rule::Print, print::check),
+    (Rule::Logging, logging::check),
+    (Rule::WallClockTime, time::check),
+    (Rule::ExplicitGraphBreak, explicit_graph_break::check),
+    (Rule::RequiresGrad, requires_grad::check),
+    (Rule::Backward, backward::check),
+    (Rule::Generator, generator::check),
+    (Rule::ClassInForward, class_in_forward::check),
+    (Rule::Deepcopy, deepcopy::check),
+    (Rule::Numpy, numpy::check),
+    (Rule::CExtension, c_extension::check),
+    (Rule::UnknownCall, unknown_call::check),
+];
 
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
 /// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
 pub fn annotate(project: &Project, result: &GraphResult) -> Vec<Finding> {
     let cx = Ctx::new(project, result);
     let mut out = Vec::new();
-    data_dependent_branch::check(&cx, &mut out);
-    item::check(&cx, &mut out);
-    tolist::check(&cx, &mut out);
-    dynamic_shape_op::check(&cx, &mut out);
-    print::check(&cx, &mut out);
-    logging::check(&cx, &mut out);
-    time::check(&cx, &mut out);
-    explicit_graph_break::check(&cx, &mut out);
-    requires_grad::check(&cx, &mut out);
-    backward::check(&cx, &mut out);
-    generator::check(&cx, &mut out);
-    class_in_forward::check(&cx, &mut out);
-    deepcopy::check(&cx, &mut out);
-    numpy::check(&cx, &mut out);
-    c_extension::check(&cx, &mut out);
-    unknown_call::check(&cx, &mut out);
+    for (rule, check) in CHECKS {
+        let from = out.len();
+        check(&cx, &mut out);
+        debug_assert!(out[from..].iter().all(|f| f.rule == *rule), "{rule:?}");
+    }
     out.retain(|f| !eager_only(&cx, f));
     for f in out.iter_mut() {
         note_loop(&cx, f);
     }
     locate(project, &mut out);
-    let line = |f: &Finding| f.line;
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();
-    out.retain(|f| seen.insert((f.file, line(f), f.gb_id, f.code)));
+    out.retain(|f| seen.insert(f.site_key()));
     out
 }
 
@@ -372,6 +334,20 @@ pub fn snippet(s: &str) -> String {
 }
 
 #[cfg(test)]
+mod registry_tests {
+    use super::{Rule, CHECKS};
+
+    #[test]
+    fn every_rule_has_exactly_one_check() {
+        for &rule in Rule::ALL {
+            let n = CHECKS.iter().filter(|(r, _)| *r == rule).count();
+            assert_eq!(n, 1, "{rule:?}");
+        }
+        assert_eq!(CHECKS.len(), Rule::ALL.len());
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testing {
     //! Rule tests analyse a small source file written to a temporary directory.
     use super::Finding;
@@ -383,23 +359,19 @@ pub(crate) mod testing {
         std::fs::write(&path, src).unwrap();
         let src = src.to_string();
         // The evaluator is recursive: give it the stack the CLI gives it.
-        std::thread::Builder::new()
-            .stack_size(64 << 20)
-            .spawn(move || {
-                let a = analyze_file(&path, &GraphOptions::default()).unwrap();
-                let mut out = Vec::new();
-                for g in &a.graphs {
-                    for f in &g.breaks {
-                        let f: &Finding = f;
-                        let line = src[..f.span.start].matches('\n').count() + 1;
-                        out.push((line, f.code, f.gb_id, f.hint.clone()));
-                    }
+        crate::ide::on_large_stack("test", move || {
+            let a = analyze_file(&path, &GraphOptions::default()).unwrap();
+            let mut out = Vec::new();
+            for g in &a.graphs {
+                for f in &g.breaks {
+                    let f: &Finding = f;
+                    let line = src[..f.span.start].matches('\n').count() + 1;
+                    out.push((line, f.code, f.gb_id, f.hint.clone()));
                 }
-                out
-            })
-            .unwrap()
-            .join()
-            .unwrap()
+            }
+            out
+        })
+        .unwrap()
     }
 
     pub fn codes(src: &str) -> Vec<(usize, &'static str)> {

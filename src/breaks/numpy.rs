@@ -6,7 +6,9 @@
 use std::collections::HashSet;
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::graph::{Arg, NodeId, Op};
+use crate::traced::EventKind;
 
 /// numpy functions `torch._numpy` does not implement (Dynamo: GB0294).
 const UNMODELLED_FUNCS: &[&str] = &[
@@ -129,14 +131,14 @@ pub const MODELLED_FUNCS: &[&str] = &[
 ];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("external_call") {
+    for e in cx.events(EventKind::ExternalCall) {
         let Some(func) = e.detail.strip_prefix("numpy.") else {
             continue;
         };
         if !UNMODELLED_FUNCS.contains(&func) {
             continue;
         }
-        let mut f = cx.finding_at_event("FX114", "GB0294", e);
+        let mut f = cx.finding_at_event(Rule::Numpy, "GB0294", e);
         f.message =
             format!("numpy.{func} is not supported by torch._numpy, so Dynamo cannot trace it");
         f.hint = format!("compute it with torch operations on the tensor (no `.numpy()` round trip), or do the numpy.{func} call outside forward");
@@ -155,7 +157,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let mut f = cx.finding(
-            "FX114",
+            Rule::Numpy,
             "GB0158",
             origin.file,
             origin.span,

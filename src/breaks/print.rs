@@ -1,16 +1,17 @@
 //! FX105 / GB0059: `print(...)` in forward. Dynamo does not trace the builtin's side effect.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("print") {
-        let mut f = cx.finding_at_event("FX105", "GB0059", e);
+    for e in cx.events(EventKind::Print) {
+        let mut f = cx.finding_at_event(Rule::Print, "GB0059", e);
         f.message = format!(
             "print() in forward (`{}`) cannot be traced",
             super::snippet(&cx.source(e.file, e.span))
         );
         f.hint = "remove the print, guard it with `if not torch.compiler.is_compiling():`, or log from a forward hook outside the compiled region".into();
-        f.fix_available = true;
         out.push(f);
     }
 }

@@ -41,15 +41,7 @@ pub fn gb_type(id: &str) -> &'static str {
         .unwrap_or("Possible graph break")
 }
 
-/// Dynamo's documentation page for a graph-break id.
-pub fn url(id: &str) -> Option<String> {
-    (!id.is_empty()).then(|| {
-        format!(
-            "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html",
-            id.to_ascii_lowercase()
-        )
-    })
-}
+pub use crate::diagnostics::gb_url as url;
 
 #[cfg(test)]
 mod tests {
@@ -62,6 +54,14 @@ mod tests {
         .unwrap();
         for (id, ty) in super::GB_TYPES {
             assert_eq!(v["ids"][id]["gb_type"].as_str(), Some(*ty), "{id}");
+        }
+        for rule in crate::diagnostics::Rule::ALL {
+            for id in rule.gb_ids() {
+                assert!(
+                    super::GB_TYPES.iter().any(|(i, _)| i == id),
+                    "{rule:?}: {id}"
+                );
+            }
         }
         assert_eq!(
             super::url("GB0170").unwrap(),

@@ -3,10 +3,15 @@
 //! (GB8985).
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::graph::Op;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "requires_grad_") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "requires_grad_")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let Some((node, recv)) = nodes
             .iter()
@@ -15,7 +20,11 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let on_input = cx.result.graph.node(recv).op == Op::Placeholder;
-        let mut f = cx.finding_at_event("FX109", if on_input { "GB0125" } else { "GB8985" }, e);
+        let mut f = cx.finding_at_event(
+            Rule::RequiresGrad,
+            if on_input { "GB0125" } else { "GB8985" },
+            e,
+        );
         f.node = Some(node);
         f.message = if on_input {
             "requires_grad_() on a forward input".into()

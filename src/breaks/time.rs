@@ -2,10 +2,12 @@
 //! Dynamo breaks at every call.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("time") {
-        let mut f = cx.finding_at_event("FX107", "GB9193", e);
+    for e in cx.events(EventKind::Time) {
+        let mut f = cx.finding_at_event(Rule::WallClockTime, "GB9193", e);
         f.message = format!("call to a time function (`time.{}()`) in forward", e.detail);
         f.hint = "time the compiled module from outside forward, or use torch.profiler / CUDA events around the call".into();
         out.push(f);

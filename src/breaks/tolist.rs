@@ -3,9 +3,14 @@
 //! `aten._local_scalar_dense` (GB0033). Either way the graph breaks.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    for e in cx.events("method").filter(|e| e.detail == "tolist") {
+    for e in cx
+        .events(EventKind::Method)
+        .filter(|e| e.detail == "tolist")
+    {
         let nodes = cx.nodes_at(e.file, e.span);
         let Some((node, recv)) = nodes.iter().find_map(|&n| {
             super::receiver(cx, n)
@@ -16,7 +21,8 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         let dtype = cx.result.graph.node(recv).meta.as_tensor().map(|t| t.dtype);
         let floating = dtype.is_none_or(|d| d.is_floating());
-        let mut f = cx.finding_at_event("FX103", if floating { "GB0109" } else { "GB0033" }, e);
+        let mut f =
+            cx.finding_at_event(Rule::Tolist, if floating { "GB0109" } else { "GB0033" }, e);
         f.node = Some(node);
         let call = cx.source(e.file, e.span);
         let dt = dtype.map(|d| d.as_str()).unwrap_or("unknown");

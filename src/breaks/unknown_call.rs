@@ -4,16 +4,18 @@
 //! it.
 
 use super::{Ctx, Finding};
+use crate::diagnostics::Rule;
 use crate::diagnostics::Severity;
+use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx
         .result
         .events
         .iter()
-        .filter(|e| e.kind == "unknown_call" || e.kind == "external_call")
+        .filter(|e| e.kind == EventKind::UnknownCall || e.kind == EventKind::ExternalCall)
     {
-        if e.kind == "external_call" {
+        if e.kind == EventKind::ExternalCall {
             let module = e.detail.split('.').next().unwrap_or("");
             if super::c_extension::C_MODULES.contains(&module) {
                 continue;
@@ -31,10 +33,10 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
                 continue;
             }
         }
-        let mut f = cx.finding_at_event("FX190", "", e);
+        let mut f = cx.finding_at_event(Rule::UnknownCall, "", e);
         f.severity = Severity::Info;
         let call = super::snippet(&cx.source(e.file, e.span));
-        f.message = if e.kind == "external_call" {
+        f.message = if e.kind == EventKind::ExternalCall {
             format!("possible graph break: `{}` is outside the analysed code; staticfx cannot tell whether Dynamo traces it (`{call}`)", e.detail)
         } else {
             format!("possible graph break: call of a value staticfx could not resolve (`{call}`)")

@@ -2,6 +2,8 @@
 //! package by `scripts/catalog/gen_catalog.py` (which verifies every parameter-shape formula
 //! against instantiated modules) and embedded at build time.
 
+pub mod bind;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

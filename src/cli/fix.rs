@@ -4,19 +4,14 @@
 //! fixed and analysed again until nothing changes (at most `MAX_PASSES` times); a pass whose
 //! result would not parse is never written. `--diff` prints a unified diff and writes nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::check::{collect_files, find_config, matches_any, noqa_allows};
-use crate::analysis::{self, GraphOptions};
-use crate::fixes;
-use crate::semantic::Project;
-
-/// ruff's cap on fix passes per file.
-pub const MAX_PASSES: usize = 100;
+pub use crate::ide::fix::{fix_text, fix_with_settings, Outcome, MAX_PASSES};
+pub use crate::ide::settings::Filter;
+use crate::ide::{collect_files, on_large_stack};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct FixArgs {
@@ -40,96 +35,6 @@ pub struct FixArgs {
     pub root: Option<PathBuf>,
 }
 
-/// What fixing one file's text came to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    pub text: String,
-    /// Findings fixed, over all passes.
-    pub fixed: usize,
-    /// Graph-break findings left after the last pass (selected, not suppressed).
-    pub remaining: usize,
-    /// Unsafe fixes not applied because `--unsafe-fixes` was off.
-    pub hidden_unsafe: usize,
-    pub passes: usize,
-}
-
-pub struct Filter {
-    pub select: Vec<String>,
-    pub ignore: Vec<String>,
-}
-
-impl Filter {
-    pub fn all() -> Self {
-        Filter {
-            select: vec!["FX".into()],
-            ignore: vec![],
-        }
-    }
-    fn keeps(&self, code: &str) -> bool {
-        matches_any(code, &self.select) && !matches_any(code, &self.ignore)
-    }
-}
-
-/// Fixes `text` (the content of `path`) to a fixed point. Runs the analysis, so call it on a
-/// thread with a large stack.
-pub fn fix_text(
-    path: &Path,
-    text: &str,
-    root: Option<PathBuf>,
-    filter: &Filter,
-    unsafe_fixes: bool,
-) -> Result<Outcome, String> {
-    let root = root.unwrap_or_else(|| Project::default_root(path));
-    let mut current = text.to_string();
-    let mut out = Outcome {
-        text: String::new(),
-        fixed: 0,
-        remaining: 0,
-        hidden_unsafe: 0,
-        passes: 0,
-    };
-    loop {
-        let mut project = Project::new(&root);
-        project.add_overlay(path, Arc::from(current.as_str()), None);
-        let opts = GraphOptions {
-            root: Some(root.clone()),
-            ..Default::default()
-        };
-        let a = analysis::analyze_in_project(project, path, &opts).map_err(|e| e.to_string())?;
-        let lines: Vec<&str> = current.lines().collect();
-        let sites: Vec<fixes::SiteFixes> = fixes::for_analysis(&a, &current)
-            .into_iter()
-            .filter(|(f, _)| filter.keeps(f.code))
-            .filter(|(f, _)| {
-                !lines
-                    .get(f.line.saturating_sub(1))
-                    .is_some_and(|l| noqa_allows(l, f.code))
-            })
-            .map(|(_, fx)| fx)
-            .collect();
-        out.remaining = sites.len();
-        let (edits, n, hidden) = fixes::pick(&sites, unsafe_fixes);
-        out.hidden_unsafe = hidden;
-        if edits.is_empty() || out.passes >= MAX_PASSES {
-            break;
-        }
-        let next = fixes::apply(&current, &edits)?;
-        if crate::syntax::parse(&next, None).root_node().has_error()
-            && !crate::syntax::parse(&current, None).root_node().has_error()
-        {
-            return Err("a fix would have produced invalid syntax; nothing was written (this is a bug in staticfx, please report it with the file)".into());
-        }
-        if next == current {
-            break;
-        }
-        current = next;
-        out.fixed += n;
-        out.passes += 1;
-    }
-    out.text = current;
-    Ok(out)
-}
-
 /// A unified diff of `before` → `after` for `path`, as `ruff --diff` prints it.
 pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
     similar::TextDiff::from_lines(before, after)
@@ -140,32 +45,14 @@ pub fn unified_diff(path: &str, before: &str, after: &str) -> String {
 }
 
 pub fn run(args: FixArgs) -> ExitCode {
-    let config = match find_config(
-        args.paths
-            .first()
-            .map(|p| p.as_path())
-            .unwrap_or(Path::new(".")),
-    ) {
-        Ok(c) => c.unwrap_or_default(),
-        Err(e) => {
-            eprintln!("staticfx: {e}");
-            return ExitCode::from(2);
-        }
+    let Some(settings) = super::settings_for(
+        &args.paths,
+        &args.select,
+        &args.ignore,
+        args.root.as_deref(),
+    ) else {
+        return ExitCode::from(2);
     };
-    let filter = Filter {
-        select: if !args.select.is_empty() {
-            args.select.clone()
-        } else {
-            config.select.clone().unwrap_or_else(|| vec!["FX".into()])
-        },
-        ignore: config
-            .ignore
-            .iter()
-            .chain(args.ignore.iter())
-            .cloned()
-            .collect(),
-    };
-    let root = args.root.clone().or(config.root.clone());
     let files = match collect_files(&args.paths) {
         Ok(f) => f,
         Err(e) => {
@@ -180,23 +67,13 @@ pub fn run(args: FixArgs) -> ExitCode {
             let r = std::fs::read_to_string(p)
                 .map_err(|e| format!("cannot read: {e}"))
                 .and_then(|text| {
-                    let path = p.clone();
-                    let root = root.clone();
-                    let filter = Filter {
-                        select: filter.select.clone(),
-                        ignore: filter.ignore.clone(),
-                    };
-                    let unsafe_fixes = args.unsafe_fixes;
-                    let t = text.clone();
-                    std::thread::Builder::new()
-                        .stack_size(256 << 20)
-                        .spawn(move || fix_text(&path, &t, root, &filter, unsafe_fixes))
-                        .map_err(|e| e.to_string())?
-                        .join()
-                        .unwrap_or_else(|_| {
-                            Err("internal error while fixing this file (a bug in staticfx)".into())
-                        })
-                        .map(|o| (text, o))
+                    on_large_stack("staticfx-fix", || {
+                        fix_with_settings(p, &text, &settings, args.unsafe_fixes)
+                    })
+                    .unwrap_or_else(|_| {
+                        Err("internal error while fixing this file (a bug in staticfx)".into())
+                    })
+                    .map(|o| (text, o))
                 });
             (p.clone(), r)
         })

@@ -1,15 +1,16 @@
-//! The command line: a thin adapter from arguments to the analysis API and back to text.
+//! The command line: a thin adapter from arguments to `ide` and back to text.
 
 pub mod check;
 pub mod fix;
 pub mod run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::analysis::{self, GraphOptions, InputSpec};
+use crate::ide;
+use crate::traced::InputSpec;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -55,7 +56,7 @@ pub enum Command {
         #[arg(long, requires = "optimize")]
         no_passes: bool,
         /// With --optimize: skip one pass (cse, constant_fold, fusion, dce); repeatable.
-        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(crate::passes::PASS_NAMES))]
+        #[arg(long = "disable-pass", value_name = "NAME", requires = "optimize", value_parser = clap::builder::PossibleValuesParser::new(ide::graph::PASS_NAMES))]
         disable_pass: Vec<String>,
         /// With --optimize: eval mode with frozen parameters (folds batch norm into convolutions).
         #[arg(long, requires = "optimize")]
@@ -77,25 +78,33 @@ pub enum Command {
     Lsp,
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Command::Lsp = cli.command {
-        // The server runs its own runtime and gives analysis its own large-stack threads.
-        return crate::lsp::run_stdio();
-    }
+/// Runs a command other than `lsp` (which `main.rs` hands to the server).
+pub fn main(cli: Cli) -> ExitCode {
     // Deep models and deeply nested source need more stack than the default main thread has.
-    let handle = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || run(cli));
-    match handle.map(|h| h.join()) {
-        Ok(Ok(code)) => code,
-        _ => {
-            eprintln!(
-                "staticfx: internal error (this is a bug; please report it with the input file)"
-            );
-            ExitCode::from(2)
+    crate::ide::on_large_stack("staticfx", || run(cli)).unwrap_or_else(|_| {
+        eprintln!("staticfx: internal error (this is a bug; please report it with the input file)");
+        ExitCode::from(2)
+    })
+}
+
+/// The settings for a run over `paths`: `[tool.staticfx]` of the nearest pyproject.toml above
+/// the first path, then the flags. None (after saying why) when the configuration is broken.
+pub fn settings_for(
+    paths: &[PathBuf],
+    select: &[String],
+    ignore: &[String],
+    root: Option<&Path>,
+) -> Option<crate::ide::Settings> {
+    let start = paths.first().map(|p| p.as_path()).unwrap_or(Path::new("."));
+    let (mut settings, problems) = crate::ide::Settings::discover(start);
+    if !problems.is_empty() {
+        for p in problems {
+            eprintln!("staticfx: {p}");
         }
+        return None;
     }
+    settings.apply_flags(select, ignore, root);
+    Some(settings)
 }
 
 fn run(cli: Cli) -> ExitCode {
@@ -103,7 +112,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Run(args) => run::run(args),
-        Command::Lsp => unreachable!("handled in main"),
+        Command::Lsp => unreachable!("main.rs runs the language server"),
         Command::Graph {
             file,
             class,
@@ -118,70 +127,35 @@ fn run(cli: Cli) -> ExitCode {
             cache_dir,
             no_cache,
         } => {
-            let opts = GraphOptions {
-                root,
+            let req = ide::graph::GraphRequest {
+                file: file.clone(),
                 class,
                 entry,
                 inputs,
-                ..Default::default()
+                root,
+                format: match format {
+                    GraphFormat::Text => ide::graph::GraphFormat::Text,
+                    GraphFormat::Dot => ide::graph::GraphFormat::Dot,
+                    GraphFormat::Json => ide::graph::GraphFormat::Json,
+                },
+                optimize: optimize.then_some(ide::graph::OptimizeRequest {
+                    no_passes,
+                    disabled: disable_pass,
+                    inference,
+                    cache_dir,
+                    no_cache,
+                }),
             };
-            match analysis::analyze_file(&file, &opts) {
-                Ok(mut a) => {
-                    if optimize {
-                        let cache_dir = if no_cache {
-                            None
-                        } else {
-                            Some(
-                                cache_dir
-                                    .unwrap_or_else(|| analysis::default_cache_dir(&a.project)),
-                            )
-                        };
-                        let o = analysis::OptimizeOptions {
-                            passes: crate::passes::PassOptions {
-                                inference,
-                                disabled: disable_pass,
-                                validate: false,
-                            },
-                            no_passes,
-                            cache_dir,
-                        };
-                        if let Err(e) = analysis::optimize(&mut a, &opts, &o) {
-                            eprintln!("staticfx: internal error: {e} (rerun with --disable-pass to narrow it down)");
-                            return ExitCode::from(2);
-                        }
-                    }
-                    let out = match format {
-                        GraphFormat::Text => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::text::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Dot => a
-                            .graphs
-                            .iter()
-                            .map(|g| crate::render::dot::render(g))
-                            .collect::<Vec<_>>()
-                            .join("\n"),
-                        GraphFormat::Json => crate::render::json::render(&a.project, &a.graphs),
-                    };
-                    print!("{out}");
-                    if !out.ends_with('\n') {
+            match ide::graph::graph_file(&req) {
+                Ok(out) => {
+                    print!("{}", out.rendered);
+                    if !out.rendered.ends_with('\n') {
                         println!();
                     }
-                    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-                        let f = a.project.file(d.file);
-                        let lc = f.lines.line_col(&f.text, d.span.start);
-                        eprintln!(
-                            "{}:{}:{}: {} {}",
-                            f.path.display(),
-                            lc.line + 1,
-                            lc.col + 1,
-                            d.code,
-                            d.message
-                        );
+                    for line in &out.limits {
+                        eprintln!("{line}");
                     }
-                    if a.graphs.is_empty() {
+                    if out.no_graphs {
                         eprintln!(
                             "staticfx: no nn.Module classes with a forward in {}",
                             file.display()

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::analysis::{self, GraphOptions, InputSpec};
-use crate::exec::{self, ExecError, RunOptions};
+use crate::ide::run::{run_file, RunFailure, RunOptions, RunRequest};
+use crate::traced::InputSpec;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -50,71 +50,39 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> ExitCode {
-    let opts = GraphOptions {
-        root: args.root.clone(),
-        class: args.class.clone(),
+    let req = RunRequest {
+        file: args.file.clone(),
         entry: args.entry.clone(),
-        inputs: args.inputs.clone(),
-        ..Default::default()
+        class: args.class.clone(),
+        root: args.root.clone(),
+        options: RunOptions {
+            weights: args.weights.clone(),
+            inputs_file: args.inputs_file.clone(),
+            inputs: args.inputs.clone(),
+            seed: args.seed,
+            repeat: args.repeat,
+        },
+        no_optimize: args.no_optimize,
+        output: args.output.clone(),
     };
-    let analysis = match analysis::analyze_file(&args.file, &opts) {
-        Ok(a) => a,
-        Err(e) => {
+    match run_file(&req) {
+        Ok(report) => {
+            print!("{}", report.summary);
+            match report.write_error {
+                Some(e) => {
+                    eprintln!("staticfx: {e}");
+                    ExitCode::from(1)
+                }
+                None => ExitCode::SUCCESS,
+            }
+        }
+        Err(RunFailure::Setup(e)) => {
             eprintln!("staticfx: {e}");
-            return ExitCode::from(2);
+            ExitCode::from(2)
         }
-    };
-    let Some(graph) = analysis.graphs.first() else {
-        eprintln!(
-            "staticfx: no nn.Module with a forward to run in {}",
-            args.file.display()
-        );
-        return ExitCode::from(2);
-    };
-    let mut graph = analysis::GraphResult::clone(graph);
-    if !args.no_optimize {
-        let passes = crate::passes::PassOptions {
-            inference: true,
-            ..Default::default()
-        };
-        if let Err(e) = analysis::optimize_graph(&mut graph, &passes) {
-            eprintln!("staticfx: the pass pipeline failed (try --no-optimize): {e}");
-            return ExitCode::from(2);
-        }
-    }
-    let graph = &graph;
-    let run_opts = RunOptions {
-        weights: args.weights.clone(),
-        inputs_file: args.inputs_file.clone(),
-        inputs: args.inputs.clone(),
-        seed: args.seed,
-        repeat: args.repeat,
-    };
-    let result = match exec::run_graph(graph, &run_opts) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("staticfx: {}", describe_error(&analysis, &e));
-            return ExitCode::from(1);
-        }
-    };
-    print!("{}", exec::summary(graph, &result));
-    if let Some(out) = &args.output {
-        if let Err(e) = exec::weights::write_safetensors(out, &result.outputs) {
+        Err(RunFailure::Execution(e)) => {
             eprintln!("staticfx: {e}");
-            return ExitCode::from(1);
+            ExitCode::from(1)
         }
-    }
-    ExitCode::SUCCESS
-}
-
-/// The error with `path:line:col` of the node's source when it has one.
-pub fn describe_error(a: &analysis::FileAnalysis, e: &ExecError) -> String {
-    match e.origin() {
-        Some(o) => {
-            let f = a.project.file(o.file);
-            let lc = f.lines.line_col(&f.text, o.span.start);
-            format!("{}:{}:{}: {e}", f.path.display(), lc.line + 1, lc.col + 1)
-        }
-        None => e.to_string(),
     }
 }

@@ -287,7 +287,12 @@ impl Interp {
             }
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("setattr", frame.file_id, span, name.to_string());
+                    t.event(
+                        crate::traced::EventKind::SetAttr,
+                        frame.file_id,
+                        span,
+                        name.to_string(),
+                    );
                 }
                 Ok(())
             }
@@ -326,7 +331,12 @@ impl Interp {
                             | "retain_grad"
                             | "register_hook"
                     ) {
-                        t.event("method", frame.file_id, span, name.to_string());
+                        t.event(
+                            crate::traced::EventKind::Method,
+                            frame.file_id,
+                            span,
+                            name.to_string(),
+                        );
                     }
                 }
                 self.trace_method(frame, name, r.clone(), args, kwargs, span)
@@ -696,7 +706,12 @@ impl Interp {
                     && (args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v)))
                 {
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                        t.event(
+                            crate::traced::EventKind::UnknownCall,
+                            frame.file_id,
+                            span,
+                            u.reason.clone(),
+                        );
                     }
                     return self.trace_function(
                         frame,

@@ -180,7 +180,12 @@ impl Interp {
                 if self.tracing() && any_proxy(&args, &kwargs) {
                     let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("unknown_call", frame.file_id, span, u.reason.clone());
+                        t.event(
+                            crate::traced::EventKind::UnknownCall,
+                            frame.file_id,
+                            span,
+                            u.reason.clone(),
+                        );
                     }
                     return self.trace_function(frame, &target, args, kwargs, span);
                 }
@@ -279,7 +284,12 @@ impl Interp {
                 } else {
                     f.name.clone()
                 };
-                t.event("generator", file_id, def_span, detail);
+                t.event(
+                    crate::traced::EventKind::Generator,
+                    file_id,
+                    def_span,
+                    detail,
+                );
             }
         }
         self.call_depth += 1;
@@ -728,7 +738,12 @@ impl Interp {
             ),
             "print" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("print", frame.file_id, span, String::new());
+                    t.event(
+                        crate::traced::EventKind::Print,
+                        frame.file_id,
+                        span,
+                        String::new(),
+                    );
                 }
                 Ok(Value::None)
             }
@@ -859,7 +874,12 @@ impl Interp {
         match v {
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("convert", frame.file_id, span, name.to_string());
+                    t.event(
+                        crate::traced::EventKind::Convert,
+                        frame.file_id,
+                        span,
+                        name.to_string(),
+                    );
                 }
                 let out = self.trace_function(
                     frame,

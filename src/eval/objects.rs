@@ -824,7 +824,12 @@ impl Interp {
                 if has_proxy(&a0) {
                     if short == "deepcopy" {
                         if let Some(t) = self.tracer.as_mut() {
-                            t.event("deepcopy", frame.file_id, span, path.to_string());
+                            t.event(
+                                crate::traced::EventKind::Deepcopy,
+                                frame.file_id,
+                                span,
+                                path.to_string(),
+                            );
                         }
                     }
                     return Ok(a0);
@@ -852,7 +857,12 @@ impl Interp {
             | "math.gcd" | "math.prod" | "math.isqrt" | "math.trunc" => {
                 if has_proxy(&a0) {
                     if let Some(t) = self.tracer.as_mut() {
-                        t.event("convert", frame.file_id, span, short.to_string());
+                        t.event(
+                            crate::traced::EventKind::Convert,
+                            frame.file_id,
+                            span,
+                            short.to_string(),
+                        );
                     }
                     return self.trace_function(frame, path, args, kwargs, span);
                 }
@@ -866,13 +876,23 @@ impl Interp {
             | "time.time_ns"
             | "time.perf_counter_ns" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("time", frame.file_id, span, short.to_string());
+                    t.event(
+                        crate::traced::EventKind::Time,
+                        frame.file_id,
+                        span,
+                        short.to_string(),
+                    );
                 }
                 return Ok(Value::unknown("current time"));
             }
             "torch._dynamo.graph_break" => {
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("graph_break", frame.file_id, span, String::new());
+                    t.event(
+                        crate::traced::EventKind::GraphBreak,
+                        frame.file_id,
+                        span,
+                        String::new(),
+                    );
                 }
                 return Ok(Value::None);
             }
@@ -883,7 +903,12 @@ impl Interp {
                 if !matches!(short, "getLogger" | "basicConfig") {
                     // The full path tells a root-logger call (`logging.info`) from a logger
                     // method (`logging.Logger.info`): Dynamo breaks differently on them.
-                    t.event("log", frame.file_id, span, path.to_string());
+                    t.event(
+                        crate::traced::EventKind::Log,
+                        frame.file_id,
+                        span,
+                        path.to_string(),
+                    );
                 }
             }
             if short == "getLogger" {
@@ -955,7 +980,12 @@ impl Interp {
         if self.tracing() && proxied {
             // A function the analyser cannot see into, called on traced values.
             if let Some(t) = self.tracer.as_mut() {
-                t.event("external_call", frame.file_id, span, path.to_string());
+                t.event(
+                    crate::traced::EventKind::ExternalCall,
+                    frame.file_id,
+                    span,
+                    path.to_string(),
+                );
             }
             return self.trace_function(frame, path, args, kwargs, span);
         }

@@ -93,7 +93,12 @@ impl Interp {
             "class_definition" => {
                 // Dynamo cannot trace a class statement (GB8977); the breaks pass needs to see it.
                 if let Some(t) = self.tracer.as_mut() {
-                    t.event("class_def", frame.file_id, Span::of(node), String::new());
+                    t.event(
+                        crate::traced::EventKind::ClassDef,
+                        frame.file_id,
+                        Span::of(node),
+                        String::new(),
+                    );
                 }
                 let c = self.make_class(frame, node)?;
                 let name = c.name.clone();

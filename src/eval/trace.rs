@@ -4,27 +4,18 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+pub mod root;
+
 use super::stmt::Truth;
 use super::value::{ObjKind, Object, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::graph::{Arg, Graph, NodeId, Op, Origin, RegionRole, RegionTag};
+use crate::graph::{Arg, Graph, NodeId, Op, OpKey, Origin, RegionRole, RegionTag};
 use crate::semantic::FileId;
 use crate::shapes::rules::{self, Inputs, ModuleInfo};
 use crate::shapes::{DType, Meta, Scalar, ScalarOrigin};
 use crate::syntax::Span;
-
-/// A region of the graph that Dynamo would split: where control flow depends on tensor data.
-#[derive(Clone, Debug)]
-pub struct Region {
-    pub id: usize,
-    /// `if`, `elif`, `while`, `conditional expression`, `bool()`, …
-    pub kind: String,
-    pub cause: NodeId,
-    pub file: FileId,
-    pub span: Span,
-    pub call_chain: Vec<(FileId, Span)>,
-}
+pub use crate::traced::{EventKind, Region, TraceEvent};
 
 /// An input's rank and the sizes a layer fixes (`Conv2d(3, …)` → rank 4, dim 1 = 3).
 #[derive(Clone, Debug, PartialEq)]
@@ -98,18 +89,6 @@ pub fn rank_hint(class: &str, attr: &dyn Fn(&str) -> Meta) -> Option<RankHint> {
         },
         _ => return None,
     })
-}
-
-/// Something that happened during tracing that later stages classify (e.g. a `yield`).
-#[derive(Clone, Debug)]
-pub struct TraceEvent {
-    pub kind: &'static str,
-    pub file: FileId,
-    pub span: Span,
-    pub call_chain: Vec<(FileId, Span)>,
-    pub detail: String,
-    /// Graph nodes recorded before the event: what a break here would separate from the rest.
-    pub nodes_before: usize,
 }
 
 /// Largest graph a single trace may record.
@@ -320,7 +299,7 @@ impl Tracer {
     pub fn note_generator(&mut self, file: FileId, span: Span) {
         let nodes_before = self.graph.order.len();
         self.events.push(TraceEvent {
-            kind: "yield",
+            kind: EventKind::Yield,
             file,
             span,
             call_chain: self.call_chain.clone(),
@@ -329,7 +308,7 @@ impl Tracer {
         });
     }
 
-    pub fn event(&mut self, kind: &'static str, file: FileId, span: Span, detail: String) {
+    pub fn event(&mut self, kind: EventKind, file: FileId, span: Span, detail: String) {
         let nodes_before = self.graph.order.len();
         self.events.push(TraceEvent {
             kind,
@@ -532,7 +511,7 @@ impl Interp {
         let short = if target.starts_with('<') {
             "unknown"
         } else {
-            target.rsplit('.').next().unwrap_or(target)
+            OpKey::Function(target).name()
         };
         let meta = rules::call(
             short,

@@ -16,11 +16,10 @@ pub struct Call {
 }
 
 impl Call {
-    /// Argument `i` (positional) or `name` (keyword); `None` when absent.
+    /// Argument `i` (positional) or `name` (keyword), bound as Python binds it
+    /// (`catalog::bind`); `None` when absent or given both ways.
     pub fn get(&self, i: usize, name: &str) -> Option<&RValue> {
-        self.args
-            .get(i)
-            .or_else(|| self.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v))
+        self.bound(i, name).ok().flatten()
     }
 
     /// Like [`get`](Self::get), but a Python `None` counts as absent.
@@ -31,8 +30,18 @@ impl Call {
         }
     }
 
+    /// The argument, or an error when it is given both by position and by keyword.
+    fn bound(&self, i: usize, name: &str) -> Result<Option<&RValue>, String> {
+        crate::catalog::bind::bind(&self.args, &self.kwargs, i, name)
+    }
+
+    /// Like [`opt`](Self::opt), but an argument given twice is an error.
+    fn checked_opt(&self, i: usize, name: &str) -> Result<Option<&RValue>, String> {
+        Ok(self.bound(i, name)?.filter(|v| !matches!(v, RValue::None)))
+    }
+
     pub fn req(&self, i: usize, name: &str) -> Result<&RValue, String> {
-        self.get(i, name)
+        self.bound(i, name)?
             .ok_or_else(|| format!("missing argument `{name}` (position {i})"))
     }
 
@@ -47,7 +56,7 @@ impl Call {
     }
 
     pub fn opt_tensor(&self, i: usize, name: &str) -> Result<Option<&Arc<Tensor>>, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(None),
             Some(RValue::F32(t)) | Some(RValue::Bool(t)) => Ok(Some(t)),
             Some(other) => Err(format!(
@@ -68,7 +77,7 @@ impl Call {
     }
 
     pub fn int(&self, i: usize, name: &str, default: i64) -> Result<i64, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(default),
             Some(v) => v
                 .as_int()
@@ -83,7 +92,7 @@ impl Call {
     }
 
     pub fn opt_int(&self, i: usize, name: &str) -> Result<Option<i64>, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(None),
             Some(v) => v
                 .as_int()
@@ -93,7 +102,7 @@ impl Call {
     }
 
     pub fn float(&self, i: usize, name: &str, default: f64) -> Result<f64, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(default),
             Some(v) => v.as_f64().ok_or_else(|| {
                 format!("argument `{name}` should be a number, got {}", v.describe())
@@ -102,7 +111,7 @@ impl Call {
     }
 
     pub fn opt_float(&self, i: usize, name: &str) -> Result<Option<f64>, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(None),
             Some(v) => v.as_f64().map(Some).ok_or_else(|| {
                 format!("argument `{name}` should be a number, got {}", v.describe())
@@ -111,7 +120,7 @@ impl Call {
     }
 
     pub fn bool(&self, i: usize, name: &str, default: bool) -> Result<bool, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(default),
             Some(RValue::PyBool(b)) => Ok(*b),
             Some(RValue::Int(v)) => Ok(*v != 0),
@@ -123,7 +132,7 @@ impl Call {
     }
 
     pub fn str(&self, i: usize, name: &str) -> Result<Option<&str>, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(None),
             Some(RValue::Str(s)) => Ok(Some(s)),
             Some(v) => Err(format!(
@@ -134,7 +143,7 @@ impl Call {
     }
 
     pub fn ints(&self, i: usize, name: &str) -> Result<Option<Vec<i64>>, String> {
-        match self.opt(i, name) {
+        match self.checked_opt(i, name)? {
             None => Ok(None),
             Some(v) => v.as_int_list().map(Some).ok_or_else(|| {
                 format!(

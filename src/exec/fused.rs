@@ -20,9 +20,9 @@ use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
 use super::modules::hyper_value;
 use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
-use crate::analysis::ModuleSummary;
+use crate::traced::ModuleSummary;
 
-pub const FUSED_PREFIX: &str = "staticfx.fused.";
+pub use crate::graph::FUSED_PREFIX;
 
 /// What ops that refer to modules by path can see.
 pub struct Ctx<'a> {
@@ -288,4 +288,26 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
     let f = table().get(target).expect("conv op");
     let y = f(&mut call)?;
     apply(act, y)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::OpKey;
+
+    /// Every executor entry is keyed the way `OpKey::key` names ops, and the fused table
+    /// holds exactly the fused ones.
+    #[test]
+    fn tables_are_keyed_by_op_key() {
+        for &key in super::super::ops::table().keys() {
+            let k = OpKey::parse(key);
+            assert_eq!(k.key(), key);
+            assert!(
+                !matches!(k, OpKey::Fused(_)),
+                "{key} belongs in the fused table"
+            );
+        }
+        for &key in super::table_ctx().keys() {
+            assert!(matches!(OpKey::parse(key), OpKey::Fused(_)), "{key}");
+        }
+    }
 }

@@ -9,8 +9,8 @@ use super::fused;
 use super::modules::{call_module, ModCall};
 use super::ops::table;
 use super::value::RValue;
-use crate::analysis::{GraphResult, ModuleSummary};
-use crate::graph::{Arg, NodeId, Op, Origin};
+use crate::graph::{Arg, NodeId, Op, OpKey, Origin};
+use crate::traced::{GraphResult, ModuleSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
@@ -157,12 +157,8 @@ impl<'a> Program<'a> {
                 }
                 Op::CallFunction | Op::CallMethod => {
                     let mut call = self.call(&mut env, pos, &n.args, &n.kwargs).map_err(fail)?;
-                    let key = if n.op == Op::CallMethod {
-                        format!("method:{}", n.target)
-                    } else {
-                        n.target.clone()
-                    };
-                    if let Some(f) = fused::table_ctx().get(key.as_str()) {
+                    let key = OpKey::of(n.op, &n.target).expect("a call").key();
+                    if let Some(f) = fused::table_ctx().get(&*key) {
                         let ctx = fused::Ctx {
                             modules: &self.modules,
                             params: &self.params,
@@ -170,7 +166,7 @@ impl<'a> Program<'a> {
                         };
                         f(&ctx, &mut call).map_err(fail)?
                     } else {
-                        let f = table().get(key.as_str()).ok_or_else(|| {
+                        let f = table().get(&*key).ok_or_else(|| {
                             fail(format!(
                                 "the executor does not support `{}`",
                                 if n.op == Op::CallMethod {
@@ -202,9 +198,9 @@ impl<'a> Program<'a> {
                     Op::CallModule => self
                         .modules
                         .get(n.target.as_str())
-                        .map_or("?".to_string(), |m| format!("module:{}", m.class)),
-                    Op::CallMethod => format!("method:{}", n.target),
-                    _ => n.target.clone(),
+                        .map_or("?".to_string(), |m| OpKey::Module(&m.class).key().into()),
+                    op => OpKey::of(op, &n.target)
+                        .map_or_else(|| n.target.clone(), |k| k.key().into()),
                 };
                 profile.push((kind, t0.elapsed()));
             }

@@ -1,14 +1,12 @@
-//! The bundled CPU executor: runs a traced graph ([`crate::analysis::GraphResult`]) on
+//! The bundled CPU executor: runs a traced graph ([`crate::traced::GraphResult`]) on
 //! sample inputs with real or default-initialised weights.
 //!
 //! - [`weights`]: safetensors in and out, checking against the module tree, default init;
 //! - [`interpreter`]: node-by-node evaluation;
 //! - [`ops`] / [`modules`]: the dispatch table by target and by leaf class;
+//! - [`fused`]: the pass pipeline's `staticfx.fused.*` targets (`staticfx run` optimizes for
+//!   inference first unless `--no-optimize`);
 //! - [`kernels`]: the ndarray kernels.
-//!
-//! The graph is run as traced: the pass pipeline (fusion) is not on this branch yet, so
-//! `optimize` is accepted and has no effect until it lands. Fused targets will be entries
-//! in the [`ops`] table.
 
 pub mod call;
 pub mod fused;
@@ -25,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use ndarray::{ArrayD, IxDyn};
 
-use crate::analysis::{GraphResult, HyperValue, InputSpec};
 use crate::graph::Op;
 use crate::shapes::{concrete, DType, Meta};
+use crate::traced::{GraphResult, HyperValue, InputSpec};
 pub use interpreter::{ExecError, Program};
 use kernels::init::Rng;
 pub use value::{HostTensor, RValue};

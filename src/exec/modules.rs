@@ -7,7 +7,7 @@ use super::call::{Call, OpResult};
 use super::kernels::{self as k, Tensor};
 use super::ops::table;
 use super::value::RValue;
-use crate::analysis::{HyperValue, ModuleSummary};
+use crate::traced::{HyperValue, ModuleSummary};
 
 pub fn hyper_value(h: &HyperValue) -> RValue {
     match h {

@@ -12,8 +12,8 @@ use safetensors::{Dtype, SafeTensors};
 use super::kernels::init::{self, Rng};
 use super::kernels::Tensor;
 use super::value::HostTensor;
-use crate::analysis::{HyperValue, ModuleSummary};
 use crate::shapes::DType;
+use crate::traced::{HyperValue, ModuleSummary};
 
 #[derive(Debug, thiserror::Error)]
 pub enum WeightsError {

@@ -16,6 +16,8 @@ use super::text::{
 use super::{Applicability, Edit, Fix, FixKind, Site};
 use crate::syntax::Span;
 
+use crate::diagnostics::Rule;
+
 type Refusal = Option<String>;
 
 /// The statement (child of a block or the module) that contains `n`.
@@ -35,9 +37,9 @@ fn statement_of(n: Node) -> Option<Node> {
 pub fn fixes(src: &str, tree: &Tree, site: &Site) -> Result<Vec<Fix>, Refusal> {
     let node = node_at(tree, site.span).ok_or(None)?;
     let stmt = statement_of(node).ok_or(None)?;
-    let what = match site.code.as_str() {
-        "FX105" => "print()",
-        "FX106" => "logging call",
+    let what = match site.rule {
+        Rule::Print => "print()",
+        Rule::Logging => "logging call",
         _ => "clock read",
     };
     if stmt.kind() != "expression_statement" {
@@ -49,7 +51,7 @@ pub fn fixes(src: &str, tree: &Tree, site: &Site) -> Result<Vec<Fix>, Refusal> {
     let expr = stmt.named_child(0).ok_or(None)?;
     let mut bound = Vec::new();
     if expr.kind() == "assignment" {
-        if site.code != "FX107" {
+        if site.rule != Rule::WallClockTime {
             return Err(Some(format!(
                 "the {what}'s result is assigned; guarding it would leave the name unset when compiling"
             )));

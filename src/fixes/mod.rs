@@ -2,7 +2,7 @@
 //! syntax tree and the source text alone. Plain data in (the source, where a finding is, a few
 //! facts the analysis proved), plain data out (byte-range edits); the CLI (`staticfx fix`,
 //! `check --output-format json`) and the language server's code actions share them, and only
-//! `crate::lsp` turns them into protocol types.
+//! the language server turns them into protocol types.
 //!
 //! One file per fix: `where_rewrite` (data-dependent `if`/`else` and `a if c else b` →
 //! `torch.where`), `guard` (wrap `print`/logging/`time.*` in `if not
@@ -18,6 +18,7 @@ mod where_rewrite;
 use serde::Serialize;
 use tree_sitter::Tree;
 
+use crate::diagnostics::Rule;
 use crate::syntax::Span;
 
 /// ruff's applicability levels: `staticfx fix` applies `Safe` fixes, `--unsafe-fixes` adds
@@ -71,7 +72,7 @@ pub struct Fix {
 /// Where a finding is, and what the analysis proved about it that the syntax cannot show.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Site {
-    pub code: String,
+    pub rule: Rule,
     pub span: Span,
     /// For a `.item()` finding: every use of the Python number ends in tensor arithmetic, so
     /// the value can stay a 0-d tensor.
@@ -107,21 +108,21 @@ impl SiteFixes {
 /// The site of a finding.
 pub fn site_of(f: &crate::breaks::Finding) -> Site {
     Site {
-        code: f.code.to_string(),
+        rule: f.rule,
         span: f.span,
-        scalar_feeds_tensors: f.code == "FX102" && f.fix_available,
+        scalar_feeds_tensors: f.rule == Rule::ScalarConversion && f.fix_available,
     }
 }
 
 /// What the analysis of a file proved that fixes rely on: its tensor conditions (FX101) and
 /// the spans of expressions its graphs recorded as tensors.
-pub fn facts_for(a: &crate::analysis::FileAnalysis) -> Facts {
+pub fn facts_for(a: &crate::traced::FileAnalysis) -> Facts {
     let mut facts = Facts::default();
     for g in &a.graphs {
         for f in g
             .breaks
             .iter()
-            .filter(|f| f.file == a.file && f.code == "FX101")
+            .filter(|f| f.file == a.file && f.rule == Rule::DataDependentBranch)
         {
             facts.tensor_conditions.push(f.span);
         }
@@ -139,10 +140,10 @@ pub fn facts_for(a: &crate::analysis::FileAnalysis) -> Facts {
     facts
 }
 
-/// The graph-break findings of `a` that lie in its own file, one per (line, code) as `check`
-/// reports them, each with its fixes computed on `src` (the file's text as the user has it).
+/// The graph-break findings of `a` that lie in its own file, one per `Finding::site_key`, each
+/// with its fixes computed on `src` (the file's text as the user has it).
 pub fn for_analysis<'a>(
-    a: &'a crate::analysis::FileAnalysis,
+    a: &'a crate::traced::FileAnalysis,
     src: &str,
 ) -> Vec<(&'a crate::breaks::Finding, SiteFixes)> {
     let facts = facts_for(a);
@@ -160,7 +161,7 @@ pub fn for_analysis<'a>(
     let mut out = Vec::new();
     for g in &a.graphs {
         for f in g.breaks.iter().filter(|f| f.file == a.file) {
-            if !seen.insert((f.line, f.code, f.gb_id)) {
+            if !seen.insert(f.site_key()) {
                 continue;
             }
             out.push((f, for_site(src, tree, &site_of(f), &facts)));
@@ -168,6 +169,20 @@ pub fn for_analysis<'a>(
     }
     out.sort_by_key(|(f, _)| (f.span.start, f.code));
     out
+}
+
+type Fixer = fn(&str, &Tree, &Site, &Facts) -> Result<Vec<Fix>, Option<String>>;
+
+/// The fix a rule's findings get; `Rule::has_fix` says the same (checked by a test).
+fn fixer(rule: Rule) -> Option<Fixer> {
+    match rule {
+        Rule::DataDependentBranch => Some(where_rewrite::for_condition),
+        Rule::ScalarConversion => Some(item::fixes),
+        Rule::Print | Rule::Logging | Rule::WallClockTime => {
+            Some(|src, tree, site, _| guard::fixes(src, tree, site))
+        }
+        _ => None,
+    }
 }
 
 /// Every fix for one finding. `tree` must be the parse of `src`. Never panics on broken input:
@@ -180,11 +195,9 @@ pub fn for_site(src: &str, tree: &Tree, site: &Site, facts: &Facts) -> SiteFixes
     if tree.root_node().has_error() {
         out.refusal = Some("the file has syntax errors".into());
     } else {
-        let r = match site.code.as_str() {
-            "FX101" => where_rewrite::for_condition(src, tree, site, facts),
-            "FX102" => item::fixes(src, tree, site, facts),
-            "FX105" | "FX106" | "FX107" => guard::fixes(src, tree, site),
-            _ => Err(None),
+        let r = match fixer(site.rule) {
+            Some(fix) => fix(src, tree, site, facts),
+            None => Err(None),
         };
         match r {
             Ok(fixes) => out.fixes = fixes,
@@ -288,3 +301,17 @@ fn overlaps(a: Span, b: Span) -> bool {
 
 #[cfg(test)]
 pub(crate) mod testing;
+
+#[cfg(test)]
+mod rule_tests {
+    use super::fixer;
+    use crate::diagnostics::Rule;
+
+    /// `fix_available` and the registry's `has_fix` promise exactly the rules `for_site` fixes.
+    #[test]
+    fn has_fix_names_the_rules_with_a_fixer() {
+        for &rule in Rule::ALL {
+            assert_eq!(fixer(rule).is_some(), rule.has_fix(), "{rule:?}");
+        }
+    }
+}

@@ -8,7 +8,7 @@ use super::{Applicability, Edit, Fix, FixKind, Site};
 use crate::syntax::Span;
 
 pub fn fix(src: &str, tree: &Tree, site: &Site) -> Option<Fix> {
-    let code = site.code.as_str();
+    let code = site.rule.code();
     let start = line_start(src, site.span.start.min(src.len()));
     let end = line_end(src, start);
     let line = &src[start..end];

@@ -2,16 +2,18 @@
 //! with the checks every fix must pass (the result parses without errors).
 
 use super::{for_site, Facts, FixKind, Site, SiteFixes};
+use crate::diagnostics::Rule;
 use crate::syntax::{parse, Span};
 
 pub fn site(src: &str, code: &str, needle: &str) -> Site {
+    let rule = Rule::from_code(code).unwrap_or_else(|| panic!("no rule {code}"));
     let at = src
         .find(needle)
         .unwrap_or_else(|| panic!("`{needle}` not in the source"));
     Site {
-        code: code.into(),
+        rule,
         span: Span::new(at, at + needle.len()),
-        scalar_feeds_tensors: code == "FX102",
+        scalar_feeds_tensors: rule == Rule::ScalarConversion,
     }
 }
 

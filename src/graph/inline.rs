@@ -6,18 +6,5 @@
 //!   inlined at the call site, so their operations appear in the caller's graph;
 //! - torch functions and Tensor methods are recorded as `call_function` / `call_method`.
 
-/// Containers of torch.nn that torch.fx traces through rather than keeping as leaves.
-pub fn is_traced_container(torch_class: &str) -> bool {
-    matches!(torch_class, "Sequential")
-}
-
-/// Containers that cannot be called at all: iterating them is how they are used.
-pub fn is_uncallable_container(torch_class: &str) -> bool {
-    matches!(
-        torch_class,
-        "ModuleList" | "ModuleDict" | "ParameterList" | "ParameterDict"
-    )
-}
-
 /// Depth beyond which inlining stops: mutually recursive helpers would otherwise never end.
 pub const MAX_INLINE_DEPTH: usize = 64;

@@ -1,6 +1,6 @@
 //! Stage 4: the static FX graph — torch.fx's six opcodes, its node names, and the users of
-//! every node (petgraph edges from producer to consumer). The graph is built by the tracer in
-//! `crate::eval::trace`, which is where inlining happens (see `inline`).
+//! every node (petgraph edges from producer to consumer). The graph is built by the tracer
+//! (`eval::trace`), which is where inlining happens (see `inline`).
 
 pub mod inline;
 pub mod names;
@@ -14,6 +14,72 @@ use crate::semantic::FileId;
 use crate::shapes::Meta;
 use crate::syntax::Span;
 use names::Namespace;
+
+/// Prefix of every fused op's target (`staticfx.fused.conv_bn_relu`): the pass pipeline makes
+/// them, `passes::validate` and the executor's `fused` table read them.
+pub const FUSED_PREFIX: &str = "staticfx.fused.";
+
+/// How every stage names an operation. The executor's tables are keyed by [`OpKey::key`]: a
+/// function by its canonical target (`torch.nn.functional.relu`, `operator.add`), a Tensor
+/// method as `method:view`, a leaf module as `module:Conv2d`, a fused node by its target
+/// (`staticfx.fused.linear_act`). Shape rules and the pass pipeline match on
+/// [`OpKey::name`], the bare name (`relu` for `torch.relu`, `F.relu` and `x.relu()` alike).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKey<'a> {
+    Function(&'a str),
+    Method(&'a str),
+    /// A leaf module, by class.
+    Module(&'a str),
+    /// A node of the pass pipeline, by kind (`linear_act`).
+    Fused(&'a str),
+}
+
+impl<'a> OpKey<'a> {
+    /// The key of a `call_function` or `call_method` node; None for other opcodes (a
+    /// `call_module` node's target is a module path, its key comes from the module's class).
+    pub fn of(op: Op, target: &'a str) -> Option<OpKey<'a>> {
+        match op {
+            Op::CallFunction => Some(match target.strip_prefix(FUSED_PREFIX) {
+                Some(kind) => OpKey::Fused(kind),
+                None => OpKey::Function(target),
+            }),
+            Op::CallMethod => Some(OpKey::Method(target)),
+            _ => None,
+        }
+    }
+
+    /// The dispatch key (`torch.nn.functional.relu`, `method:view`, `module:Conv2d`,
+    /// `staticfx.fused.linear_act`).
+    pub fn key(self) -> std::borrow::Cow<'a, str> {
+        match self {
+            OpKey::Function(t) => t.into(),
+            OpKey::Method(m) => format!("method:{m}").into(),
+            OpKey::Module(c) => format!("module:{c}").into(),
+            OpKey::Fused(k) => format!("{FUSED_PREFIX}{k}").into(),
+        }
+    }
+
+    /// The key a dispatch key was made from (the inverse of [`OpKey::key`]).
+    pub fn parse(key: &'a str) -> OpKey<'a> {
+        if let Some(m) = key.strip_prefix("method:") {
+            OpKey::Method(m)
+        } else if let Some(c) = key.strip_prefix("module:") {
+            OpKey::Module(c)
+        } else if let Some(k) = key.strip_prefix(FUSED_PREFIX) {
+            OpKey::Fused(k)
+        } else {
+            OpKey::Function(key)
+        }
+    }
+
+    /// The bare name shape rules and passes match on.
+    pub fn name(self) -> &'a str {
+        match self {
+            OpKey::Function(t) => t.rsplit('.').next().unwrap_or(t),
+            OpKey::Method(n) | OpKey::Module(n) | OpKey::Fused(n) => n,
+        }
+    }
+}
 
 pub type NodeId = NodeIndex<u32>;
 
@@ -291,5 +357,71 @@ impl Graph {
             .iter()
             .copied()
             .find(|&id| self.g[id].name == name)
+    }
+}
+
+/// An argument as torch.fx prints it (`x`, `(1, 2)`, `slice(None, 2, None)`).
+pub fn arg_text(g: &Graph, a: &Arg) -> String {
+    match a {
+        Arg::Node(n) => g.node(*n).name.clone(),
+        Arg::None => "None".into(),
+        Arg::Bool(b) => {
+            if *b {
+                "True".into()
+            } else {
+                "False".into()
+            }
+        }
+        Arg::Int(i) => i.to_string(),
+        Arg::Float(f) => format!("{f:?}"),
+        Arg::Str(s) => format!("{s:?}"),
+        Arg::Tuple(v) => {
+            let inner: Vec<String> = v.iter().map(|x| arg_text(g, x)).collect();
+            if inner.len() == 1 {
+                format!("({},)", inner[0])
+            } else {
+                format!("({})", inner.join(", "))
+            }
+        }
+        Arg::List(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|x| arg_text(g, x))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Arg::Slice(s) => format!(
+            "slice({}, {}, {})",
+            arg_text(g, &s[0]),
+            arg_text(g, &s[1]),
+            arg_text(g, &s[2])
+        ),
+        Arg::Ellipsis => "...".into(),
+        Arg::Dtype(d) => format!("torch.{d}"),
+        Arg::Device(d) => format!("device({d:?})"),
+        Arg::Repr(r) => r.clone(),
+    }
+}
+
+#[cfg(test)]
+mod op_key_tests {
+    use super::{Op, OpKey};
+
+    #[test]
+    fn one_key_per_op_and_back() {
+        let relu = OpKey::of(Op::CallFunction, "torch.nn.functional.relu").unwrap();
+        assert_eq!(
+            (relu.key().as_ref(), relu.name()),
+            ("torch.nn.functional.relu", "relu")
+        );
+        let view = OpKey::of(Op::CallMethod, "view").unwrap();
+        assert_eq!((view.key().as_ref(), view.name()), ("method:view", "view"));
+        let fused = OpKey::of(Op::CallFunction, "staticfx.fused.linear_act").unwrap();
+        assert_eq!(fused, OpKey::Fused("linear_act"));
+        assert_eq!(OpKey::Module("Conv2d").key(), "module:Conv2d");
+        for k in [relu, view, fused, OpKey::Module("Conv2d")] {
+            assert_eq!(OpKey::parse(&k.key()), k);
+        }
+        assert_eq!(OpKey::of(Op::CallModule, "layer1.0"), None);
     }
 }

@@ -29,12 +29,7 @@ impl<F: Future> Future for Guarded<F> {
     }
 }
 
-pub fn panic_message(p: &(dyn Any + Send)) -> String {
-    p.downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| p.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
+pub use crate::ide::stack::panic_message;
 
 fn answer(
     method: &str,

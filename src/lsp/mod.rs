@@ -1,13 +1,10 @@
 //! `staticfx lsp`: the language server. Only this module knows protocol types; it adapts the
 //! analysis API (byte spans, plain data) to LSP positions and messages.
 
-pub mod analysis_bridge;
 pub mod catch_panics;
-mod code_actions;
-pub mod config;
+pub mod convert;
 pub mod document;
 pub mod framing;
-mod hover;
 mod server;
 mod workers;
 

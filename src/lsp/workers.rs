@@ -7,13 +7,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Mutex, OnceLock};
 
-type Job = Box<dyn FnOnce() + Send>;
+use crate::ide::AnalysisHost;
+
+/// A job gets its thread's host, which keeps the sessions of the documents sent there.
+type Job = Box<dyn FnOnce(&mut AnalysisHost) + Send>;
 
 const THREADS: usize = 2;
-const STACK: usize = 256 << 20;
 
 /// One queue per thread: a document's analyses always go to the same thread, which keeps
-/// that document's incremental session (`analysis_bridge`).
+/// that document's incremental session (in the thread's `ide::AnalysisHost`).
 struct Pool {
     queues: Vec<Mutex<Sender<Job>>>,
     next: AtomicUsize,
@@ -25,12 +27,11 @@ fn pool() -> &'static Pool {
         let queues = (0..THREADS)
             .map(|i| {
                 let (tx, rx) = channel::<Job>();
-                std::thread::Builder::new()
-                    .name(format!("staticfx-analysis-{i}"))
-                    .stack_size(STACK)
+                crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
+                        let mut host = AnalysisHost::new();
                         while let Ok(job) = rx.recv() {
-                            job();
+                            job(&mut host);
                         }
                     })
                     .expect("start an analysis thread");
@@ -46,7 +47,9 @@ fn pool() -> &'static Pool {
 
 /// Runs `f` on an analysis thread; a panic in `f` comes back as its message and the thread
 /// lives on for the next job.
-pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+pub async fn run<T: Send + 'static>(
+    f: impl FnOnce(&mut AnalysisHost) -> T + Send + 'static,
+) -> Result<T, String> {
     let t = pool().next.fetch_add(1, Ordering::Relaxed);
     run_on(t, f).await
 }
@@ -54,7 +57,7 @@ pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> R
 /// Like `run`, on the thread `key` picks: jobs with equal keys run on the same thread.
 pub async fn run_keyed<T: Send + 'static>(
     key: &impl Hash,
-    f: impl FnOnce() -> T + Send + 'static,
+    f: impl FnOnce(&mut AnalysisHost) -> T + Send + 'static,
 ) -> Result<T, String> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     key.hash(&mut h);
@@ -63,16 +66,12 @@ pub async fn run_keyed<T: Send + 'static>(
 
 async fn run_on<T: Send + 'static>(
     thread: usize,
-    f: impl FnOnce() -> T + Send + 'static,
+    f: impl FnOnce(&mut AnalysisHost) -> T + Send + 'static,
 ) -> Result<T, String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let job: Job = Box::new(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
-            p.downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into())
-        });
+    let job: Job = Box::new(move |host| {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(host)))
+            .map_err(|p| crate::ide::stack::panic_message(p.as_ref()));
         let _ = tx.send(r);
     });
     let queues = &pool().queues;

@@ -142,7 +142,7 @@ fn fuse(
         inner,
         &format!("fused_{kind}"),
         Op::CallFunction,
-        format!("{FUSED_PREFIX}{kind}"),
+        crate::graph::OpKey::Fused(kind).key().into_owned(),
         args,
         kwargs,
     );

@@ -40,8 +40,7 @@ use crate::shapes::Meta;
 pub const PIPELINE_VERSION: u32 = 1;
 pub const MAX_ROUNDS: usize = 10;
 
-/// Prefix of every fused op's target, so readers (and `validate`) can tell them apart.
-pub const FUSED_PREFIX: &str = "staticfx.fused.";
+pub use crate::graph::FUSED_PREFIX;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PassOptions {
@@ -253,7 +252,10 @@ fn check_fused(g: &Graph, id: NodeId) -> Result<(), String> {
     });
     let out_rank = out.shape.as_ref().map(Vec::len);
     if let (Some(a), Some(b)) = (in_rank, out_rank) {
-        let kind = &n.target[FUSED_PREFIX.len()..];
+        let Some(crate::graph::OpKey::Fused(kind)) = crate::graph::OpKey::of(n.op, &n.target)
+        else {
+            return Ok(());
+        };
         let same_rank = matches!(kind, "linear_act" | "conv_bn" | "conv_bn_act" | "add_act");
         if same_rank && a != b {
             return Err(format!(
@@ -271,7 +273,7 @@ pub fn frozen(n: &Node) -> bool {
 }
 
 fn short(target: &str) -> &str {
-    target.rsplit('.').next().unwrap_or(target)
+    crate::graph::OpKey::Function(target).name()
 }
 
 /// torch.nn layers whose forward is a deterministic function of its input and parameters,

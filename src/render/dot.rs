@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
-use crate::analysis::GraphResult;
 use crate::graph::{Node, Op, RegionRole};
+use crate::traced::GraphResult;
 
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

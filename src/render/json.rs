@@ -1,9 +1,9 @@
 use serde_json::{json, Map, Value};
 
-use crate::analysis::GraphResult;
 use crate::graph::{Arg, Graph};
 use crate::semantic::Project;
 use crate::shapes::Meta;
+use crate::traced::GraphResult;
 
 pub fn arg_json(g: &Graph, a: &Arg) -> Value {
     match a {

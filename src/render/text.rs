@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
 use super::arg_text;
-use crate::analysis::GraphResult;
 use crate::graph::{Op, RegionRole};
+use crate::traced::GraphResult;
 
 /// The text layout of the design notes: `name: op[target](args)` per node, then a summary of
 /// graph breaks. Known shapes follow as `  # [1, 128] float32`.

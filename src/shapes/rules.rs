@@ -16,13 +16,12 @@ pub struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    /// The argument at `pos`, or the keyword `name`.
+    /// The argument at `pos`, or the keyword `name`, bound as Python binds it; an argument
+    /// given both ways is unknown (the call raises).
     pub fn get(&self, pos: usize, name: &str) -> Option<&Meta> {
-        self.kwargs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
-            .or_else(|| self.args.get(pos))
+        crate::catalog::bind::bind(self.args, self.kwargs, pos, name)
+            .ok()
+            .flatten()
     }
     fn int(&self, pos: usize, name: &str) -> Option<i64> {
         self.get(pos, name).and_then(Meta::as_int)

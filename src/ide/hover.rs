@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use tree_sitter::{Node, Tree};
 
-use super::analysis_bridge::{GraphView, NodeView, Output};
+use super::host::{GraphView, NodeView, Output};
 use crate::syntax::{text, Span};
 
 /// Markdown for the cursor at `offset`, or None when it stands for nothing we traced.

@@ -1,22 +1,19 @@
-//! Between the analysis library and the protocol: runs one analysis on a text snapshot and
-//! turns the result into plain, `Send` data (findings with resolved ranges, per-graph node
-//! views, DOT). `diagnostics_for` is the one place that decides what becomes a diagnostic, so
-//! the graph-break findings of `crate::breaks` plug in there.
+//! The editor's analyses: an [`AnalysisHost`] runs one analysis of a text snapshot, keeping
+//! incremental sessions for the documents it analysed last, and turns the result into plain,
+//! `Send` data: the [`diagnostics`](super::diagnostics) of the document (byte spans, as for
+//! `check`), per-graph node views for hover, the traced graph for the graph view.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ropey::Rope;
-use tower_lsp_server::ls_types::Position;
 use tree_sitter::Tree;
 
-use super::document::{position_at, Encoding};
+use super::diagnostics::Diagnostic;
 use crate::analysis::incremental::Session;
 use crate::analysis::{
     self, AnalysisError, FileAnalysis, GraphOptions, GraphResult, InputSpec, ModuleSummary,
 };
-use crate::diagnostics::{codes, Severity};
 use crate::graph::RegionRole;
 use crate::semantic::{FileId, Project};
 use crate::syntax::Span;
@@ -28,8 +25,9 @@ pub struct Snapshot {
     pub text: Arc<str>,
     pub tree: Tree,
     pub version: i32,
-    pub encoding: Encoding,
     pub class_inputs: HashMap<String, Vec<InputSpec>>,
+    /// The codes the settings select.
+    pub filter: super::Filter,
     /// Other open buffers: imports read the editor's text, not the disk's.
     pub overlays: Vec<(PathBuf, Arc<str>)>,
     /// Which settings the snapshot was taken under; results of older settings are not reused.
@@ -39,45 +37,24 @@ pub struct Snapshot {
     pub parse_cache: crate::semantic::project::ParseCache,
 }
 
-/// A diagnostic before conversion: byte spans in analysed files.
-#[derive(Clone, Debug)]
-pub struct RawFinding {
-    pub code: &'static str,
-    pub message: String,
-    pub severity: Severity,
-    pub file: FileId,
-    pub span: Span,
-    /// Call sites from forward down to the finding, outermost first.
-    pub chain: Vec<(FileId, Span)>,
-    pub href: Option<String>,
-    /// Fixes (byte edits of the analysed text), the preferred first; empty for limits.
-    pub fixes: crate::fixes::SiteFixes,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct TextRange {
-    pub start: Position,
-    pub end: Position,
-}
-
-#[derive(Clone, Debug)]
-pub struct Related {
-    pub path: PathBuf,
-    pub range: TextRange,
-    pub message: String,
-}
-
-#[derive(Clone, Debug)]
-pub struct Finding {
-    pub code: &'static str,
-    pub message: String,
-    pub severity: Severity,
-    pub range: TextRange,
-    pub related: Vec<Related>,
-    pub href: Option<String>,
-    /// The finding's byte span in the document.
-    pub span: Span,
-    pub fixes: crate::fixes::SiteFixes,
+impl Snapshot {
+    /// A snapshot of `text` as the file `path` of the project at `root`, with no other open
+    /// buffers, all codes selected and no example inputs.
+    pub fn new(path: PathBuf, root: PathBuf, text: &str) -> Snapshot {
+        Snapshot {
+            path,
+            root,
+            tree: crate::syntax::parse(text, None),
+            text: Arc::from(text),
+            version: 1,
+            class_inputs: HashMap::new(),
+            filter: super::Filter::all(),
+            overlays: vec![],
+            config_gen: 0,
+            test_hooks: false,
+            parse_cache: Default::default(),
+        }
+    }
 }
 
 /// One graph node as hover shows it.
@@ -130,7 +107,10 @@ pub struct Output {
     pub version: i32,
     pub config_gen: u64,
     pub text: Arc<str>,
-    pub findings: Vec<Finding>,
+    /// What the user sees, in the document (`text`); call chains may point into `files`.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Path and text of every file a diagnostic's call chain points into.
+    pub files: HashMap<FileId, (PathBuf, Arc<str>)>,
     pub graphs: Vec<GraphView>,
     /// Set when the file could not be analysed at all.
     pub failure: Option<String>,
@@ -152,19 +132,36 @@ fn project_of(snap: &Snapshot) -> Project {
     project
 }
 
-/// Runs the analysis of an open document; call it on a thread with a large stack (the
-/// evaluator recurses). The thread keeps a session for the document, so the next version's
-/// analysis can reuse this one.
-pub fn analyze(snap: &Snapshot) -> Output {
-    analyze_with(snap, true)
+/// Sessions kept for the documents analysed last: a keystroke inside a function body then
+/// costs the classes that call it, not the whole file and its imports. Each analysis thread
+/// has its own host, and a document is always analysed on the same thread.
+#[derive(Default)]
+pub struct AnalysisHost {
+    sessions: Vec<Kept>,
 }
 
-/// Analyses a file once (a workspace check of unopened files), keeping nothing.
-pub fn analyze_once(snap: &Snapshot) -> Output {
-    analyze_with(snap, false)
+/// How many documents' sessions a host keeps.
+const KEPT_SESSIONS: usize = 2;
+
+impl AnalysisHost {
+    pub fn new() -> Self {
+        AnalysisHost::default()
+    }
+
+    /// Runs the analysis of an open document; call it on a thread with a large stack (the
+    /// evaluator recurses). The host keeps a session for the document, so the next version's
+    /// analysis can reuse this one.
+    pub fn analyze(&mut self, snap: &Snapshot) -> Output {
+        analyze_with(snap, Some(self))
+    }
+
+    /// Analyses a file once (a workspace check of unopened files), keeping nothing.
+    pub fn analyze_once(snap: &Snapshot) -> Output {
+        analyze_with(snap, None)
+    }
 }
 
-fn analyze_with(snap: &Snapshot, keep: bool) -> Output {
+fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
     if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
         panic!("test hook: panic requested by the document");
     }
@@ -179,39 +176,33 @@ fn analyze_with(snap: &Snapshot, keep: bool) -> Output {
         version: snap.version,
         config_gen: snap.config_gen,
         text: snap.text.clone(),
-        findings: vec![],
+        diagnostics: vec![],
+        files: HashMap::new(),
         graphs: vec![],
         failure: None,
     };
-    let analysis = if keep {
-        kept_analysis(snap, &opts)
+    let analysis = if !super::may_define_module(&snap.text) {
+        analysis::parse_only(project_of(snap), &snap.path)
+    } else if let Some(host) = host {
+        host.kept_analysis(snap, &opts)
     } else {
         analysis::analyze_in_project(project_of(snap), &snap.path, &opts)
     };
     match analysis {
         Ok(a) => {
-            let raw = diagnostics_for(&a, &snap.text);
-            let mut conv = Converter::new(&a.project, snap.encoding);
-            out.findings = raw
-                .iter()
-                .filter(|f| f.file == a.file)
-                .map(|f| conv.finding(f))
-                .collect();
+            out.diagnostics = super::diagnostics(&a, &snap.text, &snap.filter);
+            for &(file, _) in out.diagnostics.iter().flat_map(|d| &d.chain) {
+                let f = a.project.file(file);
+                out.files
+                    .entry(file)
+                    .or_insert_with(|| (f.path.clone(), f.text.clone()));
+            }
             let file = a.file;
             out.graphs = a.graphs.into_iter().map(|g| graph_view(g, file)).collect();
         }
         Err(e) => out.failure = Some(e.to_string()),
     }
     out
-}
-
-/// Sessions this analysis thread keeps for the documents it analysed last (the server sends
-/// a document's analyses to the same thread): a keystroke inside a function body then costs
-/// the classes that call it, not the whole file and its imports.
-const KEPT_SESSIONS: usize = 2;
-
-thread_local! {
-    static SESSIONS: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 struct Kept {
@@ -259,11 +250,15 @@ impl Kept {
     }
 }
 
-/// The analysis of the snapshot, continuing this thread's session for the document when the
+/// The analysis of the snapshot, continuing the host's session for the document when the
 /// edit allows it, else a full analysis that starts a new session.
-fn kept_analysis(snap: &Snapshot, opts: &GraphOptions) -> Result<FileAnalysis, AnalysisError> {
-    SESSIONS.with(|cell| {
-        let mut sessions = cell.borrow_mut();
+impl AnalysisHost {
+    fn kept_analysis(
+        &mut self,
+        snap: &Snapshot,
+        opts: &GraphOptions,
+    ) -> Result<FileAnalysis, AnalysisError> {
+        let sessions = &mut self.sessions;
         if let Some(i) = sessions.iter().position(|k| k.serves(snap)) {
             // Taken out first: a panic while updating drops it rather than keep it half-done.
             let mut kept = sessions.remove(i);
@@ -293,153 +288,6 @@ fn kept_analysis(snap: &Snapshot, opts: &GraphOptions) -> Result<FileAnalysis, A
             sessions.remove(0);
         }
         Ok(a)
-    })
-}
-
-/// What the editor shows for one analysis: analysis limits (low severity: the analyser could
-/// not see, the model is not wrong), tracing errors, and the graph-break findings of
-/// `crate::breaks` with their fixes (`crate::fixes`), except where a `# noqa` comment
-/// suppresses them. `src` is the document's text as the user has it.
-pub fn diagnostics_for(a: &FileAnalysis, src: &str) -> Vec<RawFinding> {
-    let mut out: Vec<RawFinding> = Vec::new();
-    let push = |f: RawFinding, out: &mut Vec<RawFinding>| {
-        if !out
-            .iter()
-            .any(|o| o.file == f.file && o.span == f.span && o.code == f.code)
-        {
-            out.push(f);
-        }
-    };
-    for d in &a.diagnostics {
-        push(
-            RawFinding {
-                code: d.code,
-                message: d.message.clone(),
-                severity: limit_severity(d.code, d.severity),
-                file: d.file,
-                span: d.span,
-                chain: vec![],
-                href: None,
-                fixes: Default::default(),
-            },
-            &mut out,
-        );
-    }
-    for g in &a.graphs {
-        if let Some(e) = &g.error {
-            let message = format!("{} stopped tracing here: {}", g.name, e.message);
-            push(
-                RawFinding {
-                    code: e.code,
-                    message,
-                    severity: limit_severity(e.code, e.severity),
-                    file: e.file,
-                    span: e.span,
-                    chain: vec![],
-                    href: None,
-                    fixes: Default::default(),
-                },
-                &mut out,
-            );
-        }
-    }
-    let lines: Vec<&str> = src.lines().collect();
-    for (f, fixes) in crate::fixes::for_analysis(a, src) {
-        let line = src[..f.span.start.min(src.len())].matches('\n').count();
-        if lines
-            .get(line)
-            .is_some_and(|l| crate::cli::check::noqa_allows(l, f.code))
-        {
-            continue;
-        }
-        let mut message = if f.gb_id.is_empty() {
-            f.message.clone()
-        } else {
-            format!("{}: {} ({})", f.gb_type, f.message, f.gb_id)
-        };
-        if !f.hint.is_empty() {
-            message.push_str(&format!("\nHint: {}", f.hint));
-        }
-        if let (None, Some(r)) = (fixes.main(), &fixes.refusal) {
-            message.push_str(&format!("\nNo automatic fix: {r}"));
-        }
-        push(
-            RawFinding {
-                code: f.code,
-                message,
-                severity: f.severity,
-                file: f.file,
-                span: f.span,
-                chain: f
-                    .related
-                    .iter()
-                    .map(|(file, span, _)| (*file, *span))
-                    .collect(),
-                href: f.url(),
-                fixes,
-            },
-            &mut out,
-        );
-    }
-    out
-}
-
-fn limit_severity(code: &str, given: Severity) -> Severity {
-    match code {
-        codes::SYNTAX_ERROR => Severity::Error,
-        c if c.starts_with("FX9") => Severity::Info,
-        _ => given,
-    }
-}
-
-/// Byte spans to positions, one rope per file touched.
-struct Converter<'a> {
-    project: &'a Project,
-    enc: Encoding,
-    ropes: HashMap<FileId, Rope>,
-}
-
-impl<'a> Converter<'a> {
-    fn new(project: &'a Project, enc: Encoding) -> Self {
-        Converter {
-            project,
-            enc,
-            ropes: HashMap::new(),
-        }
-    }
-
-    fn range(&mut self, file: FileId, span: Span) -> TextRange {
-        let enc = self.enc;
-        let rope = self
-            .ropes
-            .entry(file)
-            .or_insert_with(|| Rope::from_str(&self.project.file(file).text));
-        TextRange {
-            start: position_at(rope, span.start, enc),
-            end: position_at(rope, span.end, enc),
-        }
-    }
-
-    fn finding(&mut self, f: &RawFinding) -> Finding {
-        let related = f
-            .chain
-            .iter()
-            .map(|&(file, span)| Related {
-                path: self.project.file(file).path.clone(),
-                range: self.range(file, span),
-                message: "called from here".into(),
-            })
-            .collect();
-        Finding {
-            code: f.code,
-            message: f.message.clone(),
-            severity: f.severity,
-            range: self.range(f.file, f.span),
-            related,
-            href: f.href.clone(),
-            span: f.span,
-            fixes: f.fixes.clone(),
-        }
     }
 }
 
@@ -539,7 +387,10 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
 
 /// The project root for a file: the workspace folder containing it, else the nearest
 /// non-package ancestor.
-pub fn root_for(path: &Path, workspace: &[PathBuf]) -> PathBuf {
+pub fn root_for(path: &Path, workspace: &[PathBuf], settings: &super::Settings) -> PathBuf {
+    if let Some(root) = &settings.root {
+        return root.clone();
+    }
     workspace
         .iter()
         .filter(|w| path.starts_with(w))
@@ -561,7 +412,7 @@ pub struct RunOutputView {
 
 /// Traces `class` of the snapshot (per-class mode, default constructor arguments) and runs
 /// its graph with the executor: seeded default weights unless `weights` names a
-/// safetensors file. Call it on a thread with a large stack, like [`analyze`].
+/// safetensors file. Call it on a thread with a large stack, like [`AnalysisHost::analyze`].
 pub fn run_graph(
     snap: &Snapshot,
     class: &str,
@@ -603,7 +454,7 @@ pub fn run_graph(
     analysis::optimize_graph(&mut g, &passes)
         .map_err(|e| format!("the pass pipeline failed: {e}"))?;
     let g = &g;
-    let r = crate::exec::run_graph(g, &run).map_err(|e| crate::cli::run::describe_error(&a, &e))?;
+    let r = crate::exec::run_graph(g, &run).map_err(|e| super::describe_error(&a, &e))?;
     let outputs = r
         .stats
         .iter()

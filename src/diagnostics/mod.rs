@@ -1,7 +1,11 @@
 //! Plain-data diagnostics shared by every stage and front end. Positions are byte spans in a
 //! file; the CLI and the language server convert them to their own line/column conventions.
+//! The codes live here too: the analysis limits (`codes`) and the graph-break rules (`Rule`).
 
 use serde::Serialize;
+
+mod rule;
+pub use rule::{gb_url, Rule};
 
 use crate::semantic::FileId;
 use crate::syntax::Span;

@@ -1,0 +1,119 @@
+//! The graph-break rules, one variant each: the code users select and suppress, the Dynamo
+//! graph-break ids the rule maps its findings to, a title, and whether `fixes` has an
+//! automatic fix for it. Rules, fixes and front ends name a rule by its variant, so a mistyped
+//! code does not compile:
+//!
+//! ```compile_fail
+//! let _ = staticfx::diagnostics::Rule::Prnt;
+//! ```
+//!
+//! ```
+//! use staticfx::diagnostics::Rule;
+//! assert_eq!(Rule::Print.code(), "FX105");
+//! assert_eq!(Rule::from_code("FX105"), Some(Rule::Print));
+//! ```
+
+use serde::Serialize;
+
+macro_rules! rules {
+    ($($variant:ident = $code:literal, [$($gb:literal),*], fix: $fix:literal, $title:literal;)*) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Rule {
+            $($variant,)*
+        }
+
+        impl Rule {
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+
+            /// `FX101`: what `--select`, `--ignore` and `# noqa:` name.
+            pub const fn code(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => $code,)*
+                }
+            }
+
+            /// The Dynamo graph-break ids (`GB0170`) a finding of this rule may carry; empty
+            /// for a possible break the analyser could not see into.
+            pub const fn gb_ids(self) -> &'static [&'static str] {
+                match self {
+                    $(Rule::$variant => &[$($gb),*],)*
+                }
+            }
+
+            /// Whether the `fixes` stage computes an automatic fix for this rule's findings (the
+            /// noqa suppression, offered for every rule, does not count).
+            pub const fn has_fix(self) -> bool {
+                match self {
+                    $(Rule::$variant => $fix,)*
+                }
+            }
+
+            /// One line, for `--select` help, SARIF rule descriptions and docs.
+            pub const fn title(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => $title,)*
+                }
+            }
+        }
+    };
+}
+
+rules! {
+    DataDependentBranch = "FX101", ["GB0170"], fix: true, "data-dependent branch";
+    ScalarConversion = "FX102", ["GB0124"], fix: true, "tensor converted to a Python scalar";
+    Tolist = "FX103", ["GB0109", "GB0033"], fix: false, "Tensor.tolist()";
+    DynamicShapeOp = "FX104", ["GB0036"], fix: false, "dynamic-shape operator";
+    Print = "FX105", ["GB0059"], fix: true, "print() in forward";
+    Logging = "FX106", ["GB0291", "GB4841"], fix: true, "logging in forward";
+    WallClockTime = "FX107", ["GB9193"], fix: true, "wall-clock time in forward";
+    ExplicitGraphBreak = "FX108", ["GB0025"], fix: false, "explicit graph break";
+    RequiresGrad = "FX109", ["GB0125", "GB8985"], fix: false, "requires_grad_() in forward";
+    Backward = "FX110", ["GB0123"], fix: false, "backward() in forward";
+    Generator = "FX111", ["GB0003"], fix: false, "generator forward";
+    ClassInForward = "FX112", ["GB8977"], fix: false, "class statement in forward";
+    Deepcopy = "FX113", ["GB4198"], fix: false, "copy.deepcopy of a tensor";
+    Numpy = "FX114", ["GB0294", "GB0158"], fix: false, "numpy operation Dynamo does not model";
+    CExtension = "FX115", ["GB0007"], fix: false, "call into a C extension";
+    UnknownCall = "FX190", [], fix: false, "possible graph break: call the analyser cannot see into";
+}
+
+impl Rule {
+    /// The rule with this code (`FX105`), for codes read from the user (settings, noqa).
+    pub fn from_code(code: &str) -> Option<Rule> {
+        Rule::ALL
+            .iter()
+            .copied()
+            .find(|r| r.code().eq_ignore_ascii_case(code))
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// Dynamo's documentation page for a graph-break id.
+pub fn gb_url(id: &str) -> Option<String> {
+    (!id.is_empty()).then(|| {
+        format!(
+            "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html",
+            id.to_ascii_lowercase()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rule;
+
+    #[test]
+    fn codes_are_unique_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for &r in Rule::ALL {
+            assert!(seen.insert(r.code()), "{r:?}");
+            assert_eq!(Rule::from_code(r.code()), Some(r));
+        }
+        assert_eq!(Rule::from_code("FX999"), None);
+    }
+}

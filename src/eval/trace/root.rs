@@ -1,0 +1,506 @@
+//! Tracing a root module: instantiating a class the way per-class mode does (required
+//! constructor arguments unknown), making placeholders for `forward`'s inputs, and retracing
+//! with symbolic input shapes where the first layers fix the ranks.
+
+use std::rc::Rc;
+
+use super::{default_input_meta, value_meta, RankHint};
+use crate::diagnostics::{codes, Diagnostic, Severity};
+use crate::eval::value::{FnKind, ObjKind, Object, Value};
+use crate::eval::{EvalError, Frame, Interp, Tracer};
+use crate::graph::{Arg, Graph, NodeId, Op};
+use crate::semantic::FileId;
+use crate::shapes::{shape_of, DType, Meta};
+use crate::syntax::Span;
+use crate::traced::{GraphResult, HyperValue, InputSpec, ModuleSummary, ParamSummary};
+
+/// A leaf module's attribute as a plain constant.
+fn hyper_value(v: &Value) -> HyperValue {
+    match v {
+        Value::None => HyperValue::None,
+        Value::Bool(b) => HyperValue::Bool(*b),
+        Value::Int(i) => HyperValue::Int(*i),
+        Value::Float(x) => HyperValue::Float(*x),
+        Value::Str(s) => HyperValue::Str(s.to_string()),
+        Value::Tuple(t) => HyperValue::Seq(t.iter().map(hyper_value).collect()),
+        Value::List(l) => HyperValue::Seq(l.borrow().iter().map(hyper_value).collect()),
+        other => HyperValue::Other(other.type_name().to_string()),
+    }
+}
+
+fn module_tree(root: &Rc<Object>) -> Vec<ModuleSummary> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![(root.clone(), String::new())];
+    while let Some((obj, path)) = stack.pop() {
+        // Shared submodules appear once, under their first path, as in named_modules().
+        if !seen.insert(obj.id) {
+            continue;
+        }
+        let params = obj
+            .attrs
+            .borrow()
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Value::Param(p) => Some(ParamSummary {
+                    name: k.clone(),
+                    shape: p.shape.clone(),
+                    dtype: p.dtype,
+                    buffer: p.is_buffer,
+                }),
+                _ => None,
+            })
+            .collect();
+        let children = obj.children();
+        let class = match &obj.kind {
+            ObjKind::Leaf(c) => c.clone(),
+            _ => obj.class_name(),
+        };
+        let hyper = match &obj.kind {
+            ObjKind::Leaf(_) => obj
+                .attrs
+                .borrow()
+                .iter()
+                .filter(|(_, v)| !matches!(v, Value::Param(_) | Value::Object(_)))
+                .map(|(k, v)| (k.clone(), hyper_value(v)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        out.push(ModuleSummary {
+            path: path.clone(),
+            class,
+            params,
+            children: children.iter().map(|(n, _)| n.clone()).collect(),
+            hyper,
+            leaf: matches!(obj.kind, ObjKind::Leaf(_)),
+        });
+        for (name, child) in children.into_iter().rev() {
+            let p = if path.is_empty() {
+                name
+            } else {
+                format!("{path}.{name}")
+            };
+            stack.push((child, p));
+        }
+    }
+    out
+}
+
+fn diag_of(e: &EvalError) -> Diagnostic {
+    let severity = if e.code == codes::SYNTAX_ERROR {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    Diagnostic {
+        code: e.code,
+        message: e.message.clone(),
+        severity,
+        file: e.file,
+        span: e.span,
+    }
+}
+
+/// Module classes with something to trace: an own or inherited `forward`, or Sequential.
+pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
+    let Value::Class(c) = class else { return false };
+    let mro = c.mro.borrow().clone();
+    let is_module = mro.iter().any(|m| matches!(m, Value::External(p) if p.starts_with("torch.nn") || p.starts_with("torch.ao.nn")));
+    if !is_module {
+        return false;
+    }
+    let has_forward = interp.class_lookup(class, "forward").is_some();
+    let sequential = mro
+        .iter()
+        .any(|m| matches!(m, Value::External(p) if p.ends_with(".Sequential")));
+    has_forward || sequential
+}
+
+/// Per-class mode: required constructor arguments are unknown, defaults are used.
+pub fn instantiate_per_class(
+    interp: &mut Interp,
+    file: FileId,
+    class: &Value,
+    span: Span,
+) -> Value {
+    let mut kwargs = Vec::new();
+    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
+        for p in init.params.iter().skip(1) {
+            use crate::catalog::ParamKind::*;
+            if p.default.is_none() && matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+                kwargs.push((
+                    p.name.clone(),
+                    Value::unknown(format!("constructor argument `{}`", p.name)),
+                ));
+            }
+        }
+    }
+    let f = interp.project.file(file);
+    let ns = interp.load_module(file).expect("loaded");
+    let frame = Frame {
+        file: f,
+        file_id: file,
+        globals: ns,
+        locals: None,
+        class: None,
+        receiver: None,
+    };
+    match interp.instantiate(&frame, class, vec![], kwargs, span) {
+        Ok(v) => v,
+        Err(e) => {
+            interp.note_error(&e);
+            Value::unknown(e.message)
+        }
+    }
+}
+
+/// Traces `root.forward` with placeholders for its inputs. Inputs without a given shape get a
+/// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
+/// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
+pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
+    // must start from the constructed state, not from proxies of the first trace's graph.
+    let before = attribute_snapshot(root);
+    let result = trace_root_twice(interp, root, inputs, &before);
+    restore_attributes(&before);
+    result
+}
+
+/// Every module's attributes, and the contents of the dicts and lists they hold (a forward
+/// may fill a cache in place: timm's `attention_bias_cache[str(device)] = …`).
+type AttributeSnapshot = (
+    Vec<(Rc<Object>, indexmap::IndexMap<String, Value>)>,
+    Vec<(Value, Value)>,
+);
+
+fn attribute_snapshot(root: &Value) -> AttributeSnapshot {
+    let Value::Object(root) = root else {
+        return (vec![], vec![]);
+    };
+    let mut out = Vec::new();
+    let mut containers = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![root.clone()];
+    while let Some(obj) = stack.pop() {
+        if !seen.insert(obj.id) {
+            continue;
+        }
+        let attrs = obj.attrs.borrow().clone();
+        for v in attrs.values() {
+            match v {
+                Value::Dict(d) => containers.push((
+                    v.clone(),
+                    Value::Dict(Rc::new(std::cell::RefCell::new(d.borrow().clone()))),
+                )),
+                Value::List(l) => containers.push((v.clone(), Value::list(l.borrow().clone()))),
+                _ => {}
+            }
+        }
+        out.push((obj.clone(), attrs));
+        stack.extend(obj.children().into_iter().map(|(_, c)| c));
+    }
+    (out, containers)
+}
+
+fn restore_attributes(snapshot: &AttributeSnapshot) {
+    for (obj, attrs) in &snapshot.0 {
+        *obj.attrs.borrow_mut() = attrs.clone();
+    }
+    for (live, saved) in &snapshot.1 {
+        match (live, saved) {
+            (Value::Dict(l), Value::Dict(s)) => *l.borrow_mut() = s.borrow().clone(),
+            (Value::List(l), Value::List(s)) => *l.borrow_mut() = s.borrow().clone(),
+            _ => {}
+        }
+    }
+}
+
+fn trace_root_twice(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    before: &AttributeSnapshot,
+) -> GraphResult {
+    let (first, hints) = trace_root_with(interp, root, inputs, &[]);
+    if first.error.is_some() || hints.is_empty() {
+        return first;
+    }
+    // First the smallest rank each hint allows, then one more leading (sequence) dim.
+    for extra in 0..2usize {
+        if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
+            break;
+        }
+        let mut next_sym = 0u32;
+        let mut sym_inputs = Vec::new();
+        for (id, h) in &hints {
+            let extra = if h.grow { extra } else { 0 };
+            let name = first.graph.node(*id).name.clone();
+            let dims = (0..h.rank + extra)
+                .map(|i| {
+                    let pos = if extra > 0 && i >= 1 {
+                        i.checked_sub(extra).filter(|&p| p >= 1)
+                    } else {
+                        Some(i)
+                    };
+                    match pos.and_then(|p| h.known.iter().find(|(d, _)| *d == p)) {
+                        Some((_, v)) => crate::shapes::Dim::Known(*v),
+                        None => {
+                            next_sym += 1;
+                            crate::shapes::Dim::Sym(crate::shapes::Expr::sym(next_sym - 1))
+                        }
+                    }
+                })
+                .collect();
+            sym_inputs.push((
+                name,
+                Meta::tensor(Some(dims), h.dtype.unwrap_or(DType::Float32)),
+            ));
+        }
+        let diagnostics = interp.diagnostics.len();
+        restore_attributes(before);
+        let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
+        interp.diagnostics.truncate(diagnostics);
+        if second.error.is_none() && same_structure(&first, &second) {
+            return second;
+        }
+    }
+    first
+}
+
+/// Same nodes, arguments and graph breaks: only the shapes may differ.
+fn same_structure(a: &GraphResult, b: &GraphResult) -> bool {
+    use crate::graph::arg_text;
+    let sig = |r: &GraphResult| -> Vec<String> {
+        r.graph
+            .nodes()
+            .map(|(_, n)| {
+                let args: Vec<String> = n.args.iter().map(|x| arg_text(&r.graph, x)).collect();
+                let kwargs: Vec<String> = n
+                    .kwargs
+                    .iter()
+                    .map(|(k, x)| format!("{k}={}", arg_text(&r.graph, x)))
+                    .collect();
+                format!(
+                    "{}|{}|{}|{}|{}|{:?}",
+                    n.name,
+                    n.op.as_str(),
+                    n.target,
+                    args.join(","),
+                    kwargs.join(","),
+                    n.region
+                )
+            })
+            .collect()
+    };
+    a.regions.len() == b.regions.len() && a.events.len() == b.events.len() && sig(a) == sig(b)
+}
+
+fn trace_root_with(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    sym_inputs: &[(String, Meta)],
+) -> (GraphResult, Vec<(NodeId, RankHint)>) {
+    let mut result = GraphResult {
+        name: String::new(),
+        class: String::new(),
+        entry: None,
+        file: 0,
+        class_span: Span::default(),
+        graph: Graph::new(),
+        regions: vec![],
+        events: vec![],
+        breaks: vec![],
+        error: None,
+        modules: vec![],
+        passes: None,
+        from_cache: false,
+    };
+    let Value::Object(obj) = root else {
+        result.error = Some(Diagnostic {
+            code: codes::UNSUPPORTED,
+            message: "the module could not be constructed".into(),
+            severity: Severity::Warning,
+            file: 0,
+            span: Span::default(),
+        });
+        return (result, vec![]);
+    };
+    result.class = obj.class_name();
+    result.modules = module_tree(obj);
+    interp.tracer = Some(Tracer::new(obj));
+    let outcome = trace_forward(interp, obj, inputs, sym_inputs);
+    let mut tracer = interp.tracer.take().expect("tracer");
+    // The root forward is entered through a call like any method; its call site is not part
+    // of the chain users see.
+    for id in tracer.graph.order.clone() {
+        if let Some(o) = tracer.graph.node_mut(id).origin.as_mut() {
+            if !o.call_chain.is_empty() {
+                o.call_chain.remove(0);
+            }
+        }
+    }
+    for r in tracer.regions.iter_mut() {
+        if !r.call_chain.is_empty() {
+            r.call_chain.remove(0);
+        }
+    }
+    for e in tracer.events.iter_mut() {
+        if !e.call_chain.is_empty() {
+            e.call_chain.remove(0);
+        }
+    }
+    let hints = std::mem::take(&mut tracer.rank_hints);
+    result.graph = tracer.graph;
+    result.regions = tracer.regions;
+    result.events = tracer.events;
+    if let Err(e) = outcome {
+        interp.note_error(&e);
+        result.error = Some(diag_of(&e));
+    }
+    (result, hints)
+}
+
+fn trace_forward(
+    interp: &mut Interp,
+    obj: &Rc<Object>,
+    inputs: &[InputSpec],
+    sym_inputs: &[(String, Meta)],
+) -> Result<(), EvalError> {
+    let forward = interp.class_lookup(&obj.class, "forward");
+    let (file, ns) = match &forward {
+        Some(Value::Function(f)) => (interp.definition_of(f).1, f.globals.clone()),
+        _ => match &obj.class {
+            Value::Class(c) => (c.file_id, interp.load_module(c.file_id)?),
+            _ => {
+                return Err(EvalError {
+                    code: codes::UNSUPPORTED,
+                    message: "nothing to trace".into(),
+                    file: 0,
+                    span: Span::default(),
+                })
+            }
+        },
+    };
+    let frame = Frame {
+        file: interp.project.file(file),
+        file_id: file,
+        globals: ns,
+        locals: None,
+        class: None,
+        receiver: None,
+    };
+    let mut args = Vec::new();
+    let mut kwargs = Vec::new();
+    let input_meta = |name: &str| {
+        inputs
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype))
+            .or_else(|| {
+                sym_inputs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, m)| m.clone())
+            })
+    };
+    let span = match &forward {
+        Some(Value::Function(f)) => interp.definition_of(f).2,
+        _ => Span::default(),
+    };
+    match &forward {
+        Some(Value::Function(f)) => {
+            let skip = usize::from(f.kind != FnKind::StaticMethod);
+            for (i, p) in f.params.iter().skip(skip).enumerate() {
+                use crate::catalog::ParamKind::*;
+                if matches!(p.kind, VarPositional | VarKeyword) {
+                    continue;
+                }
+                let given = input_meta(&p.name);
+                // The first argument is the input the model is called with even when it
+                // defaults to None (`forward(self, input_ids=None, ..., inputs_embeds=None)`
+                // raises unless one of them is given); torch.fx makes it a proxy as well.
+                let primary =
+                    i == 0 && p.kind != KeywordOnly && matches!(p.default, Some(Value::None));
+                let default_arg = match (&p.default, &given) {
+                    (Some(d), None) if !primary => Some(d.clone()),
+                    _ => None,
+                };
+                let tracer = interp.tracer.as_mut().expect("tracing");
+                let meta = given.clone().unwrap_or_else(default_input_meta);
+                let recorded_default = if given.is_none() {
+                    p.default.as_ref()
+                } else {
+                    None
+                };
+                let default_as_arg = recorded_default.map(|d| match d {
+                    Value::None => Arg::None,
+                    Value::Bool(b) => Arg::Bool(*b),
+                    Value::Int(i) => Arg::Int(*i),
+                    Value::Float(x) => Arg::Float(*x),
+                    other => Arg::Repr(format!("{other:?}")),
+                });
+                let node = tracer.placeholder(
+                    &p.name,
+                    default_as_arg,
+                    if default_arg.is_some() {
+                        value_meta(default_arg.as_ref().unwrap())
+                    } else {
+                        meta
+                    },
+                    file,
+                    span,
+                );
+                // A defaulted argument keeps its default value (how the model is usually called);
+                // its placeholder still records the input, as torch.fx does.
+                let v = match default_arg {
+                    Some(d) => d,
+                    None => Value::Proxy(node),
+                };
+                if p.kind == KeywordOnly {
+                    kwargs.push((p.name.clone(), v));
+                } else {
+                    args.push(v);
+                }
+            }
+        }
+        _ => {
+            // nn.Sequential's own forward(input).
+            let meta = input_meta("input").unwrap_or_else(default_input_meta);
+            let node = interp
+                .tracer
+                .as_mut()
+                .expect("tracing")
+                .placeholder("input", None, meta, file, span);
+            args.push(Value::Proxy(node));
+        }
+    }
+    let out = match &forward {
+        Some(Value::Function(f)) => {
+            let f = f.clone();
+            // The root forward is not an inlined call: it starts the call chain empty.
+            interp.call_function(
+                &frame,
+                &f,
+                Some(Value::Object(obj.clone())),
+                args,
+                kwargs,
+                span,
+            )?
+        }
+        _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
+    };
+    let (arg, meta) = interp.to_arg(&frame, &out, span)?;
+    let tracer = interp.tracer.as_mut().expect("tracing");
+    tracer.add_node(
+        "output",
+        Op::Output,
+        "output".into(),
+        vec![arg],
+        vec![],
+        meta,
+        file,
+        span,
+    );
+    Ok(())
+}

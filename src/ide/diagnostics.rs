@@ -1,0 +1,187 @@
+//! The diagnostics policy: what the user sees of one analysis, decided once for `check`,
+//! `fix` and the editor. Analysis limits and the graph-break findings of the analysed file
+//! become [`Diagnostic`]s with one wording, one severity rule, one de-duplication key, the
+//! `select`/`ignore` filter and `# noqa` comments (found on the same rows `LineIndex` counts,
+//! so a lone CR ends a line here as it does for positions).
+
+use crate::diagnostics::{codes, Rule, Severity};
+use crate::fixes::SiteFixes;
+use crate::semantic::FileId;
+use crate::syntax::{LineIndex, Span};
+use crate::traced::FileAnalysis;
+
+use super::settings::Filter;
+
+/// One problem as every front end reports it: byte spans in the analysed file's text as the
+/// user has it; the front ends only convert positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    /// The graph-break rule; None for an analysis limit (FX9xx).
+    pub rule: Option<Rule>,
+    /// Dynamo's graph-break id; empty for limits and possible breaks.
+    pub gb_id: &'static str,
+    /// One line: `gb_type: message (gb_id)` for a break, `analysis limit: …` for a limit.
+    pub message: String,
+    /// What to do about it, ending with why there is no automatic fix when there is none.
+    pub hint: String,
+    pub severity: Severity,
+    /// Always the analysed file.
+    pub file: FileId,
+    pub span: Span,
+    /// Call sites from forward down to the finding, outermost first.
+    pub chain: Vec<(FileId, Span)>,
+    pub url: Option<String>,
+    /// Fixes (byte edits of the user's text), the preferred first; empty for limits.
+    pub fixes: SiteFixes,
+}
+
+impl Diagnostic {
+    /// The message with its hint, for surfaces with one text field (the editor, SARIF).
+    pub fn full_message(&self) -> String {
+        Diagnostic::full_text(&self.message, &self.hint)
+    }
+
+    /// The one way a message and its hint are joined.
+    pub fn full_text(message: &str, hint: &str) -> String {
+        if hint.is_empty() {
+            message.to_string()
+        } else {
+            format!("{message}\nHint: {hint}")
+        }
+    }
+}
+
+/// How an analysis limit is reported: a syntax error is an error in the code; every other
+/// limit says what the analyser could not see, never above "info".
+pub fn limit_severity(code: &str, given: Severity) -> Severity {
+    if code == codes::SYNTAX_ERROR {
+        Severity::Error
+    } else {
+        given.max(Severity::Info)
+    }
+}
+
+/// The diagnostics of `a`'s own file, in source order. `src` is the file's text as the user
+/// has it (the analysed text has lines with syntax errors blanked).
+pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let limit = |code: &'static str, message: String, severity, span| Diagnostic {
+        code,
+        rule: None,
+        gb_id: "",
+        message: format!("analysis limit: {message}"),
+        hint: String::new(),
+        severity: limit_severity(code, severity),
+        file: a.file,
+        span,
+        chain: vec![],
+        url: None,
+        fixes: SiteFixes::default(),
+    };
+    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
+        out.push(limit(d.code, d.message.clone(), d.severity, d.span));
+    }
+    for g in &a.graphs {
+        if let Some(e) = g.error.as_ref().filter(|e| e.file == a.file) {
+            let message = format!("{} stopped tracing here: {}", g.name, e.message);
+            out.push(limit(e.code, message, e.severity, e.span));
+        }
+    }
+    for (f, fixes) in crate::fixes::for_analysis(a, src) {
+        let mut hint = f.hint.clone();
+        if let (None, Some(r)) = (fixes.main(), &fixes.refusal) {
+            hint = if hint.is_empty() {
+                format!("no automatic fix: {r}")
+            } else {
+                format!("{hint} (no automatic fix: {r})")
+            };
+        }
+        let message = if f.gb_id.is_empty() {
+            f.message.clone()
+        } else {
+            format!("{}: {} ({})", f.gb_type, f.message, f.gb_id)
+        };
+        out.push(Diagnostic {
+            code: f.code,
+            rule: Some(f.rule),
+            gb_id: f.gb_id,
+            message,
+            hint,
+            severity: f.severity,
+            file: f.file,
+            span: f.span,
+            chain: f
+                .related
+                .iter()
+                .map(|&(file, span, _)| (file, span))
+                .collect(),
+            url: f.url(),
+            fixes,
+        });
+    }
+    let lines = LineIndex::new(src);
+    // One report per code, gb id and line (`Finding::site_key` for breaks): several classes
+    // inline the same helper, and a limit noted by a failed trace is also its graph's error.
+    out.sort_by_key(|d| (d.span.start, d.code));
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|d| seen.insert((lines.line_of(d.span.start), d.code, d.gb_id)));
+    out.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
+    out
+}
+
+/// Whether a `# noqa` comment on the diagnostic's first row silences it.
+fn suppressed(src: &str, lines: &LineIndex, d: &Diagnostic) -> bool {
+    let row = lines.line_of(d.span.start.min(src.len()));
+    let (start, end) = (lines.line_start(row), lines.line_start(row + 1));
+    src.get(start..end)
+        .is_some_and(|line| noqa_allows(line, d.code))
+}
+
+/// `# noqa` (everything) or `# noqa: FX101, FX102` on a line.
+pub fn noqa_allows(line: &str, code: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let Some(pos) = lower.find("# noqa") else {
+        return false;
+    };
+    let rest = &line[pos + "# noqa".len()..];
+    let Some(list) = rest.trim_start().strip_prefix(':') else {
+        return true;
+    };
+    list.split([',', ' ', '\r', '\n'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .take_while(|c| c.chars().all(|ch| ch.is_ascii_alphanumeric()))
+        .any(|c| c.eq_ignore_ascii_case(code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noqa_forms() {
+        assert!(noqa_allows("x = 1  # noqa", "FX101"));
+        assert!(noqa_allows("x = 1  # noqa: FX101", "FX101"));
+        assert!(noqa_allows("x = 1  # NOQA:FX102,FX101", "FX101"));
+        assert!(noqa_allows("x = 1  # noqa: FX101\r", "FX101"));
+        assert!(!noqa_allows("x = 1  # noqa: FX102", "FX101"));
+        assert!(!noqa_allows("x = 1", "FX101"));
+    }
+
+    #[test]
+    fn limits_never_above_info_except_syntax_errors() {
+        assert_eq!(
+            limit_severity(codes::SYNTAX_ERROR, Severity::Warning),
+            Severity::Error
+        );
+        assert_eq!(
+            limit_severity(codes::UNRESOLVED_NAME, Severity::Warning),
+            Severity::Info
+        );
+        assert_eq!(
+            limit_severity(codes::BUDGET, Severity::Hint),
+            Severity::Hint
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! What the front ends call, and all they call: `cli` and `lsp` meet here and nowhere else.
+//! Plain data in and out, byte offsets, no clap or LSP types (rust-analyzer's `ide` crate is
+//! the model).
+//!
+//! - [`settings`]: one settings model for `[tool.staticfx]`, `initializationOptions` and
+//!   `workspace/configuration`, and command-line flags on top;
+//! - [`diagnostics`]: one policy for what the user sees of an analysis (wording, severity,
+//!   de-duplication, select/ignore, `# noqa`);
+//! - [`fix`]: fix-all to a fixed point; [`files`]: which files are analysed;
+//! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
+//! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
+
+pub mod check;
+pub mod code_actions;
+pub mod diagnostics;
+pub mod files;
+pub mod fix;
+pub mod graph;
+pub mod host;
+pub mod hover;
+pub mod run;
+pub mod settings;
+pub mod stack;
+
+#[cfg(test)]
+mod tests;
+
+pub use diagnostics::{diagnostics, noqa_allows, Diagnostic};
+pub use files::{collect_files, may_define_module};
+pub use host::{AnalysisHost, Output, Snapshot};
+pub use run::describe_error;
+pub use settings::{Filter, Settings};
+// The plain types of fixes the front ends show.
+pub use crate::fixes::{Applicability, Edit, Fix, FixKind};
+pub use stack::on_large_stack;

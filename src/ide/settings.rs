@@ -1,0 +1,313 @@
+//! One settings model for every front end: `[tool.staticfx]` in the nearest pyproject.toml,
+//! then the editor's `initializationOptions` and `workspace/configuration` (section
+//! `staticfx`), then command-line flags. Keys are accepted in client spelling
+//! (`exampleInputs`, `debounceMs`) and pyproject spelling (`example-inputs`); a key absent
+//! from a layer keeps the value below it. Adding a setting is one field, its default, and one
+//! `merge` arm.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::shapes::DType;
+use crate::traced::InputSpec;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// Codes or code prefixes to report; None means all (`FX`).
+    pub select: Option<Vec<String>>,
+    /// Codes or code prefixes to leave out.
+    pub ignore: Vec<String>,
+    /// Project root for imports (default: the workspace folder, else the nearest ancestor
+    /// without `__init__.py`).
+    pub root: Option<PathBuf>,
+    /// Forward inputs per class name, for concrete shapes in hover and diagnostics.
+    pub example_inputs: HashMap<String, Vec<InputSpec>>,
+    /// Quiet time after an edit before analysing; edits during an analysis coalesce anyway.
+    pub debounce_ms: u64,
+    pub test_hooks: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            select: None,
+            ignore: Vec::new(),
+            root: None,
+            example_inputs: HashMap::new(),
+            debounce_ms: 15,
+            test_hooks: false,
+        }
+    }
+}
+
+/// Which codes are reported: `select` (prefixes, or `ALL`) minus `ignore`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter::all()
+    }
+}
+
+impl Filter {
+    pub fn all() -> Self {
+        Filter {
+            select: vec!["FX".into()],
+            ignore: vec![],
+        }
+    }
+
+    pub fn keeps(&self, code: &str) -> bool {
+        matches_any(code, &self.select) && !matches_any(code, &self.ignore)
+    }
+}
+
+pub fn matches_any(code: &str, prefixes: &[String]) -> bool {
+    prefixes
+        .iter()
+        .any(|p| p == "ALL" || code.starts_with(p.as_str()))
+}
+
+impl Settings {
+    /// The nearest `[tool.staticfx]` at or above `start` (a file or directory) over the
+    /// defaults, and the problems found reading it.
+    pub fn discover(start: &Path) -> (Settings, Vec<String>) {
+        let mut s = Settings::default();
+        let problems = s.merge_pyproject(start);
+        (s, problems)
+    }
+
+    pub fn filter(&self) -> Filter {
+        Filter {
+            select: self.select.clone().unwrap_or_else(|| vec!["FX".into()]),
+            ignore: self.ignore.clone(),
+        }
+    }
+
+    /// Command-line flags: `--select` replaces the configured selection, `--ignore` adds to
+    /// the configured ignores, `--root` replaces the root.
+    pub fn apply_flags(&mut self, select: &[String], ignore: &[String], root: Option<&Path>) {
+        if !select.is_empty() {
+            self.select = Some(select.to_vec());
+        }
+        self.ignore.extend(ignore.iter().cloned());
+        if let Some(r) = root {
+            self.root = Some(r.to_path_buf());
+        }
+    }
+
+    /// Merges one layer of settings; relative paths are taken from `base` (the pyproject's
+    /// directory, or the workspace folder for client settings). Returns what was wrong.
+    pub fn merge(&mut self, v: &Json, base: Option<&Path>) -> Vec<String> {
+        let mut problems = Vec::new();
+        let Some(obj) = v.as_object() else {
+            return problems;
+        };
+        let v = obj.get("staticfx").filter(|s| s.is_object()).unwrap_or(v);
+        // A null (an editor's unset setting) keeps the layer below.
+        let get = |a: &str, b: &str| v.get(a).or_else(|| v.get(b)).filter(|x| !x.is_null());
+        if let Some(codes) = get("select", "select") {
+            match code_list(codes) {
+                Ok(list) => self.select = Some(list),
+                Err(e) => problems.push(format!("select: {e}")),
+            }
+        }
+        if let Some(codes) = get("ignore", "ignore") {
+            match code_list(codes) {
+                Ok(list) => self.ignore = list,
+                Err(e) => problems.push(format!("ignore: {e}")),
+            }
+        }
+        if let Some(root) = get("root", "root") {
+            match root.as_str() {
+                Some(r) => {
+                    self.root = Some(match base {
+                        Some(b) => b.join(r),
+                        None => PathBuf::from(r),
+                    })
+                }
+                None => problems.push("root: expected a path".into()),
+            }
+        }
+        if let Some(inputs) = get("exampleInputs", "example-inputs").and_then(Json::as_object) {
+            for (class, spec) in inputs {
+                match parse_inputs(spec) {
+                    Ok(list) => {
+                        self.example_inputs.insert(class.clone(), list);
+                    }
+                    Err(e) => problems.push(format!("exampleInputs.{class}: {e}")),
+                }
+            }
+        }
+        if let Some(ms) = get("debounceMs", "debounce-ms").and_then(Json::as_u64) {
+            self.debounce_ms = ms;
+        }
+        if let Some(t) = get("testHooks", "test-hooks").and_then(Json::as_bool) {
+            self.test_hooks = t;
+        }
+        problems
+    }
+
+    /// `[tool.staticfx]` of the nearest pyproject.toml at or above `start` that has one.
+    pub fn merge_pyproject(&mut self, start: &Path) -> Vec<String> {
+        let start = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
+        let mut dir = if start.is_dir() {
+            Some(start.as_path())
+        } else {
+            start.parent()
+        };
+        while let Some(d) = dir {
+            let candidate = d.join("pyproject.toml");
+            if candidate.is_file() {
+                let shown = candidate.display();
+                let text = match std::fs::read_to_string(&candidate) {
+                    Ok(t) => t,
+                    Err(e) => return vec![format!("{shown}: {e}")],
+                };
+                let parsed: toml::Value = match toml::from_str(&text) {
+                    Ok(v) => v,
+                    Err(e) => return vec![format!("{shown}: {e}")],
+                };
+                if let Some(section) = parsed.get("tool").and_then(|t| t.get("staticfx")) {
+                    return match serde_json::to_value(section) {
+                        Ok(json) => self
+                            .merge(&json, Some(d))
+                            .into_iter()
+                            .map(|p| format!("{shown}: [tool.staticfx]: {p}"))
+                            .collect(),
+                        Err(e) => vec![format!("{shown}: [tool.staticfx]: {e}")],
+                    };
+                }
+            }
+            dir = d.parent();
+        }
+        vec![]
+    }
+}
+
+fn code_list(v: &Json) -> Result<Vec<String>, String> {
+    v.as_array()
+        .and_then(|a| {
+            a.iter()
+                .map(|c| c.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| "expected a list of codes or code prefixes".to_string())
+}
+
+/// `{"x": [1, 784]}`, `{"ids": "2x16:i64"}` or `{"ids": {"shape": [2, 16], "dtype": "int64"}}`.
+fn parse_inputs(spec: &Json) -> Result<Vec<InputSpec>, String> {
+    let obj = spec
+        .as_object()
+        .ok_or("expected a table of argument name to shape")?;
+    let mut out = Vec::new();
+    for (name, v) in obj {
+        let dims = |a: &Vec<Json>| {
+            a.iter()
+                .map(|d| {
+                    d.as_i64()
+                        .ok_or_else(|| format!("`{name}`: dimensions must be integers"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let input = match v {
+            Json::Array(a) => InputSpec {
+                name: name.clone(),
+                shape: dims(a)?,
+                dtype: DType::Float32,
+            },
+            Json::String(s) => format!("{name}={s}").parse()?,
+            Json::Object(o) => {
+                let shape = o
+                    .get("shape")
+                    .and_then(Json::as_array)
+                    .ok_or_else(|| format!("`{name}`: missing `shape`"))?;
+                let dtype = match o.get("dtype").and_then(Json::as_str) {
+                    Some(d) => {
+                        DType::parse(d).ok_or_else(|| format!("`{name}`: unknown dtype `{d}`"))?
+                    }
+                    None => DType::Float32,
+                };
+                InputSpec {
+                    name: name.clone(),
+                    shape: dims(shape)?,
+                    dtype,
+                }
+            }
+            _ => return Err(format!("`{name}`: expected a shape list")),
+        };
+        out.push(input);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_and_pyproject_spellings() {
+        let mut c = Settings::default();
+        assert!(c.merge(&serde_json::json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}, "debounceMs": 0}), None).is_empty());
+        assert_eq!(c.example_inputs["SimpleNet"][0].shape, vec![1, 784]);
+        assert_eq!(c.debounce_ms, 0);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.staticfx]\nexample-inputs = { \"Enc\" = { ids = \"2x16:i64\" } }\n",
+        )
+        .unwrap();
+        assert!(c.merge_pyproject(dir.path()).is_empty());
+        assert_eq!(c.example_inputs["Enc"][0].dtype, DType::Int64);
+    }
+
+    #[test]
+    fn select_ignore_and_root_from_pyproject_then_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.staticfx]\nselect = [\"FX1\"]\nignore = [\"FX105\"]\nroot = \"src\"\n",
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("pkg")).unwrap();
+        let (mut s, problems) = Settings::discover(&dir.path().join("pkg"));
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            s.root,
+            Some(std::path::absolute(dir.path()).unwrap().join("src"))
+        );
+        let f = s.filter();
+        assert!(f.keeps("FX101") && !f.keeps("FX105") && !f.keeps("FX902"));
+        s.apply_flags(&["ALL".into()], &["FX101".into()], None);
+        let f = s.filter();
+        assert!(f.keeps("FX902") && !f.keeps("FX101") && !f.keeps("FX105"));
+    }
+
+    #[test]
+    fn wrong_types_are_reported() {
+        let mut s = Settings::default();
+        let problems = s.merge(&serde_json::json!({"select": "FX1", "ignore": [3]}), None);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(s.select, None);
+        assert!(s
+            .merge(&serde_json::json!({"select": ["FX1"]}), None)
+            .is_empty());
+        assert!(s
+            .merge(&serde_json::json!({"select": null, "root": null}), None)
+            .is_empty());
+        assert_eq!(s.select, Some(vec!["FX1".to_string()]));
+    }
+
+    #[test]
+    fn select_prefixes() {
+        assert!(matches_any("FX101", &["FX1".into()]));
+        assert!(matches_any("FX903", &["ALL".into()]));
+        assert!(!matches_any("FX903", &["FX1".into()]));
+    }
+}

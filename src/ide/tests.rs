@@ -1,0 +1,247 @@
+//! The editor features on `$0`-cursor fixtures, without JSON-RPC: an analysis through the
+//! host, then hover, diagnostics and fixes at the cursor.
+
+use super::host::{AnalysisHost, Output, Snapshot};
+use super::on_large_stack;
+
+const SIMPLE: &str = include_str!("../../tests/fixtures/lsp/simple_net.py");
+
+/// The fixture without its `$0` marker, the marker's byte offset, and its analysis.
+fn analyse(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> (Snapshot, usize, Output) {
+    let at = fixture.find("$0").expect("fixture has a $0 marker");
+    let text = fixture.replacen("$0", "", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("simple_net.py");
+    let mut snap = Snapshot::new(path, dir.path().to_path_buf(), &text);
+    edit(&mut snap);
+    let out = on_large_stack("test", || {
+        let mut host = AnalysisHost::new();
+        host.analyze(&snap)
+    })
+    .unwrap();
+    (snap, at, out)
+}
+
+fn hover(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> Option<String> {
+    let (snap, at, out) = analyse(fixture, edit);
+    super::hover::hover(&out, &snap.tree, at).map(|(markdown, _)| markdown)
+}
+
+fn with_inputs(snap: &mut Snapshot) {
+    snap.class_inputs
+        .insert("SimpleNet".into(), vec!["x=1x784".parse().unwrap()]);
+}
+
+#[test]
+fn hover_on_a_call_shows_its_node_and_shape() {
+    let s = hover(
+        &SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(
+        s.contains("`fc2`") && s.contains("call_module") && s.contains("[1, 10]"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hover_in_a_branch_names_the_graph_break_region() {
+    let s = hover(
+        &SIMPLE.replace("            h = h * 2", "            $0h = h * 2"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(s.contains("`mul`") && s.contains("[1, 128]"), "{s}");
+    assert!(
+        s.contains("graph-break region #0") && s.contains("then branch"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hover_on_a_submodule_assignment_shows_its_parameters() {
+    let s = hover(
+        &SIMPLE.replace("nn.Linear(784, 128)", "nn.Lin$0ear(784, 128)"),
+        |_| {},
+    )
+    .unwrap();
+    assert!(s.contains("`Linear`") && s.contains("[128, 784]"), "{s}");
+}
+
+#[test]
+fn hover_outside_any_module_is_nothing() {
+    assert_eq!(hover(&format!("$0{SIMPLE}"), |_| {}), None);
+}
+
+#[test]
+fn diagnostics_at_the_cursor_carry_their_fix_and_wording() {
+    let (_, at, out) = analyse(
+        &SIMPLE.replace("        if h.sum() > 0:", "        if $0h.sum() > 0:"),
+        with_inputs,
+    );
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.span.start <= at && at <= d.span.end)
+        .expect("a finding at the cursor");
+    assert_eq!(d.code, "FX101");
+    assert!(
+        d.message.starts_with("Data-dependent branching: ") && d.message.ends_with("(GB0170)"),
+        "{}",
+        d.message
+    );
+    assert!(d.fixes.main().is_some(), "{:?}", d.fixes);
+    let limit = out.diagnostics.iter().find(|d| d.code == "FX902").unwrap();
+    assert!(
+        limit.message.starts_with("analysis limit: "),
+        "{}",
+        limit.message
+    );
+    assert_eq!(limit.severity, crate::diagnostics::Severity::Info);
+}
+
+#[test]
+fn ignored_codes_are_not_reported() {
+    let (_, _, out) = analyse(&format!("$0{SIMPLE}"), |snap| {
+        snap.filter.ignore = vec!["FX101".into()];
+    });
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert!(
+        !codes.contains(&"FX101") && codes.contains(&"FX902"),
+        "{codes:?}"
+    );
+}
+
+#[test]
+fn the_next_version_through_the_same_host_is_its_own_analysis() {
+    let text = SIMPLE.replace("h = h * 2", "h = h * 3");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("simple_net.py");
+    let first = Snapshot::new(path.clone(), dir.path().to_path_buf(), SIMPLE);
+    let mut second = Snapshot::new(path, dir.path().to_path_buf(), &text);
+    second.version = 2;
+    let (a, b) = on_large_stack("test", || {
+        let mut host = AnalysisHost::new();
+        let a = host.analyze(&first);
+        let b = host.analyze(&second);
+        (a, b)
+    })
+    .unwrap();
+    // The same findings either way: the edit is inside a function body.
+    let key = |o: &Output| -> Vec<(&str, usize)> {
+        o.diagnostics
+            .iter()
+            .map(|d| (d.code, d.span.start))
+            .collect()
+    };
+    assert_eq!(key(&a), key(&b));
+    assert_eq!((b.version, &*b.text), (2, text.as_str()));
+    let mul = |o: &Output| o.graphs[0].nodes.iter().any(|n| n.target.contains("mul"));
+    assert!(mul(&a) && mul(&b));
+}
+
+#[test]
+fn code_actions_at_a_branch_offer_the_rewrite_first_and_the_suppression() {
+    use super::code_actions::{actions, ActionKind};
+    let (_, at, out) = analyse(
+        &SIMPLE.replace("        if h.sum() > 0:", "        if h.su$0m() > 0:"),
+        with_inputs,
+    );
+    let found = actions(&out, crate::syntax::Span::new(at, at), true, false);
+    let titles: Vec<&str> = found.iter().map(|a| a.title.as_str()).collect();
+    assert!(titles.len() >= 2, "{titles:?}");
+    assert!(titles[0].contains("torch.where"), "{titles:?}");
+    assert!(matches!(
+        found[0].kind,
+        ActionKind::QuickFix {
+            preferred: true,
+            ..
+        }
+    ));
+    assert!(
+        titles.iter().any(|t| t.contains("# noqa: FX101")),
+        "{titles:?}"
+    );
+    // Away from every finding: nothing.
+    assert!(actions(&out, crate::syntax::Span::new(0, 0), true, false).is_empty());
+}
+
+#[test]
+fn fix_all_applies_only_safe_fixes() {
+    use super::code_actions::{actions, ActionKind};
+    let model = SIMPLE.replace(
+        "        h = F.relu(h)\n",
+        "        h = F.relu(h)\n        print(h.shape)\n",
+    );
+    let (_, _, out) = analyse(&format!("$0{model}"), with_inputs);
+    let all = actions(&out, crate::syntax::Span::new(0, 0), false, true);
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].kind, ActionKind::FixAll);
+    let fixed = crate::fixes::apply(&out.text, &all[0].edits).unwrap();
+    // The print is guarded (safe); the data-dependent branch is left (its rewrite is unsafe).
+    assert!(
+        fixed.contains("if not torch.compiler.is_compiling():"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("if h.sum() > 0:"), "{fixed}");
+}
+
+#[test]
+fn the_graph_view_marks_source_lines_and_the_break() {
+    let (_, _, out) = analyse(&format!("$0{SIMPLE}"), with_inputs);
+    let g = out.graphs.iter().find(|g| g.class == "SimpleNet").unwrap();
+    let dot = g.dot(&out.text);
+    let line_of = |needle: &str| SIMPLE.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    assert!(
+        dot.contains(&format!("fx-line-{}", line_of("self.fc2(h)"))),
+        "{dot}"
+    );
+    assert!(dot.contains("fx-break"), "{dot}");
+    let (optimized, _removed) = g.optimized_dot(&out.text).unwrap();
+    assert!(optimized.starts_with("digraph"), "{optimized}");
+}
+
+#[test]
+fn run_executes_a_class_and_refuses_a_graph_break() {
+    let plain = SIMPLE.replace("        if h.sum() > 0:\n            h = h * 2\n", "");
+    let (snap, _, _) = analyse(&format!("$0{plain}"), with_inputs);
+    let (summary, outputs) = on_large_stack("test", || {
+        super::host::run_graph(&snap, "SimpleNet", vec![], None, 0)
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(outputs.len(), 1, "{summary}");
+    assert_eq!(outputs[0].shape, vec![1, 10]);
+    let (snap, _, _) = analyse(&format!("$0{SIMPLE}"), with_inputs);
+    let refused = on_large_stack("test", || {
+        super::host::run_graph(&snap, "SimpleNet", vec![], None, 0)
+    })
+    .unwrap();
+    assert!(refused.unwrap_err().contains("data-dependent"));
+}
+
+#[test]
+fn files_are_collected_and_only_possible_modules_are_evaluated() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("pkg")).unwrap();
+    for (name, text) in [("a.py", "x = 1\n"), ("pkg/b.py", SIMPLE), ("notes.txt", "")] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let files = super::collect_files(&[dir.path().to_path_buf()]).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string())
+        .collect();
+    assert_eq!(names, ["a.py", "pkg/b.py"]);
+    assert!(super::collect_files(&[dir.path().join("missing")]).is_err());
+    assert!(super::may_define_module(SIMPLE) && !super::may_define_module("x = 1\n"));
+    // A file that cannot define a module is parsed, not evaluated: its syntax errors only.
+    let (_, _, out) = analyse("$0x = undefined_name(\ny = 2\n", |_| {});
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["FX901"]);
+    assert_eq!(
+        out.diagnostics[0].severity,
+        crate::diagnostics::Severity::Error
+    );
+}

@@ -1,0 +1,394 @@
+//! The protocol handlers. This file holds the server's state, the document lifecycle
+//! (open/change/close: edits are applied synchronously at the top of each handler, since
+//! tower-lsp-server runs handlers concurrently and an await before the edit could reorder
+//! changes) and analysis scheduling (on a large-stack worker; only the newest version's
+//! diagnostics reach the client). The other requests have a file each: `hover`,
+//! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `settings`.
+
+mod code_action;
+mod commands;
+mod hover;
+mod settings;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use serde_json::{json, Value as Json};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::convert;
+use super::document::{Document, Encoding};
+use crate::ide::host::{self, AnalysisHost, Output, Snapshot};
+use crate::ide::Settings;
+
+pub const SHOW_GRAPH: &str = "staticfx.showGraph";
+/// The source action that applies every safe fix of a document.
+pub const FIX_ALL: &str = "source.fixAll.staticfx";
+pub const RUN_GRAPH: &str = "staticfx.runGraph";
+pub const CHECK_WORKSPACE: &str = "staticfx.checkWorkspace";
+
+pub struct Server {
+    client: Client,
+    state: Arc<State>,
+}
+
+#[derive(Default)]
+struct State {
+    docs: DashMap<Uri, Document>,
+    encoding: RwLock<Encoding>,
+    workspace: RwLock<Vec<PathBuf>>,
+    /// Settings from pyproject.toml and initializationOptions, before workspace/configuration.
+    base_config: RwLock<Settings>,
+    config: RwLock<Settings>,
+    /// One analysis per document at a time; waiters for older versions give up on waking.
+    locks: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
+    /// The latest finished analysis per document (hover and showGraph reuse it when current).
+    results: DashMap<Uri, Arc<Output>>,
+    /// Highest (version, configuration generation) whose diagnostics were published, so an old
+    /// result never lands last and one result is not published twice.
+    published: DashMap<Uri, (i32, u64)>,
+    /// Bumped on every settings change: an analysis started under older settings may finish
+    /// after the change and must not be reused as current.
+    config_gen: AtomicU64,
+    /// Parsed workspace files the open documents import, kept across keystrokes (entries
+    /// are dropped when the file on disk changes).
+    parse_cache: crate::semantic::project::ParseCache,
+    /// Whether the client shows `$/progress` (window.workDoneProgress).
+    work_done_progress: std::sync::atomic::AtomicBool,
+    /// Numbers the progress tokens of workspace checks.
+    checks_started: AtomicU64,
+}
+
+impl Server {
+    pub fn new(client: Client) -> Self {
+        Server {
+            client,
+            state: Arc::new(State::default()),
+        }
+    }
+
+    /// Test-only: the server's view of a document, to compare with the client's after edits.
+    pub async fn document_text(&self, params: Json) -> Result<Json> {
+        let uri: Uri = params
+            .get("uri")
+            .and_then(Json::as_str)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| Error::invalid_params("expected {uri}"))?;
+        let doc = self
+            .state
+            .docs
+            .get(&uri)
+            .ok_or_else(|| Error::invalid_params("document not open"))?;
+        let fresh = crate::syntax::parse(&doc.text, None);
+        let tree_ok = fresh.root_node().to_sexp() == doc.tree.root_node().to_sexp();
+        Ok(
+            json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}),
+        )
+    }
+
+    fn schedule(&self, uri: Uri, version: i32) {
+        let state = self.state.clone();
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let debounce = state.config.read().unwrap().debounce_ms;
+            if debounce > 0 {
+                tokio::time::sleep(Duration::from_millis(debounce)).await;
+            }
+            if current_version(&state, &uri) != Some(version) {
+                return;
+            }
+            let Ok(out) = analyze(&state, &client, &uri, version).await else {
+                return;
+            };
+            publish(&state, &client, &uri, &out).await;
+        });
+    }
+}
+
+fn current_version(state: &State, uri: &Uri) -> Option<i32> {
+    state.docs.get(uri).map(|d| d.version)
+}
+
+/// Analyses `version` of a document unless it is already superseded or done.
+async fn analyze(
+    state: &Arc<State>,
+    client: &Client,
+    uri: &Uri,
+    version: i32,
+) -> std::result::Result<Arc<Output>, String> {
+    let lock = state.locks.entry(uri.clone()).or_default().clone();
+    let _guard = lock.lock().await;
+    let gen = state.config_gen.load(Ordering::SeqCst);
+    if let Some(done) = state
+        .results
+        .get(uri)
+        .filter(|o| o.version == version && o.config_gen == gen)
+        .map(|o| o.clone())
+    {
+        return Ok(done);
+    }
+    if current_version(state, uri) != Some(version) {
+        return Err("superseded".into());
+    }
+    let snap = snapshot(state, uri).ok_or("not analysable")?;
+    let job = super::workers::run_keyed(uri, move |host| host.analyze(&snap));
+    let out = match job.await {
+        Ok(out) => Arc::new(out),
+        Err(panic) => {
+            let msg = format!(
+                "staticfx: analysis of {} (version {version}) panicked: {panic}",
+                uri.as_str()
+            );
+            eprintln!("{msg}");
+            client.log_message(MessageType::ERROR, msg.clone()).await;
+            return Err(msg);
+        }
+    };
+    if let Some(f) = &out.failure {
+        client
+            .log_message(
+                MessageType::WARNING,
+                format!("staticfx: {}: {f}", uri.as_str()),
+            )
+            .await;
+    }
+    state.results.insert(uri.clone(), out.clone());
+    Ok(out)
+}
+
+fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
+    let path = uri.to_file_path()?.into_owned();
+    let workspace = state.workspace.read().unwrap().clone();
+    let config_gen = state.config_gen.load(Ordering::SeqCst);
+    let config = state.config.read().unwrap().clone();
+    let root = host::root_for(&path, &workspace, &config);
+    let overlays = open_buffers(state, Some(uri));
+    let doc = state.docs.get(uri)?;
+    Some(Snapshot {
+        path,
+        root,
+        text: doc.text.clone(),
+        tree: doc.tree.clone(),
+        version: doc.version,
+        filter: config.filter(),
+        class_inputs: config.example_inputs,
+        overlays,
+        test_hooks: config.test_hooks,
+        config_gen,
+        parse_cache: state.parse_cache.clone(),
+    })
+}
+
+async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
+    let lock = state.locks.entry(uri.clone()).or_default().clone();
+    let _guard = lock.lock().await;
+    if current_version(state, uri) != Some(out.version)
+        || out.config_gen != state.config_gen.load(Ordering::SeqCst)
+    {
+        return;
+    }
+    if state
+        .published
+        .get(uri)
+        .map(|v| *v >= (out.version, out.config_gen))
+        .unwrap_or(false)
+    {
+        return;
+    }
+    state
+        .published
+        .insert(uri.clone(), (out.version, out.config_gen));
+    let diags = convert::diagnostics(out, *state.encoding.read().unwrap());
+    client
+        .publish_diagnostics(uri.clone(), diags, Some(out.version))
+        .await;
+}
+
+impl Server {
+    /// The analysis of the document's current text, reusing the published one when current.
+    async fn current_analysis(&self, uri: &Uri) -> Result<(Arc<Output>, tree_sitter::Tree)> {
+        loop {
+            let (version, tree) = {
+                let doc = self
+                    .state
+                    .docs
+                    .get(uri)
+                    .ok_or_else(|| Error::invalid_params("document not open"))?;
+                (doc.version, doc.tree.clone())
+            };
+            match analyze(&self.state, &self.client, uri, version).await {
+                Ok(out) => return Ok((out, tree)),
+                // Edited while we waited: answer for the newer text instead.
+                Err(_) if current_version(&self.state, uri) != Some(version) => continue,
+                Err(e) => {
+                    return Err(Error {
+                        code: ErrorCode::InternalError,
+                        message: e.into(),
+                        data: None,
+                    })
+                }
+            }
+        }
+    }
+}
+
+impl LanguageServer for Server {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let offered = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.clone())
+            .unwrap_or_default();
+        let encoding = if offered.contains(&PositionEncodingKind::UTF8) {
+            Encoding::Utf8
+        } else {
+            Encoding::Utf16
+        };
+        *self.state.encoding.write().unwrap() = encoding;
+        let progress = params
+            .capabilities
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false);
+        self.state
+            .work_done_progress
+            .store(progress, Ordering::SeqCst);
+        let mut folders: Vec<PathBuf> = params
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        #[allow(deprecated)]
+        if folders.is_empty() {
+            folders.extend(
+                params
+                    .root_uri
+                    .as_ref()
+                    .and_then(|u| u.to_file_path())
+                    .map(|p| p.into_owned()),
+            );
+        }
+        let mut config = Settings::default();
+        let mut problems = Vec::new();
+        if let Some(root) = folders.first() {
+            problems.extend(config.merge_pyproject(root));
+        }
+        if let Some(opts) = &params.initialization_options {
+            problems.extend(config.merge(opts, folders.first().map(|f| f.as_path())));
+        }
+        for p in problems {
+            eprintln!("staticfx settings: {p}");
+        }
+        *self.state.workspace.write().unwrap() = folders;
+        *self.state.base_config.write().unwrap() = config.clone();
+        *self.state.config.write().unwrap() = config;
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(if encoding == Encoding::Utf8 {
+                    PositionEncodingKind::UTF8
+                } else {
+                    PositionEncodingKind::UTF16
+                }),
+                text_document_sync: Some(TextDocumentSyncCapability::Kind(
+                    TextDocumentSyncKind::INCREMENTAL,
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::new(FIX_ALL),
+                        ]),
+                        resolve_provider: Some(false),
+                        work_done_progress_options: Default::default(),
+                    },
+                )),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![SHOW_GRAPH.into(), RUN_GRAPH.into(), CHECK_WORKSPACE.into()],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "staticfx".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        self.on_did_change_configuration(params).await
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        self.on_hover(params).await
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        self.on_code_action(params).await
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        self.on_execute_command(params).await
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.reload_config();
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let d = params.text_document;
+        self.state
+            .docs
+            .insert(d.uri.clone(), Document::new(&d.text, d.version));
+        self.state.results.remove(&d.uri);
+        self.state.published.remove(&d.uri);
+        self.schedule(d.uri, d.version);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let version = params.text_document.version;
+        let enc = *self.state.encoding.read().unwrap();
+        match self.state.docs.get_mut(&uri) {
+            Some(mut doc) => doc.apply_changes(&params.content_changes, version, enc),
+            None => return,
+        }
+        self.schedule(uri, version);
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.state.docs.remove(&uri);
+        self.state.results.remove(&uri);
+        self.state.published.remove(&uri);
+        self.state.locks.remove(&uri);
+        self.client.publish_diagnostics(uri, vec![], None).await;
+    }
+}
+
+/// The text of every open document but `except`, by path in path order: imports read the
+/// editor's buffers (and an analysis session is kept while they stay the same).
+fn open_buffers(state: &State, except: Option<&Uri>) -> Vec<(PathBuf, Arc<str>)> {
+    let mut out: Vec<(PathBuf, Arc<str>)> = state
+        .docs
+        .iter()
+        .filter(|e| Some(e.key()) != except)
+        .filter_map(|e| Some((e.key().to_file_path()?.into_owned(), e.value().text.clone())))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}

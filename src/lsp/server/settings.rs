@@ -1,0 +1,65 @@
+//! Settings: the `ide::Settings` of the workspace (pyproject.toml, then
+//! `initializationOptions`) and `workspace/configuration` on top, re-read when the client says
+//! they changed.
+
+use std::sync::atomic::Ordering;
+
+use tower_lsp_server::ls_types::*;
+
+use super::{analyze, publish, Server};
+
+impl Server {
+    pub(super) async fn on_did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let mut c = self.state.base_config.read().unwrap().clone();
+        let folder = self.state.workspace.read().unwrap().first().cloned();
+        let problems = c.merge(&params.settings, folder.as_deref());
+        *self.state.config.write().unwrap() = c;
+        self.state.config_gen.fetch_add(1, Ordering::SeqCst);
+        for p in problems {
+            self.client
+                .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
+                .await;
+        }
+        self.reload_config();
+    }
+
+    /// Asks the client for `workspace/configuration`, merges it over the initial settings
+    /// and re-analyses the open documents under the new settings.
+    pub(super) fn reload_config(&self) {
+        let state = self.state.clone();
+        let client = self.client.clone();
+        // Asking the client is a request of our own; awaiting it inside a handler could stall
+        // the message loop, so it runs beside it.
+        tokio::spawn(async move {
+            let items = vec![ConfigurationItem {
+                scope_uri: None,
+                section: Some("staticfx".into()),
+            }];
+            // Clients without workspace/configuration keep the initialization settings.
+            let values = client.configuration(items).await.unwrap_or_default();
+            {
+                let mut c = state.base_config.read().unwrap().clone();
+                let folder = state.workspace.read().unwrap().first().cloned();
+                for v in values.iter().filter(|v| !v.is_null()) {
+                    for p in c.merge(v, folder.as_deref()) {
+                        client
+                            .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
+                            .await;
+                    }
+                }
+                *state.config.write().unwrap() = c;
+                state.config_gen.fetch_add(1, Ordering::SeqCst);
+                let open: Vec<(Uri, i32)> = state
+                    .docs
+                    .iter()
+                    .map(|d| (d.key().clone(), d.version))
+                    .collect();
+                for (uri, version) in open {
+                    if let Ok(out) = analyze(&state, &client, &uri, version).await {
+                        publish(&state, &client, &uri, &out).await;
+                    }
+                }
+            }
+        });
+    }
+}

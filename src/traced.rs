@@ -1,0 +1,257 @@
+//! What tracing one forward produces, as plain data every stage above reads: the graph with its
+//! graph-break regions and events, the constructed module tree, the user's input shapes, and
+//! the graph-break findings the `breaks` pass attaches. Below every stage that consumes a
+//! trace (breaks, fixes, passes, exec, render) and the driver that produces one (`analysis`).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::diagnostics::{Diagnostic, Rule, Severity};
+use crate::graph::{Graph, NodeId};
+use crate::passes::PassRecord;
+use crate::semantic::{FileId, Project};
+use crate::shapes::DType;
+use crate::syntax::Span;
+
+/// A forward input given by the user: `x=1x3x224x224[:i64]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    pub name: String,
+    pub shape: Vec<i64>,
+    pub dtype: DType,
+}
+
+impl std::str::FromStr for InputSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, rest) = s
+            .split_once('=')
+            .ok_or_else(|| format!("expected NAME=SHAPE[:DTYPE], got `{s}`"))?;
+        let (shape, dtype) = match rest.split_once(':') {
+            Some((sh, dt)) => (
+                sh,
+                DType::parse(dt).ok_or_else(|| format!("unknown dtype `{dt}`"))?,
+            ),
+            None => (rest, DType::Float32),
+        };
+        let dims: Result<Vec<i64>, _> = if shape.is_empty() {
+            Ok(vec![])
+        } else {
+            shape
+                .split(['x', 'X', ','])
+                .map(|d| d.trim().parse::<i64>())
+                .collect()
+        };
+        let dims = dims.map_err(|_| format!("bad shape `{shape}` (expected e.g. 1x3x224x224)"))?;
+        if name.is_empty() {
+            return Err("empty input name".into());
+        }
+        Ok(InputSpec {
+            name: name.to_string(),
+            shape: dims,
+            dtype,
+        })
+    }
+}
+
+/// Everything the analysis of one file found: its graphs and the analysis limits it hit.
+#[derive(Debug)]
+pub struct FileAnalysis {
+    pub project: Arc<Project>,
+    pub file: FileId,
+    /// Shared: the language server's session keeps the graphs of classes an edit did not
+    /// touch, and hands the same ones out again.
+    pub graphs: Vec<Arc<GraphResult>>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One traced forward.
+#[derive(Clone, Debug)]
+pub struct GraphResult {
+    /// `SimpleNet.forward`
+    pub name: String,
+    pub class: String,
+    pub entry: Option<String>,
+    pub file: FileId,
+    /// The class definition's span (per-class mode) in `file`.
+    pub class_span: Span,
+    pub graph: Graph,
+    pub regions: Vec<Region>,
+    pub events: Vec<TraceEvent>,
+    /// Where Dynamo would break this graph (GraphBreakAnnotationPass), in source order.
+    pub breaks: Vec<Finding>,
+    /// Set when tracing stopped early; the graph holds what was traced until then.
+    pub error: Option<Diagnostic>,
+    /// The constructed module tree, root first (hover on `self.x = nn.Linear(...)` reads it).
+    pub modules: Vec<ModuleSummary>,
+    /// The pass log once `optimize` ran (empty with `--no-passes`); None for the traced graph.
+    pub passes: Option<Vec<PassRecord>>,
+    /// Whether the optimized graph came from the cache.
+    pub from_cache: bool,
+}
+
+/// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModuleSummary {
+    pub path: String,
+    pub class: String,
+    /// Direct parameters and buffers, in registration order.
+    pub params: Vec<ParamSummary>,
+    /// Names of direct child modules.
+    pub children: Vec<String>,
+    /// A leaf module's constructor arguments and catalogue attributes (`kernel_size`,
+    /// `stride`, `eps`, …) as plain constants; empty for user modules and containers.
+    pub hyper: Vec<(String, HyperValue)>,
+    /// A torch.nn leaf (`call_module` target) rather than a user module or container.
+    pub leaf: bool,
+}
+
+/// A hyperparameter of a leaf module, as far as constructor evaluation determined it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HyperValue {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<HyperValue>),
+    /// Not a plain constant (or not known statically).
+    Other(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamSummary {
+    pub name: String,
+    pub shape: Option<Vec<i64>>,
+    pub dtype: DType,
+    pub buffer: bool,
+}
+/// A region of the graph that Dynamo would split: where control flow depends on tensor data.
+#[derive(Clone, Debug)]
+pub struct Region {
+    pub id: usize,
+    /// `if`, `elif`, `while`, `conditional expression`, `bool()`, …
+    pub kind: String,
+    pub cause: NodeId,
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+}
+
+/// What the tracer saw that a graph-break rule may classify; `detail` says more (the method
+/// name, the called path, why a call is unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// `obj.attr = value` on a module during forward.
+    SetAttr,
+    /// A Tensor method call (`detail`: its name).
+    Method,
+    /// A call the evaluator could not follow (`detail`: why).
+    UnknownCall,
+    /// `copy.deepcopy` of a tensor.
+    Deepcopy,
+    /// `int(t)`, `float(t)`, `bool(t)` and the like on a tensor (`detail`: the conversion).
+    Convert,
+    /// A wall-clock read (`time.time()`, `perf_counter()`).
+    Time,
+    /// `torch._dynamo.graph_break()`.
+    GraphBreak,
+    /// A `logging` call.
+    Log,
+    /// A call into a module outside the project and torch (`detail`: its path).
+    ExternalCall,
+    /// A generator function was called (`detail`: `root` when forward itself is one).
+    Generator,
+    /// A `yield` evaluated while tracing.
+    Yield,
+    /// `print(...)`.
+    Print,
+    /// A `class` statement executed in forward.
+    ClassDef,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::SetAttr => "setattr",
+            EventKind::Method => "method",
+            EventKind::UnknownCall => "unknown_call",
+            EventKind::Deepcopy => "deepcopy",
+            EventKind::Convert => "convert",
+            EventKind::Time => "time",
+            EventKind::GraphBreak => "graph_break",
+            EventKind::Log => "log",
+            EventKind::ExternalCall => "external_call",
+            EventKind::Generator => "generator",
+            EventKind::Yield => "yield",
+            EventKind::Print => "print",
+            EventKind::ClassDef => "class_def",
+        }
+    }
+}
+
+impl std::fmt::Display for EventKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something that happened during tracing that later stages classify (e.g. a `yield`).
+#[derive(Clone, Debug)]
+pub struct TraceEvent {
+    pub kind: EventKind,
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+    pub detail: String,
+    /// Graph nodes recorded before the event: what a break here would separate from the rest.
+    pub nodes_before: usize,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// `rule.code()`, kept as a field for the renderers.
+    pub code: &'static str,
+    #[serde(skip)]
+    pub rule: Rule,
+    /// Dynamo's graph-break id (`GB0170`); empty for a possible break (FX190).
+    pub gb_id: &'static str,
+    pub gb_type: &'static str,
+    pub message: String,
+    pub hint: String,
+    pub severity: Severity,
+    #[serde(skip)]
+    pub file: FileId,
+    pub span: Span,
+    /// 1-based line and character column of `span.start` (and of `span.end`).
+    pub line: usize,
+    pub column: usize,
+    pub end_line: usize,
+    pub end_column: usize,
+    /// The call chain from `forward` to the site, outermost first.
+    #[serde(skip)]
+    pub related: Vec<(FileId, Span, String)>,
+    /// Whether the `fixes` stage may fix it: the rule has a fix and the rule found the site
+    /// fits it (a `.item()` whose number only feeds tensors, a branch on a tensor condition).
+    pub fix_available: bool,
+    /// Graph nodes traced after the break: what Dynamo would put in another graph (or run eagerly).
+    pub impact_nodes: usize,
+    pub region: Option<usize>,
+    /// The graph node that causes the break, when there is one.
+    #[serde(skip)]
+    pub node: Option<NodeId>,
+}
+
+impl Finding {
+    /// What makes two findings the same report: one per rule, gb id and line of a file, the
+    /// way Dynamo reports one break per site however often it is hit and `# noqa` silences
+    /// a line. Every place that de-duplicates findings uses this key.
+    pub fn site_key(&self) -> (FileId, usize, Rule, &'static str) {
+        (self.file, self.line, self.rule, self.gb_id)
+    }
+
+    pub fn url(&self) -> Option<String> {
+        crate::diagnostics::gb_url(self.gb_id)
+    }
+}
