@@ -19,8 +19,8 @@ impl Interp {
     ) -> Option<EResult<Value>> {
         let a0 = args.first().cloned().unwrap_or(Value::None);
         let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
-        Some((|| -> EResult<Value> {
-            Ok(match name {
+        let result = (|| -> EResult<Option<Value>> {
+            Ok(Some(match name {
                 "repeat" => match args.get(1).cloned().or_else(|| kw("times")) {
                     Some(n) => match as_int(&n) {
                         Some(n) => {
@@ -86,7 +86,9 @@ impl Interp {
                         ),
                     };
                     let slice = Value::Slice(std::rc::Rc::new([start, stop, step]));
-                    return self.get_item(frame, &Value::list(items), slice, span);
+                    return self
+                        .get_item(frame, &Value::list(items), slice, span)
+                        .map(Some);
                 }
                 "product" => {
                     let repeat = kw("repeat").and_then(|v| as_int(&v)).unwrap_or(1).max(0) as usize;
@@ -142,10 +144,10 @@ impl Interp {
                     Value::list(items.windows(2).map(|w| Value::tuple(w.to_vec())).collect())
                 }
                 "count" | "cycle" => Value::unknown(format!("itertools.{name}() is infinite")),
-                _ => return Ok(Value::External(std::rc::Rc::from("itertools.?"))),
-            })
-        })())
-        .filter(|r| !matches!(r, Ok(Value::External(p)) if &**p == "itertools.?"))
+                _ => return Ok(None),
+            }))
+        })();
+        result.transpose()
     }
 
     /// `functools.reduce(f, iterable[, initial])`.
