@@ -37,6 +37,13 @@ impl Interp {
         decorators: &[Node],
         mut value: Value,
     ) -> EResult<Value> {
+        // Methods keep their own definition: a forward wrapped by a library decorator
+        // (transformers' `@can_return_tuple`) is traced with the wrapped function's signature,
+        // as torch.fx unwraps it for its placeholders; calling through the wrapper is not
+        // modelled yet.
+        if frame.class.is_some() && matches!(value, Value::Function(_)) {
+            return Ok(value);
+        }
         let src = frame.file.text.clone();
         for d in decorators.iter().rev() {
             let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
