@@ -31,6 +31,15 @@ if ! ls "$user_venv"/lib/python*/site-packages/timm/layers/mlp.py >/dev/null 2>&
 fi
 export STATICFX_USER_VENV="$user_venv"
 
+# timm's source, for the timm fidelity test (expectations from scripts/expect/timm_cases.json).
+timm_version=1.0.31
+if [ ! -f "$data/timm-$timm_version/timm/models/resnet.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "timm==$timm_version" -d "$data/wheels"
+  rm -rf "$data/timm-$timm_version"
+  python3 -m zipfile -e "$data"/wheels/timm-"$timm_version"-*.whl "$data/timm-$timm_version"
+fi
+export STATICFX_TIMM_ROOT="$data/timm-$timm_version"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -191,3 +191,116 @@ fn torchvision_models_match_torch_fx() {
     assert!(cases.len() >= 12);
     check_all(cases);
 }
+
+/// timm models that agree node for node with torch.fx today, asserted; every other timm case
+/// with an expectation is run too and its first divergence printed (the list to work down).
+const TIMM_AGREE: &[&str] = &[
+    "timm_levit_128s",
+    "timm_rexnet_100",
+    "timm_resnet18",
+    "timm_resnet50d",
+    "timm_resnet10t",
+    "timm_convnext_atto",
+    "timm_efficientnet_b0",
+    "timm_mnasnet_050",
+    "timm_tinynet_e",
+    "timm_mobilenetv3_small_050",
+    "timm_mobilenetv4_conv_small",
+    "timm_regnetx_002",
+    "timm_mixer_s16_224",
+    "timm_ghostnet_100",
+    "timm_poolformer_s12",
+    "timm_cspdarknet53",
+    "timm_cspresnet50",
+    "timm_dla34",
+    "timm_fastvit_t8",
+    "timm_densenet121",
+    "timm_dpn68",
+    "timm_resnest14d",
+    "timm_xception41",
+    "timm_repvgg_a0",
+    "timm_selecsls42",
+    "timm_starnet_s1",
+    "timm_hgnetv2_b0",
+    "timm_convmixer_768_32",
+    "timm_inception_v3",
+    "timm_res2net50_14w_8s",
+    "timm_sebotnet33ts_256",
+    "timm_pit_ti_224",
+    "timm_beit_base_patch16_224",
+    "timm_cait_xxs24_224",
+    "timm_twins_pcpvt_small",
+    "timm_visformer_tiny",
+    "timm_gernet_s",
+    "timm_lcnet_050",
+    "timm_hardcorenas_a",
+    "timm_fbnetv3_b",
+    "timm_ese_vovnet19b_dw",
+    "timm_tresnet_m",
+    "timm_nf_resnet26",
+    "timm_mambaout_femto",
+    "timm_repvit_m0_9",
+    "timm_pvt_v2_b0",
+    "timm_rdnet_tiny",
+    "timm_shvit_s1",
+    "timm_vovnet39a",
+    "timm_skresnet18",
+    "timm_legacy_seresnet18",
+    "timm_inception_next_atto",
+];
+
+#[test]
+fn timm_models_match_torch_fx() {
+    let Some(root) = std::env::var_os("STATICFX_TIMM_ROOT").map(PathBuf::from) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must set STATICFX_TIMM_ROOT (see scripts/test-all.sh)"
+        );
+        eprintln!("skipped: set STATICFX_TIMM_ROOT to a directory containing timm/ to run");
+        return;
+    };
+    let cases_json = read_json(&manifest_dir().join("scripts/expect/timm_cases.json"));
+    let cases: Vec<Case> = cases_json
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            let id = c["id"].as_str().unwrap();
+            manifest_dir()
+                .join(format!("tests/expected/fx/{id}.json"))
+                .exists()
+        })
+        .map(|c| Case {
+            id: c["id"].as_str().unwrap().into(),
+            file: root.join("timm").join(c["file"].as_str().unwrap()),
+            root: Some(root.clone()),
+            entry: c["entry"].as_str().unwrap().into(),
+            inputs: inputs_of(&c["inputs"]),
+        })
+        .collect();
+    for id in TIMM_AGREE {
+        assert!(
+            cases.iter().any(|c| c.id == *id),
+            "{id} is asserted but has no expectation"
+        );
+    }
+    let (asserted, rest): (Vec<Case>, Vec<Case>) = cases
+        .into_iter()
+        .partition(|c| TIMM_AGREE.contains(&c.id.as_str()));
+    for case in rest {
+        let id = case.id.clone();
+        let r = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                run_case(&case).map_err(|e| e.lines().take(3).collect::<Vec<_>>().join(" | "))
+            })
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| Err("panicked".into()));
+        match r {
+            Ok((n, _)) => eprintln!("{id:<40} {n:>4} nodes  identical, not yet asserted"),
+            Err(e) => eprintln!("{id:<40} differs: {e}"),
+        }
+    }
+    check_all(asserted);
+}

@@ -145,7 +145,12 @@ fn the_installed_torch_is_the_default_target() {
     let (json, note, _) = check(dir.path(), &["--python", &python, "--no-cache"]);
     assert!(!note.contains("assuming"), "{note}");
     let found = sites(&json);
-    for site in [(16, "GB0007"), (19, "GB0179"), (20, "GB0125"), (21, "GB0075")] {
+    for site in [
+        (16, "GB0007"),
+        (19, "GB0179"),
+        (20, "GB0125"),
+        (21, "GB0075"),
+    ] {
         assert!(
             found.contains(&(site.0, site.1.to_string())),
             "{site:?} not in {found:?}"
@@ -154,7 +159,13 @@ fn the_installed_torch_is_the_default_target() {
     // A configured version still wins over the installed one.
     let (json, _, _) = check(
         dir.path(),
-        &["--python", &python, "--no-cache", "--target-version", "2.15"],
+        &[
+            "--python",
+            &python,
+            "--no-cache",
+            "--target-version",
+            "2.15",
+        ],
     );
     assert!(sites(&json).contains(&(21, "GB8977".to_string())));
 }

@@ -48,10 +48,16 @@ try:
 except ImportError:  # pragma: no cover - torchvision cases will then fail
     torchvision = None
 
+try:
+    import timm
+except ImportError:  # pragma: no cover - timm cases will then fail
+    timm = None
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE_DIR = REPO / "tests" / "fixtures" / "models"
 FIXTURE_MANIFEST = FIXTURE_DIR / "manifest.json"
 TV_CASES = Path(__file__).resolve().parent / "torchvision_cases.json"
+TIMM_CASES = Path(__file__).resolve().parent / "timm_cases.json"
 OUT_DIR = REPO / "tests" / "expected" / "fx"
 INDEX_PATH = OUT_DIR / "INDEX.json"
 
@@ -218,6 +224,12 @@ def load_cases():
             c["kind"] = "torchvision"
             c["source"] = f"torchvision:{c['file']}"
             cases.append(c)
+    with open(TIMM_CASES, encoding="utf-8") as f:
+        for c in json.load(f):
+            c = dict(c)
+            c["kind"] = "timm"
+            c["source"] = f"timm:{c['file']}"
+            cases.append(c)
     ids = [c["id"] for c in cases]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
@@ -241,10 +253,11 @@ def import_case_module(case):
             del sys.modules[mod_name]
             raise
         return module
-    if torchvision is None:
-        raise ImportError("torchvision is not installed")
+    package = case["kind"]
+    if (torchvision if package == "torchvision" else timm) is None:
+        raise ImportError(f"{package} is not installed")
     rel = Path(case["file"]).with_suffix("").as_posix().replace("/", ".")
-    return importlib.import_module(f"torchvision.{rel}")
+    return importlib.import_module(f"{package}.{rel}")
 
 
 def make_inputs(spec):
@@ -307,6 +320,7 @@ def run_case(case):
         "inputs": case["inputs"],
         "torch_version": torch.__version__,
         "torchvision_version": torchvision.__version__ if torchvision is not None else None,
+        **({"timm_version": timm.__version__} if case["kind"] == "timm" else {}),
         "nodes": nodes,
     }
     return doc, None
@@ -362,6 +376,7 @@ def main(argv):
     index_doc = {
         "torch_version": torch.__version__,
         "torchvision_version": torchvision.__version__ if torchvision is not None else None,
+        "timm_version": timm.__version__ if timm is not None else None,
         "cases": index,
     }
     write_text(INDEX_PATH, json.dumps(index_doc, indent=2, ensure_ascii=False) + "\n")

@@ -182,10 +182,19 @@ impl Interp {
             }),
             Value::Function(f) => match name {
                 "__name__" => Ok(Value::str(&f.name)),
+                "__qualname__" => Ok(Value::str(&f.qualname)),
+                "__module__" => Ok(Value::str(&f.globals.name)),
                 _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
             },
             Value::Partial(p) => match name {
                 "func" => Ok(p.func.clone()),
+                "args" => Ok(Value::tuple(p.args.clone())),
+                "keywords" => Ok(Value::Dict(Rc::new(std::cell::RefCell::new(
+                    p.kwargs
+                        .iter()
+                        .map(|(k, v)| (Value::str(k), v.clone()))
+                        .collect(),
+                )))),
                 _ => Ok(Value::unknown(format!("partial.{name}"))),
             },
             Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
@@ -339,6 +348,32 @@ impl Interp {
                         l.borrow_mut().push(a0);
                         Ok(Value::None)
                     }
+                    // Sets and deques are lists here; these are their own methods.
+                    "add" => {
+                        if !l.borrow().iter().any(|v| v.py_eq(&a0) == Some(true)) {
+                            l.borrow_mut().push(a0);
+                        }
+                        Ok(Value::None)
+                    }
+                    "discard" => {
+                        l.borrow_mut().retain(|v| v.py_eq(&a0) != Some(true));
+                        Ok(Value::None)
+                    }
+                    "appendleft" => {
+                        l.borrow_mut().insert(0, a0);
+                        Ok(Value::None)
+                    }
+                    "popleft" => {
+                        if l.borrow().is_empty() {
+                            return Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                "IndexError: pop from an empty deque",
+                            ));
+                        }
+                        Ok(l.borrow_mut().remove(0))
+                    }
                     "extend" => {
                         let items = self.iterate(frame, &a0, span)?;
                         l.borrow_mut().extend(items);
@@ -482,13 +517,54 @@ impl Interp {
                         }
                     })
                     .unwrap_or(Value::Bool(false)),
+                "format" => str_format(s, &args, &kwargs)
+                    .map(|t| Value::str(&t))
+                    .unwrap_or_else(|| Value::unknown("str.format with a format spec")),
                 "lower" => Value::str(&s.to_lowercase()),
                 "upper" => Value::str(&s.to_uppercase()),
-                "strip" => Value::str(s.trim()),
-                "split" => Value::list(match args.first() {
-                    Some(Value::Str(sep)) => s.split(&**sep).map(Value::str).collect(),
-                    _ => s.split_whitespace().map(Value::str).collect(),
-                }),
+                "strip" | "lstrip" | "rstrip" => {
+                    let chars: Vec<char> = match args.first() {
+                        Some(Value::Str(c)) => c.chars().collect(),
+                        _ => vec![],
+                    };
+                    let pat = |c: char| {
+                        if chars.is_empty() {
+                            c.is_whitespace()
+                        } else {
+                            chars.contains(&c)
+                        }
+                    };
+                    Value::str(match name {
+                        "strip" => s.trim_matches(pat),
+                        "lstrip" => s.trim_start_matches(pat),
+                        _ => s.trim_end_matches(pat),
+                    })
+                }
+                "split" | "rsplit" => {
+                    let maxsplit = args
+                        .get(1)
+                        .or_else(|| kwargs.iter().find(|(k, _)| k == "maxsplit").map(|(_, v)| v))
+                        .and_then(as_int)
+                        .filter(|n| *n >= 0)
+                        .map(|n| n as usize + 1);
+                    let sep = match args.first() {
+                        Some(Value::Str(sep)) => Some(sep.clone()),
+                        _ => None,
+                    };
+                    let parts: Vec<Value> = match (sep, maxsplit, name) {
+                        (Some(sep), Some(n), "split") => {
+                            s.splitn(n, &*sep).map(Value::str).collect()
+                        }
+                        (Some(sep), Some(n), _) => {
+                            let mut v: Vec<Value> = s.rsplitn(n, &*sep).map(Value::str).collect();
+                            v.reverse();
+                            v
+                        }
+                        (Some(sep), None, _) => s.split(&*sep).map(Value::str).collect(),
+                        (None, _, _) => s.split_whitespace().map(Value::str).collect(),
+                    };
+                    Value::list(parts)
+                }
                 "join" => {
                     let items = self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
                     let parts: Option<Vec<String>> = items
@@ -546,25 +622,81 @@ impl Interp {
                     }
                     return self.trace_method(frame, name, r.clone(), args, kwargs, span);
                 }
+                if let Some(v) = super::stdlib::tensor_const::unary(name, t, &args) {
+                    return Ok(v);
+                }
                 Ok(match name {
                     // In-place initialisers return the tensor itself.
                     n if n.ends_with('_') => r.clone(),
                     "size" | "dim" => shape_query(t.shape.as_deref(), name, &args),
+                    "numel" => t
+                        .shape
+                        .as_ref()
+                        .map(|s| Value::Int(s.iter().product()))
+                        .unwrap_or_else(|| Value::unknown("numel")),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
-                    "long" => Value::TensorConst(Rc::new(TensorConst {
-                        shape: t.shape.clone(),
-                        dtype: DType::Int64,
-                    })),
-                    "bool" => Value::TensorConst(Rc::new(TensorConst {
-                        shape: t.shape.clone(),
-                        dtype: DType::Bool,
-                    })),
-                    "item" | "tolist" => Value::unknown("value of a constant tensor"),
-                    _ => Value::TensorConst(Rc::new(TensorConst {
-                        shape: None,
-                        dtype: t.dtype,
-                    })),
+                    "long" => Value::TensorConst(Rc::new(TensorConst::of_shape(
+                        t.shape.clone(),
+                        DType::Int64,
+                    ))),
+                    "bool" => Value::TensorConst(Rc::new(TensorConst::of_shape(
+                        t.shape.clone(),
+                        DType::Bool,
+                    ))),
+                    "item" => match (&t.data, t.shape.as_deref()) {
+                        (Some(d), Some(s)) if d.len() == 1 && s.iter().all(|&n| n == 1) => {
+                            t.number(d[0])
+                        }
+                        _ => Value::unknown("value of a constant tensor"),
+                    },
+                    "split" if t.data.is_some() && matches!(t.shape.as_deref(), Some([_])) => {
+                        split_constant(t, args.first().unwrap_or(&Value::None))
+                            .unwrap_or_else(|| Value::unknown("split of a constant tensor"))
+                    }
+                    "tolist" => match (&t.data, t.shape.as_deref()) {
+                        (Some(d), Some([])) if d.len() == 1 => t.number(d[0]),
+                        (Some(d), Some([n])) if d.len() == *n as usize => {
+                            Value::list(d.iter().map(|&x| t.number(x)).collect())
+                        }
+                        _ => Value::unknown("value of a constant tensor"),
+                    },
+                    _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, t.dtype))),
                 })
+            }
+            // A method of a buffer read in the traced forward: recorded on its `get_attr`
+            // (its size and rank are constants, as torch.fx computes them eagerly).
+            Value::Param(p) if self.tracing() && !matches!(name, "size" | "dim" | "numel") => {
+                // torch.fx runs a buffer's method eagerly when no traced value is involved:
+                // the result is a tensor constant (a `_tensor_constant` where it is used).
+                if !args.iter().any(has_proxy) && !kwargs.iter().any(|(_, v)| has_proxy(v)) {
+                    let mut metas = vec![super::trace::value_meta(r)];
+                    metas.extend(args.iter().map(super::trace::value_meta));
+                    let kmetas: Vec<(String, crate::shapes::Meta)> = kwargs
+                        .iter()
+                        .map(|(k, v)| (k.clone(), super::trace::value_meta(v)))
+                        .collect();
+                    let meta = crate::shapes::rules::call(
+                        name,
+                        &crate::shapes::rules::Inputs {
+                            args: &metas,
+                            kwargs: &kmetas,
+                        },
+                    );
+                    if let crate::shapes::Meta::Tensor(t) = meta {
+                        return Ok(Value::TensorConst(Rc::new(TensorConst::of_shape(
+                            t.shape.as_ref().and_then(crate::shapes::concrete),
+                            t.dtype,
+                        ))));
+                    }
+                }
+                match self
+                    .tracer
+                    .as_mut()
+                    .and_then(|t| t.buffer_use(p, frame.file_id, span))
+                {
+                    Some(n) => self.trace_method(frame, name, Value::Proxy(n), args, kwargs, span),
+                    None => Ok(Value::unknown(format!("parameter.{name}"))),
+                }
             }
             Value::Param(p) => Ok(match name {
                 n if n.ends_with('_') => r.clone(),
@@ -611,6 +743,97 @@ impl Interp {
     }
 }
 
+/// `"s{}".format(i + 1)`: `{}`, `{0}` and `{name}` fields without a format spec, over
+/// numbers, strings, booleans and None (what module names are made of).
+fn str_format(fmt: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
+    let show = |v: &Value| -> Option<String> {
+        Some(match v {
+            Value::Str(s) => s.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Value::None => "None".to_string(),
+            _ => return None,
+        })
+    };
+    let mut out = String::new();
+    let mut auto = 0;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut field = String::new();
+                loop {
+                    match chars.next()? {
+                        '}' => break,
+                        ':' | '!' => return None,
+                        ch => field.push(ch),
+                    }
+                }
+                let v = if field.is_empty() {
+                    auto += 1;
+                    args.get(auto - 1)?
+                } else if let Ok(i) = field.parse::<usize>() {
+                    args.get(i)?
+                } else {
+                    &kwargs.iter().find(|(k, _)| *k == field)?.1
+                };
+                out.push_str(&show(v)?);
+            }
+            ch => out.push(ch),
+        }
+    }
+    Some(out)
+}
+
+/// `t.split(n)` / `t.split([a, b, …])` of a 1-D constant tensor: its pieces, data included.
+fn split_constant(t: &TensorConst, sizes: &Value) -> Option<Value> {
+    let data = t.data.as_ref()?;
+    let n = data.len();
+    let sizes: Vec<usize> = match sizes {
+        Value::Int(k) if *k > 0 => {
+            let k = *k as usize;
+            (0..n.div_ceil(k)).map(|i| k.min(n - i * k)).collect()
+        }
+        Value::List(_) | Value::Tuple(_) => {
+            let items = match sizes {
+                Value::List(l) => l.borrow().clone(),
+                Value::Tuple(t) => t.to_vec(),
+                _ => unreachable!(),
+            };
+            let s: Option<Vec<usize>> = items
+                .iter()
+                .map(|v| as_int(v).map(|i| i as usize))
+                .collect();
+            let s = s?;
+            if s.iter().sum::<usize>() != n {
+                return None;
+            }
+            s
+        }
+        _ => return None,
+    };
+    let mut start = 0;
+    let mut out = Vec::new();
+    for k in sizes {
+        out.push(Value::TensorConst(Rc::new(TensorConst {
+            shape: Some(vec![k as i64]),
+            dtype: t.dtype,
+            data: Some(Rc::from(&data[start..start + k])),
+        })));
+        start += k;
+    }
+    Some(Value::tuple(out))
+}
+
 /// `t.size()`, `t.size(d)` and `t.dim()` on a tensor whose shape is known at construction.
 fn shape_query(shape: Option<&[i64]>, name: &str, args: &[Value]) -> Value {
     let Some(s) = shape else {
@@ -630,6 +853,13 @@ fn shape_query(shape: Option<&[i64]>, name: &str, args: &[Value]) -> Value {
 
 /// `torch.float32` and friends, `math.pi`, or a longer external path.
 pub fn external_attr(path: &str, name: &str) -> Value {
+    match name {
+        "__name__" | "__qualname__" => {
+            return Value::str(path.rsplit('.').next().unwrap_or(path));
+        }
+        "__module__" => return Value::str(path.rsplit_once('.').map_or("builtins", |(m, _)| m)),
+        _ => {}
+    }
     let full = format!("{path}.{name}");
     // `torch.float`, `torch.long`, … are dtype aliases just as `torch.float32` is.
     if path == "torch" {

@@ -309,6 +309,12 @@ impl Interp {
             t.call_chain.push((frame.file_id, span));
             t.inline_depth += 1;
         }
+        // Outside tracing, a generator runs to completion and its call is the list of what it
+        // yielded: constructors only ever consume one whole (`for n, m in named_modules(model)`).
+        let eager_generator = f.is_generator && !inline;
+        if eager_generator {
+            self.yield_sinks.push(Vec::new());
+        }
         let result = if f.is_lambda {
             match def.child_by_field_name("body") {
                 Some(b) => self.eval_expr(&callee, b),
@@ -337,6 +343,12 @@ impl Interp {
             t.inline_depth -= 1;
         }
         self.call_depth -= 1;
+        let result = if eager_generator {
+            let yielded = self.yield_sinks.pop().unwrap_or_default();
+            result.map(|_| Value::list(yielded))
+        } else {
+            result
+        };
         match result {
             // What the evaluator cannot follow inside a helper makes the helper's result unknown;
             // the caller goes on. Errors the model itself raises still propagate.
@@ -663,6 +675,11 @@ impl Interp {
                 Value::Float(f) => Value::str(&format!("{f:?}")),
                 Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
                 Value::None => Value::str("None"),
+                // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
+                Value::Proxy(n) => match self.tracer.as_ref() {
+                    Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
+                    None => Value::unknown("str() of a traced value"),
+                },
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {
@@ -680,6 +697,24 @@ impl Interp {
                 }
                 _ => Ok(Value::unknown("round")),
             },
+            // `sum(lists, [])`: a start value makes it a fold of `+` over any values.
+            "sum" if args.len() == 2 || kwargs.iter().any(|(k, _)| k == "start") => {
+                let start = args
+                    .get(1)
+                    .cloned()
+                    .or_else(|| {
+                        kwargs
+                            .iter()
+                            .find(|(k, _)| k == "start")
+                            .map(|(_, v)| v.clone())
+                    })
+                    .unwrap_or(Value::Int(0));
+                let mut acc = start;
+                for it in self.iterate(frame, &a0, span)? {
+                    acc = self.binary_op(frame, "+", acc, it, span)?;
+                }
+                Ok(acc)
+            }
             "min" | "max" | "sum" | "any" | "all" => {
                 let items = if args.len() == 1 {
                     self.iterate(frame, &a0, span)?
@@ -943,8 +978,106 @@ impl Interp {
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
                 (Value::None, _) => Some(false),
+                (
+                    Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_),
+                    Value::External(p),
+                ) if p.starts_with("collections.abc.") || p.starts_with("typing.") => {
+                    let abc = p.rsplit('.').next().unwrap_or("");
+                    Some(match v {
+                        Value::Dict(_) => matches!(
+                            abc,
+                            "Iterable"
+                                | "Mapping"
+                                | "MutableMapping"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Dict"
+                        ),
+                        Value::Str(_) | Value::Tuple(_) => matches!(
+                            abc,
+                            "Iterable"
+                                | "Sequence"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Reversible"
+                        ),
+                        _ => matches!(
+                            abc,
+                            "Iterable"
+                                | "Sequence"
+                                | "MutableSequence"
+                                | "Collection"
+                                | "Container"
+                                | "Sized"
+                                | "Reversible"
+                                | "List"
+                        ),
+                    })
+                }
+                (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::External(p))
+                    if p.starts_with("collections.abc.") =>
+                {
+                    Some(false)
+                }
+                (Value::Partial(_), Value::External(p)) => Some(&**p == "functools.partial"),
+                // An external class (`nn.BatchNorm2d`) is neither a function nor a partial.
+                (Value::External(c), Value::External(p))
+                    if matches!(
+                        &**p,
+                        "types.FunctionType"
+                            | "types.LambdaType"
+                            | "types.MethodType"
+                            | "functools.partial"
+                    ) && c
+                        .rsplit('.')
+                        .next()
+                        .and_then(|s| s.chars().next())
+                        .is_some_and(char::is_uppercase) =>
+                {
+                    Some(false)
+                }
+                (Value::Function(_), Value::External(p)) => {
+                    Some(matches!(&**p, "types.FunctionType" | "types.LambdaType"))
+                }
+                (Value::BoundMethod(..), Value::External(p)) => Some(&**p == "types.MethodType"),
                 // A class is an instance of `type` (and `object`), never of a value type.
                 (Value::Class(_), Value::Builtin(b)) => Some(matches!(&**b, "type" | "object")),
+                (Value::External(c), Value::Builtin(b)) if &**b == "type" => {
+                    // torch.nn classes and other external classes are types; their functions are not.
+                    Some(
+                        c.rsplit('.')
+                            .next()
+                            .and_then(|s| s.chars().next())
+                            .is_some_and(char::is_uppercase),
+                    )
+                }
+                // Names outside the project (classes, functions, modules) are not builtin values.
+                (Value::External(_), Value::Builtin(b))
+                    if matches!(
+                        &**b,
+                        "str"
+                            | "int"
+                            | "float"
+                            | "bool"
+                            | "list"
+                            | "tuple"
+                            | "dict"
+                            | "set"
+                            | "frozenset"
+                    ) =>
+                {
+                    Some(false)
+                }
+                (
+                    Value::Function(_)
+                    | Value::BoundMethod(..)
+                    | Value::Partial(_)
+                    | Value::Builtin(_)
+                    | Value::Class(_),
+                    Value::Builtin(_) | Value::External(_) | Value::Class(_),
+                ) => Some(false),
                 (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => {
                     Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter"))
                 }
@@ -1126,12 +1259,22 @@ impl Interp {
                 }
                 _ => match (&a, &b) {
                     (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
+                        if let Some(v) = super::stdlib::tensor_const::binary(name, &a, &b) {
+                            return Ok(v);
+                        }
                         let t = if matches!(a, TensorConst(_) | Param(_)) {
                             &a
                         } else {
                             &b
                         };
-                        t.clone()
+                        // The shape of the result is the tensor's (broadcasting a number); its
+                        // values are not the tensor's any more.
+                        match t {
+                            TensorConst(c) if c.data.is_some() => Value::TensorConst(Rc::new(
+                                super::value::TensorConst::of_shape(c.shape.clone(), c.dtype),
+                            )),
+                            _ => t.clone(),
+                        }
                     }
                     _ => Value::unknown(format!(
                         "`{sym}` between {} and {}",
@@ -1219,6 +1362,31 @@ impl Interp {
                     )),
                 }
             }
+            // A constant tensor iterates over its first dimension.
+            Value::TensorConst(t) if t.shape.as_ref().is_some_and(|s| !s.is_empty()) => {
+                let n = t.shape.as_ref().map(|s| s[0]).unwrap_or(0).max(0);
+                if n as usize > self.limits.max_collection {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::BUDGET,
+                        "tensor too long to iterate",
+                    ));
+                }
+                (0..n)
+                    .map(|i| match t.shape.as_deref() {
+                        Some([_]) if t.data.is_some() => {
+                            self.get_item(frame, v, Value::Int(i), span)
+                        }
+                        shape => Ok(Value::TensorConst(Rc::new(
+                            super::value::TensorConst::of_shape(
+                                shape.map(|s| s[1..].to_vec()),
+                                t.dtype,
+                            ),
+                        ))),
+                    })
+                    .collect()
+            }
             Value::Unknown(u) => Err(self.error(
                 frame,
                 span,
@@ -1290,6 +1458,21 @@ impl Interp {
                 span,
             );
         }
+        if let (Value::Param(p), true) = (obj, self.tracing()) {
+            if let Some(n) = self
+                .tracer
+                .as_mut()
+                .and_then(|t| t.buffer_use(p, frame.file_id, span))
+            {
+                return self.trace_function(
+                    frame,
+                    "operator.getitem",
+                    vec![Value::Proxy(n), key],
+                    vec![],
+                    span,
+                );
+            }
+        }
         if has_proxy(&key) && self.tracing() {
             if let Value::TensorConst(_) | Value::Param(_) = obj {
                 return self.trace_function(
@@ -1341,7 +1524,12 @@ impl Interp {
                     {
                         Ok(Value::unknown("dict lookup"))
                     }
-                    None => Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+                    None => match self.fill_missing(frame, d, k.clone(), span) {
+                        Some(r) => r,
+                        None => {
+                            Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}")))
+                        }
+                    },
                 }
             }
             (Value::Object(o), k) if o.is_module() => self.module_item(frame, o, k, span),
@@ -1351,15 +1539,49 @@ impl Interp {
                 }
                 _ => Ok(Value::unknown("subscript")),
             },
+            // The modules already imported, by name (a registry decorator reads its caller's).
+            (Value::External(p), Value::Str(name)) if &**p == "sys.modules" => {
+                Ok(self.import_module(name))
+            }
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
             (Value::External(p), _) => Ok(Value::External(p.clone())),
             (Value::Class(_), _) => Ok(obj.clone()),
-            (Value::TensorConst(t), _) => {
-                Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
-                    shape: None,
-                    dtype: t.dtype,
-                })))
-            }
+            // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
+            (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
+                Some([n, rest @ ..]) if (-n..*n).contains(i) => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(Some(rest.to_vec()), p.dtype),
+                ))),
+                Some([n, ..]) => Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+                )),
+                _ => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(None, p.dtype),
+                ))),
+            },
+            (Value::TensorConst(t), _) => match (as_int(&key), &t.data, t.shape.as_deref()) {
+                (Some(i), Some(d), Some([n])) if d.len() == *n as usize => {
+                    let idx = if i < 0 { i + n } else { i };
+                    match d.get(idx as usize).filter(|_| idx >= 0) {
+                        Some(&x) => Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
+                            shape: Some(vec![]),
+                            dtype: t.dtype,
+                            data: Some(Rc::from([x])),
+                        }))),
+                        None => Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+                        )),
+                    }
+                }
+                _ => Ok(Value::TensorConst(Rc::new(
+                    super::value::TensorConst::of_shape(None, t.dtype),
+                ))),
+            },
             (Value::Unknown(u), _) => {
                 let path = u
                     .path
@@ -1444,6 +1666,21 @@ impl Interp {
     pub fn make_partial(&self, args: Vec<Value>, kwargs: Kwargs) -> Value {
         let mut it = args.into_iter();
         let func = it.next().unwrap_or(Value::None);
+        // `partial(partial(f, a=1), b=2)` is `partial(f, a=1, b=2)`, as functools flattens it.
+        if let Value::Partial(inner) = &func {
+            let mut all_args = inner.args.clone();
+            all_args.extend(it);
+            let mut all_kwargs = inner.kwargs.clone();
+            for (k, v) in kwargs {
+                all_kwargs.retain(|(kk, _)| *kk != k);
+                all_kwargs.push((k, v));
+            }
+            return Value::Partial(Rc::new(Partial {
+                func: inner.func.clone(),
+                args: all_args,
+                kwargs: all_kwargs,
+            }));
+        }
         Value::Partial(Rc::new(Partial {
             func,
             args: it.collect(),
@@ -1494,6 +1731,17 @@ pub fn same_class(a: &Value, b: &Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// A list or tuple (nested or not) of Python ints: what `torch.tensor` makes an int64 tensor of.
+pub fn has_only_ints(v: &Value) -> bool {
+    let items = match v {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        Value::Int(_) => return true,
+        _ => return false,
+    };
+    !items.is_empty() && items.iter().all(has_only_ints)
 }
 
 pub fn as_int(v: &Value) -> Option<i64> {

@@ -345,6 +345,23 @@ impl Interp {
             "yield" => {
                 if let Some(t) = self.tracer.as_mut() {
                     t.note_generator(frame.file_id, span);
+                    return Ok(Value::None);
+                }
+                if self.yield_sinks.is_empty() {
+                    return Ok(Value::None);
+                }
+                let from = text(node, &src).starts_with("yield from");
+                let v = match node.named_child(0) {
+                    Some(e) => self.eval_expr(frame, e)?,
+                    None => Value::None,
+                };
+                let items = if from {
+                    self.iterate(frame, &v, span)?
+                } else {
+                    vec![v]
+                };
+                if let Some(sink) = self.yield_sinks.last_mut() {
+                    sink.extend(items);
                 }
                 let src = frame.file.text.clone();
                 let from = text(node, &src).trim_start()["yield".len()..]
@@ -530,6 +547,9 @@ impl Interp {
                 })
             }
             "in" | "not in" => {
+                if let Some(found) = super::stdlib::os::environ_contains(&b) {
+                    return Ok(Value::Bool(found == (op == "in")));
+                }
                 let r = match &b {
                     Value::Proxy(_) => {
                         return self.trace_function(

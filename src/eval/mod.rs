@@ -12,6 +12,7 @@ mod expr;
 mod module;
 mod objects;
 mod release;
+mod stdlib;
 mod stmt;
 pub(crate) use call::find_node;
 pub(crate) use stmt::contains_yield;
@@ -110,6 +111,12 @@ pub struct Interp {
     pub redirects: HashMap<(FileId, Span), (Arc<SourceFile>, FileId, Span)>,
     /// While set, the identity of every user function called: what an analysis depended on.
     pub touched: Option<HashSet<(FileId, Span)>>,
+    /// The factories of `collections.defaultdict`s, by the identity of the dict (see
+    /// `stdlib::collections`).
+    dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
+    /// Outside tracing a generator runs to completion when called: what each active one
+    /// yielded so far, innermost last.
+    yield_sinks: Vec<Vec<Value>>,
 }
 
 impl Drop for Interp {
@@ -138,6 +145,8 @@ impl Interp {
             yields: Vec::new(),
             redirects: HashMap::new(),
             touched: None,
+            dict_factories: HashMap::new(),
+            yield_sinks: Vec::new(),
         }
     }
 

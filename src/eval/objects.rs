@@ -75,6 +75,10 @@ impl Interp {
         let Value::Class(c) = class else {
             return Ok(Value::unknown("instance"));
         };
+        if super::stdlib::enums::is_enum_class(c) {
+            let v = args.first().cloned().unwrap_or(Value::None);
+            return self.enum_lookup(frame, c, &v, span);
+        }
         let mro = c.mro.borrow().clone();
         let mut kind = ObjKind::Plain;
         for m in &mro {
@@ -105,6 +109,9 @@ impl Interp {
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
         let result = match init {
+            Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
+                self.dataclass_init(frame, &value, args, kwargs, span)
+            }
             Some(Value::Function(f)) => self
                 .call_function(frame, &f, Some(value.clone()), args, kwargs, span)
                 .map(|_| ()),
@@ -113,7 +120,25 @@ impl Interp {
                 _ if mro.iter().any(is_dict_base) => {
                     self.init_dict_base(frame, &obj, args, kwargs, span)
                 }
-                _ => Ok(()),
+                // A subclass of a torch.nn layer without an `__init__` of its own (timm's
+                // `Linear(nn.Linear)`) is built by the layer's.
+                _ => match mro.iter().find_map(|m| match m {
+                    Value::External(p) if p.starts_with("torch.nn.") => Some(p.clone()),
+                    _ => None,
+                }) {
+                    Some(base) => self
+                        .call_super_external(
+                            frame,
+                            &Rc::new(value.clone()),
+                            &base,
+                            "__init__",
+                            args,
+                            kwargs,
+                            span,
+                        )
+                        .map(|_| ()),
+                    None => Ok(()),
+                },
             },
         };
         if let Err(e) = result {
@@ -882,6 +907,9 @@ impl Interp {
                 return self.make_leaf(frame, &name, spec, args, kwargs, span);
             }
         }
+        if let Some(r) = self.call_stdlib(frame, path, &args, &kwargs, span) {
+            return r;
+        }
         match path {
             "functools.partial" => return Ok(self.make_partial(args, kwargs)),
             "collections.OrderedDict" | "typing.OrderedDict" => {
@@ -917,7 +945,10 @@ impl Interp {
                         );
                     }
                 }
-                return Ok(a0);
+                if has_proxy(&a0) {
+                    return Ok(a0);
+                }
+                return self.copy_value(frame, &a0, short == "deepcopy", span);
             }
             "typing.cast" | "torch.jit.annotate" => {
                 return Ok(args.get(1).cloned().unwrap_or(Value::None))
@@ -999,16 +1030,62 @@ impl Interp {
             }
             return Ok(Value::unknown("logger"));
         }
+        if path == "torch.nn.init._calculate_fan_in_and_fan_out" {
+            // Initialisers compute their bounds from these; the values never reach the graph,
+            // but a tuple must come back for the caller to unpack.
+            let shape = match &a0 {
+                Value::Param(p) => p.shape.clone(),
+                Value::TensorConst(t) => t.shape.clone(),
+                _ => None,
+            };
+            return Ok(match shape {
+                Some(s) if s.len() >= 2 => {
+                    let receptive: i64 = s[2..].iter().product();
+                    Value::tuple(vec![Value::Int(s[1] * receptive), Value::Int(s[0] * receptive)])
+                }
+                Some(_) => {
+                    return Err(self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        "ValueError: Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
+                    ))
+                }
+                None => Value::tuple(vec![
+                    Value::unknown("fan_in of a tensor of unknown shape"),
+                    Value::unknown("fan_out of a tensor of unknown shape"),
+                ]),
+            });
+        }
         if path.starts_with("torch.nn.init.") {
             return Ok(a0);
         }
         let proxied = args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v));
         if path.starts_with("torch.") || path == "torch" {
+            if self.tracing() && proxied && path == "torch.split" {
+                // `torch.functional.split` re-dispatches as `split(tensor, size, dim=dim)`,
+                // which is what torch.fx records.
+                let mut args = args;
+                let mut kwargs = kwargs;
+                let dim = if args.len() > 2 {
+                    args.remove(2)
+                } else {
+                    match kwargs.iter().position(|(k, _)| k == "dim") {
+                        Some(i) => kwargs.remove(i).1,
+                        None => Value::Int(0),
+                    }
+                };
+                kwargs.push(("dim".into(), dim));
+                return self.trace_function(frame, path, args, kwargs, span);
+            }
             if self.tracing() && proxied {
                 return self.trace_function(frame, path, args, kwargs, span);
             }
             if self.tracing() && path == "torch._assert" {
                 return Ok(Value::None);
+            }
+            if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {
+                return Ok(v);
             }
             return Ok(self
                 .tensor_factory(short, &args, &kwargs)
@@ -1098,13 +1175,93 @@ impl Interp {
         let default = match (short, args.first()) {
             ("arange", _) => DType::Int64,
             ("tensor" | "as_tensor", Some(Value::Int(_))) => DType::Int64,
+            ("tensor" | "as_tensor", Some(Value::List(_) | Value::Tuple(_))) if matches!(args.first(), Some(v) if super::call::has_only_ints(v)) => {
+                DType::Int64
+            }
             _ => DType::Float32,
         };
+        let dtype = dtype.unwrap_or(default);
+        let data = constant_data(short, args, &shape, dtype)
+            .map(|d| Rc::from(super::stdlib::tensor_const::stored(dtype, d.to_vec())));
         Some(Value::TensorConst(Rc::new(TensorConst {
             shape,
-            dtype: dtype.unwrap_or(default),
+            dtype,
+            data,
         })))
     }
+}
+
+/// The elements of a 1-D tensor made from constants, as torch computes them.
+fn constant_data(
+    short: &str,
+    args: &[Value],
+    shape: &Option<Vec<i64>>,
+    dtype: DType,
+) -> Option<Rc<[f64]>> {
+    let n = match shape.as_deref() {
+        Some([n]) => *n as usize,
+        Some([]) => 1,
+        _ => return None,
+    };
+    let nums: Option<Vec<f64>> = args.iter().map(as_f64).collect();
+    let data: Vec<f64> = match short {
+        "linspace" => {
+            let (start, end) = (as_f64(args.first()?)?, as_f64(args.get(1)?)?);
+            // torch fills the first half from the start and the second half from the end, in
+            // the tensor's own precision.
+            if dtype == DType::Float32 {
+                let (start, end) = (start as f32, end as f32);
+                let step = if n > 1 {
+                    (end - start) / (n - 1) as f32
+                } else {
+                    0.0
+                };
+                (0..n)
+                    .map(|i| {
+                        f64::from(if i < n / 2 {
+                            start + step * i as f32
+                        } else {
+                            end - step * (n - 1 - i) as f32
+                        })
+                    })
+                    .collect()
+            } else {
+                let step = if n > 1 {
+                    (end - start) / (n - 1) as f64
+                } else {
+                    0.0
+                };
+                (0..n)
+                    .map(|i| {
+                        if i < n / 2 {
+                            start + step * i as f64
+                        } else {
+                            end - step * (n - 1 - i) as f64
+                        }
+                    })
+                    .collect()
+            }
+        }
+        "arange" => {
+            let nums = nums?;
+            let (start, step) = match nums.as_slice() {
+                [_] => (0.0, 1.0),
+                [s, _] => (*s, 1.0),
+                [s, _, st] => (*s, *st),
+                _ => return None,
+            };
+            (0..n).map(|i| start + step * i as f64).collect()
+        }
+        "tensor" | "as_tensor" => match args.first()? {
+            Value::List(l) => l.borrow().iter().map(as_f64).collect::<Option<_>>()?,
+            Value::Tuple(t) => t.iter().map(as_f64).collect::<Option<_>>()?,
+            v => vec![as_f64(v)?],
+        },
+        "zeros" => vec![0.0; n],
+        "ones" => vec![1.0; n],
+        _ => return None,
+    };
+    (data.len() == n).then(|| Rc::from(data))
 }
 
 fn math_fn(name: &str, args: &[Value]) -> Value {

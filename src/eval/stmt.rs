@@ -858,8 +858,6 @@ impl Interp {
                 _ => kind,
             };
         }
-        // Other decorators (registries, `torch.jit.unused`, `torch.no_grad()`) are assumed to
-        // return the function itself: they do not change what the body computes.
         match def.kind() {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
@@ -869,13 +867,15 @@ impl Interp {
                 }) {
                     return Ok(Flow::Normal);
                 }
-                self.set_var(frame, &name, Value::Function(Rc::new(f)));
+                let v = self.apply_decorators(frame, &decorators, Value::Function(Rc::new(f)))?;
+                self.set_var(frame, &name, v);
                 Ok(Flow::Normal)
             }
             "class_definition" => {
                 let c = self.make_class(frame, def)?;
                 let name = c.name.clone();
-                self.set_var(frame, &name, Value::Class(c));
+                let v = self.apply_decorators(frame, &decorators, Value::Class(c))?;
+                self.set_var(frame, &name, v);
                 Ok(Flow::Normal)
             }
             _ => Ok(Flow::Normal),
@@ -1099,6 +1099,7 @@ impl Interp {
             v
         };
         class.ns.borrow_mut().extend(vars);
+        self.make_enum_members(&class);
         Ok(class)
     }
 

@@ -100,6 +100,10 @@ pub struct Tracer {
     /// Qualified path of every module object reachable from the traced root (`layer1.0.conv1`).
     pub module_paths: HashMap<usize, String>,
     param_nodes: HashMap<String, NodeId>,
+    /// Buffers read from a module during the trace, by the identity of their value: torch.fx
+    /// hands a buffer attribute back as the tensor itself and records a `get_attr` each time
+    /// the tensor becomes an argument of a traced call (parameters get theirs on first read).
+    buffer_paths: HashMap<usize, String>,
     pub call_chain: Vec<(FileId, Span)>,
     branch: Vec<RegionTag>,
     pub regions: Vec<Region>,
@@ -209,6 +213,35 @@ impl Tracer {
         );
         self.param_nodes.insert(path.to_string(), n);
         n
+    }
+
+    /// Remembers where a buffer read from a module lives, for the `get_attr` of each later use.
+    pub fn note_buffer(&mut self, p: &Rc<super::value::Param>, path: String) {
+        self.buffer_paths.insert(Rc::as_ptr(p) as usize, path);
+    }
+
+    /// A fresh `get_attr` for a buffer read during this trace; None for any other tensor.
+    pub fn buffer_use(
+        &mut self,
+        p: &Rc<super::value::Param>,
+        file: FileId,
+        span: Span,
+    ) -> Option<NodeId> {
+        let path = self.buffer_paths.get(&(Rc::as_ptr(p) as usize))?.clone();
+        let meta = Meta::tensor(
+            p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
+            p.dtype,
+        );
+        Some(self.add_node(
+            &path,
+            Op::GetAttr,
+            path.clone(),
+            vec![],
+            vec![],
+            meta,
+            file,
+            span,
+        ))
     }
 
     pub fn tensor_constant(&mut self, meta: Meta, file: FileId, span: Span) -> NodeId {
@@ -339,6 +372,16 @@ impl Interp {
 
     /// Converts a value to a node argument, plus its abstract value for shape rules.
     pub fn to_arg(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<(Arg, Meta)> {
+        if let (Value::Proxy(n), Some(t)) = (v, self.tracer.as_ref()) {
+            if !t.graph.contains(*n) {
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::UNSUPPORTED,
+                    "a traced value kept from another trace (a cache filled by an earlier forward?)",
+                ));
+            }
+        }
         Ok(match v {
             Value::Proxy(n) => (
                 Arg::Node(*n),
@@ -383,6 +426,16 @@ impl Interp {
                     Arg::Slice(Box::new([a, b, c])),
                     Meta::Slice(Box::new([ma, mb, mc])),
                 )
+            }
+            Value::Param(p) if self.tracer.is_some() => {
+                let meta = Meta::tensor(
+                    p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
+                    p.dtype,
+                );
+                match self.tracer_mut().buffer_use(p, frame.file_id, span) {
+                    Some(n) => (Arg::Node(n), meta),
+                    None => (Arg::Repr(format!("{v:?}")), Meta::Unknown),
+                }
             }
             Value::TensorConst(t) => {
                 let meta = Meta::tensor(
@@ -667,7 +720,7 @@ impl Interp {
         frame: &Frame,
         owner: &Rc<Object>,
         name: &str,
-        p: &super::value::Param,
+        p: &Rc<super::value::Param>,
         span: Span,
     ) -> Value {
         let Some(t) = self.tracer.as_mut() else {
@@ -679,6 +732,10 @@ impl Interp {
         } else {
             format!("{base}.{name}")
         };
+        if p.is_buffer {
+            t.note_buffer(p, path);
+            return Value::Param(p.clone());
+        }
         let meta = Meta::tensor(
             p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
             p.dtype,

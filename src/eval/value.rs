@@ -67,6 +67,30 @@ pub struct Param {
 pub struct TensorConst {
     pub shape: Option<Vec<i64>>,
     pub dtype: DType,
+    /// The elements, row-major, when the tensor is made from constants (`torch.linspace(0,
+    /// rate, depth)`): constructors read them back with `.item()` / `.tolist()`.
+    pub data: Option<Rc<[f64]>>,
+}
+
+impl TensorConst {
+    pub fn of_shape(shape: Option<Vec<i64>>, dtype: DType) -> Self {
+        TensorConst {
+            shape,
+            dtype,
+            data: None,
+        }
+    }
+
+    /// A Python number for one element, as `.item()` returns it.
+    pub fn number(&self, x: f64) -> Value {
+        if self.dtype.is_floating() {
+            Value::Float(x)
+        } else if self.dtype == DType::Bool {
+            Value::Bool(x != 0.0)
+        } else {
+            Value::Int(x as i64)
+        }
+    }
 }
 
 pub struct Partial {
@@ -286,11 +310,34 @@ impl Value {
             (Dtype(a), Dtype(b)) => a == b,
             (Class(a), Class(b)) => Rc::ptr_eq(a, b),
             (Object(a), Object(b)) => Rc::ptr_eq(a, b),
+            // A member of a `str`/`int` enum equals its value.
+            (Object(o), v @ (Str(_) | Int(_))) | (v @ (Str(_) | Int(_)), Object(o))
+                if o.get(crate::eval::stdlib::enums::MIXIN_MARK).is_some() =>
+            {
+                return o.get("_value_")?.py_eq(v)
+            }
             (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => {
                 return Option::None
             }
+            (Function(a), Function(b)) => Rc::ptr_eq(a, b),
+            (Builtin(a), Builtin(b)) => a == b,
+            // Callables and classes of different kinds are different objects.
+            (
+                Function(_) | Class(_) | External(_) | Module(_) | Builtin(_) | Partial(_),
+                Function(_) | Class(_) | External(_) | Module(_) | Builtin(_) | Partial(_),
+            ) if std::mem::discriminant(self) != std::mem::discriminant(other) => false,
+            (Module(a), Module(b)) => Rc::ptr_eq(a, b),
             (None, _) | (_, None) => false,
             (Str(_), Int(_) | Float(_) | Bool(_)) | (Int(_) | Float(_) | Bool(_), Str(_)) => false,
+            // A number or string never equals a container, callable, class or module.
+            (
+                Str(_) | Int(_) | Float(_) | Bool(_),
+                Tuple(_) | List(_) | Dict(_) | Function(_) | Class(_) | Module(_) | External(_),
+            )
+            | (
+                Tuple(_) | List(_) | Dict(_) | Function(_) | Class(_) | Module(_) | External(_),
+                Str(_) | Int(_) | Float(_) | Bool(_),
+            ) => false,
             _ => return Option::None,
         })
     }

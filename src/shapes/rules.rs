@@ -495,7 +495,15 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
     let mut out = Vec::new();
     let mut d = 0usize;
     let mut advanced: Option<Shape> = None;
+    // Where the advanced (tensor) indices' dimensions go: in place of them when they are
+    // adjacent (`a[:, idx]` is `[a0, *idx]`), first when a slice separates them (torch's rule).
+    let mut advanced_at: Option<usize> = None;
+    let mut separated = false;
+    let mut after_advanced = false;
     for item in items {
+        if advanced.is_some() && !matches!(item, Meta::Tensor(ix) if ix.dtype != DType::Bool) {
+            after_advanced = true;
+        }
         match item {
             Meta::None => out.push(Dim::Known(1)),
             Meta::Ellipsis => {
@@ -520,6 +528,10 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
                 out.push(Dim::Unknown);
             }
             Meta::Tensor(ix) => {
+                if after_advanced {
+                    separated = true;
+                }
+                advanced_at.get_or_insert(out.len());
                 advanced = match (&advanced, &ix.shape) {
                     (None, Some(s)) => Some(s.clone()),
                     (Some(a), Some(s)) => broadcast(a, s),
@@ -540,9 +552,12 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
     }
     out.extend_from_slice(&shape[d..]);
     if let Some(a) = advanced {
-        let mut o = a;
-        o.extend(out);
-        out = o;
+        let at = if separated {
+            0
+        } else {
+            advanced_at.unwrap_or(0)
+        };
+        out.splice(at..at, a);
     }
     tensor(Some(out), t.dtype)
 }
@@ -1041,6 +1056,32 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             },
             _ => Meta::Unknown,
         },
+        // `F.pad(x, (left, right, top, bottom, …))`: pairs from the last dimension backwards.
+        "pad" => match (
+            t0,
+            inp.get(1, "pad")
+                .and_then(Meta::as_dims)
+                .and_then(|d| concrete(&d)),
+        ) {
+            (Some(t), Some(p)) if p.len() % 2 == 0 => match &t.shape {
+                Some(shape) if p.len() / 2 <= shape.len() => {
+                    let mut out = shape.clone();
+                    let n = out.len();
+                    for (i, pair) in p.chunks(2).enumerate() {
+                        let grow = pair[0] + pair[1];
+                        out[n - 1 - i] = match &out[n - 1 - i] {
+                            Dim::Known(x) if x + grow >= 0 => Dim::Known(x + grow),
+                            Dim::Sym(e) => Dim::from_expr(e.add_const(grow)),
+                            _ => Dim::Unknown,
+                        };
+                    }
+                    tensor(Some(out), t.dtype)
+                }
+                _ => tensor(None, t.dtype),
+            },
+            (Some(t), _) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
         "flatten" => match t0 {
             Some(t) => flatten(
                 t,
@@ -1515,6 +1556,54 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    #[test]
+    fn advanced_indices_stay_in_place_when_adjacent() {
+        let idx = Meta::tensor(Some(shape_of(&[196, 196])), DType::Int64);
+        let all = Meta::Slice(Box::new([Meta::None, Meta::None, Meta::None]));
+        // torch: torch.zeros(4, 196)[:, torch.zeros(196, 196, dtype=torch.long)].shape == [4, 196, 196]
+        let out = index(
+            match &t(&[4, 196]) {
+                Meta::Tensor(x) => x,
+                _ => unreachable!(),
+            },
+            &Meta::Seq(vec![all.clone(), idx.clone()]),
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[4, 196, 196])));
+        // torch.zeros(5, 6, 7)[torch.zeros(2, dtype=torch.long), :, torch.zeros(2, dtype=torch.long)].shape == [2, 6]
+        let i2 = Meta::tensor(Some(shape_of(&[2])), DType::Int64);
+        let out = index(
+            match &t(&[5, 6, 7]) {
+                Meta::Tensor(x) => x,
+                _ => unreachable!(),
+            },
+            &Meta::Seq(vec![i2.clone(), all, i2]),
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[2, 6])));
+    }
+
+    #[test]
+    fn pad_grows_dimensions_from_the_last_one() {
+        let ints = |v: &[i64]| Meta::Seq(v.iter().map(|&i| Meta::int(i)).collect());
+        // torch: F.pad(torch.zeros(1, 16, 112, 112), (0, 1, 0, 1)).shape == [1, 16, 113, 113]
+        let out = call(
+            "pad",
+            &Inputs {
+                args: &[t(&[1, 16, 112, 112]), ints(&[0, 1, 0, 1])],
+                kwargs: &[],
+            },
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[1, 16, 113, 113])));
+        // F.pad(torch.zeros(1, 8, 3137, 18), (0, 0, 1, 0, 0, 0)).shape == [1, 8, 3138, 18]
+        let out = call(
+            "pad",
+            &Inputs {
+                args: &[t(&[1, 8, 3137, 18]), ints(&[0, 0, 1, 0, 0, 0])],
+                kwargs: &[],
+            },
+        );
+        assert_eq!(format!("{out:?}"), format!("{:?}", t(&[1, 8, 3138, 18])));
     }
 
     #[test]

@@ -166,28 +166,52 @@ pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> Gr
     result
 }
 
-type AttributeSnapshot = Vec<(Rc<Object>, indexmap::IndexMap<String, Value>)>;
+/// Every module's attributes, and the contents of the dicts and lists they hold (a forward
+/// may fill a cache in place: timm's `attention_bias_cache[str(device)] = …`).
+type AttributeSnapshot = (
+    Vec<(Rc<Object>, indexmap::IndexMap<String, Value>)>,
+    Vec<(Value, Value)>,
+);
 
 fn attribute_snapshot(root: &Value) -> AttributeSnapshot {
     let Value::Object(root) = root else {
-        return vec![];
+        return (vec![], vec![]);
     };
     let mut out = Vec::new();
+    let mut containers = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut stack = vec![root.clone()];
     while let Some(obj) = stack.pop() {
         if !seen.insert(obj.id) {
             continue;
         }
-        out.push((obj.clone(), obj.attrs.borrow().clone()));
+        let attrs = obj.attrs.borrow().clone();
+        for v in attrs.values() {
+            match v {
+                Value::Dict(d) => containers.push((
+                    v.clone(),
+                    Value::Dict(Rc::new(std::cell::RefCell::new(d.borrow().clone()))),
+                )),
+                Value::List(l) => containers.push((v.clone(), Value::list(l.borrow().clone()))),
+                _ => {}
+            }
+        }
+        out.push((obj.clone(), attrs));
         stack.extend(obj.children().into_iter().map(|(_, c)| c));
     }
-    out
+    (out, containers)
 }
 
 fn restore_attributes(snapshot: &AttributeSnapshot) {
-    for (obj, attrs) in snapshot {
+    for (obj, attrs) in &snapshot.0 {
         *obj.attrs.borrow_mut() = attrs.clone();
+    }
+    for (live, saved) in &snapshot.1 {
+        match (live, saved) {
+            (Value::Dict(l), Value::Dict(s)) => *l.borrow_mut() = s.borrow().clone(),
+            (Value::List(l), Value::List(s)) => *l.borrow_mut() = s.borrow().clone(),
+            _ => {}
+        }
     }
 }
 

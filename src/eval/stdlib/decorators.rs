@@ -1,0 +1,107 @@
+//! Decorators, applied as Python applies them: innermost first, each one's result bound in
+//! place of the definition. A registry decorator (timm's `@register_model`) runs at import
+//! time and fills its registry; `@dataclass` builds the class's `__init__`.
+//!
+//! Decorators from outside the project that do not change what the function computes
+//! (`torch.jit.ignore`, `torch.no_grad()`, `functools.lru_cache`, …) return the definition
+//! itself, which is what torch.fx and Dynamo trace through.
+
+use tree_sitter::Node;
+
+use super::super::value::Value;
+use super::super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::syntax::Span;
+
+/// Decorators that change how the definition is bound rather than what it is; `make_function`
+/// already gives the function its kind.
+pub fn is_binding_decorator(text: &str) -> bool {
+    matches!(
+        text,
+        "staticmethod"
+            | "classmethod"
+            | "property"
+            | "functools.cached_property"
+            | "cached_property"
+            | "abstractmethod"
+            | "abc.abstractmethod"
+    ) || text.ends_with(".setter")
+        || text.ends_with(".deleter")
+}
+
+impl Interp {
+    /// Applies the decorators of a definition, in Python's order, to its value.
+    pub(in crate::eval) fn apply_decorators(
+        &mut self,
+        frame: &Frame,
+        decorators: &[Node],
+        mut value: Value,
+    ) -> EResult<Value> {
+        // Methods keep their own definition: a forward wrapped by a library decorator
+        // (transformers' `@can_return_tuple`) is traced with the wrapped function's signature,
+        // as torch.fx unwraps it for its placeholders; calling through the wrapper is not
+        // modelled yet.
+        if frame.class.is_some() && matches!(value, Value::Function(_)) {
+            return Ok(value);
+        }
+        let src = frame.file.text.clone();
+        for d in decorators.iter().rev() {
+            let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
+            if is_binding_decorator(t) {
+                continue;
+            }
+            let Some(expr) = d.named_child(0) else {
+                continue;
+            };
+            let deco = match self.eval_expr(frame, expr) {
+                Ok(v) => v,
+                Err(e) if e.code == codes::BUDGET => return Err(e),
+                Err(e) => {
+                    self.note_error(&e);
+                    continue;
+                }
+            };
+            value = self.apply_decorator(frame, &deco, value, Span::of(*d))?;
+        }
+        Ok(value)
+    }
+
+    fn apply_decorator(
+        &mut self,
+        frame: &Frame,
+        deco: &Value,
+        target: Value,
+        span: Span,
+    ) -> EResult<Value> {
+        let user_code = match deco {
+            Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) => true,
+            Value::Object(o) => !o.is_module(),
+            Value::Partial(p) => match &p.func {
+                Value::External(path) => &**path == "dataclasses.dataclass",
+                _ => true,
+            },
+            Value::External(path) => &**path == "dataclasses.dataclass",
+            _ => false,
+        };
+        if !user_code {
+            return Ok(target);
+        }
+        match self.call_value(frame, deco, vec![target.clone()], vec![], span) {
+            Ok(Value::Unknown(u)) => {
+                self.note(
+                    frame.file_id,
+                    span,
+                    codes::UNSUPPORTED,
+                    format!("decorator result could not be evaluated ({}); the definition is used undecorated", u.reason),
+                );
+                Ok(target)
+            }
+            Ok(v) => Ok(v),
+            Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
+                self.note_error(&e);
+                Ok(target)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

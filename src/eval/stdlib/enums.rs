@@ -1,0 +1,121 @@
+//! `enum`: a class deriving from `Enum` (or `IntEnum`, `StrEnum`, `Flag`) turns its plain
+//! class attributes into members, singletons with `name` and `value`; calling the class looks a
+//! member up by value. With a `str` or `int` mixin (`class Format(str, Enum)`) a member also
+//! equals its value.
+
+use std::rc::Rc;
+
+use super::super::value::{Class, FnKind, ObjKind, Object, Value};
+use super::super::{EResult, Frame, Interp};
+use crate::diagnostics::codes;
+use crate::syntax::Span;
+
+/// Set on members whose class mixes in `str` or `int`: they compare equal to their value.
+pub const MIXIN_MARK: &str = "__enum_mixin__";
+
+fn is_enum_base(v: &Value) -> bool {
+    matches!(v, Value::External(p) if matches!(&**p, "enum.Enum" | "enum.IntEnum" | "enum.StrEnum" | "enum.Flag" | "enum.IntFlag"))
+}
+
+pub fn is_enum_class(class: &Class) -> bool {
+    class.mro.borrow().iter().any(is_enum_base)
+}
+
+impl Interp {
+    /// Replaces the plain attributes of an enum class body by its members.
+    pub(in crate::eval) fn make_enum_members(&mut self, class: &Rc<Class>) {
+        if !is_enum_class(class) {
+            return;
+        }
+        let mixin = class.mro.borrow().iter().any(|m| {
+            matches!(m, Value::Builtin(b) if matches!(&**b, "str" | "int"))
+                || matches!(m, Value::External(p) if matches!(&**p, "enum.IntEnum" | "enum.StrEnum" | "enum.IntFlag"))
+        });
+        let entries: Vec<(String, Value)> = class
+            .ns
+            .borrow()
+            .iter()
+            .filter(|(k, v)| {
+                !k.starts_with('_')
+                    && !matches!(
+                        v,
+                        Value::Function(_)
+                            | Value::Class(_)
+                            | Value::Builtin(_)
+                            | Value::External(_)
+                    )
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (name, value) in entries {
+            let id = self.new_object_id();
+            let member = Object {
+                id,
+                class: Value::Class(class.clone()),
+                kind: ObjKind::Plain,
+                attrs: Default::default(),
+            };
+            {
+                let mut a = member.attrs.borrow_mut();
+                a.insert("name".into(), Value::str(&name));
+                a.insert("_name_".into(), Value::str(&name));
+                a.insert("value".into(), value.clone());
+                a.insert("_value_".into(), value);
+                if mixin {
+                    a.insert(MIXIN_MARK.into(), Value::Bool(true));
+                }
+            }
+            class
+                .ns
+                .borrow_mut()
+                .insert(name, Value::Object(Rc::new(member)));
+        }
+    }
+
+    /// `Format("NHWC")` / `Format(Format.NHWC)`: the member with that value.
+    pub(in crate::eval) fn enum_lookup(
+        &mut self,
+        frame: &Frame,
+        class: &Rc<Class>,
+        value: &Value,
+        span: Span,
+    ) -> EResult<Value> {
+        if let Value::Object(o) = value {
+            if matches!(&o.class, Value::Class(c) if Rc::ptr_eq(c, class)) {
+                return Ok(value.clone());
+            }
+        }
+        let members: Vec<Value> = class.ns.borrow().values().cloned().collect();
+        let mut undecided = false;
+        for m in members {
+            if let Value::Object(o) = &m {
+                if !matches!(&o.class, Value::Class(c) if Rc::ptr_eq(c, class)) {
+                    continue;
+                }
+                match o.get("_value_").unwrap_or(Value::None).py_eq(value) {
+                    Some(true) => return Ok(m.clone()),
+                    Some(false) => {}
+                    None => undecided = true,
+                }
+            }
+        }
+        if undecided || value.is_unknown() {
+            return Ok(Value::unknown(format!("member of `{}`", class.name)));
+        }
+        // `_missing_` hooks are not modelled; without one this is Python's error.
+        if class
+            .ns
+            .borrow()
+            .get("_missing_")
+            .is_some_and(|f| matches!(f, Value::Function(f) if f.kind == FnKind::ClassMethod))
+        {
+            return Ok(Value::unknown(format!("`{}._missing_`", class.name)));
+        }
+        Err(self.error(
+            frame,
+            span,
+            codes::RAISED,
+            format!("ValueError: {value:?} is not a valid {}", class.name),
+        ))
+    }
+}

@@ -1,0 +1,182 @@
+//! The standard library as libraries use it, against the values real Python computes: each
+//! expected string is what `print(rN)` shows for the snippet below under CPython 3.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::eval::value::Value;
+use crate::eval::Interp;
+use crate::semantic::Project;
+
+const SNIPPET: &str = r#"from dataclasses import dataclass, field, replace, asdict, fields
+from collections import defaultdict, deque
+import copy, itertools, functools, re
+
+@dataclass
+class Cfg:
+    depth: int = 2
+    dims: tuple = (8, 16)
+    tags: list = field(default_factory=list)
+    total: int = field(default=0, init=False)
+
+    def __post_init__(self):
+        self.total = self.depth * 10
+
+@dataclass
+class Big(Cfg):
+    name: str = "b"
+
+c = Cfg(3)
+c2 = replace(c, depth=5)
+a = asdict(c2)
+names = [f.name for f in fields(Big)]
+b = Big(name="x")
+r1 = (c.total, c2.total, c2.dims, a["depth"], a["total"], names, b.total, b.name)
+
+registry = {}
+def register(fn):
+    registry[fn.__name__] = fn
+    return fn
+
+@register
+def tiny(x=1):
+    return x + 1
+
+r2 = (list(registry.keys()), registry["tiny"](4), tiny.__module__ == __name__)
+
+d = defaultdict(list)
+d["a"].append(1)
+d["a"].append(2)
+d["b"].append(3)
+q = deque([1])
+q.appendleft(0)
+r3 = (list(d.items()), list(q), len(d))
+
+src = {"k": [1, 2]}
+dc = copy.deepcopy(src)
+dc["k"].append(3)
+r4 = (src["k"], dc["k"])
+
+r5 = (list(itertools.repeat(7, 3)), list(itertools.chain([1], (2, 3))), list(itertools.accumulate([1, 2, 3])),
+      functools.reduce(lambda x, y: x * y, [1, 2, 3, 4]), list(itertools.product([0, 1], repeat=2)))
+
+r6 = (re.split(r'(\d.*)', 'se0.25'), re.split(r'(\d.*)', 'k3'), 'a.b.c'.split('.', 1), 'x**'.strip('*'))
+
+def gen(n):
+    for i in range(n):
+        yield i * 2
+    yield from [100]
+
+r7 = list(gen(3))
+import os
+from enum import Enum
+class Fmt(str, Enum):
+    NCHW = 'NCHW'
+    NHWC = 'NHWC'
+r9 = (Fmt('NHWC') is Fmt.NHWC, Fmt.NCHW == 'NCHW', Fmt.NCHW != Fmt.NHWC, Fmt.NHWC.value, Fmt.NHWC.name, Fmt(Fmt.NCHW) is Fmt.NCHW)
+def pf(a=0, b=0, c=0):
+    return a * 100 + b * 10 + c
+p2 = functools.partial(functools.partial(pf, a=1), b=2)
+r10 = (p2.func is pf, sorted(p2.keywords.items()), p2(c=3), isinstance(p2, functools.partial), isinstance(pf, functools.partial))
+r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
+"#;
+
+/// Python's `repr` for the values the snippet produces.
+fn py_repr(v: &Value) -> String {
+    let seq = |items: &[Value]| items.iter().map(py_repr).collect::<Vec<_>>().join(", ");
+    match v {
+        Value::None => "None".into(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        Value::Int(i) => i.to_string(),
+        Value::Float(f) => format!("{f:?}"),
+        Value::Str(s) => format!("'{s}'"),
+        Value::List(l) => format!("[{}]", seq(&l.borrow())),
+        Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
+        Value::Tuple(t) => format!("({})", seq(t)),
+        other => format!("{other:?}"),
+    }
+}
+
+#[test]
+fn stdlib_snippet_matches_cpython() {
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/snippet.py", Arc::from(SNIPPET), None);
+    let file = project.load_path(Path::new("/virtual/snippet.py")).unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        (
+            "r1",
+            r#"(30, 50, (8, 16), 5, 50, ['depth', 'dims', 'tags', 'total', 'name'], 20, 'x')"#,
+        ),
+        ("r2", r#"(['tiny'], 5, True)"#),
+        ("r3", r#"([('a', [1, 2]), ('b', [3])], [0, 1], 2)"#),
+        ("r4", r#"([1, 2], [1, 2, 3])"#),
+        (
+            "r5",
+            r#"([7, 7, 7], [1, 2, 3], [1, 3, 6], 24, [(0, 0), (0, 1), (1, 0), (1, 1)])"#,
+        ),
+        (
+            "r6",
+            r#"(['se', '0.25', ''], ['k', '3', ''], ['a', 'b.c'], 'x')"#,
+        ),
+        ("r7", r#"[0, 2, 4, 100]"#),
+        ("r9", r#"(True, True, True, 'NHWC', 'NHWC', True)"#),
+        ("r10", r#"(True, [('a', 1), ('b', 2)], 123, True, False)"#),
+        ("r8", r#"('s3', '1-b', 'dflt', False)"#),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{name}: got {got}, CPython {want}"));
+        }
+    }
+    let notes: Vec<String> = interp
+        .diagnostics
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\nnotes: {notes:?}",
+        failures.join("\n")
+    );
+}
+
+/// Constructor arithmetic on constant tensors (timm's RegNet widths and drop-path rates),
+/// against torch 2.15: each expected string is what the snippet prints in real torch.
+#[test]
+fn constant_tensors_match_torch() {
+    const TORCH_SNIPPET: &str = r#"import math
+import torch
+widths_cont = torch.arange(13, device='cpu', dtype=torch.float32) * 36.44 + 24
+width_exps = torch.round(torch.log(widths_cont / 24) / math.log(2.49))
+widths = torch.round((24 * torch.pow(2.49, width_exps)) / 8) * 8
+num_stages, max_stage = len(torch.unique(widths)), int(width_exps.max().item()) + 1
+t1 = (widths.int().tolist(), num_stages, max_stage)
+t2 = [x.item() for x in torch.linspace(0, 0.1, 5)]
+t3 = [x.tolist() for x in torch.linspace(0, 0.3, 4).split([1, 3])]
+v, c = torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
+t4 = (v.tolist(), c.tolist())
+"#;
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/consts.py", Arc::from(TORCH_SNIPPET), None);
+    let file = project.load_path(Path::new("/virtual/consts.py")).unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        ("t1", "([24, 56, 152, 152, 152, 152, 368, 368, 368, 368, 368, 368, 368], 4, 4)"),
+        ("t2", "[0.0, 0.02500000037252903, 0.05000000074505806, 0.07500000298023224, 0.10000000149011612]"),
+        ("t3", "[[0.0], [0.10000000149011612, 0.20000001788139343, 0.30000001192092896]]"),
+        ("t4", "([1, 2, 3], [1, 1, 2])"),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{name}: got {got}, torch {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
