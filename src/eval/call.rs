@@ -309,12 +309,6 @@ impl Interp {
             t.call_chain.push((frame.file_id, span));
             t.inline_depth += 1;
         }
-        // Outside tracing, a generator runs to completion and its call is the list of what it
-        // yielded: constructors only ever consume one whole (`for n, m in named_modules(model)`).
-        let eager_generator = f.is_generator && !inline;
-        if eager_generator {
-            self.yield_sinks.push(Vec::new());
-        }
         let result = if f.is_lambda {
             match def.child_by_field_name("body") {
                 Some(b) => self.eval_expr(&callee, b),
@@ -343,12 +337,6 @@ impl Interp {
             t.inline_depth -= 1;
         }
         self.call_depth -= 1;
-        let result = if eager_generator {
-            let yielded = self.yield_sinks.pop().unwrap_or_default();
-            result.map(|_| Value::list(yielded))
-        } else {
-            result
-        };
         match result {
             // What the evaluator cannot follow inside a helper makes the helper's result unknown;
             // the caller goes on. Errors the model itself raises still propagate.

@@ -345,12 +345,15 @@ impl Interp {
             "yield" => {
                 if let Some(t) = self.tracer.as_mut() {
                     t.note_generator(frame.file_id, span);
+                }
+                // A generator runs to completion when called (`Interp::yields`); a `yield`
+                // outside one (a module's top level) yields to nobody.
+                if self.yields.is_empty() {
                     return Ok(Value::None);
                 }
-                if self.yield_sinks.is_empty() {
-                    return Ok(Value::None);
-                }
-                let from = text(node, &src).starts_with("yield from");
+                let from = text(node, &src).trim_start()["yield".len()..]
+                    .trim_start()
+                    .starts_with("from");
                 let v = match node.named_child(0) {
                     Some(e) => self.eval_expr(frame, e)?,
                     None => Value::None,
@@ -360,20 +363,8 @@ impl Interp {
                 } else {
                     vec![v]
                 };
-                if let Some(sink) = self.yield_sinks.last_mut() {
-                    sink.extend(items);
-                }
-                let src = frame.file.text.clone();
-                let from = text(node, &src).trim_start()["yield".len()..]
-                    .trim_start()
-                    .starts_with("from");
-                let value = match node.named_child(0) {
-                    Some(v) if !from => self.eval_expr(frame, v)?,
-                    Some(_) => Value::unknown("values of `yield from`"),
-                    None => Value::None,
-                };
                 if let Some(sink) = self.yields.last_mut() {
-                    sink.push(value);
+                    sink.extend(items);
                 }
                 // what `send()` would pass in: nothing, as when iterated
                 Ok(Value::None)

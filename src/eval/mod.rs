@@ -100,9 +100,10 @@ pub struct Interp {
     pub tracer: Option<Tracer>,
     /// Parsed catalogue expressions (parameter-shape formulas), by their text.
     expr_cache: std::collections::HashMap<String, Arc<SourceFile>>,
-    /// One list per generator being run: the values its `yield`s produced. A generator is run
-    /// to completion when called, and its values handed out as a list (the helpers models
-    /// write are finite).
+    /// One list per generator being run, innermost last: the values its `yield`s produced. A
+    /// generator runs to completion when called, and its values are handed out as a list (the
+    /// helpers models write are finite; constructors consume them whole, as in
+    /// `for n, m in named_modules(model)`).
     pub(crate) yields: Vec<Vec<Value>>,
     /// Functions whose body now lives in a newer version of their file: an edit inside a
     /// function body leaves every value the module's top level built intact, so the language
@@ -114,9 +115,6 @@ pub struct Interp {
     /// The factories of `collections.defaultdict`s, by the identity of the dict (see
     /// `stdlib::collections`).
     dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
-    /// Outside tracing a generator runs to completion when called: what each active one
-    /// yielded so far, innermost last.
-    yield_sinks: Vec<Vec<Value>>,
 }
 
 impl Drop for Interp {
@@ -146,7 +144,6 @@ impl Interp {
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),
-            yield_sinks: Vec::new(),
         }
     }
 
