@@ -13,9 +13,10 @@ use crate::diagnostics::Severity;
 use crate::semantic::environment::LibraryModule;
 use crate::traced::EventKind;
 
-/// `torch/_dynamo/trace_rules.py` (torch 2.15): modules whose functions Dynamo wraps as
-/// `SkipFunctionVariable` (a graph break when called), less those modelled elsewhere
-/// (`numpy` by the numpy rule, `copy.deepcopy` by the deepcopy rule).
+/// `torch/_dynamo/trace_rules.py` (torch 2.15): standard-library modules whose functions Dynamo
+/// wraps as `SkipFunctionVariable` (a graph break when called), less those modelled elsewhere
+/// (`copy.deepcopy` by the deepcopy rule); the third-party ones are
+/// `eval::DYNAMO_THIRDPARTY_SKIPLIST`.
 pub const DYNAMO_SKIPPED: &[&str] = &[
     // BUILTIN_SKIPLIST
     "abc",
@@ -24,23 +25,6 @@ pub const DYNAMO_SKIPPED: &[&str] = &[
     "random",
     "re",
     "linecache",
-    // THIRDPARTY_SKIPLIST
-    "fx2trt_oss",
-    "hypothesis",
-    "networkx",
-    "onnx",
-    "onnxruntime",
-    "onnx_tf",
-    "pandas",
-    "sklearn",
-    "tabulate",
-    "tensorflow",
-    "tensorrt",
-    "torch2trt",
-    "tqdm",
-    "tree",
-    "tvm",
-    "xarray",
 ];
 
 /// Functions of skipped modules Dynamo models itself (`variables/builder.py` routes the
@@ -83,7 +67,7 @@ pub fn classify(cx: &Ctx, path: &str) -> Verdict {
     if DYNAMO_MODELLED.contains(&path) || is_known_traceable(top) {
         return Verdict::Traced;
     }
-    if DYNAMO_SKIPPED.contains(&top) {
+    if DYNAMO_SKIPPED.contains(&top) || crate::eval::DYNAMO_THIRDPARTY_SKIPLIST.contains(&top) {
         return Verdict::PossibleBreak(format!(
             "Dynamo's trace rules skip the module `{top}`, so calling `{path}` on traced values breaks the graph unless Dynamo special-cases it"
         ));

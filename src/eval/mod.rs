@@ -10,6 +10,7 @@ mod attr;
 mod call;
 mod expr;
 mod module;
+pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
 mod objects;
 mod release;
 mod stdlib;

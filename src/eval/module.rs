@@ -41,7 +41,6 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "__future__",
     "PIL",
     "scipy",
-    "pandas",
     // A drop-in for `re` implemented in C: its Python layer only parses patterns, and running
     // that parser for every docstring transformers' decorators rewrite cost seconds per file.
     "regex",
@@ -59,14 +58,20 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     // einops registers its functions with `torch.compiler.allow_in_graph` when imported
     // alongside torch: Dynamo records them as graph calls instead of tracing their source.
     "einops",
-    // Dynamo's THIRDPARTY_SKIPLIST (torch/_dynamo/trace_rules.py): it never traces into these,
-    // so neither does the evaluator; a call on traced values is a possible break (FX190).
+];
+
+/// Dynamo's THIRDPARTY_SKIPLIST (`torch/_dynamo/trace_rules.py`, torch 2.15): it never traces
+/// into these, so neither does the evaluator (they stay external values), and `breaks` reports
+/// a call on traced values into them as a possible break (FX190). `numpy` is left out: Dynamo
+/// models it (the numpy rule says where it does not).
+pub const DYNAMO_THIRDPARTY_SKIPLIST: &[&str] = &[
     "fx2trt_oss",
     "hypothesis",
     "networkx",
     "onnx",
     "onnxruntime",
     "onnx_tf",
+    "pandas",
     "sklearn",
     "tabulate",
     "tensorflow",
@@ -135,7 +140,7 @@ impl Interp {
     /// The value of `import a.b.c` for the dotted path: a project module or an external name.
     pub fn import_module(&mut self, dotted: &str) -> Value {
         let top = dotted.split('.').next().unwrap_or(dotted);
-        if ALWAYS_EXTERNAL.contains(&top) {
+        if ALWAYS_EXTERNAL.contains(&top) || DYNAMO_THIRDPARTY_SKIPLIST.contains(&top) {
             return Value::External(Rc::from(dotted));
         }
         match self.project.resolve_module(dotted) {
@@ -151,7 +156,7 @@ impl Interp {
     /// deferring it worth anything.
     pub(super) fn import_is_deferrable(&self, dotted: &str) -> bool {
         let top = dotted.split('.').next().unwrap_or(dotted);
-        if ALWAYS_EXTERNAL.contains(&top) {
+        if ALWAYS_EXTERNAL.contains(&top) || DYNAMO_THIRDPARTY_SKIPLIST.contains(&top) {
             return false;
         }
         match self.project.is_loaded(dotted) {

@@ -17,7 +17,7 @@ pub mod tensor_const;
 #[cfg(test)]
 mod tests;
 
-use super::call::Kwargs;
+use super::call::{has_proxy, Kwargs};
 use super::value::Value;
 use super::{EResult, Frame, Interp};
 use crate::syntax::Span;
@@ -46,6 +46,15 @@ impl Interp {
             }
         }
         if let Some(name) = path.strip_prefix("re.") {
+            // Dynamo skips `re` (its BUILTIN_SKIPLIST): called on traced values it breaks the
+            // graph, which the caller's handling of external calls records.
+            if args
+                .iter()
+                .chain(kwargs.iter().map(|(_, v)| v))
+                .any(has_proxy)
+            {
+                return None;
+            }
             return self.call_re(name, args, kwargs).map(Ok);
         }
         match path {
