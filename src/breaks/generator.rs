@@ -12,19 +12,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         .events(EventKind::Generator)
         .filter(|e| e.detail == "root")
     {
-        // The def line only: Dynamo points there, not at the whole body.
-        let header = cx
-            .source(e.file, e.span)
-            .find('\n')
-            .map(|n| e.span.start + n)
-            .unwrap_or(e.span.end);
-        let mut f = cx.finding(
-            Rule::Generator,
-            "GB0003",
-            e.file,
-            crate::syntax::Span::new(e.span.start, header),
-            &e.call_chain,
-        );
+        let mut f = refused_frame(cx, e);
         f.impact_nodes = cx.impact_from(0);
         f.message =
             "forward is a generator (it contains `yield`): Dynamo refuses to trace the whole frame"
@@ -36,23 +24,28 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
 
 /// GB0003 for a generator helper that Dynamo meets as a frame of its own (see `frames.rs`).
 pub fn refused_helper(cx: &Ctx, e: &crate::traced::TraceEvent) -> Finding {
-    let header = cx
-        .source(e.file, e.span)
-        .find('\n')
-        .map(|n| e.span.start + n)
-        .unwrap_or(e.span.end);
-    let mut f = cx.finding(
-        Rule::Generator,
-        "GB0003",
-        e.file,
-        crate::syntax::Span::new(e.span.start, header),
-        &e.call_chain,
-    );
+    let mut f = refused_frame(cx, e);
     f.message = format!("the generator `{}` is called from code Dynamo runs eagerly (a break in a loop gave up on that frame), so Dynamo meets it as a frame of its own and refuses to trace it", e.detail);
     f.hint =
         "fix the break in the loop first; or return a list from the helper instead of yielding"
             .into();
     f
+}
+
+/// GB0003 at the generator's `def` line only: Dynamo points there, not at the whole body.
+fn refused_frame(cx: &Ctx, e: &crate::traced::TraceEvent) -> Finding {
+    let header = cx
+        .source(e.file, e.span)
+        .find('\n')
+        .map(|n| e.span.start + n)
+        .unwrap_or(e.span.end);
+    cx.finding(
+        Rule::Generator,
+        "GB0003",
+        e.file,
+        crate::syntax::Span::new(e.span.start, header),
+        &e.call_chain,
+    )
 }
 
 #[cfg(test)]
