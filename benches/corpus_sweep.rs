@@ -3,7 +3,7 @@
 //! summary counts complete graphs and, for the rest, what stopped them, by construct: the
 //! list of what to support next.
 //!
-//! `STATICFX_SWEEP=/corpus/transformers:/corpus/timm:/corpus/torchvision cargo bench --bench corpus_sweep`
+//! `STATICFX_SWEEP=DIR/transformers:DIR/timm:DIR/torchvision cargo bench --bench corpus_sweep`
 //! Each entry is a project root (an unzipped wheel: the directory holding the package).
 //! `STATICFX_SWEEP_LIMIT_SECS` sets the per-file limit (default 10).
 

@@ -3,7 +3,7 @@
 //! with the first thing that stopped it. The table at the end is the list of what to support
 //! next, most frequent first.
 //!
-//! `STATICFX_TIMM_ROOT=/corpus/timm-1.0.31 cargo bench --bench timm_entries`
+//! `STATICFX_TIMM_ROOT=DIR/timm-1.0.31 cargo bench --bench timm_entries`
 //! (the directory holding the `timm/` package: its unzipped wheel).
 //! `STATICFX_TIMM_ALL=1` sweeps every registered function instead of the first of each file;
 //! `STATICFX_TIMM_ONLY=name,name` sweeps only those; `STATICFX_TIMM_INPUT` sets the input
