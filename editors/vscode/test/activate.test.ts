@@ -7,27 +7,10 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fake from "./fakeVscode";
+import { bin, ext, repo, until } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const Module = require("node:module");
-
-const ext = path.resolve(__dirname, "../..");
-const repo = path.resolve(ext, "../..");
-const bin = process.env.STATICFX_BIN ?? path.join(repo, "target/debug/staticfx");
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined && v !== false) {
-      return v;
-    }
-    if (Date.now() > end) {
-      throw new Error(`timed out waiting for ${what}; errors shown: ${JSON.stringify(fake.recorded.errors)}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("the packaged extension, activated against a fake VS Code", { timeout: 120_000 }, () => {
   let extension: { activate(ctx: unknown): Promise<void>; deactivate(): Promise<void> };
