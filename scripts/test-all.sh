@@ -40,6 +40,16 @@ if [ ! -f "$data/timm-$timm_version/timm/models/resnet.py" ]; then
 fi
 export STATICFX_TIMM_ROOT="$data/timm-$timm_version"
 
+# transformers' source, for tests/hf_fidelity.rs (recordings from scripts/expect/gen_hf_recordings.py);
+# huggingface_hub, which its configs import, comes from the user venv above.
+tf_version=5.24.0
+if [ ! -f "$data/transformers-$tf_version/transformers/modeling_utils.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "transformers==$tf_version" -d "$data/wheels"
+  rm -rf "$data/transformers-$tf_version"
+  python3 -m zipfile -e "$data"/wheels/transformers-"$tf_version"-*.whl "$data/transformers-$tf_version"
+fi
+export STATICFX_TRANSFORMERS_ROOT="$data/transformers-$tf_version"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

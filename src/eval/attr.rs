@@ -174,6 +174,13 @@ impl Interp {
                     let args = vec![Value::str(name)];
                     return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
+                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`).
+                if let Some(base) = super::objects::dict_base_of(&o.class) {
+                    if is_dict_method(name) {
+                        let m = format!("super:{base}:{name}");
+                        return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(m.as_str())));
+                    }
+                }
                 if o.is_module() {
                     if name == "training" {
                         return Ok(Value::Bool(!self.tracing()));
@@ -1075,5 +1082,24 @@ fn is_container_method(name: &str) -> bool {
     matches!(
         name,
         "append" | "extend" | "insert" | "items" | "keys" | "values" | "pop" | "update"
+    )
+}
+
+fn is_dict_method(name: &str) -> bool {
+    matches!(
+        name,
+        "keys"
+            | "values"
+            | "items"
+            | "get"
+            | "__getitem__"
+            | "__setitem__"
+            | "__contains__"
+            | "__len__"
+            | "__iter__"
+            | "pop"
+            | "setdefault"
+            | "update"
+            | "copy"
     )
 }

@@ -1707,6 +1707,25 @@ impl Interp {
                 o.attrs.borrow_mut().insert(k.to_string(), v);
                 Ok(())
             }
+            (Value::Object(o), _) => {
+                if let Some(f) = self.user_method(&o.class, "__setitem__") {
+                    let args = vec![key, v];
+                    self.call_function(frame, &f, Some(obj.clone()), args, vec![], span)?;
+                } else if let Some(base) = super::objects::dict_base_of(&o.class) {
+                    let recv = Rc::new(obj.clone());
+                    let args = vec![key, v];
+                    self.call_super_external(
+                        frame,
+                        &recv,
+                        &base,
+                        "__setitem__",
+                        args,
+                        vec![],
+                        span,
+                    )?;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }

@@ -460,11 +460,14 @@ impl Interp {
             self.init_dict_base(frame, obj, args, kwargs, span)?;
             return Ok(Value::None);
         }
-        let Some(data) = obj.attrs.borrow().get(DICT_DATA).cloned() else {
-            return Ok(Value::unknown(format!(
-                "dict method `{method}` before __init__"
-            )));
-        };
+        // `dict.__new__` makes the storage: a subclass whose `__init__` never reaches the
+        // dict's (a dataclass such as `ModelOutput`) still has its items.
+        let data = obj
+            .attrs
+            .borrow_mut()
+            .entry(DICT_DATA.into())
+            .or_insert_with(|| Value::Dict(Default::default()))
+            .clone();
         let mut args = args.into_iter();
         match method {
             "__getitem__" => {
@@ -1273,6 +1276,25 @@ const DICT_BASES: &[&str] = &[
 
 /// Where a dict subclass's instance keeps its items.
 const DICT_DATA: &str = "__dict_items__";
+
+/// The dict base of a class (`OrderedDict` for `class ModelOutput(OrderedDict)`), by the
+/// path `call_super_external` knows it by.
+pub(in crate::eval) fn dict_base_of(class: &Value) -> Option<String> {
+    let Value::Class(c) = class else { return None };
+    let mro = c.mro.borrow();
+    mro.iter().find(|m| is_dict_base(m)).map(|m| match m {
+        Value::External(p) => p.to_string(),
+        _ => "dict".to_string(),
+    })
+}
+
+/// The items of an instance of a dict subclass (transformers' `ModelOutput`), in order.
+pub(in crate::eval) fn dict_base_items(obj: &Object) -> Option<Vec<(Value, Value)>> {
+    match obj.get(DICT_DATA)? {
+        Value::Dict(d) => Some(d.borrow().clone()),
+        _ => None,
+    }
+}
 
 fn is_dict_base(v: &Value) -> bool {
     match v {

@@ -490,6 +490,20 @@ fn trace_forward(
         }
         _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
     };
+    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
+    // pairs in order: the values stay graph nodes the output uses.
+    let out = match &out {
+        Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
+            Some(items) => Value::tuple(
+                items
+                    .into_iter()
+                    .map(|(k, v)| Value::tuple(vec![k, v]))
+                    .collect(),
+            ),
+            None => out,
+        },
+        _ => out,
+    };
     let (arg, meta) = interp.to_arg(&frame, &out, span)?;
     let tracer = interp.tracer.as_mut().expect("tracing");
     tracer.add_node(
