@@ -923,6 +923,12 @@ impl Interp {
             | "torch.compiler.is_compiling"
             | "torch._dynamo.is_compiling"
             | "torch.compiler.is_dynamo_compiling"
+            | "torch.compiler.is_exporting"
+            | "torch.cuda.is_current_stream_capturing"
+            | "torch.xpu.is_current_stream_capturing"
+            // The graph is the one eager PyTorch runs on the CPU: no accelerator is present.
+            | "torch.xpu.is_available"
+            | "torch.backends.mps.is_available"
             | "torch.fx._symbolic_trace.is_fx_tracing"
             | "torch._C._get_tracing_state"
             | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
