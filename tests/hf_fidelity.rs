@@ -29,7 +29,18 @@ use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
 use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 
 /// The architectures that agree on all three counts.
-const HF_AGREE: &[&str] = &["roberta", "vit", "deit"];
+const HF_AGREE: &[&str] = &[
+    "llama",
+    "qwen2",
+    "qwen3",
+    "phi",
+    "phi3",
+    "starcoder2",
+    "olmo",
+    "roberta",
+    "vit",
+    "deit",
+];
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

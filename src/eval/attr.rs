@@ -286,6 +286,30 @@ impl Interp {
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
+                "__wrapped__" => match self.wrapped_of(f) {
+                    Some(w) => Ok(w),
+                    None => Err(self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        format!("function `{}` has no attribute `__wrapped__`", f.name),
+                    )),
+                },
+                // What libraries read of a code object: the parameter names come first in
+                // `co_varnames`.
+                "__code__" => {
+                    let names = f.params.iter().map(|p| Value::str(&p.name)).collect();
+                    let code = super::value::Object {
+                        id: self.new_object_id(),
+                        class: Value::External(Rc::from("types.CodeType")),
+                        kind: ObjKind::Plain,
+                        attrs: Default::default(),
+                    };
+                    code.attrs
+                        .borrow_mut()
+                        .insert("co_varnames".into(), Value::tuple(names));
+                    Ok(Value::Object(Rc::new(code)))
+                }
                 _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
             },
             Value::Partial(p) => match name {

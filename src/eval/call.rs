@@ -145,7 +145,11 @@ impl Interp {
             Value::Class(_) => self.instantiate(frame, func, args, kwargs, span),
             Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
             Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
-            Value::External(path) => self.call_external(frame, path, args, kwargs, span),
+            Value::External(path) => match self.bundled_class(path) {
+                // A standard-library class written in Python here (`contextvars.ContextVar`).
+                Some(class) => self.instantiate(frame, &class, args, kwargs, span),
+                None => self.call_external(frame, path, args, kwargs, span),
+            },
             Value::Partial(p) => {
                 let mut all = p.args.clone();
                 all.extend(args);
@@ -744,6 +748,11 @@ impl Interp {
                     Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
                     None => Value::unknown("str() of a traced value"),
                 },
+                Value::Class(c) => Value::str(&format!(
+                    "<class '{}.{}'>",
+                    self.project.file(c.file_id).module,
+                    c.qualname
+                )),
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {

@@ -64,6 +64,30 @@ impl Interp {
         }
         match path {
             "functools.reduce" => Some(self.reduce(frame, args, span)),
+            // `@wraps(f)` on a wrapper: the wrapper records what it wraps.
+            "functools.wraps" => Some(Ok(Value::Partial(std::rc::Rc::new(
+                super::value::Partial {
+                    func: Value::External(std::rc::Rc::from("functools.update_wrapper")),
+                    args: vec![],
+                    kwargs: vec![(
+                        "wrapped".into(),
+                        args.first().cloned().unwrap_or(Value::None),
+                    )],
+                },
+            )))),
+            "functools.update_wrapper" => {
+                let wrapper = args.first().cloned().unwrap_or(Value::None);
+                let wrapped = args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "wrapped").map(|(_, v)| v))
+                    .cloned()
+                    .unwrap_or(Value::None);
+                if let Value::Function(f) = &wrapper {
+                    self.wrapped
+                        .insert(std::rc::Rc::as_ptr(f) as usize, (f.clone(), wrapped));
+                }
+                Some(Ok(wrapper))
+            }
             "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
             "collections.deque" => Some(self.make_deque(frame, args, span)),
             _ => None,

@@ -408,7 +408,15 @@ fn trace_forward(
         Some(Value::Function(f)) => interp.definition_of(f).2,
         _ => Span::default(),
     };
-    match &forward {
+    // The signature torch.fx reads: the innermost function a decorated forward wraps.
+    let mut signature = forward.clone();
+    while let Some(Value::Function(f)) = &signature {
+        match interp.wrapped_of(f) {
+            Some(w @ Value::Function(_)) => signature = Some(w),
+            _ => break,
+        }
+    }
+    match &signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
             for (i, p) in f.params.iter().skip(skip).enumerate() {
