@@ -11,6 +11,9 @@ use crate::diagnostics::codes;
 use crate::shapes::DType;
 use crate::syntax::Span;
 
+/// The attribute of a `__code__` record holding the function it is the code of.
+pub(in crate::eval) const CODE_OF: &str = "__code_of__";
+
 /// The methods of `object` a library reads off a class to wrap them (`original_setattr =
 /// cls.__setattr__`), as builtins `object.NAME`.
 const OBJECT_METHODS: &[&str] = &["__setattr__", "__getattribute__", "__init__", "__repr__"];
@@ -308,9 +311,19 @@ impl Interp {
                     code.attrs
                         .borrow_mut()
                         .insert("co_varnames".into(), Value::tuple(names));
+                    // `types.FunctionType(f.__code__, …)` copies the function it came from.
+                    code.attrs
+                        .borrow_mut()
+                        .insert(CODE_OF.into(), Value::Function(f.clone()));
                     Ok(Value::Object(Rc::new(code)))
                 }
                 _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
+            },
+            // A bound method reads as its function, plus what binds it.
+            Value::BoundMethod(recv, f) => match name {
+                "__self__" => Ok((**recv).clone()),
+                "__func__" => Ok(Value::Function(f.clone())),
+                _ => self.get_attr_value(frame, &Value::Function(f.clone()), name, span),
             },
             Value::Partial(p) => match name {
                 "func" => Ok(p.func.clone()),
@@ -390,6 +403,13 @@ impl Interp {
                     return Ok(Value::Method(
                         recv.clone(),
                         Rc::from(format!("super:{path}:{name}").as_str()),
+                    ));
+                }
+                // A builtin base (`class Registry(dict)`).
+                Value::Builtin(b) if &**b != "object" => {
+                    return Ok(Value::Method(
+                        recv.clone(),
+                        Rc::from(format!("super:{b}:{name}").as_str()),
                     ));
                 }
                 _ => {}

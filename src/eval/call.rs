@@ -664,10 +664,10 @@ impl Interp {
                 } else {
                     self.iterate(frame, &a0, span)?
                 };
-                Ok(if name == "tuple" {
-                    Value::tuple(items)
-                } else {
-                    Value::list(items)
+                Ok(match name {
+                    "tuple" => Value::tuple(items),
+                    "set" | "frozenset" => Value::list(set_of(items)),
+                    _ => Value::list(items),
                 })
             }
             "dict" => {
@@ -710,6 +710,17 @@ impl Interp {
                 let Some(Value::Str(n)) = args.get(1) else {
                     return Ok(Value::unknown("hasattr"));
                 };
+                // A tensor has the attributes and methods of `torch.Tensor` (the catalogue's).
+                if matches!(
+                    a0,
+                    Value::Proxy(_) | Value::Param(_) | Value::TensorConst(_)
+                ) {
+                    let known = super::trace::is_tensor_attribute(n)
+                        || crate::catalog::get()
+                            .function(&format!("torch.Tensor.{n}"))
+                            .is_some();
+                    return Ok(Value::Bool(known));
+                }
                 Ok(match self.get_attr(frame, &a0, n, span) {
                     Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
                     Ok(_) => Value::Bool(true),
@@ -870,6 +881,11 @@ impl Interp {
                 Value::Int(_) => Value::Builtin(Rc::from("int")),
                 Value::Float(_) => Value::Builtin(Rc::from("float")),
                 Value::Str(_) => Value::Builtin(Rc::from("str")),
+                Value::Bool(_) => Value::Builtin(Rc::from("bool")),
+                Value::List(_) => Value::Builtin(Rc::from("list")),
+                Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
+                Value::Dict(_) => Value::Builtin(Rc::from("dict")),
+                Value::Class(_) => Value::Builtin(Rc::from("type")),
                 _ => Value::unknown("type()"),
             }),
             "callable" => Ok(Value::Bool(matches!(
@@ -931,6 +947,30 @@ impl Interp {
                 Ok(catalog_helper(name, &args))
             }
             "dir" if matches!(a0, Value::Class(_) | Value::Object(_)) => Ok(self.dir(&a0)),
+            // `cls.from_config = classmethod(from_config)`: the function, bound the other way.
+            "classmethod" | "staticmethod" if matches!(a0, Value::Function(_)) => {
+                let Value::Function(f) = &a0 else {
+                    unreachable!()
+                };
+                let kind = if name == "classmethod" {
+                    FnKind::ClassMethod
+                } else {
+                    FnKind::StaticMethod
+                };
+                Ok(Value::Function(Rc::new(super::value::Function {
+                    name: f.name.clone(),
+                    qualname: f.qualname.clone(),
+                    file: f.file.clone(),
+                    file_id: f.file_id,
+                    span: f.span,
+                    params: f.params.clone(),
+                    closure: f.closure.clone(),
+                    globals: f.globals.clone(),
+                    kind,
+                    is_lambda: f.is_lambda,
+                    is_generator: f.is_generator,
+                })))
+            }
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
             | "classmethod" => {
@@ -1290,6 +1330,22 @@ impl Interp {
                     super::expr::dict_insert(&mut items, k.clone(), v.clone());
                 }
                 Value::Dict(Rc::new(RefCell::new(items)))
+            }
+            // Sets are lists of distinct items here (lists themselves have no `|`, `&`, `-`).
+            ("and_" | "or_" | "xor" | "sub", List(x), List(y)) => {
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                let has = |v: &[Value], k: &Value| v.iter().any(|i| i.py_eq(k) == Some(true));
+                let items: Vec<Value> = match name {
+                    "or_" => x.into_iter().chain(y).collect(),
+                    "and_" => x.into_iter().filter(|k| has(&y, k)).collect(),
+                    "sub" => x.into_iter().filter(|k| !has(&y, k)).collect(),
+                    _ => {
+                        let only_x = x.iter().filter(|k| !has(&y, k)).cloned();
+                        let only_y = y.iter().filter(|k| !has(&x, k)).cloned();
+                        only_x.chain(only_y).collect()
+                    }
+                };
+                Value::list(set_of(items))
             }
             ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => {
                 match (as_int(&a), as_int(&b)) {
@@ -2154,4 +2210,15 @@ fn as_str(v: Option<&Value>) -> String {
         Some(Value::Str(s)) => s.to_string(),
         _ => String::new(),
     }
+}
+
+/// Distinct items, first occurrence first (a set, as the evaluator keeps one).
+fn set_of(items: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.iter().any(|o| o.py_eq(&i) == Some(true)) {
+            out.push(i);
+        }
+    }
+    out
 }

@@ -122,6 +122,8 @@ pub struct Interp {
     /// `functools.wraps`: the function each wrapper wraps (its `__wrapped__`), by the
     /// wrapper's address; the wrapper is kept alive with it so the address stays its own.
     pub(crate) wrapped: HashMap<usize, (Rc<value::Function>, Value)>,
+    /// The star-import searches under way (module, name), so a cycle of star imports ends.
+    star_lookups: Vec<(FileId, String)>,
 }
 
 impl Drop for Interp {
@@ -153,6 +155,7 @@ impl Interp {
             dict_factories: HashMap::new(),
             property_setters: HashMap::new(),
             wrapped: HashMap::new(),
+            star_lookups: Vec::new(),
         }
     }
 

@@ -802,6 +802,43 @@ impl Interp {
                 }
                 Ok(cur)
             }
+            // `get_parameter("lm_head.weight")`: the submodule's attribute, if it is a parameter
+            // (a buffer for `get_buffer`); AttributeError otherwise, as torch raises it.
+            "get_parameter" | "get_buffer" => {
+                let Value::Str(path) = &a0 else {
+                    return Ok(Value::unknown(format!("Module.{name}()")));
+                };
+                let (parent, attr) = match path.rsplit_once('.') {
+                    Some((p, a)) => (
+                        self.module_method(
+                            frame,
+                            obj,
+                            "get_submodule",
+                            vec![Value::str(p)],
+                            vec![],
+                            span,
+                        )?,
+                        a.to_string(),
+                    ),
+                    None => (Value::Object(obj.clone()), path.to_string()),
+                };
+                let want_buffer = name == "get_buffer";
+                match &parent {
+                    Value::Object(m) => match m.get(&attr) {
+                        Some(Value::Param(p)) if p.is_buffer == want_buffer => Ok(Value::Param(p)),
+                        _ => Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!(
+                                "AttributeError: `{attr}` is not a {}",
+                                if want_buffer { "buffer" } else { "parameter" }
+                            ),
+                        )),
+                    },
+                    _ => Ok(Value::unknown(format!("Module.{name}()"))),
+                }
+            }
             "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16"
             | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
             "forward" => self.call_module_object(frame, obj, args, kwargs, span),
