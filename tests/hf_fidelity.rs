@@ -111,7 +111,18 @@ fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
     let file = root
         .join("transformers")
         .join(case["file"].as_str().unwrap());
-    let entry = case["entry"].as_str().unwrap().to_string();
+    let entry = case["entry"].as_str().unwrap();
+    build_entry(root, &file, entry, inputs_of(case), venv)
+}
+
+fn build_entry(
+    root: &Path,
+    file: &Path,
+    entry: &str,
+    inputs: Vec<InputSpec>,
+    venv: &Path,
+) -> Result<Outcome, String> {
+    let entry = entry.to_string();
     let env = EnvironmentHandle::lazy(DiscoveryRequest {
         python: Some(venv.to_path_buf()),
         root: root.to_path_buf(),
@@ -121,11 +132,11 @@ fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
     let opts = GraphOptions {
         root: Some(root.to_path_buf()),
         entry: Some(entry.clone()),
-        inputs: inputs_of(case),
+        inputs,
         environment: Some(env),
         ..Default::default()
     };
-    let a = analyze_file(&file, &opts).map_err(|e| e.to_string())?;
+    let a = analyze_file(file, &opts).map_err(|e| e.to_string())?;
     if let Some(e) = &a.graphs[0].error {
         return Err(e.message.clone());
     }
@@ -271,4 +282,58 @@ fn transformers_models_match_eager_recordings() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const USER_FILE: &str = r#"from transformers import AutoConfig, AutoModelForCausalLM
+
+
+def build():
+    config = AutoConfig.for_model(
+        "llama", hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, vocab_size=100, num_key_value_heads=2,
+    )
+    return AutoModelForCausalLM.from_config(config)
+"#;
+
+/// A user's file builds a model through transformers' lazy auto registries, with transformers
+/// itself resolved from the venv: the graph is llama's, leaf for leaf and op for op.
+#[test]
+fn auto_model_from_config_in_a_user_file() {
+    let Some(venv) = user_venv() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("build.py");
+    std::fs::write(&file, USER_FILE).unwrap();
+    let cases = read_json(&manifest_dir().join("scripts/expect/hf_cases.json"));
+    let llama = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "llama")
+        .unwrap()
+        .clone();
+    let recorded = read_json(&manifest_dir().join("tests/expected/hf/llama.json"));
+    let inline =
+        "AutoModelForCausalLM.from_config(AutoConfig.for_model(\"llama\", hidden_size=32, \
+                  num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, \
+                  vocab_size=100, num_key_value_heads=2))";
+    for entry in ["build()", inline] {
+        let (root, file, venv, inputs) = (
+            dir.path().to_path_buf(),
+            file.clone(),
+            venv.clone(),
+            inputs_of(&llama),
+        );
+        let entry_owned = entry.to_string();
+        let got = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || build_entry(&root, &file, &entry_owned, inputs, &venv))
+            .unwrap()
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let (leaves, output, agreement) = compare(&recorded, &got);
+        assert!(leaves, "{entry}: leaf calls differ: {:?}", got.leaves);
+        assert!(output, "{entry}: output differs: {:?}", got.output);
+        assert!(agreement >= 95.0, "{entry}: ops agree {agreement:.1}%");
+    }
 }
