@@ -14,7 +14,8 @@
 //!   names, at least 95% of the longer sequence. A node counts as a tensor operation when it
 //!   has a tensor shape (shape arithmetic on Python ints is not one in eager), its name is the
 //!   last part of its target (`torch.rsqrt` and the method `rsqrt` are `rsqrt`); attribute
-//!   reads (`getattr`) are not operations.
+//!   reads (`getattr`) are not operations; an op returning several tensors (`chunk`) is one,
+//!   and the `getitem`s torch.fx unpacks its tuple with are not.
 //!
 //! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
 //! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
@@ -37,6 +38,7 @@ const HF_AGREE: &[&str] = &[
     "phi3",
     "starcoder2",
     "olmo",
+    "gpt_neox",
     "roberta",
     "vit",
     "deit",
@@ -150,11 +152,38 @@ fn build_entry(
         .iter()
         .map(|n| (n["name"].as_str().unwrap().to_string(), n["shape"].clone()))
         .collect();
+    // An op that returns several tensors (`chunk`, `split`) is one operation; the `getitem`s
+    // that unpack its tuple are not operations in eager.
+    let is_call = |n: &Value| matches!(n["op"].as_str(), Some("call_function" | "call_method"));
+    let by_name: std::collections::HashMap<&str, &Value> = nodes
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap_or(""), n))
+        .collect();
+    let unpacked = |n: &Value| -> Option<String> {
+        if n["target"] != "operator.getitem" {
+            return None;
+        }
+        let src = n["args"][0]["node"].as_str()?;
+        let src = by_name.get(src)?;
+        // Shape arithmetic (`x.shape[:-1]`, `x.size()[0]`) unpacks sizes, not tensors.
+        let shape_access = matches!(
+            src["target"].as_str(),
+            Some("builtins.getattr" | "operator.getitem" | "size")
+        );
+        (is_call(src) && !shape_access && !src["shape"].is_array())
+            .then(|| src["name"].as_str().unwrap().to_string())
+    };
+    let tuple_producers: std::collections::HashSet<String> =
+        nodes.iter().filter_map(unpacked).collect();
     for n in &nodes {
         let target = n["target"].as_str().unwrap_or("");
+        let node_name = n["name"].as_str().unwrap_or("");
         match n["op"].as_str().unwrap_or("") {
             "call_module" => leaves.push((target.to_string(), n["shape"].clone())),
-            "call_function" | "call_method" if n["shape"].is_array() => {
+            "call_function" | "call_method"
+                if tuple_producers.contains(node_name)
+                    || (n["shape"].is_array() && unpacked(n).is_none()) =>
+            {
                 let name = target.rsplit('.').next().unwrap_or(target);
                 if name != "getattr" {
                     ops.push(name.to_string());
