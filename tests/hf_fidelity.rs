@@ -39,7 +39,11 @@ const HF_AGREE: &[&str] = &[
     "starcoder2",
     "olmo",
     "gpt_neox",
+    "bert",
     "roberta",
+    "distilbert",
+    "electra",
+    "albert",
     "vit",
     "deit",
 ];

@@ -828,6 +828,35 @@ impl Interp {
                         .map(|s| Value::Int(s.iter().product()))
                         .unwrap_or_else(|| Value::unknown("numel")),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
+                    // `torch.arange(n).expand((1, -1))` (a position-ids buffer): the shape.
+                    "expand" => {
+                        let sizes = match args.as_slice() {
+                            [Value::Tuple(t)] => t.to_vec(),
+                            [Value::List(l)] => l.borrow().clone(),
+                            other => other.to_vec(),
+                        };
+                        let sizes: Option<Vec<i64>> = sizes.iter().map(as_int).collect();
+                        let shape = match (sizes, t.shape.as_deref()) {
+                            (Some(sizes), Some(old)) if sizes.len() >= old.len() => {
+                                let lead = sizes.len() - old.len();
+                                Some(
+                                    sizes
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, &s)| {
+                                            if s == -1 && i >= lead {
+                                                old[i - lead]
+                                            } else {
+                                                s
+                                            }
+                                        })
+                                        .collect(),
+                                )
+                            }
+                            _ => None,
+                        };
+                        Value::TensorConst(Rc::new(TensorConst::of_shape(shape, t.dtype)))
+                    }
                     "long" => Value::TensorConst(Rc::new(TensorConst::of_shape(
                         t.shape.clone(),
                         DType::Int64,
