@@ -39,6 +39,7 @@ const HF_AGREE: &[&str] = &[
     "starcoder2",
     "olmo",
     "gpt_neox",
+    "falcon",
     "bert",
     "roberta",
     "distilbert",

@@ -500,6 +500,26 @@ fn index(t: &TensorMeta, idx: &Meta) -> Meta {
     let mut advanced_at: Option<usize> = None;
     let mut separated = false;
     let mut after_advanced = false;
+    // A list of ints inside the index (`x[..., [-2], :]`) indexes like an int64 tensor of its
+    // length.
+    let list_index = |v: &Vec<Meta>| {
+        let ints = v
+            .iter()
+            .all(|m| matches!(m, Meta::Scalar(Scalar::Int(_), _)));
+        ints.then(|| Meta::tensor(Some(vec![Dim::Known(v.len() as i64)]), DType::Int64))
+    };
+    let lists: Vec<Option<Meta>> = items
+        .iter()
+        .map(|m| match m {
+            Meta::Seq(v) => list_index(v),
+            _ => None,
+        })
+        .collect();
+    let items: Vec<&Meta> = items
+        .iter()
+        .zip(&lists)
+        .map(|(m, l)| l.as_ref().unwrap_or(m))
+        .collect();
     for item in items {
         if advanced.is_some() && !matches!(item, Meta::Tensor(ix) if ix.dtype != DType::Bool) {
             after_advanced = true;
