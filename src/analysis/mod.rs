@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub mod incremental;
+pub mod warm;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::root::{instantiate_per_class, is_traceable_module_class, trace_root};
