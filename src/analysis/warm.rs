@@ -63,6 +63,11 @@ impl Warm {
         }
     }
 
+    /// How many files this `Warm` has analysed.
+    pub fn analysed(&self) -> usize {
+        self.entries.len()
+    }
+
     /// Whether this `Warm` may analyse `path` (canonical) under `opts` with `root`.
     fn serves(&self, root: &Path, path: &Path, opts: &GraphOptions) -> bool {
         let same_environment = match (&self.environment, &opts.environment) {
