@@ -2,6 +2,7 @@
 //! results (text, ruff's JSON schema, SARIF, and the CI formats in `cli::output`), so editors
 //! and CI tools that read ruff read us.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -194,6 +195,34 @@ fn guarded(
     })
 }
 
+/// Whether `check` draws a progress bar: for someone watching a terminal, in the formats
+/// people read; never into a pipe or a file, nor between machine-readable findings.
+pub fn shows_progress(format: OutputFormat, stderr_is_terminal: bool) -> bool {
+    stderr_is_terminal && matches!(format, OutputFormat::Text | OutputFormat::Concise)
+}
+
+/// The bar on stderr while `files` files are checked, when `shows_progress`; it is drawn at
+/// once and cleared at the end, so the findings and the summary follow as without it.
+fn progress_bar(
+    format: OutputFormat,
+    files: usize,
+    stderr_is_terminal: bool,
+) -> Option<indicatif::ProgressBar> {
+    if !shows_progress(format, stderr_is_terminal) {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(files as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    let style =
+        indicatif::ProgressStyle::with_template("Checking {bar:30} {pos}/{len} files ({elapsed})")
+            .expect("a valid template");
+    bar.set_style(style);
+    bar.tick();
+    Some(bar)
+}
+
 /// The threads files are checked on: analysis stacks, and long-lived, so each keeps the
 /// modules it evaluated for its next files. Never dropped: tearing those down at the end
 /// would only cost time.
@@ -237,12 +266,26 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 .unwrap_or_else(|| check_cache::default_dir(&settings)),
         )
     });
+    let bar = progress_bar(
+        args.output_format,
+        files.len(),
+        std::io::stderr().is_terminal(),
+    );
     let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = pool().install(|| {
         files
             .par_iter()
-            .map(|p| (p.clone(), guarded(p, &settings, &shared, stored.as_ref())))
+            .map(|p| {
+                let r = guarded(p, &settings, &shared, stored.as_ref());
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                (p.clone(), r)
+            })
             .collect()
     });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     super::report_environment();
     let mut messages = Vec::new();
     let mut errors = 0;
