@@ -277,3 +277,24 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// The fixtures of analysis limits and models, each directory checked on one thread: a
+/// construction that fails, syntax errors, unknown names and budgets after other files.
+#[test]
+fn fixtures_give_the_same_messages_with_reuse() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for dir in ["errors", "models"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .collect();
+        files.sort();
+        assert!(files.len() > 3, "{dir}");
+        let fresh = check_all(&files, false);
+        let reused = check_all(&files, true);
+        for (i, f) in files.iter().enumerate() {
+            assert_eq!(reused[i], fresh[i], "{}", f.display());
+        }
+    }
+}
