@@ -107,7 +107,7 @@ pub fn analyze_file(
     };
     let file = warm
         .project
-        .load_path(path)
+        .load_entry(path)
         .map_err(|source| AnalysisError::Io {
             path: path.to_path_buf(),
             source,
