@@ -531,10 +531,10 @@ fn softplus64(v: f64) -> f64 {
 }
 
 /// GELU (erf form) over a slice. Most activations have |x| ≤ √2, where Φ is the
-/// polynomial part of erf alone; blocks of such values are evaluated lane by lane
-/// (8 independent Clenshaw chains the compiler vectorises) instead of one latency-bound
-/// chain per element, giving the same f64 result as [`gelu_erf`]. Blocks with a tail
-/// value take the scalar path, which keeps the tail's relative accuracy.
+/// polynomial part of erf alone; blocks of 8 values are evaluated lane by lane (8
+/// independent Clenshaw chains the compiler vectorises) instead of one latency-bound
+/// chain per element, giving the same f64 result as [`gelu_erf`]. Lanes outside that
+/// range are then redone by the scalar path, which keeps the tail's relative accuracy.
 fn gelu_erf_slice(s: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
@@ -556,11 +556,13 @@ fn gelu_erf_slice_body(s: &mut [f32]) {
     const LANES: usize = 8;
     let mut blocks = s.chunks_exact_mut(LANES);
     for block in &mut blocks {
-        // NaN fails the comparison too and so takes the scalar path.
-        if !block.iter().all(|&x| x.abs() <= std::f32::consts::SQRT_2) {
-            block.iter_mut().for_each(|v| *v = gelu_erf(*v));
-            continue;
+        // Lanes outside the polynomial's range (NaN fails the comparison too) are
+        // overwritten by the scalar path afterwards.
+        let mut central = [false; LANES];
+        for (c, &x) in central.iter_mut().zip(block.iter()) {
+            *c = x.abs() <= std::f32::consts::SQRT_2;
         }
+        let input: [f32; LANES] = std::array::from_fn(|i| block[i]);
         let mut z = [0f64; LANES];
         let mut t = [0f64; LANES];
         for i in 0..LANES {
@@ -580,6 +582,11 @@ fn gelu_erf_slice_body(s: &mut [f32]) {
             let erf = z[i] * (t[i] * b1[i] - b2[i] + ERF_SMALL[0]);
             let v = block[i] as f64;
             block[i] = (0.5 * v * (1.0 + erf)) as f32;
+        }
+        for i in 0..LANES {
+            if !central[i] {
+                block[i] = gelu_erf(input[i]);
+            }
         }
     }
     blocks
