@@ -234,6 +234,9 @@ impl Interp {
                 return Err(self.error(frame, span, codes::UNSUPPORTED, format!("inlining stopped at depth {MAX_INLINE_DEPTH} (mutually recursive helpers?)")));
             }
         }
+        if inline && recv.is_none() && self.is_allowed_in_graph(f) {
+            return self.call_allowed_in_graph(frame, f, args, kwargs, span);
+        }
         if inline && compiler_disabled(f) {
             let how = if recv.is_some() { "method" } else { "function" };
             if let Some(t) = self.tracer.as_mut() {

@@ -116,6 +116,9 @@ pub struct Interp {
     /// The factories of `collections.defaultdict`s, by the identity of the dict (see
     /// `stdlib::collections`).
     dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
+    /// Functions registered with `allow_in_graph`, by identity: Dynamo records their calls as
+    /// one node each (`trace::allow_in_graph`).
+    allowed_in_graph: HashSet<(FileId, Span)>,
 }
 
 impl Drop for Interp {
@@ -145,6 +148,7 @@ impl Interp {
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),
+            allowed_in_graph: HashSet::new(),
         }
     }
 

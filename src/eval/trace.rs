@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+mod allow_in_graph;
 pub mod root;
+
+pub use allow_in_graph::is_allow_in_graph;
 
 use super::stmt::Truth;
 use super::value::{ObjKind, Object, Value};
@@ -366,7 +369,7 @@ pub fn is_tensor_attribute(name: &str) -> bool {
 }
 
 impl Interp {
-    fn tracer_mut(&mut self) -> &mut Tracer {
+    pub(in crate::eval) fn tracer_mut(&mut self) -> &mut Tracer {
         self.tracer.as_mut().expect("tracing")
     }
 
@@ -464,7 +467,7 @@ impl Interp {
         })
     }
 
-    fn to_args(
+    pub(in crate::eval) fn to_args(
         &mut self,
         frame: &Frame,
         items: &[Value],
@@ -480,7 +483,7 @@ impl Interp {
         Ok((args, metas))
     }
 
-    fn kw_args(
+    pub(in crate::eval) fn kw_args(
         &mut self,
         frame: &Frame,
         kwargs: &[(String, Value)],
