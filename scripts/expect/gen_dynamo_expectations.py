@@ -58,6 +58,7 @@ def example_meta(node):
 def dynamo_record(node):
     shape, dtype = example_meta(node)
     return {
+        "name": node.name,
         "op": node.op,
         "target": node_target(node),
         "args": encode(list(node.args)),

@@ -1,6 +1,7 @@
 //! The parts of Python's standard library that libraries run in their constructors and at
 //! import time (timm's model registry, its dataclass configs), evaluated with Python's
-//! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; `copy` (called from
+//! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; einops' three
+//! pattern functions on traced tensors, as Dynamo traces them; `copy` (called from
 //! `call_external`, which first records a deepcopy of a traced tensor as Dynamo's break).
 //! Each entry point returns `None` for a name it does not model, so the caller's own
 //! handling (the catalogue, or an unknown value) applies.
@@ -9,6 +10,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod decorators;
+mod einops;
 pub mod enums;
 mod itertools;
 pub mod os;
@@ -56,6 +58,9 @@ impl Interp {
                 return None;
             }
             return self.call_re(name, args, kwargs).map(Ok);
+        }
+        if let Some(name) = path.strip_prefix("einops.") {
+            return self.call_einops(frame, name, args, kwargs, span);
         }
         match path {
             "functools.reduce" => Some(self.reduce(frame, args, span)),
