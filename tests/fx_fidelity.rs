@@ -247,6 +247,7 @@ const TIMM_AGREE: &[&str] = &[
     "timm_skresnet18",
     "timm_legacy_seresnet18",
     "timm_inception_next_atto",
+    "timm_swin_tiny_patch4_window7_224",
 ];
 
 #[test]

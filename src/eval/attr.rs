@@ -660,7 +660,11 @@ impl Interp {
                         }
                         _ => Value::unknown("value of a constant tensor"),
                     },
-                    _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, t.dtype))),
+                    _ => {
+                        let mut operands = vec![r.clone()];
+                        operands.extend(args.iter().cloned());
+                        super::stdlib::tensor_const::shaped(name, &operands, &kwargs)
+                    }
                 })
             }
             // A method of a buffer read in the traced forward: recorded on its `get_attr`

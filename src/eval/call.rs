@@ -1258,12 +1258,17 @@ impl Interp {
                         } else {
                             &b
                         };
-                        // The shape of the result is the tensor's (broadcasting a number); its
-                        // values are not the tensor's any more.
+                        // Values not computed: the shape and dtype torch broadcasts to.
                         match t {
-                            TensorConst(c) if c.data.is_some() => Value::TensorConst(Rc::new(
-                                super::value::TensorConst::of_shape(c.shape.clone(), c.dtype),
-                            )),
+                            TensorConst(_) => {
+                                let target = format!("operator.{name}");
+                                let op = crate::graph::OpKey::Function(&target).name();
+                                super::stdlib::tensor_const::shaped(
+                                    op,
+                                    &[a.clone(), b.clone()],
+                                    &[],
+                                )
+                            }
                             _ => t.clone(),
                         }
                     }

@@ -873,6 +873,27 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                         }
                     }
                 }
+                // A cumulative sum of bools or ints accumulates in int64.
+                if name == "cumsum" {
+                    if let Meta::Tensor(tm) = &mut m {
+                        if !tm.dtype.is_floating() {
+                            tm.dtype = DType::Int64;
+                        }
+                    }
+                }
+                // `dtype=` casts the input before the operation (`cumsum`, `softmax`).
+                if let Some(Meta::Dtype(d)) = inp
+                    .kwargs
+                    .iter()
+                    .find(|(k, _)| k == "dtype")
+                    .map(|(_, v)| v)
+                {
+                    if matches!(name, "cumsum" | "softmax" | "log_softmax") {
+                        if let Meta::Tensor(tm) = &mut m {
+                            tm.dtype = *d;
+                        }
+                    }
+                }
                 m
             }
             None => Meta::Unknown,

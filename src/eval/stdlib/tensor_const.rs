@@ -8,7 +8,8 @@ use std::rc::Rc;
 use super::super::call::as_f64;
 use super::super::value::{TensorConst, Value};
 use super::super::Interp;
-use crate::shapes::DType;
+use crate::shapes::rules::{self, Inputs};
+use crate::shapes::{concrete, shape_of, DType, Meta};
 
 fn data_of(v: &Value) -> Option<(Rc<[f64]>, Option<Vec<i64>>, DType)> {
     match v {
@@ -215,4 +216,38 @@ impl Interp {
             _ => None,
         }
     }
+}
+
+fn operand_meta(v: &Value) -> Meta {
+    match v {
+        Value::TensorConst(t) => Meta::tensor(t.shape.as_deref().map(shape_of), t.dtype),
+        other => super::super::trace::value_meta(other),
+    }
+}
+
+/// A result on constant tensors whose values are not computed: its shape and dtype are what
+/// the graph's shape rule for `op` gives (broadcasting, views, reductions), as forward would
+/// see them; without a rule, the shape is unknown.
+pub fn shaped(op: &str, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+    let metas: Vec<Meta> = args.iter().map(operand_meta).collect();
+    let kmetas: Vec<(String, Meta)> = kwargs
+        .iter()
+        .map(|(k, v)| (k.clone(), operand_meta(v)))
+        .collect();
+    let dtype = args
+        .iter()
+        .find_map(|a| match a {
+            Value::TensorConst(t) => Some(t.dtype),
+            _ => None,
+        })
+        .unwrap_or(DType::Float32);
+    let inputs = Inputs {
+        args: &metas,
+        kwargs: &kmetas,
+    };
+    let (shape, dtype) = match rules::call(op, &inputs) {
+        Meta::Tensor(t) => (t.shape.as_ref().and_then(concrete), t.dtype),
+        _ => (None, dtype),
+    };
+    Value::TensorConst(Rc::new(TensorConst::of_shape(shape, dtype)))
 }
