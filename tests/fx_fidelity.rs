@@ -248,6 +248,8 @@ const TIMM_AGREE: &[&str] = &[
     "timm_legacy_seresnet18",
     "timm_inception_next_atto",
     "timm_swin_tiny_patch4_window7_224",
+    "timm_efficientformer_l1",
+    "timm_tnt_s_legacy_patch16_224",
 ];
 
 #[test]

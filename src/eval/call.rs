@@ -1574,9 +1574,11 @@ impl Interp {
                         )),
                     }
                 }
-                _ => Ok(Value::TensorConst(Rc::new(
-                    super::value::TensorConst::of_shape(None, t.dtype),
-                ))),
+                _ => Ok(super::stdlib::tensor_const::shaped(
+                    "getitem",
+                    &[obj.clone(), key.clone()],
+                    &[],
+                )),
             },
             (Value::Unknown(u), _) => {
                 let path = u

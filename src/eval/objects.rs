@@ -1116,9 +1116,13 @@ impl Interp {
             if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {
                 return Ok(v);
             }
-            return Ok(self
-                .tensor_factory(short, &args, &kwargs)
-                .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
+            if let Some(v) = self.tensor_factory(short, &args, &kwargs) {
+                return Ok(v);
+            }
+            if args.iter().any(super::stdlib::tensor_const::holds_constant) {
+                return Ok(super::stdlib::tensor_const::shaped(short, &args, &kwargs));
+            }
+            return Ok(Value::unknown(format!("result of `{path}`")));
         }
         if self.tracing() && !proxied && path.starts_with("numpy.") {
             // Dynamo sends every numpy call in traced code through torch._numpy, constant

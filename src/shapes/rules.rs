@@ -1213,6 +1213,44 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         },
         "cat" | "concat" | "concatenate" => cat(&a0, inp.int(1, "dim").unwrap_or(0), false),
         "stack" => cat(&a0, inp.int(1, "dim").unwrap_or(0), true),
+        "meshgrid" => meshgrid(inp),
+        "interpolate" | "upsample" => match t0 {
+            Some(t) => resized(t, inp.get(1, "size"), inp.get(2, "scale_factor")),
+            None => Meta::Unknown,
+        },
+        "repeat_interleave" => match (t0, inp.get(1, "repeats")) {
+            (Some(t), Some(r)) if !r.is_tensor() => {
+                let Some(times) = r.as_int() else {
+                    return tensor(None, t.dtype);
+                };
+                let Some(shape) = &t.shape else {
+                    return tensor(None, t.dtype);
+                };
+                let scaled = |d: &Dim| {
+                    d.known()
+                        .map(|n| Dim::Known(n * times))
+                        .unwrap_or(Dim::Unknown)
+                };
+                match inp.int(2, "dim") {
+                    Some(d) => match norm_dim(d, shape.len()) {
+                        Some(d) if d < shape.len() => {
+                            let mut out = shape.clone();
+                            out[d] = scaled(&shape[d]);
+                            tensor(Some(out), t.dtype)
+                        }
+                        _ => Meta::Unknown,
+                    },
+                    // Without `dim` the input is flattened first.
+                    None => {
+                        let numel = shape.iter().map(Dim::known).product::<Option<i64>>();
+                        let d = numel.map(Dim::Known).unwrap_or(Dim::Unknown);
+                        tensor(Some(vec![scaled(&d)]), t.dtype)
+                    }
+                }
+            }
+            (Some(t), _) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
         "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var"
         | "std" | "norm" | "all" | "any" => {
             let Some(t) = t0 else { return Meta::Unknown };
@@ -1487,6 +1525,42 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
                 ceil,
             )
         }
+        // (N, C, H, W) → (N, C·kh·kw, L), L the number of sliding blocks (unbatched: no N).
+        "Unfold" => {
+            let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 3 | 4)) else {
+                return tensor(None, t.dtype);
+            };
+            let kernel = tuple_n(&attr("kernel_size"), 2);
+            let blocks = spatial(
+                t,
+                2,
+                None,
+                &attr("kernel_size"),
+                &attr("stride"),
+                &attr("padding"),
+                &attr("dilation"),
+                false,
+            );
+            let channels = &shape[shape.len() - 3];
+            let out_spatial = blocks.as_tensor().and_then(|b| b.shape.clone());
+            let dims = match (channels.known(), kernel, out_spatial) {
+                (Some(c), Some(k), Some(o)) => {
+                    let l = o[o.len() - 2..]
+                        .iter()
+                        .map(Dim::known)
+                        .product::<Option<i64>>();
+                    let mut out: Vec<Dim> = shape[..shape.len() - 3].to_vec();
+                    out.push(Dim::Known(c * k[0] * k[1]));
+                    out.push(l.map(Dim::Known).unwrap_or(Dim::Unknown));
+                    Some(out)
+                }
+                _ => None,
+            };
+            tensor(dims, t.dtype)
+        }
+        "Upsample" | "UpsamplingNearest2d" | "UpsamplingBilinear2d" => {
+            resized(t, Some(&attr("size")), Some(&attr("scale_factor")))
+        }
         "AdaptiveAvgPool1d" | "AdaptiveMaxPool1d" => adaptive(t, 1, &attr("output_size")),
         "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" => adaptive(t, 2, &attr("output_size")),
         "AdaptiveAvgPool3d" | "AdaptiveMaxPool3d" => adaptive(t, 3, &attr("output_size")),
@@ -1701,5 +1775,80 @@ mod tests {
             cmp,
             Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Shape)
         );
+    }
+}
+
+/// `torch.meshgrid(a, b, ..., indexing=...)` (or one list of tensors): one tensor per input,
+/// each of shape `[len(a), len(b), ...]`, the first two swapped with `indexing="xy"`.
+fn meshgrid(inp: &Inputs) -> Meta {
+    let tensors: Vec<&Meta> = match inp.args {
+        [Meta::Seq(items)] => items.iter().collect(),
+        args => args.iter().collect(),
+    };
+    let mut dims = Vec::with_capacity(tensors.len());
+    let mut dtype = DType::Float32;
+    for m in &tensors {
+        let Some(t) = m.as_tensor() else {
+            return Meta::Unknown;
+        };
+        dtype = t.dtype;
+        match t.shape.as_deref() {
+            Some([d]) => dims.push(d.clone()),
+            Some([]) => dims.push(Dim::Known(1)),
+            _ => return Meta::Unknown,
+        }
+    }
+    let xy = inp
+        .kwargs
+        .iter()
+        .any(|(k, v)| k == "indexing" && matches!(v, Meta::Str(s) if s == "xy"));
+    if xy && dims.len() >= 2 {
+        dims.swap(0, 1);
+    }
+    Meta::Seq(
+        tensors
+            .iter()
+            .map(|_| tensor(Some(dims.clone()), dtype))
+            .collect(),
+    )
+}
+
+/// `F.interpolate` / `nn.Upsample`: batch and channels kept, each spatial size either given
+/// (`size`, an int or one per dim) or `floor(size · scale_factor)`.
+fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| s.len() >= 3) else {
+        return tensor(None, t.dtype);
+    };
+    let n = shape.len() - 2;
+    let mut out: Vec<Dim> = shape[..2].to_vec();
+    let given = size.filter(|m| !matches!(m, Meta::None | Meta::Unknown));
+    if let Some(size) = given {
+        let dims = match size {
+            Meta::Seq(_) | Meta::Size(_) => size.as_dims(),
+            m => m.as_dims().map(|d| vec![d[0].clone(); n]),
+        };
+        match dims.filter(|d| d.len() == n) {
+            Some(d) => out.extend(d),
+            None => return tensor(None, t.dtype),
+        }
+        return tensor(Some(out), t.dtype);
+    }
+    let factors: Option<Vec<f64>> = match scale {
+        Some(Meta::Seq(v)) => v.iter().map(Meta::as_f64).collect(),
+        Some(m) => m.as_f64().map(|f| vec![f; n]),
+        None => None,
+    };
+    match factors.filter(|f| f.len() == n) {
+        Some(f) => {
+            for (d, f) in shape[2..].iter().zip(f) {
+                out.push(
+                    d.known()
+                        .map(|x| Dim::Known((x as f64 * f).floor() as i64))
+                        .unwrap_or(Dim::Unknown),
+                );
+            }
+            tensor(Some(out), t.dtype)
+        }
+        None => tensor(None, t.dtype),
     }
 }

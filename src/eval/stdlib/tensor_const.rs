@@ -221,7 +221,28 @@ impl Interp {
 fn operand_meta(v: &Value) -> Meta {
     match v {
         Value::TensorConst(t) => Meta::tensor(t.shape.as_deref().map(shape_of), t.dtype),
+        Value::Tuple(items) => Meta::Seq(items.iter().map(operand_meta).collect()),
+        Value::List(items) => Meta::Seq(items.borrow().iter().map(operand_meta).collect()),
+        Value::Slice(s) => Meta::Slice(Box::new([
+            operand_meta(&s[0]),
+            operand_meta(&s[1]),
+            operand_meta(&s[2]),
+        ])),
+        Value::Ellipsis => Meta::Ellipsis,
         other => super::super::trace::value_meta(other),
+    }
+}
+
+fn from_meta(meta: Meta, dtype: DType) -> Value {
+    match meta {
+        Meta::Tensor(t) => Value::TensorConst(Rc::new(TensorConst::of_shape(
+            t.shape.as_ref().and_then(concrete),
+            t.dtype,
+        ))),
+        Meta::Seq(items) if items.iter().all(|m| matches!(m, Meta::Tensor(_))) => {
+            Value::tuple(items.into_iter().map(|m| from_meta(m, dtype)).collect())
+        }
+        _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, dtype))),
     }
 }
 
@@ -245,9 +266,15 @@ pub fn shaped(op: &str, args: &[Value], kwargs: &[(String, Value)]) -> Value {
         args: &metas,
         kwargs: &kmetas,
     };
-    let (shape, dtype) = match rules::call(op, &inputs) {
-        Meta::Tensor(t) => (t.shape.as_ref().and_then(concrete), t.dtype),
-        _ => (None, dtype),
-    };
-    Value::TensorConst(Rc::new(TensorConst::of_shape(shape, dtype)))
+    from_meta(rules::call(op, &inputs), dtype)
+}
+
+/// Whether `v` is, or holds, a constant tensor (`torch.stack([a, b])`).
+pub fn holds_constant(v: &Value) -> bool {
+    match v {
+        Value::TensorConst(_) => true,
+        Value::Tuple(items) => items.iter().any(holds_constant),
+        Value::List(items) => items.borrow().iter().any(holds_constant),
+        _ => false,
+    }
 }
