@@ -250,6 +250,9 @@ const TIMM_AGREE: &[&str] = &[
     "timm_swin_tiny_patch4_window7_224",
     "timm_efficientformer_l1",
     "timm_tnt_s_legacy_patch16_224",
+    "timm_hrnet_w18_small",
+    "timm_coat_tiny",
+    "timm_gcvit_xxtiny",
 ];
 
 #[test]

@@ -129,6 +129,15 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
         (Meta::Size(x), Meta::Size(y)) if op == "add" => {
             Meta::Size(x.iter().chain(y).cloned().collect())
         }
+        // `x.shape[:-1] + (-1,)`: a Size plus a tuple of ints is a Size.
+        (Meta::Size(x), seq @ Meta::Seq(_)) if op == "add" => match seq.as_dims() {
+            Some(y) => Meta::Size(x.iter().chain(&y).cloned().collect()),
+            None => Meta::Unknown,
+        },
+        (seq @ Meta::Seq(_), Meta::Size(y)) if op == "add" => match seq.as_dims() {
+            Some(x) => Meta::Size(x.iter().chain(y).cloned().collect()),
+            None => Meta::Unknown,
+        },
         (Meta::Size(x), Meta::Size(y)) if op == "eq" || op == "ne" => {
             let v = match (concrete(x), concrete(y)) {
                 (Some(p), Some(q)) => Some((p == q) == (op == "eq")),
@@ -746,6 +755,11 @@ fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
 /// `method` is true for `call_method`, where argument 0 is the tensor itself.
 pub fn call(name: &str, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
+    if let Meta::Scalar(x, origin) = &a0 {
+        if let Some(m) = math_on_scalar(name, x, *origin) {
+            return m;
+        }
+    }
     let t0 = a0.as_tensor();
     match name {
         "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne"
@@ -1851,4 +1865,32 @@ fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
         }
         None => tensor(None, t.dtype),
     }
+}
+
+/// `math.ceil(H / stride)` and its kin on a Python number (a size read off a shape keeps its
+/// origin): ints from the rounding functions, floats from the others.
+fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> {
+    let v = match x {
+        Scalar::Int(v) => v.map(|v| v as f64),
+        Scalar::Float(v) => *v,
+        Scalar::Bool(v) => v.map(|b| b as i64 as f64),
+    };
+    let rounded = |f: fn(f64) -> f64| {
+        Meta::Scalar(
+            Scalar::Int(v.map(f).filter(|r| r.is_finite()).map(|r| r as i64)),
+            origin,
+        )
+    };
+    let float = |f: fn(f64) -> f64| Meta::Scalar(Scalar::Float(v.map(f)), origin);
+    Some(match name {
+        "ceil" => rounded(f64::ceil),
+        "floor" => rounded(f64::floor),
+        "trunc" => rounded(f64::trunc),
+        "sqrt" => float(f64::sqrt),
+        "exp" => float(f64::exp),
+        "log" => float(f64::ln),
+        "log2" => float(f64::log2),
+        "log10" => float(f64::log10),
+        _ => return None,
+    })
 }
