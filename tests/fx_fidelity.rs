@@ -253,6 +253,9 @@ const TIMM_AGREE: &[&str] = &[
     "timm_hrnet_w18_small",
     "timm_coat_tiny",
     "timm_gcvit_xxtiny",
+    "timm_volo_d1_224",
+    "timm_sequencer2d_s",
+    "timm_maxvit_tiny_rw_224",
 ];
 
 #[test]

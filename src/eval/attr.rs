@@ -22,13 +22,7 @@ impl Interp {
         match obj {
             Value::Proxy(_) => {
                 if is_tensor_attribute(name) {
-                    self.trace_function(
-                        frame,
-                        "builtins.getattr",
-                        vec![obj.clone(), Value::str(name)],
-                        vec![],
-                        span,
-                    )
+                    self.trace_attribute(frame, obj, name, span)
                 } else {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }

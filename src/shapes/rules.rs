@@ -1228,6 +1228,10 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "cat" | "concat" | "concatenate" => cat(&a0, inp.int(1, "dim").unwrap_or(0), false),
         "stack" => cat(&a0, inp.int(1, "dim").unwrap_or(0), true),
         "meshgrid" => meshgrid(inp),
+        "fold" => match (t0, inp.get(1, "output_size"), inp.get(2, "kernel_size")) {
+            (Some(t), Some(o), Some(k)) => folded(t, o, k),
+            _ => Meta::Unknown,
+        },
         "interpolate" | "upsample" => match t0 {
             Some(t) => resized(t, inp.get(1, "size"), inp.get(2, "scale_factor")),
             None => Meta::Unknown,
@@ -1572,6 +1576,50 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
             };
             tensor(dims, t.dtype)
         }
+        // (output, h_n) — (output, (h_n, c_n)) for an LSTM; output (N, L, D·H_out) with
+        // batch_first, (L, N, D·H_out) otherwise or unbatched (L, D·H_out); h_n and c_n
+        // (D·num_layers, N, H) with H = proj_size or hidden_size for h_n.
+        "LSTM" | "GRU" | "RNN" => {
+            let hidden = attr("hidden_size").as_int();
+            let proj = attr("proj_size").as_int().filter(|&p| p > 0);
+            let layers = attr("num_layers").as_int().unwrap_or(1);
+            let directions = if matches!(
+                attr("bidirectional"),
+                Meta::Scalar(Scalar::Bool(Some(true)), _)
+            ) {
+                2
+            } else {
+                1
+            };
+            let batch_first = matches!(
+                attr("batch_first"),
+                Meta::Scalar(Scalar::Bool(Some(true)), _)
+            );
+            let out_features = proj.or(hidden).map(|h| Dim::Known(directions * h));
+            let (output, batch) = match (&t.shape, out_features) {
+                (Some(s), Some(f)) if s.len() == 3 => {
+                    let mut o = s.clone();
+                    o[2] = f;
+                    (Some(o), Some(s[if batch_first { 0 } else { 1 }].clone()))
+                }
+                (Some(s), Some(f)) if s.len() == 2 => (Some(vec![s[0].clone(), f]), None),
+                _ => (None, None),
+            };
+            let state = |size: Option<i64>| {
+                let mut dims = vec![Dim::Known(directions * layers)];
+                dims.extend(batch.clone());
+                dims.push(size.map(Dim::Known).unwrap_or(Dim::Unknown));
+                tensor(output.as_ref().map(|_| dims), t.dtype)
+            };
+            let h = state(proj.or(hidden));
+            let last = if m.class == "LSTM" {
+                Meta::Seq(vec![h, state(hidden)])
+            } else {
+                h
+            };
+            Meta::Seq(vec![tensor(output, t.dtype), last])
+        }
+        "Fold" => folded(t, &attr("output_size"), &attr("kernel_size")),
         "Upsample" | "UpsamplingNearest2d" | "UpsamplingBilinear2d" => {
             resized(t, Some(&attr("size")), Some(&attr("scale_factor")))
         }
@@ -1893,4 +1941,23 @@ fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> 
         "log10" => float(f64::log10),
         _ => return None,
     })
+}
+
+/// `F.fold` / `nn.Fold`: (N, C·kh·kw, L) → (N, C, *output_size) (unbatched: no N).
+fn folded(t: &TensorMeta, output_size: &Meta, kernel_size: &Meta) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 2 | 3)) else {
+        return tensor(None, t.dtype);
+    };
+    let (Some(out), Some(k)) = (tuple_n(output_size, 2), tuple_n(kernel_size, 2)) else {
+        return tensor(None, t.dtype);
+    };
+    let blocks = &shape[shape.len() - 2];
+    let channels = match blocks.known() {
+        Some(ck) if k[0] * k[1] > 0 && ck % (k[0] * k[1]) == 0 => Dim::Known(ck / (k[0] * k[1])),
+        _ => Dim::Unknown,
+    };
+    let mut dims: Vec<Dim> = shape[..shape.len() - 2].to_vec();
+    dims.push(channels);
+    dims.extend(out.iter().map(|&d| Dim::Known(d)));
+    tensor(Some(dims), t.dtype)
 }
