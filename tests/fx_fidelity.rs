@@ -256,6 +256,8 @@ const TIMM_AGREE: &[&str] = &[
     "timm_volo_d1_224",
     "timm_sequencer2d_s",
     "timm_maxvit_tiny_rw_224",
+    "timm_edgenext_xx_small",
+    "timm_xcit_nano_12_p16_224",
 ];
 
 #[test]

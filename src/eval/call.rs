@@ -667,8 +667,12 @@ impl Interp {
                 Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
                 Value::None => Value::str("None"),
                 // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
-                Value::Proxy(n) => match self.tracer.as_ref() {
-                    Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
+                Value::Proxy(n) => match self.tracer.as_mut() {
+                    // Formatting reads the proxy's node: an attribute's node exists from here.
+                    Some(t) => {
+                        t.use_node(*n);
+                        Value::str(&format!("Proxy({})", t.graph.node(*n).name))
+                    }
                     None => Value::unknown("str() of a traced value"),
                 },
                 _ => Value::unknown("str() of a complex value"),
