@@ -78,6 +78,9 @@ impl Interp {
                 if name.starts_with("__") && name.ends_with("__") {
                     return Ok(Value::unknown(format!("`{name}`")));
                 }
+                if let Some(r) = self.custom_getattr(frame, o, name, span) {
+                    return r;
+                }
                 if o.get("__incomplete__").is_some() {
                     // Most likely a submodule whose construction failed (already reported
                     // where it failed): called on tensors it is an opaque `call_module` at its
@@ -268,6 +271,9 @@ impl Interp {
     ) -> EResult<()> {
         match obj {
             Value::Object(o) => {
+                if let Some(r) = self.custom_setattr(frame, o, name, &v, span) {
+                    return r;
+                }
                 o.attrs.borrow_mut().insert(name.to_string(), v);
                 Ok(())
             }
@@ -308,6 +314,10 @@ impl Interp {
             return self.call_super_external(frame, recv, path, method, args, kwargs, span);
         }
         let r: &Value = recv;
+        if matches!(r, Value::Builtin(b) if &**b == "object") && name == "__setattr__" {
+            let target = args.first().cloned().unwrap_or(Value::None);
+            return self.raw_setattr(frame, &target, args.get(1..).unwrap_or(&[]), span);
+        }
         match r {
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {

@@ -414,6 +414,16 @@ impl Interp {
             }
         }
         match method {
+            "__setattr__" => self.raw_setattr(frame, recv, &args, span),
+            "__getattr__" => Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!(
+                    "AttributeError: `{}` object has no attribute",
+                    obj.class_name()
+                ),
+            )),
             "__init__" => {
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;

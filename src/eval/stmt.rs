@@ -862,9 +862,19 @@ impl Interp {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
-                if decorators.iter().any(|d| {
-                    text(*d, &src).contains(".setter") || text(*d, &src).contains(".deleter")
-                }) {
+                // The getter keeps the name; the setter is kept beside it for assignments.
+                if decorators
+                    .iter()
+                    .any(|d| text(*d, &src).contains(".setter"))
+                {
+                    let key = super::stdlib::object_model::setter_key(&name);
+                    self.set_var(frame, &key, Value::Function(Rc::new(f)));
+                    return Ok(Flow::Normal);
+                }
+                if decorators
+                    .iter()
+                    .any(|d| text(*d, &src).contains(".deleter"))
+                {
                     return Ok(Flow::Normal);
                 }
                 let v = self.apply_decorators(frame, &decorators, Value::Function(Rc::new(f)))?;
@@ -1100,6 +1110,12 @@ impl Interp {
         };
         class.ns.borrow_mut().extend(vars);
         self.make_enum_members(&class);
+        if let Err(e) = self.init_subclass(frame, &class, node) {
+            if e.code == codes::BUDGET {
+                return Err(e);
+            }
+            self.note_error(&e);
+        }
         Ok(class)
     }
 

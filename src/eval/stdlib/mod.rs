@@ -13,6 +13,7 @@ mod decorators;
 mod einops;
 pub mod enums;
 mod itertools;
+pub mod object_model;
 pub mod os;
 mod re;
 pub mod tensor_const;
@@ -63,10 +64,41 @@ impl Interp {
             return self.call_einops(frame, name, args, kwargs, span);
         }
         match path {
+            "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
             "collections.deque" => Some(self.make_deque(frame, args, span)),
             _ => None,
         }
     }
+}
+
+/// `importlib.import_module(name, package=None)` with constant names: what `import name`
+/// binds to its last component (a relative name is resolved against `package`).
+fn import_by_name(interp: &mut Interp, args: &[Value], kwargs: &Kwargs) -> Value {
+    let package = args
+        .get(1)
+        .or_else(|| kwargs.iter().find(|(k, _)| k == "package").map(|(_, v)| v));
+    let Some(Value::Str(name)) = args.first() else {
+        return Value::unknown("`importlib.import_module` of a name that is not a constant");
+    };
+    let dotted = match (name.strip_prefix('.'), package) {
+        (None, _) => name.to_string(),
+        (Some(rest), Some(Value::Str(pkg))) => {
+            // Each further leading dot goes one package up.
+            let ups = rest.len() - rest.trim_start_matches('.').len();
+            let mut parts: Vec<&str> = pkg.split('.').collect();
+            parts.truncate(parts.len().saturating_sub(ups));
+            let rest = rest.trim_start_matches('.');
+            if rest.is_empty() {
+                parts.join(".")
+            } else {
+                format!("{}.{rest}", parts.join("."))
+            }
+        }
+        (Some(_), _) => {
+            return Value::unknown("relative `importlib.import_module` without a package")
+        }
+    };
+    interp.import_module(&dotted)
 }
