@@ -1707,6 +1707,128 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
     }
 }
 
+/// `torch.meshgrid(a, b, ..., indexing=...)` (or one list of tensors): one tensor per input,
+/// each of shape `[len(a), len(b), ...]`, the first two swapped with `indexing="xy"`.
+fn meshgrid(inp: &Inputs) -> Meta {
+    let tensors: Vec<&Meta> = match inp.args {
+        [Meta::Seq(items)] => items.iter().collect(),
+        args => args.iter().collect(),
+    };
+    let mut dims = Vec::with_capacity(tensors.len());
+    let mut dtype = DType::Float32;
+    for m in &tensors {
+        let Some(t) = m.as_tensor() else {
+            return Meta::Unknown;
+        };
+        dtype = t.dtype;
+        match t.shape.as_deref() {
+            Some([d]) => dims.push(d.clone()),
+            Some([]) => dims.push(Dim::Known(1)),
+            _ => return Meta::Unknown,
+        }
+    }
+    let xy = inp
+        .kwargs
+        .iter()
+        .any(|(k, v)| k == "indexing" && matches!(v, Meta::Str(s) if s == "xy"));
+    if xy && dims.len() >= 2 {
+        dims.swap(0, 1);
+    }
+    Meta::Seq(
+        tensors
+            .iter()
+            .map(|_| tensor(Some(dims.clone()), dtype))
+            .collect(),
+    )
+}
+
+/// `F.interpolate` / `nn.Upsample`: batch and channels kept, each spatial size either given
+/// (`size`, an int or one per dim) or `floor(size · scale_factor)`.
+fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| s.len() >= 3) else {
+        return tensor(None, t.dtype);
+    };
+    let n = shape.len() - 2;
+    let mut out: Vec<Dim> = shape[..2].to_vec();
+    let given = size.filter(|m| !matches!(m, Meta::None | Meta::Unknown));
+    if let Some(size) = given {
+        let dims = match size {
+            Meta::Seq(_) | Meta::Size(_) => size.as_dims(),
+            m => m.as_dims().map(|d| vec![d[0].clone(); n]),
+        };
+        match dims.filter(|d| d.len() == n) {
+            Some(d) => out.extend(d),
+            None => return tensor(None, t.dtype),
+        }
+        return tensor(Some(out), t.dtype);
+    }
+    let factors: Option<Vec<f64>> = match scale {
+        Some(Meta::Seq(v)) => v.iter().map(Meta::as_f64).collect(),
+        Some(m) => m.as_f64().map(|f| vec![f; n]),
+        None => None,
+    };
+    match factors.filter(|f| f.len() == n) {
+        Some(f) => {
+            for (d, f) in shape[2..].iter().zip(f) {
+                out.push(
+                    d.known()
+                        .map(|x| Dim::Known((x as f64 * f).floor() as i64))
+                        .unwrap_or(Dim::Unknown),
+                );
+            }
+            tensor(Some(out), t.dtype)
+        }
+        None => tensor(None, t.dtype),
+    }
+}
+
+/// `math.ceil(H / stride)` and its kin on a Python number (a size read off a shape keeps its
+/// origin): ints from the rounding functions, floats from the others.
+fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> {
+    let v = match x {
+        Scalar::Int(v) => v.map(|v| v as f64),
+        Scalar::Float(v) => *v,
+        Scalar::Bool(v) => v.map(|b| b as i64 as f64),
+    };
+    let rounded = |f: fn(f64) -> f64| {
+        Meta::Scalar(
+            Scalar::Int(v.map(f).filter(|r| r.is_finite()).map(|r| r as i64)),
+            origin,
+        )
+    };
+    let float = |f: fn(f64) -> f64| Meta::Scalar(Scalar::Float(v.map(f)), origin);
+    Some(match name {
+        "ceil" => rounded(f64::ceil),
+        "floor" => rounded(f64::floor),
+        "trunc" => rounded(f64::trunc),
+        "sqrt" => float(f64::sqrt),
+        "exp" => float(f64::exp),
+        "log" => float(f64::ln),
+        "log2" => float(f64::log2),
+        "log10" => float(f64::log10),
+        _ => return None,
+    })
+}
+
+/// `F.fold` / `nn.Fold`: (N, C·kh·kw, L) → (N, C, *output_size) (unbatched: no N).
+fn folded(t: &TensorMeta, output_size: &Meta, kernel_size: &Meta) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 2 | 3)) else {
+        return tensor(None, t.dtype);
+    };
+    let (Some(out), Some(k)) = (tuple_n(output_size, 2), tuple_n(kernel_size, 2)) else {
+        return tensor(None, t.dtype);
+    };
+    let blocks = &shape[shape.len() - 2];
+    let channels = match blocks.known() {
+        Some(ck) if k[0] * k[1] > 0 && ck % (k[0] * k[1]) == 0 => Dim::Known(ck / (k[0] * k[1])),
+        _ => Dim::Unknown,
+    };
+    let mut dims: Vec<Dim> = shape[..shape.len() - 2].to_vec();
+    dims.push(channels);
+    dims.extend(out.iter().map(|&d| Dim::Known(d)));
+    tensor(Some(dims), t.dtype)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1838,126 +1960,4 @@ mod tests {
             Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Shape)
         );
     }
-}
-
-/// `torch.meshgrid(a, b, ..., indexing=...)` (or one list of tensors): one tensor per input,
-/// each of shape `[len(a), len(b), ...]`, the first two swapped with `indexing="xy"`.
-fn meshgrid(inp: &Inputs) -> Meta {
-    let tensors: Vec<&Meta> = match inp.args {
-        [Meta::Seq(items)] => items.iter().collect(),
-        args => args.iter().collect(),
-    };
-    let mut dims = Vec::with_capacity(tensors.len());
-    let mut dtype = DType::Float32;
-    for m in &tensors {
-        let Some(t) = m.as_tensor() else {
-            return Meta::Unknown;
-        };
-        dtype = t.dtype;
-        match t.shape.as_deref() {
-            Some([d]) => dims.push(d.clone()),
-            Some([]) => dims.push(Dim::Known(1)),
-            _ => return Meta::Unknown,
-        }
-    }
-    let xy = inp
-        .kwargs
-        .iter()
-        .any(|(k, v)| k == "indexing" && matches!(v, Meta::Str(s) if s == "xy"));
-    if xy && dims.len() >= 2 {
-        dims.swap(0, 1);
-    }
-    Meta::Seq(
-        tensors
-            .iter()
-            .map(|_| tensor(Some(dims.clone()), dtype))
-            .collect(),
-    )
-}
-
-/// `F.interpolate` / `nn.Upsample`: batch and channels kept, each spatial size either given
-/// (`size`, an int or one per dim) or `floor(size · scale_factor)`.
-fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
-    let Some(shape) = t.shape.as_ref().filter(|s| s.len() >= 3) else {
-        return tensor(None, t.dtype);
-    };
-    let n = shape.len() - 2;
-    let mut out: Vec<Dim> = shape[..2].to_vec();
-    let given = size.filter(|m| !matches!(m, Meta::None | Meta::Unknown));
-    if let Some(size) = given {
-        let dims = match size {
-            Meta::Seq(_) | Meta::Size(_) => size.as_dims(),
-            m => m.as_dims().map(|d| vec![d[0].clone(); n]),
-        };
-        match dims.filter(|d| d.len() == n) {
-            Some(d) => out.extend(d),
-            None => return tensor(None, t.dtype),
-        }
-        return tensor(Some(out), t.dtype);
-    }
-    let factors: Option<Vec<f64>> = match scale {
-        Some(Meta::Seq(v)) => v.iter().map(Meta::as_f64).collect(),
-        Some(m) => m.as_f64().map(|f| vec![f; n]),
-        None => None,
-    };
-    match factors.filter(|f| f.len() == n) {
-        Some(f) => {
-            for (d, f) in shape[2..].iter().zip(f) {
-                out.push(
-                    d.known()
-                        .map(|x| Dim::Known((x as f64 * f).floor() as i64))
-                        .unwrap_or(Dim::Unknown),
-                );
-            }
-            tensor(Some(out), t.dtype)
-        }
-        None => tensor(None, t.dtype),
-    }
-}
-
-/// `math.ceil(H / stride)` and its kin on a Python number (a size read off a shape keeps its
-/// origin): ints from the rounding functions, floats from the others.
-fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> {
-    let v = match x {
-        Scalar::Int(v) => v.map(|v| v as f64),
-        Scalar::Float(v) => *v,
-        Scalar::Bool(v) => v.map(|b| b as i64 as f64),
-    };
-    let rounded = |f: fn(f64) -> f64| {
-        Meta::Scalar(
-            Scalar::Int(v.map(f).filter(|r| r.is_finite()).map(|r| r as i64)),
-            origin,
-        )
-    };
-    let float = |f: fn(f64) -> f64| Meta::Scalar(Scalar::Float(v.map(f)), origin);
-    Some(match name {
-        "ceil" => rounded(f64::ceil),
-        "floor" => rounded(f64::floor),
-        "trunc" => rounded(f64::trunc),
-        "sqrt" => float(f64::sqrt),
-        "exp" => float(f64::exp),
-        "log" => float(f64::ln),
-        "log2" => float(f64::log2),
-        "log10" => float(f64::log10),
-        _ => return None,
-    })
-}
-
-/// `F.fold` / `nn.Fold`: (N, C·kh·kw, L) → (N, C, *output_size) (unbatched: no N).
-fn folded(t: &TensorMeta, output_size: &Meta, kernel_size: &Meta) -> Meta {
-    let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 2 | 3)) else {
-        return tensor(None, t.dtype);
-    };
-    let (Some(out), Some(k)) = (tuple_n(output_size, 2), tuple_n(kernel_size, 2)) else {
-        return tensor(None, t.dtype);
-    };
-    let blocks = &shape[shape.len() - 2];
-    let channels = match blocks.known() {
-        Some(ck) if k[0] * k[1] > 0 && ck % (k[0] * k[1]) == 0 => Dim::Known(ck / (k[0] * k[1])),
-        _ => Dim::Unknown,
-    };
-    let mut dims: Vec<Dim> = shape[..shape.len() - 2].to_vec();
-    dims.push(channels);
-    dims.extend(out.iter().map(|&d| Dim::Known(d)));
-    tensor(Some(dims), t.dtype)
 }
