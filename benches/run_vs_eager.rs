@@ -3,22 +3,29 @@
 //!
 //! ```text
 //! scripts/bench/run_vs_eager.sh            # or:
-//! STATICFX_TORCHVISION_ROOT=DIR PYTHON=VENV/bin/python \
+//! STATICFX_TORCHVISION_ROOT=DIR STATICFX_TIMM_ROOT=DIR PYTHON=VENV/bin/python \
 //!     cargo bench --bench run_vs_eager
 //! ```
 //!
 //! The executor side traces each model from source, initialises weights from a seed and
 //! times `Program::run` (inputs and weights prepared once, as PyTorch's are). The eager side
-//! is `scripts/bench/eager_latency.py` under `torch.inference_mode()`. Both report the
-//! median of the timed runs after a warm-up; the ratio is ours / eager (below 1 = faster).
-//! `BENCH_THREADS` sets both sides' threads; `BENCH_ONLY=id,id` picks cases.
+//! is `scripts/bench/eager_latency.py` under `torch.inference_mode()`, one process that keeps
+//! every model loaded and times a case when asked. The two sides take turns: each round runs
+//! every case on ours (traced, then optimized) and then on eager, so both see the same load
+//! on a shared machine. A round reports the median of its timed runs (after a warm-up); the
+//! table shows the median over rounds of each side, the median of the per-round ratios
+//! ours / eager (below 1 = faster) with their range, and the 1-minute load average while
+//! the case ran. `BENCH_THREADS` sets both sides' threads, `BENCH_ROUNDS` the rounds (5),
+//! `BENCH_ONLY=id,id` picks cases.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+use staticfx::analysis::{analyze_file, GraphOptions, GraphResult, InputSpec};
 use staticfx::exec::{self, Program, RunOptions};
 
 // The allocator of the `staticfx` binary (src/main.rs), so the timings are what `run` gets.
@@ -27,7 +34,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 struct Case {
     id: &'static str,
-    /// `fixture` (tests/fixtures/models) or `torchvision`.
+    /// `fixture` (tests/fixtures/models), `torchvision` or `timm` (under their source root).
     source: &'static str,
     file: &'static str,
     entry: &'static str,
@@ -100,16 +107,37 @@ const CASES: &[Case] = &[
         inputs: &["x=1,3,224,224"],
         runs: 20,
     },
+    Case {
+        id: "vit_tiny",
+        source: "timm",
+        file: "models/vision_transformer.py",
+        entry: "vit_tiny_patch16_224()",
+        inputs: &["x=1,3,224,224"],
+        runs: 20,
+    },
 ];
+
+/// A traced case with both of its graphs, ready to build programs from.
+struct Prepared {
+    case: &'static Case,
+    traced: GraphResult,
+    optimized: GraphResult,
+    inputs: HashMap<String, exec::RValue>,
+    runs: usize,
+}
 
 fn main() {
     // `cargo test --all-targets` runs this binary without `--bench`: then it only checks that
     // every fixture case runs, a few times each, without timing or Python.
     let smoke = !std::env::args().any(|a| a == "--bench");
-    let threads: usize = std::env::var("BENCH_THREADS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(2);
+    let env_num = |name: &str, default: usize| -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let threads = env_num("BENCH_THREADS", 2);
+    let rounds = env_num("BENCH_ROUNDS", 5).max(1);
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()
@@ -119,10 +147,15 @@ fn main() {
         .map(|s| s.split(',').map(str::to_string).collect());
     let python = std::env::var("PYTHON").ok();
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let tv_root = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from);
+    let roots: HashMap<&str, PathBuf> = [
+        ("torchvision", "STATICFX_TORCHVISION_ROOT"),
+        ("timm", "STATICFX_TIMM_ROOT"),
+    ]
+    .into_iter()
+    .filter_map(|(source, var)| Some((source, PathBuf::from(std::env::var_os(var)?))))
+    .collect();
 
-    // (traced, optimized) median ms per forward.
-    let mut ours: HashMap<&str, (f64, f64)> = HashMap::new();
+    let mut prepared = Vec::new();
     let mut eager_cases = Vec::new();
     for c in CASES {
         if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == c.id)) {
@@ -134,10 +167,14 @@ fn main() {
         let runs = if smoke { 2 } else { c.runs };
         let (path, root) = match c.source {
             "fixture" => (manifest.join("tests/fixtures/models").join(c.file), None),
-            _ => match &tv_root {
-                Some(r) => (r.join("torchvision").join(c.file), Some(r.clone())),
+            source => match roots.get(source) {
+                Some(r) => (r.join(source).join(c.file), Some(r.clone())),
                 None => {
-                    eprintln!("{}: skipped (set STATICFX_TORCHVISION_ROOT)", c.id);
+                    eprintln!(
+                        "{}: skipped (set STATICFX_{}_ROOT)",
+                        c.id,
+                        source.to_uppercase()
+                    );
                     continue;
                 }
             },
@@ -150,38 +187,21 @@ fn main() {
             ..Default::default()
         };
         let a = analyze_file(&path, &opts).expect("analysis");
-        let g = &a.graphs[0];
+        let traced = GraphResult::clone(&a.graphs[0]);
         let run_opts = RunOptions {
             inputs: inputs.clone(),
             seed: 0,
             ..Default::default()
         };
-        let xs = exec::prepare_inputs(g, &run_opts).expect("inputs");
+        let xs = exec::prepare_inputs(&traced, &run_opts).expect("inputs");
         // The traced graph and the graph after the pass pipeline (inference mode), each timed
         // the same way: the ratio between them is what fusion buys.
-        let mut optimized = staticfx::analysis::GraphResult::clone(g);
+        let mut optimized = traced.clone();
         let passes = staticfx::passes::PassOptions {
             inference: true,
             ..Default::default()
         };
         staticfx::analysis::optimize_graph(&mut optimized, &passes).expect("passes");
-        let mut medians = [0f64; 2];
-        for (slot, graph) in [g, &optimized].into_iter().enumerate() {
-            let params = exec::prepare_params(graph, None, 0).expect("params");
-            let program = Program::new(graph, params).expect("program");
-            for _ in 0..(runs / 10).max(1) {
-                program.run(&xs).expect("run");
-            }
-            let mut times = Vec::with_capacity(runs);
-            for _ in 0..runs {
-                let t0 = Instant::now();
-                std::hint::black_box(program.run(&xs).expect("run"));
-                times.push(t0.elapsed().as_secs_f64() * 1e3);
-            }
-            times.sort_by(|a, b| a.partial_cmp(b).unwrap());
-            medians[slot] = times[times.len() / 2];
-        }
-        ours.insert(c.id, (medians[0], medians[1]));
         let input_json: serde_json::Map<String, Value> = inputs
             .iter()
             .map(|i| {
@@ -191,77 +211,234 @@ fn main() {
                 )
             })
             .collect();
+        let module = match c.source {
+            "fixture" => String::new(),
+            source => format!(
+                "{source}.{}",
+                c.file.trim_end_matches(".py").replace('/', ".")
+            ),
+        };
         eager_cases.push(json!({
             "id": c.id,
             "source": c.source,
             "path": path,
-            "module": c.file.trim_end_matches(".py").replace('/', "."),
+            "module": module,
             "entry": c.entry,
             "inputs": input_json,
             "runs": runs,
         }));
+        prepared.push(Prepared {
+            case: c,
+            traced,
+            optimized,
+            inputs: xs,
+            runs,
+        });
     }
+    // (traced, optimized) programs of each case, warmed up.
+    let programs: Vec<[Program; 2]> = prepared
+        .iter()
+        .map(|p| {
+            [&p.traced, &p.optimized].map(|graph| {
+                let params = exec::prepare_params(graph, None, 0).expect("params");
+                let program = Program::new(graph, params).expect("program");
+                for _ in 0..(p.runs / 10).max(1) {
+                    program.run(&p.inputs).expect("run");
+                }
+                program
+            })
+        })
+        .collect();
+    let time_ours = |i: usize, slot: usize| -> f64 {
+        let p = &prepared[i];
+        let mut times: Vec<f64> = (0..p.runs)
+            .map(|_| {
+                let t0 = Instant::now();
+                std::hint::black_box(programs[i][slot].run(&p.inputs).expect("run"));
+                t0.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        median(&mut times)
+    };
     if smoke {
+        for i in 0..prepared.len() {
+            time_ours(i, 0);
+            time_ours(i, 1);
+        }
         println!(
             "run_vs_eager (smoke mode, without --bench): {} cases ran",
-            ours.len()
+            prepared.len()
         );
         return;
     }
-    let Some(python) = python else {
+    let mut eager = python.as_deref().and_then(|python| {
+        let extra_paths: Vec<String> = roots.values().map(|r| r.display().to_string()).collect();
+        Eager::start(python, &manifest, &eager_cases, threads, &extra_paths)
+    });
+    if eager.is_none() {
         println!("run_vs_eager: eager side skipped, set PYTHON to an interpreter that has torch");
-        return;
-    };
-    let tmp = std::env::temp_dir().join(format!("staticfx-bench-{}.json", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_string(&eager_cases).unwrap()).unwrap();
-    let mut cmd = std::process::Command::new(&python);
-    cmd.arg(manifest.join("scripts/bench/eager_latency.py"))
-        .arg(&tmp)
-        .arg(threads.to_string());
-    if let Some(r) = &tv_root {
-        let pp = std::env::var("PYTHONPATH").unwrap_or_default();
-        // Eager runs torchvision from the same source tree the executor traced.
-        cmd.env("PYTHONPATH", format!("{}:{pp}", r.display()));
     }
-    let out = cmd.output().expect("run the eager side");
-    let _ = std::fs::remove_file(&tmp);
-    if !out.status.success() {
-        eprintln!(
-            "eager side failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
+
+    #[derive(Default)]
+    struct Samples {
+        traced: Vec<f64>,
+        fused: Vec<f64>,
+        eager: Vec<f64>,
+        ratio: Vec<f64>,
+        load: Vec<f64>,
+    }
+    let mut samples: Vec<Samples> = prepared.iter().map(|_| Samples::default()).collect();
+    println!("load average at start: {}", load_average());
+    for _ in 0..rounds {
+        for (i, p) in prepared.iter().enumerate() {
+            let s = &mut samples[i];
+            s.traced.push(time_ours(i, 0));
+            let fused = time_ours(i, 1);
+            s.fused.push(fused);
+            if let Some(e) = eager.as_mut().and_then(|e| e.time(p.case.id, p.runs)) {
+                s.eager.push(e);
+                s.ratio.push(fused / e);
+            }
+            s.load.push(load_one_minute());
+        }
+    }
+    println!("load average at end: {}", load_average());
+    println!(
+        "threads: {threads} (rayon for staticfx, torch.set_num_threads for eager), {rounds} rounds, ours and eager taking turns"
+    );
+    println!(
+        "{:<14} {:>10} {:>10} {:>10} {:>12} {:>15} {:>13} {:>6}",
+        "model",
+        "traced ms",
+        "fused ms",
+        "eager ms",
+        "fused/eager",
+        "(range)",
+        "fused/traced",
+        "load"
+    );
+    for (p, s) in prepared.iter().zip(&mut samples) {
+        let traced = median(&mut s.traced);
+        let fused = median(&mut s.fused);
+        let load = s.load.iter().sum::<f64>() / s.load.len() as f64;
+        if s.eager.is_empty() {
+            println!(
+                "{:<14} {:>10.3} {:>10.3} {:>10} {:>12} {:>15} {:>12.2}x {:>6.1}",
+                p.case.id,
+                traced,
+                fused,
+                "-",
+                "-",
+                "-",
+                fused / traced,
+                load
+            );
+            continue;
+        }
+        let (lo, hi) = s
+            .ratio
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        println!(
+            "{:<14} {:>10.3} {:>10.3} {:>10.3} {:>11.2}x {:>15} {:>12.2}x {:>6.1}",
+            p.case.id,
+            traced,
+            fused,
+            median(&mut s.eager),
+            median(&mut s.ratio),
+            format!("{lo:.2}-{hi:.2}"),
+            fused / traced,
+            load
         );
     }
-    let eager: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    println!("threads: {threads} (rayon for staticfx, torch.set_num_threads for eager)");
-    println!(
-        "{:<16} {:>12} {:>12} {:>10} {:>13} {:>13} {:>15}",
-        "model", "traced ms", "fused ms", "eager ms", "traced/eager", "fused/eager", "fused/traced"
-    );
-    for c in CASES {
-        let Some(&(traced, fused)) = ours.get(c.id) else {
-            continue;
-        };
-        match eager[c.id]["median_ms"].as_f64() {
-            Some(e) => println!(
-                "{:<16} {:>12.3} {:>12.3} {:>10.3} {:>12.2}x {:>12.2}x {:>14.2}x",
-                c.id,
-                traced,
-                fused,
-                e,
-                traced / e,
-                fused / e,
-                fused / traced
-            ),
-            None => println!(
-                "{:<16} {:>12.3} {:>12.3} {:>10} {:>13} {:>13} {:>14.2}x",
-                c.id,
-                traced,
-                fused,
-                "-",
-                "-",
-                "-",
-                fused / traced
-            ),
+}
+
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    xs[xs.len() / 2]
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn load_one_minute() -> f64 {
+    load_average()
+        .split_whitespace()
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// The eager side: `eager_latency.py`, kept running with every model loaded.
+struct Eager {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+}
+
+impl Eager {
+    fn start(
+        python: &str,
+        manifest: &Path,
+        cases: &[Value],
+        threads: usize,
+        extra_paths: &[String],
+    ) -> Option<Eager> {
+        let tmp = std::env::temp_dir().join(format!("staticfx-bench-{}.json", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_string(cases).unwrap()).unwrap();
+        let mut cmd = Command::new(python);
+        cmd.arg(manifest.join("scripts/bench/eager_latency.py"))
+            .arg(&tmp)
+            .arg(threads.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        // Eager runs the libraries from the same source trees the executor traced.
+        let mut paths = extra_paths.to_vec();
+        if let Ok(pp) = std::env::var("PYTHONPATH") {
+            paths.push(pp);
         }
+        cmd.env("PYTHONPATH", paths.join(":"));
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("eager side did not start: {e}");
+                return None;
+            }
+        };
+        let stdin = child.stdin.take()?;
+        let mut stdout = BufReader::new(child.stdout.take()?);
+        let mut line = String::new();
+        let ready = stdout.read_line(&mut line).is_ok() && line.trim() == "ready";
+        let _ = std::fs::remove_file(&tmp);
+        if !ready {
+            eprintln!("eager side failed to load its models (its stderr is above)");
+            let _ = child.kill();
+            return None;
+        }
+        Some(Eager {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// Median ms per forward of `runs` eager forwards of case `id`.
+    fn time(&mut self, id: &str, runs: usize) -> Option<f64> {
+        writeln!(self.stdin, "{id} {runs}").ok()?;
+        self.stdin.flush().ok()?;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).ok()?;
+        let v: Value = serde_json::from_str(&line).ok()?;
+        v["median_ms"].as_f64()
+    }
+}
+
+impl Drop for Eager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -20,6 +20,7 @@ cargo build --quiet --release -j 2 --manifest-path "$here/Cargo.toml" 2>/dev/nul
 bin="$here/target/release/staticfx"
 nfiles=$(find "${targets[@]}" -name '*.py' | wc -l)
 nlines=$(find "${targets[@]}" -name '*.py' -print0 | xargs -0 cat | wc -l)
+echo "load: $(uptime)"
 echo "corpus: $nfiles Python files, $nlines lines (${targets[*]})"
 
 now() { date +%s.%N; }
@@ -51,6 +52,7 @@ echo "ruff check --select E,F --no-cache: ${rf}s (exit $ruff_status)"
 echo "ratio staticfx/ruff, no cache: $(echo "scale=2; $sfx / $rf" | bc)x"
 echo "cache cold (empty): staticfx $(echo "$t3 - $t2" | bc)s, ruff $(echo "$t5 - $t4" | bc)s"
 echo "cache warm (nothing changed): staticfx ${sfx_warm}s, ruff ${rf_warm}s, ratio $(echo "scale=2; $sfx_warm / $rf_warm" | bc)x"
+echo "load after: $(uptime)"
 if ! cmp -s "$out/staticfx.json" "$out/staticfx-warm.json"; then
     echo "FAIL: the warm cache reported other findings than a run without it" >&2
     exit 1

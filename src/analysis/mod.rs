@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub mod incremental;
+pub mod warm;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::root::{instantiate_per_class, is_traceable_module_class, trace_root};
@@ -168,6 +169,7 @@ fn run(
         g.entry = Some(entry.clone());
         g.name = format!("{class}.forward");
         g.file = file;
+        own_unplaced_error(&mut g, file);
         return Ok(vec![g]);
     }
     let file_ref = interp.project.file(file);
@@ -212,7 +214,20 @@ pub(crate) fn trace_class(
     g.class = site.name.clone();
     g.file = file;
     g.class_span = site.span;
+    own_unplaced_error(&mut g, file);
     Some(g)
+}
+
+/// A trace that could not start (the module was not constructed) reports its error at the
+/// start of no file in particular (file 0, an empty span): it is the analysed file's. File 0
+/// used to be the analysed file by accident of load order, which an interpreter that
+/// analysed other files first (`warm`) does not share.
+fn own_unplaced_error(g: &mut GraphResult, file: FileId) {
+    if let Some(e) = &mut g.error {
+        if e.file == 0 && e.span == crate::syntax::Span::default() {
+            e.file = file;
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

@@ -2,6 +2,7 @@
 //! results (text, ruff's JSON schema, SARIF, and the CI formats in `cli::output`), so editors
 //! and CI tools that read ruff read us.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::diagnostics::{Rule, Severity};
+use crate::ide::check::Shared;
 use crate::ide::check_cache::{self, CheckCache};
 use crate::ide::{self, Settings};
 use crate::semantic::project::ParseCache;
@@ -116,17 +118,21 @@ pub fn check_file(
     settings: &Settings,
     cache: Option<ParseCache>,
 ) -> Result<Vec<Message>, String> {
-    check_file_cached(path, settings, cache, None)
+    let shared = Shared {
+        parse_cache: cache.unwrap_or_default(),
+        reuse_modules: false,
+    };
+    check_file_cached(path, settings, &shared, None)
 }
 
 /// `check_file` through the result cache when one is given.
 pub fn check_file_cached(
     path: &Path,
     settings: &Settings,
-    cache: Option<ParseCache>,
+    shared: &Shared,
     results: Option<&CheckCache>,
 ) -> Result<Vec<Message>, String> {
-    ide::check::check_file_cached(path, settings, cache, results, |text, found| {
+    ide::check::check_file_cached(path, settings, shared, results, |text, found| {
         messages(path, text, found)
     })
 }
@@ -172,18 +178,63 @@ fn messages(path: &Path, text: &str, found: Vec<ide::Diagnostic>) -> Vec<Message
         .collect()
 }
 
-/// Checks one file on its own large-stack thread, turning a panic into an error for that
-/// file instead of taking the whole run down.
+/// Checks one file (on a thread of `pool()`), turning a panic into an error for that file
+/// instead of taking the whole run down.
 fn guarded(
     path: &Path,
     settings: &Settings,
-    cache: &ParseCache,
+    shared: &Shared,
     results: Option<&CheckCache>,
 ) -> Result<Vec<Message>, String> {
-    ide::on_large_stack("staticfx-check", || {
-        check_file_cached(path, settings, Some(cache.clone()), results)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        check_file_cached(path, settings, shared, results)
+    }))
+    .unwrap_or_else(|_| {
+        ide::check::forget_kept_modules();
+        Err("internal error while analysing this file (a bug in staticfx)".into())
     })
-    .unwrap_or_else(|_| Err("internal error while analysing this file (a bug in staticfx)".into()))
+}
+
+/// Whether `check` draws a progress bar: for someone watching a terminal, in the formats
+/// people read; never into a pipe or a file, nor between machine-readable findings.
+pub fn shows_progress(format: OutputFormat, stderr_is_terminal: bool) -> bool {
+    stderr_is_terminal && matches!(format, OutputFormat::Text | OutputFormat::Concise)
+}
+
+/// The bar on stderr while `files` files are checked, when `shows_progress`; it is drawn at
+/// once and cleared at the end, so the findings and the summary follow as without it.
+fn progress_bar(
+    format: OutputFormat,
+    files: usize,
+    stderr_is_terminal: bool,
+) -> Option<indicatif::ProgressBar> {
+    if !shows_progress(format, stderr_is_terminal) {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(files as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    let style =
+        indicatif::ProgressStyle::with_template("Checking {bar:30} {pos}/{len} files ({elapsed})")
+            .expect("a valid template");
+    bar.set_style(style);
+    bar.tick();
+    Some(bar)
+}
+
+/// The threads files are checked on: analysis stacks, and long-lived, so each keeps the
+/// modules it evaluated for its next files. Never dropped: tearing those down at the end
+/// would only cost time.
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .stack_size(ide::stack::STACK_SIZE)
+            .thread_name(|i| format!("staticfx-check-{i}"))
+            .build()
+            .expect("start the check threads")
+    })
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -207,8 +258,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Each file runs on its own big-stack thread; rayon only bounds how many run at once.
-    let cache = ParseCache::default();
+    let shared = Shared::batch();
     let stored = (!args.no_cache).then(|| {
         CheckCache::new(
             args.cache_dir
@@ -216,10 +266,26 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 .unwrap_or_else(|| check_cache::default_dir(&settings)),
         )
     });
-    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = files
-        .par_iter()
-        .map(|p| (p.clone(), guarded(p, &settings, &cache, stored.as_ref())))
-        .collect();
+    let bar = progress_bar(
+        args.output_format,
+        files.len(),
+        std::io::stderr().is_terminal(),
+    );
+    let results: Vec<(PathBuf, Result<Vec<Message>, String>)> = pool().install(|| {
+        files
+            .par_iter()
+            .map(|p| {
+                let r = guarded(p, &settings, &shared, stored.as_ref());
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                (p.clone(), r)
+            })
+            .collect()
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     super::report_environment();
     let mut messages = Vec::new();
     let mut errors = 0;

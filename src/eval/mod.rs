@@ -122,6 +122,8 @@ pub struct Interp {
     /// `functools.wraps(f)` applied to a wrapper, by the wrapper's identity: `inspect.signature`
     /// (and so torch.fx's placeholders) follows `__wrapped__` to `f`.
     pub(crate) wrapped: HashMap<(FileId, Span), Rc<value::Function>>,
+    /// Set when the interpreter serves one analysis after another (`analysis::warm`).
+    reuse: Option<module::Reuse>,
 }
 
 impl Drop for Interp {
@@ -153,6 +155,24 @@ impl Interp {
             dict_factories: HashMap::new(),
             allowed_in_graph: HashSet::new(),
             wrapped: HashMap::new(),
+            reuse: None,
+        }
+    }
+
+    /// Keeps evaluated modules for later analyses in this interpreter: each analysis then
+    /// starts with [`Interp::start_next_analysis`], and a module an earlier one evaluated is
+    /// handed out as it is, its evaluation's steps charged to the budget the first time the
+    /// analysis reaches it, as if it had evaluated it itself.
+    pub fn enable_module_reuse(&mut self) {
+        self.reuse.get_or_insert_with(Default::default);
+    }
+
+    /// Readies a reusing interpreter for the next file's analysis: a fresh budget, and no
+    /// module counted as reached yet.
+    pub fn start_next_analysis(&mut self, deadline: Option<std::time::Instant>) {
+        self.reset_for_analysis(deadline);
+        if let Some(r) = &mut self.reuse {
+            r.reached.clear();
         }
     }
 
@@ -189,6 +209,25 @@ impl Interp {
     /// The namespace of a module already evaluated.
     pub fn loaded_module(&self, file: FileId) -> Option<Rc<ModuleNs>> {
         self.modules.get(&file).cloned()
+    }
+
+    /// Whether this analysis has evaluated (or reached a reused evaluation of) `file`:
+    /// what deferring an import decides on, so a reused module is deferred where a fresh
+    /// analysis would have deferred it.
+    /// The modules this analysis evaluated or reached (all evaluated ones without reuse).
+    pub fn modules_reached(&self) -> Vec<FileId> {
+        match &self.reuse {
+            Some(r) => r.reached.iter().copied().collect(),
+            None => self.modules.keys().copied().collect(),
+        }
+    }
+
+    pub(crate) fn module_reached(&self, file: FileId) -> bool {
+        self.modules.contains_key(&file)
+            && self
+                .reuse
+                .as_ref()
+                .is_none_or(|r| r.reached.contains(&file))
     }
 
     pub fn tracing(&self) -> bool {

@@ -83,11 +83,88 @@ pub const DYNAMO_THIRDPARTY_SKIPLIST: &[&str] = &[
     "xarray",
 ];
 
+/// What a reusing interpreter knows about the modules it evaluated (see
+/// `Interp::enable_module_reuse`).
+#[derive(Default)]
+pub(crate) struct Reuse {
+    costs: std::collections::HashMap<FileId, LoadCost>,
+    /// The modules the current analysis has reached.
+    pub(crate) reached: std::collections::HashSet<FileId>,
+    /// The evaluations under way, innermost last.
+    loading: Vec<Loading>,
+}
+
+/// One module's evaluation: the steps its own statements took, and the modules it
+/// evaluated along the way (a fresh analysis reaching it evaluates those too).
+struct LoadCost {
+    own_steps: u64,
+    nested: Vec<FileId>,
+}
+
+struct Loading {
+    file: FileId,
+    started_at: u64,
+    nested_steps: u64,
+    nested: Vec<FileId>,
+}
+
 impl Interp {
     pub fn load_module(&mut self, file_id: FileId) -> EResult<Rc<ModuleNs>> {
         if let Some(ns) = self.modules.get(&file_id) {
-            return Ok(ns.clone());
+            let ns = ns.clone();
+            if let Some(parent) = self.reuse.as_mut().and_then(|r| r.loading.last_mut()) {
+                parent.nested.push(file_id);
+            }
+            self.reach_reused(file_id);
+            return Ok(ns);
         }
+        if let Some(r) = &mut self.reuse {
+            r.reached.insert(file_id);
+            r.loading.push(Loading {
+                file: file_id,
+                started_at: self.steps,
+                nested_steps: 0,
+                nested: vec![],
+            });
+        }
+        let result = self.evaluate_module(file_id);
+        if let Some(r) = &mut self.reuse {
+            if let Some(done) = r.loading.pop() {
+                debug_assert_eq!(done.file, file_id);
+                let inclusive = self.steps.saturating_sub(done.started_at);
+                r.costs.insert(
+                    file_id,
+                    LoadCost {
+                        own_steps: inclusive.saturating_sub(done.nested_steps),
+                        nested: done.nested,
+                    },
+                );
+                if let Some(parent) = r.loading.last_mut() {
+                    parent.nested_steps += inclusive;
+                    parent.nested.push(file_id);
+                }
+            }
+        }
+        result
+    }
+
+    /// The first time an analysis reaches a module an earlier analysis evaluated: the
+    /// steps that evaluation took, and the modules it evaluated, count as this analysis's.
+    fn reach_reused(&mut self, file_id: FileId) {
+        let Some(r) = &mut self.reuse else { return };
+        let mut todo = vec![file_id];
+        while let Some(id) = todo.pop() {
+            if !r.reached.insert(id) {
+                continue;
+            }
+            if let Some(cost) = r.costs.get(&id) {
+                self.steps += cost.own_steps;
+                todo.extend(cost.nested.iter().copied());
+            }
+        }
+    }
+
+    fn evaluate_module(&mut self, file_id: FileId) -> EResult<Rc<ModuleNs>> {
         let file = self.project.file(file_id);
         let ns = Rc::new(ModuleNs {
             name: file.module.clone(),
@@ -160,7 +237,7 @@ impl Interp {
             return false;
         }
         match self.project.is_loaded(dotted) {
-            Some(id) => !self.modules.contains_key(&id),
+            Some(id) => !self.module_reached(id),
             None => self.project.module_exists(dotted),
         }
     }
@@ -203,7 +280,7 @@ impl Interp {
             // cost deferral exists to avoid.
             if let Some(id) = self.project.resolve_module(&module) {
                 let file = self.project.file(id);
-                if !self.modules.contains_key(&id)
+                if !self.module_reached(id)
                     && !may_bind_at_top_level(file.tree.root_node(), &file.text, name)
                 {
                     continue;

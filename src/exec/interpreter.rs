@@ -48,8 +48,10 @@ pub struct Program<'a> {
     /// For each position in the order, the nodes whose last use it is.
     frees: Vec<Vec<NodeId>>,
     folded: fused::FoldCache,
-    /// Print time per op kind to stderr after each run (`STATICFX_EXEC_PROFILE=1`).
+    /// Print time per op kind to stderr after each run (`STATICFX_EXEC_PROFILE=1`), and
+    /// every node's time and output with `STATICFX_EXEC_PROFILE=nodes`.
     profile: bool,
+    profile_nodes: bool,
     /// Print each node's value to stderr (`STATICFX_EXEC_TRACE=1`).
     trace: bool,
 }
@@ -105,6 +107,7 @@ impl<'a> Program<'a> {
             frees,
             folded: Default::default(),
             profile: std::env::var_os("STATICFX_EXEC_PROFILE").is_some(),
+            profile_nodes: std::env::var_os("STATICFX_EXEC_PROFILE").is_some_and(|v| v == "nodes"),
             trace: std::env::var_os("STATICFX_EXEC_TRACE").is_some(),
         })
     }
@@ -202,7 +205,16 @@ impl<'a> Program<'a> {
                     op => OpKey::of(op, &n.target)
                         .map_or_else(|| n.target.clone(), |k| k.key().into()),
                 };
-                profile.push((kind, t0.elapsed()));
+                let elapsed = t0.elapsed();
+                if self.profile_nodes {
+                    eprintln!(
+                        "{:>9.3} ms {} {kind} -> {}",
+                        elapsed.as_secs_f64() * 1e3,
+                        n.name,
+                        value.describe()
+                    );
+                }
+                profile.push((kind, elapsed));
             }
             if self.trace {
                 eprintln!("{} = {}", n.name, value.describe());

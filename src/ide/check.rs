@@ -1,7 +1,9 @@
 //! Checking one file from disk, as `staticfx check` does: the file is evaluated when it can
 //! define a module, else only parsed, and reported through the one diagnostics policy;
-//! optionally through the result cache (`check_cache`).
+//! optionally through the result cache (`check_cache`). In a batch run each thread keeps
+//! the modules it evaluated for the next files (`analysis::warm`).
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,9 +12,40 @@ use serde::Serialize;
 
 use super::check_cache::CheckCache;
 use super::{diagnostics, may_define_module, Diagnostic, Settings};
+use crate::analysis::warm::Warm;
 use crate::analysis::{self, GraphOptions};
 use crate::semantic::project::{read_lossy, ParseCache};
 use crate::semantic::Project;
+
+/// What the files of one run share.
+#[derive(Clone, Debug, Default)]
+pub struct Shared {
+    pub parse_cache: ParseCache,
+    /// Whether each thread keeps the modules it evaluated for its next files; without, every
+    /// file is analysed in a fresh interpreter.
+    pub reuse_modules: bool,
+}
+
+impl Shared {
+    /// Parsed files and evaluated modules shared, as `staticfx check` runs.
+    pub fn batch() -> Shared {
+        Shared {
+            parse_cache: ParseCache::default(),
+            reuse_modules: true,
+        }
+    }
+}
+
+thread_local! {
+    /// The modules this thread evaluated for earlier files of the run.
+    static WARM: RefCell<Option<Warm>> = const { RefCell::new(None) };
+}
+
+/// Drops the modules this thread kept for later files (an analysis that panicked may have
+/// left its own half-evaluated ones).
+pub fn forget_kept_modules() {
+    WARM.with(|w| w.borrow_mut().take());
+}
 
 /// The file's text (as read, invalid UTF-8 replaced) and its diagnostics.
 pub fn check_file(
@@ -20,7 +53,11 @@ pub fn check_file(
     settings: &Settings,
     cache: Option<ParseCache>,
 ) -> Result<(String, Vec<Diagnostic>), String> {
-    let (text, found, _) = analyse(path, settings, cache)?;
+    let shared = Shared {
+        parse_cache: cache.unwrap_or_default(),
+        reuse_modules: false,
+    };
+    let (text, found, _) = analyse(path, settings, &shared)?;
     Ok((text, found))
 }
 
@@ -30,12 +67,12 @@ pub fn check_file(
 pub fn check_file_cached<T: Serialize + DeserializeOwned>(
     path: &Path,
     settings: &Settings,
-    cache: Option<ParseCache>,
+    shared: &Shared,
     results: Option<&CheckCache>,
     report: impl FnOnce(&str, Vec<Diagnostic>) -> T,
 ) -> Result<T, String> {
     let Some(results) = results else {
-        let (text, found) = check_file(path, settings, cache)?;
+        let (text, found, _) = analyse(path, settings, shared)?;
         return Ok(report(&text, found));
     };
     let text = read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
@@ -43,7 +80,7 @@ pub fn check_file_cached<T: Serialize + DeserializeOwned>(
     if let Some(hit) = results.get(&key) {
         return Ok(hit);
     }
-    let (analysed, found, read) = analyse(path, settings, cache)?;
+    let (analysed, found, read) = analyse(path, settings, shared)?;
     let value = report(&analysed, found);
     // Edited between the two reads: the entry would not describe its key's text.
     if analysed == text {
@@ -61,11 +98,7 @@ pub fn check_file_cached<T: Serialize + DeserializeOwned>(
 /// The text, the diagnostics, and the path and text of every file the analysis read.
 type Analysed = (String, Vec<Diagnostic>, Vec<(PathBuf, Arc<str>)>);
 
-fn analyse(
-    path: &Path,
-    settings: &Settings,
-    cache: Option<ParseCache>,
-) -> Result<Analysed, String> {
+fn analyse(path: &Path, settings: &Settings, shared: &Shared) -> Result<Analysed, String> {
     let text = read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
     let root = settings
         .root
@@ -73,24 +106,33 @@ fn analyse(
         .unwrap_or_else(|| Project::default_root(path));
     let opts = GraphOptions {
         root: settings.root.clone(),
-        parse_cache: cache,
+        parse_cache: Some(shared.parse_cache.clone()),
         class_inputs: settings.example_inputs.clone(),
         environment: Some(settings.environment(&root)),
         torch_target: settings.torch_target_for(&root),
         ..Default::default()
     };
-    let a = if may_define_module(&text) {
-        analysis::analyze_file(path, &opts)
+    let (a, read) = if !may_define_module(&text) {
+        let project = Project::new(root).with_parse_cache(shared.parse_cache.clone());
+        let a = analysis::parse_only(project, path).map_err(|e| e.to_string())?;
+        (a, None)
+    } else if shared.reuse_modules {
+        let (a, read) = WARM
+            .with(|slot| analysis::warm::analyze_file(&mut slot.borrow_mut(), path, &opts))
+            .map_err(|e| e.to_string())?;
+        (a, Some(read))
     } else {
-        let root = opts.root.unwrap_or_else(|| Project::default_root(path));
-        let project = Project::new(root).with_parse_cache(opts.parse_cache.unwrap_or_default());
-        analysis::parse_only(project, path)
-    }
-    .map_err(|e| e.to_string())?;
+        (
+            analysis::analyze_file(path, &opts).map_err(|e| e.to_string())?,
+            None,
+        )
+    };
     let found = diagnostics(&a, &text, &settings.filter());
-    let read = a
-        .project
-        .files()
+    let read = match read {
+        Some(ids) => ids.into_iter().map(|id| a.project.file(id)).collect(),
+        None => a.project.files(),
+    };
+    let read = read
         .iter()
         .map(|f| (f.path.clone(), f.text.clone()))
         .collect();

@@ -230,10 +230,25 @@ impl Project {
     pub fn load_path(&self, path: &Path) -> std::io::Result<FileId> {
         let path = normalize(path);
         let module = self.module_name(&path);
-        self.load_as(path, module, false)
+        self.load_as(path, module, false, true)
     }
 
-    fn load_as(&self, path: PathBuf, module: String, library: bool) -> std::io::Result<FileId> {
+    /// Loads the file a batch run analyses, without keeping its parse in the shared cache:
+    /// each is analysed once, and the cache would hold the parse of every file of the run
+    /// (an import of it still finds it in this project).
+    pub fn load_entry(&self, path: &Path) -> std::io::Result<FileId> {
+        let path = normalize(path);
+        let module = self.module_name(&path);
+        self.load_as(path, module, false, false)
+    }
+
+    fn load_as(
+        &self,
+        path: PathBuf,
+        module: String,
+        library: bool,
+        keep_parse: bool,
+    ) -> std::io::Result<FileId> {
         if let Some(Some(id)) = self.by_module.read().unwrap().get(&module) {
             if self.files.read().unwrap()[*id].path == path {
                 return Ok(*id);
@@ -274,11 +289,13 @@ impl Project {
                                 Arc::from(read_lossy(&key.0)?),
                                 None,
                             ));
-                            let entry = CachedFile {
-                                file: f.clone(),
-                                stamp,
-                            };
-                            cache.lock().unwrap().insert(key, entry);
+                            if keep_parse {
+                                let entry = CachedFile {
+                                    file: f.clone(),
+                                    stamp,
+                                };
+                                cache.lock().unwrap().insert(key, entry);
+                            }
                             f
                         }
                     }
@@ -334,7 +351,7 @@ impl Project {
             Some(c) => self.load_path(&c).ok(),
             None => match self.library_module(module) {
                 Some(LibraryModule::Source(path)) => self
-                    .load_as(normalize(&path), module.to_string(), true)
+                    .load_as(normalize(&path), module.to_string(), true, true)
                     .ok(),
                 Some(LibraryModule::Namespace(dirs)) => Some(self.load_namespace(module, &dirs)),
                 _ => None,

@@ -121,6 +121,17 @@ impl TestClient {
         resp["result"].clone()
     }
 
+    /// The next message the server sends, whatever it is.
+    pub async fn next_message(&mut self) -> Value {
+        if let Some(m) = self.backlog.pop_front() {
+            return m;
+        }
+        tokio::time::timeout(TIMEOUT, self.rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no message in time"))
+            .expect("server alive")
+    }
+
     /// Next notification with `method` satisfying `pred` (earlier ones are consumed).
     pub async fn wait_for(&mut self, method: &str, mut pred: impl FnMut(&Value) -> bool) -> Value {
         while let Some(m) = self.backlog.pop_front() {

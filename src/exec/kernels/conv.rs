@@ -9,6 +9,12 @@
 //! thread between calls: allocating megabytes per convolution costs page
 //! faults on every forward.
 //!
+//! With batch 1 there is one product per group, and on more than one thread
+//! it is split into parts that each do their own im2col, GEMM and epilogue on
+//! one thread (`split_product`): one fork and join per convolution instead of
+//! one for the copy, several inside the GEMM and one for the epilogue, which
+//! on a shared machine cost more in wake-ups than they saved.
+//!
 //! Two shapes skip that route: 1×1 stride-1 unpadded convolutions use the
 //! input planes as the column matrix directly, and depthwise convolutions
 //! (one input channel per group) run a direct sliding-window loop, because
@@ -19,7 +25,7 @@
 
 use std::cell::Cell;
 
-use ndarray::{ArrayView2, ArrayViewMut2};
+use ndarray::{ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 
 use super::elementwise::{unary_slice, Unary};
@@ -376,27 +382,7 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32], parallel: bool) {
     let l = g.oh * g.ow;
     let rows_per_channel = g.kh * g.kw * l;
     let fill_channel = |(c, chunk): (usize, &mut [f32])| {
-        let plane = &planes[c * g.h * g.w..(c + 1) * g.h * g.w];
-        for ki in 0..g.kh {
-            for kj in 0..g.kw {
-                let row = &mut chunk[(ki * g.kw + kj) * l..(ki * g.kw + kj + 1) * l];
-                let col_off = (kj * g.dilation[1]) as isize - g.pad[1] as isize;
-                let (lo, hi) = valid_range(g.ow, g.stride[1], col_off, g.w);
-                for (oy, drow) in row.chunks_exact_mut(g.ow).enumerate() {
-                    let ih = (oy * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
-                    if ih < 0 || ih >= g.h as isize || lo == hi {
-                        drow.fill(0.0);
-                        continue;
-                    }
-                    let srow = &plane[ih as usize * g.w..(ih as usize + 1) * g.w];
-                    drow[..lo].fill(0.0);
-                    drow[hi..].fill(0.0);
-                    let start = ((lo * g.stride[1]) as isize + col_off) as usize;
-                    let run = &srow[start..start + (hi - lo - 1) * g.stride[1] + 1];
-                    strided_copy(&mut drow[lo..hi], run, g.stride[1]);
-                }
-            }
-        }
+        im2col_channel(g, &planes[c * g.h * g.w..(c + 1) * g.h * g.w], chunk, 0, l);
     };
     if parallel && cols.len() >= 1 << 16 && g.cg() > 1 {
         cols.par_chunks_mut(rows_per_channel)
@@ -406,6 +392,41 @@ fn im2col(g: &Geom, planes: &[f32], cols: &mut [f32], parallel: bool) {
         cols.chunks_mut(rows_per_channel)
             .enumerate()
             .for_each(fill_channel);
+    }
+}
+
+/// The `KH·KW` rows of one input channel's `plane`, restricted to the output
+/// positions `first..first + width` (row-major over `OH × OW`): `rows` holds
+/// `KH·KW` rows of `width`.
+fn im2col_channel(g: &Geom, plane: &[f32], rows: &mut [f32], first: usize, width: usize) {
+    for ki in 0..g.kh {
+        for kj in 0..g.kw {
+            let tap = ki * g.kw + kj;
+            let row = &mut rows[tap * width..(tap + 1) * width];
+            let col_off = (kj * g.dilation[1]) as isize - g.pad[1] as isize;
+            let (lo, hi) = valid_range(g.ow, g.stride[1], col_off, g.w);
+            let mut done = 0;
+            while done < width {
+                let (oy, ox0) = ((first + done) / g.ow, (first + done) % g.ow);
+                let ox1 = (ox0 + width - done).min(g.ow);
+                let seg = &mut row[done..done + ox1 - ox0];
+                done += ox1 - ox0;
+                let ih = (oy * g.stride[0] + ki * g.dilation[0]) as isize - g.pad[0] as isize;
+                if ih < 0 || ih >= g.h as isize {
+                    seg.fill(0.0);
+                    continue;
+                }
+                let (a, b) = (lo.clamp(ox0, ox1), hi.clamp(ox0, ox1));
+                seg[..a - ox0].fill(0.0);
+                seg[b - ox0..].fill(0.0);
+                if a < b {
+                    let srow = &plane[ih as usize * g.w..(ih as usize + 1) * g.w];
+                    let start = ((a * g.stride[1]) as isize + col_off) as usize;
+                    let run = &srow[start..start + (b - a - 1) * g.stride[1] + 1];
+                    strided_copy(&mut seg[a - ox0..b - ox0], run, g.stride[1]);
+                }
+            }
+        }
     }
 }
 
@@ -481,12 +502,112 @@ fn im2col_conv(
         epilogue(out_block, l, grp * og, bias, act, inner_parallel);
         Ok(())
     };
+    let threads = rayon::current_num_threads();
     if across_tasks {
         out.par_chunks_mut(og * l).enumerate().try_for_each(task)?;
+    } else if threads > 1 && og * kk * l >= 1 << 20 {
+        for (t, out_block) in out.chunks_mut(og * l).enumerate() {
+            split_product(op, g, t, x, w, bias, act, out_block, threads)?;
+        }
     } else {
         out.chunks_mut(og * l).enumerate().try_for_each(task)?;
     }
     Ok(out)
+}
+
+/// Output positions per tile below which a product is split by output
+/// channels instead.
+const MIN_TILE_COLS: usize = 128;
+
+/// One (image, group) product spread over `threads`, every part an
+/// im2col + GEMM + epilogue on one thread, so that a convolution is one
+/// fork and join rather than one each for the copy, the GEMM and the
+/// epilogue, and each part's columns are still in its cache for its GEMM.
+///
+/// Wide outputs (early layers) split their output positions into tiles, each
+/// with its own column block; narrow ones (late layers, where the weights are
+/// the larger operand) share one column matrix and split the output channels.
+/// Twice as many parts as threads let a thread that is preempted on a shared
+/// machine hand work to the other.
+#[allow(clippy::too_many_arguments)]
+fn split_product(
+    op: &'static str,
+    g: &Geom,
+    t: usize,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    act: Unary,
+    out_block: &mut [f32],
+    threads: usize,
+) -> Result<()> {
+    let (cg, og, l) = (g.cg(), g.og(), g.oh * g.ow);
+    let taps = g.kh * g.kw;
+    let kk = cg * taps;
+    let (img, grp) = (t / g.groups, t % g.groups);
+    let plane = g.h * g.w;
+    let planes = &x[(img * g.c_in + grp * cg) * plane..(img * g.c_in + (grp + 1) * cg) * plane];
+    let internal = |_| KernelError::invalid(op, &[g.n, g.c_in, g.h, g.w], "internal layout error");
+    let wg = ArrayView2::from_shape((og, kk), &w[grp * og * kk..(grp + 1) * og * kk])
+        .map_err(internal)?;
+    let parts = 2 * threads;
+    let pointwise = g.kh == 1 && g.kw == 1 && g.stride == [1, 1] && g.pad == [0, 0];
+    if l >= parts * MIN_TILE_COLS {
+        let width = l.div_ceil(parts);
+        let mut c = ArrayViewMut2::from_shape((og, l), out_block).map_err(internal)?;
+        let tiles: Vec<_> = c.axis_chunks_iter_mut(Axis(1), width).enumerate().collect();
+        return tiles.into_par_iter().try_for_each(|(i, mut tile)| {
+            let (first, n) = (i * width, tile.dim().1);
+            if pointwise {
+                let cols = ArrayView2::from_shape((kk, l), planes).map_err(internal)?;
+                let cols = cols.slice(ndarray::s![.., first..first + n]);
+                gemm_into_with(1.0, wg, cols, 0.0, tile.view_mut(), false);
+            } else {
+                with_scratch(kk * n, |buf| -> Result<()> {
+                    for (c, rows) in buf.chunks_exact_mut(taps * n).enumerate() {
+                        im2col_channel(g, &planes[c * plane..(c + 1) * plane], rows, first, n);
+                    }
+                    let cols = ArrayView2::from_shape((kk, n), &*buf).map_err(internal)?;
+                    gemm_into_with(1.0, wg, cols, 0.0, tile.view_mut(), false);
+                    Ok(())
+                })?;
+            }
+            for (o, mut row) in tile.rows_mut().into_iter().enumerate() {
+                if let Some(row) = row.as_slice_mut() {
+                    epilogue(row, n, grp * og + o, bias, act, false);
+                }
+            }
+            Ok(())
+        });
+    }
+    let slab = og.div_ceil(parts).max(1);
+    let by_channels = |cols: ArrayView2<'_, f32>, out_block: &mut [f32]| -> Result<()> {
+        out_block
+            .par_chunks_mut(slab * l)
+            .enumerate()
+            .try_for_each(|(i, block)| {
+                let rows = block.len() / l;
+                let a = wg.slice(ndarray::s![i * slab..i * slab + rows, ..]);
+                let c = ArrayViewMut2::from_shape((rows, l), &mut *block).map_err(internal)?;
+                gemm_into_with(1.0, a, cols, 0.0, c, false);
+                epilogue(block, l, grp * og + i * slab, bias, act, false);
+                Ok(())
+            })
+    };
+    if pointwise {
+        by_channels(
+            ArrayView2::from_shape((kk, l), planes).map_err(internal)?,
+            out_block,
+        )
+    } else {
+        with_scratch(kk * l, |buf| {
+            im2col(g, planes, buf, true);
+            by_channels(
+                ArrayView2::from_shape((kk, l), &*buf).map_err(internal)?,
+                out_block,
+            )
+        })
+    }
 }
 
 /// Direct convolution for one input channel per group, `O/g` outputs each.
@@ -1084,6 +1205,64 @@ mod tests {
         let want = naive_conv2d(&x, &w, Some(&b), [1, 1], [1, 1], [1, 1], 1).mapv(|v| v.max(0.0));
         let got = conv2d_act(&x, &w, Some(&b), &p, Unary::Relu).unwrap();
         assert_close_f32("conv2d_act relu", &got, &want, 5e-5);
+    }
+
+    #[test]
+    fn products_split_over_threads_match_naive_loops() {
+        // Large enough (≥ 2^20 multiply-adds per product) for `split_product`, on a pool of
+        // two threads: wide outputs split into tiles of output positions (tiles end
+        // mid-row), narrow ones by output channels; 3×3 with stride, padding, dilation and
+        // non-square inputs, and 1×1 without im2col. Batched and grouped inputs, which
+        // spread whole products over the threads instead, are checked alongside, and every
+        // case also on one thread.
+        // (input shape, output channels, kernel, stride, padding, dilation, groups)
+        type Config = (
+            [usize; 4],
+            usize,
+            [usize; 2],
+            [usize; 2],
+            [usize; 2],
+            [usize; 2],
+            usize,
+        );
+        let configs: [Config; 7] = [
+            ([1, 16, 27, 25], 24, [3, 3], [1, 1], [1, 1], [1, 1], 1),
+            ([2, 16, 29, 23], 24, [3, 3], [1, 1], [1, 1], [1, 1], 1),
+            ([1, 16, 31, 27], 40, [3, 5], [2, 1], [2, 1], [1, 2], 1),
+            ([1, 16, 15, 13], 48, [3, 3], [1, 1], [1, 0], [1, 1], 1),
+            ([1, 32, 9, 11], 96, [3, 3], [1, 1], [2, 2], [2, 2], 1),
+            ([1, 64, 24, 30], 48, [1, 1], [1, 1], [0, 0], [1, 1], 1),
+            ([1, 128, 13, 11], 72, [1, 1], [1, 1], [0, 0], [1, 1], 2),
+        ];
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        for (xs, o, k, s, pd, d, groups) in configs {
+            let x = arange(&xs).mapv(|v| (v * 0.377).sin());
+            let w = arange(&[o, xs[1] / groups, k[0], k[1]]).mapv(|v| (v * 0.191).cos() * 0.2);
+            let b = arange(&[o]).mapv(|v| v * 0.05 - 1.0);
+            let p = Conv2dParams {
+                stride: s,
+                padding: ConvPadding::Explicit(pd),
+                dilation: d,
+                groups,
+            };
+            let want = naive_conv2d(&x, &w, Some(&b), s, pd, d, groups).mapv(|v| v.max(0.0));
+            let name = format!("{xs:?} -> {o} {k:?} s{s:?} p{pd:?} d{d:?} g{groups}");
+            let split = two
+                .install(|| conv2d_act(&x, &w, Some(&b), &p, Unary::Relu))
+                .unwrap();
+            assert_close_f32(&name, &split, &want, 5e-5);
+            let serial = one
+                .install(|| conv2d_act(&x, &w, Some(&b), &p, Unary::Relu))
+                .unwrap();
+            assert_close_f32(&format!("serial {name}"), &serial, &want, 5e-5);
+        }
     }
 
     #[test]

@@ -530,6 +530,71 @@ fn softplus64(v: f64) -> f64 {
     }
 }
 
+/// GELU (erf form) over a slice. Most activations have |x| ≤ √2, where Φ is the
+/// polynomial part of erf alone; blocks of 8 values are evaluated lane by lane (8
+/// independent Clenshaw chains the compiler vectorises) instead of one latency-bound
+/// chain per element, giving the same f64 result as [`gelu_erf`]. Lanes outside that
+/// range are then redone by the scalar path, which keeps the tail's relative accuracy.
+fn gelu_erf_slice(s: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has just been checked to support AVX2 and FMA.
+        unsafe { gelu_erf_slice_avx2(s) };
+        return;
+    }
+    gelu_erf_slice_body(s);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn gelu_erf_slice_avx2(s: &mut [f32]) {
+    gelu_erf_slice_body(s);
+}
+
+#[inline(always)]
+fn gelu_erf_slice_body(s: &mut [f32]) {
+    const LANES: usize = 8;
+    let mut blocks = s.chunks_exact_mut(LANES);
+    for block in &mut blocks {
+        // Lanes outside the polynomial's range (NaN fails the comparison too) are
+        // overwritten by the scalar path afterwards.
+        let mut central = [false; LANES];
+        for (c, &x) in central.iter_mut().zip(block.iter()) {
+            *c = x.abs() <= std::f32::consts::SQRT_2;
+        }
+        let input: [f32; LANES] = std::array::from_fn(|i| block[i]);
+        let mut z = [0f64; LANES];
+        let mut t = [0f64; LANES];
+        for i in 0..LANES {
+            z[i] = block[i] as f64 * std::f64::consts::FRAC_1_SQRT_2;
+            t[i] = 2.0 * z[i] * z[i] - 1.0;
+        }
+        // Clenshaw's recurrence of `erf_small`, one chain per lane.
+        let (mut b1, mut b2) = ([0f64; LANES], [0f64; LANES]);
+        for &ck in ERF_SMALL[1..].iter().rev() {
+            for i in 0..LANES {
+                let b0 = 2.0 * t[i] * b1[i] - b2[i] + ck;
+                b2[i] = b1[i];
+                b1[i] = b0;
+            }
+        }
+        for i in 0..LANES {
+            let erf = z[i] * (t[i] * b1[i] - b2[i] + ERF_SMALL[0]);
+            let v = block[i] as f64;
+            block[i] = (0.5 * v * (1.0 + erf)) as f32;
+        }
+        for i in 0..LANES {
+            if !central[i] {
+                block[i] = gelu_erf(input[i]);
+            }
+        }
+    }
+    blocks
+        .into_remainder()
+        .iter_mut()
+        .for_each(|v| *v = gelu_erf(*v));
+}
+
 fn gelu_erf(x: f32) -> f32 {
     let v = x as f64;
     // Φ(v) via erfc keeps full relative accuracy in the left tail, where
@@ -674,7 +739,7 @@ pub fn unary_inplace(op: Unary, x: &mut Tensor) {
         // Monomorphised loops for the activations that sit after every
         // matmul; the generic path re-dispatches per element.
         Unary::Relu => map_inplace(x, relu_scalar),
-        Unary::Gelu(GeluApproximate::None) => map_inplace(x, gelu_erf),
+        Unary::Gelu(GeluApproximate::None) => map_slices_inplace(x, gelu_erf_slice, gelu_erf),
         Unary::Gelu(GeluApproximate::Tanh) => map_inplace(x, gelu_tanh),
         Unary::Silu => map_inplace(x, |v| Unary::Silu.apply(v)),
         Unary::Neg => map_inplace(x, |v| -v),
@@ -699,7 +764,7 @@ pub(crate) fn unary_slice(op: Unary, s: &mut [f32]) {
         Unary::Identity => {}
         Unary::Relu => map(s, relu_scalar),
         Unary::Relu6 => map(s, |v| clamp_scalar(v, Some(0.0), Some(6.0))),
-        Unary::Gelu(GeluApproximate::None) => map(s, gelu_erf),
+        Unary::Gelu(GeluApproximate::None) => gelu_erf_slice(s),
         Unary::Gelu(GeluApproximate::Tanh) => map(s, gelu_tanh),
         Unary::Clamp { min, max } => map(s, move |v| clamp_scalar(v, min, max)),
         other => map(s, |v| other.apply(v)),
@@ -721,6 +786,22 @@ fn map_inplace(x: &mut Tensor, f: impl Fn(f32) -> f32 + Sync + Send) {
         }
     }
     x.mapv_inplace(f);
+}
+
+/// [`map_inplace`] for ops with a slice kernel: `f` runs on contiguous chunks, `scalar`
+/// on tensors that are not contiguous.
+fn map_slices_inplace(
+    x: &mut Tensor,
+    f: impl Fn(&mut [f32]) + Sync + Send,
+    scalar: impl Fn(f32) -> f32,
+) {
+    match x.as_slice_memory_order_mut() {
+        Some(data) if data.len() >= PARALLEL_MIN_ELEMENTS => {
+            data.par_chunks_mut(PARALLEL_MIN_ELEMENTS / 4).for_each(f)
+        }
+        Some(data) => f(data),
+        None => x.mapv_inplace(scalar),
+    }
 }
 
 macro_rules! unary_fns {
@@ -986,6 +1067,31 @@ mod tests {
         assert!((erf_f64(-3.0) + 0.999_977_909_503_001).abs() < 1e-14);
         assert!((erfc_f64(5.0) - 1.537_459_794_428_035e-12).abs() < 1e-24);
         assert_eq!(erf_f64(0.0), 0.0);
+    }
+
+    #[test]
+    fn gelu_slice_kernel_agrees_with_the_scalar_one() {
+        // Blocks of central values, blocks mixing in a tail value or NaN, and a remainder
+        // that is not a whole block.
+        let mut xs: Vec<f32> = (0..203).map(|i| (i as f32 - 101.0) * 0.013).collect();
+        xs[17] = -9.5;
+        xs[40] = 6.0;
+        xs[64] = f32::NAN;
+        xs[202] = -3.0;
+        let mut fast = xs.clone();
+        gelu_erf_slice(&mut fast);
+        for (i, (&x, &y)) in xs.iter().zip(&fast).enumerate() {
+            let want = gelu_erf(x);
+            if want.is_nan() {
+                assert!(y.is_nan(), "element {i}");
+            } else {
+                let tol = 1e-6 * want.abs().max(f32::MIN_POSITIVE);
+                assert!(
+                    (y - want).abs() <= tol,
+                    "element {i}: gelu({x}) = {y}, scalar {want}"
+                );
+            }
+        }
     }
 
     #[test]

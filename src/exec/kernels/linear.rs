@@ -225,8 +225,9 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let run = |(c_chunk, &(oa, ob)): (&mut [f32], &(usize, usize))| -> Result<()> {
         let a2 = ArrayView2::from_shape((m, k), &a_data[oa..oa + m * k]).map_err(internal)?;
         let b2 = ArrayView2::from_shape((k, p), &b_data[ob..ob + k * p]).map_err(internal)?;
-        let mut c = ArrayViewMut2::from_shape((m, p), c_chunk).map_err(internal)?;
-        ndarray::linalg::general_mat_mul(1.0, &a2, &b2, 0.0, &mut c);
+        let c = ArrayViewMut2::from_shape((m, p), c_chunk).map_err(internal)?;
+        // Batches are already spread over the pool: each product stays on its thread.
+        gemm_into_with(1.0, a2, b2, 0.0, c, false);
         Ok(())
     };
     if m * p > 0 {

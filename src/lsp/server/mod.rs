@@ -50,8 +50,12 @@ struct State {
     config: RwLock<Settings>,
     /// One analysis per document at a time; waiters for older versions give up on waking.
     locks: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
-    /// The latest finished analysis per document (hover and showGraph reuse it when current).
+    /// The latest finished analysis per document (hover and showGraph reuse it when current),
+    /// for the [`KEPT_RESULTS`] documents analysed last: the graphs of every open file would
+    /// hold gigabytes, and a request on another document analyses it again.
     results: DashMap<Uri, Arc<Output>>,
+    /// The documents in `results`, least recently analysed first.
+    recent: std::sync::Mutex<std::collections::VecDeque<Uri>>,
     /// Highest (version, configuration generation) whose diagnostics were published, so an old
     /// result never lands last and one result is not published twice.
     published: DashMap<Uri, (i32, u64)>,
@@ -167,8 +171,23 @@ async fn analyze(
             )
             .await;
     }
-    state.results.insert(uri.clone(), out.clone());
+    keep_result(state, uri, out.clone());
     Ok(out)
+}
+
+/// Analyses kept for requests: the documents analysed last (being edited or looked at).
+const KEPT_RESULTS: usize = 8;
+
+fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
+    state.results.insert(uri.clone(), out);
+    let mut recent = state.recent.lock().unwrap();
+    recent.retain(|u| u != uri);
+    recent.push_back(uri.clone());
+    while recent.len() > KEPT_RESULTS {
+        if let Some(old) = recent.pop_front() {
+            state.results.remove(&old);
+        }
+    }
 }
 
 fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {

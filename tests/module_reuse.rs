@@ -1,0 +1,300 @@
+//! Analyses that reuse the modules earlier analyses on the thread evaluated
+//! (`analysis::warm`, what `staticfx check` does) report what fresh analyses report: the
+//! same messages for every file of a package whose files share imports, an evaluation budget
+//! that runs out in the same place, and a file analysed after someone imported it.
+//! With `STATICFX_CORPUS` set, the same comparison runs over transformers' model files.
+
+use std::path::{Path, PathBuf};
+
+use staticfx::analysis::{warm, GraphOptions};
+use staticfx::cli::check::{check_file_cached, Message};
+use staticfx::ide::check::{forget_kept_modules, Shared};
+use staticfx::ide::{on_large_stack, Settings, TorchVersion};
+
+const COMMON: &str = "\
+import torch
+from torch import nn
+
+SCALE = 2
+REGISTRY = {}
+
+
+def helper(x):
+    if x.sum() > 0:
+        return x * SCALE
+    return x
+
+
+class Base(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return helper(self.fc(x))
+";
+
+/// Its top level costs most of the budget: an analysis that reaches it has little left.
+const HEAVY: &str = "\
+TOTAL = 0
+for i in range(900000):
+    TOTAL = i
+";
+
+const A: &str = "\
+import torch
+from torch import nn
+from .common import Base, helper
+from . import heavy
+
+
+class A(Base):
+    def forward(self, x):
+        h = super().forward(x)
+        print(h.shape)
+        return helper(h) + heavy.TOTAL
+";
+
+/// Runs out of budget after `heavy`'s top level, fresh or reused.
+const B: &str = "\
+import torch
+from torch import nn
+from .heavy import TOTAL
+
+N = TOTAL
+for j in range(900000):
+    N = j
+
+
+class B(nn.Module):
+    def forward(self, x):
+        return x.item() + N
+";
+
+/// Imports `a`, analysed before it as an entry; and a module only it needs, deferred.
+const C: &str = "\
+import torch
+from torch import nn
+from .a import A
+from .common import Base
+from . import lazy
+
+
+class C(A):
+    def forward(self, x):
+        y = super().forward(x)
+        return y.tolist()
+
+
+class D(Base):
+    def forward(self, x):
+        if lazy.LOUD:
+            print(x)
+        return lazy.f(x)
+";
+
+const LAZY: &str = "\
+import torch
+
+LOUD = True
+
+
+def f(x):
+    if x.max() > 1:
+        return torch.relu(x)
+    return x
+";
+
+fn package() -> (tempfile::TempDir, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    let files = [
+        ("__init__.py", ""),
+        ("common.py", COMMON),
+        ("heavy.py", HEAVY),
+        ("lazy.py", LAZY),
+        ("a.py", A),
+        ("b.py", B),
+        ("c.py", C),
+    ];
+    for (name, text) in files {
+        std::fs::write(pkg.join(name), text).unwrap();
+    }
+    let order = ["a.py", "b.py", "common.py", "c.py", "lazy.py", "heavy.py"];
+    (dir, order.iter().map(|n| pkg.join(n)).collect())
+}
+
+fn settings() -> Settings {
+    Settings {
+        target_version: Some("torch==2.15".parse::<TorchVersion>().unwrap()),
+        ..Default::default()
+    }
+}
+
+/// Every file's messages, in order, all on one thread, with or without reuse.
+fn check_all(files: &[PathBuf], reuse_modules: bool) -> Vec<Vec<Message>> {
+    let files = files.to_vec();
+    on_large_stack("test", move || {
+        let settings = settings();
+        let shared = Shared {
+            reuse_modules,
+            ..Shared::default()
+        };
+        let out = files
+            .iter()
+            .map(|f| check_file_cached(f, &settings, &shared, None).unwrap())
+            .collect();
+        forget_kept_modules();
+        out
+    })
+    .unwrap()
+}
+
+fn codes(ms: &[Message]) -> Vec<&str> {
+    ms.iter().map(|m| m.code.as_str()).collect()
+}
+
+#[test]
+fn reused_modules_give_the_findings_of_fresh_analyses() {
+    let (_dir, files) = package();
+    let fresh = check_all(&files, false);
+    let reused = check_all(&files, true);
+    for (i, f) in files.iter().enumerate() {
+        assert_eq!(reused[i], fresh[i], "{}", f.display());
+    }
+    // The package is one a difference would show in: breaks through the shared helper,
+    // the budget, and breaks in a deferred import's function.
+    assert!(codes(&fresh[0]).contains(&"FX105"), "{:?}", fresh[0]);
+    assert!(codes(&fresh[1]).contains(&"FX904"), "{:?}", fresh[1]);
+    assert!(codes(&fresh[3]).contains(&"FX103"), "{:?}", fresh[3]);
+    assert!(
+        fresh[3].iter().any(|m| m.code == "FX105" && m.row == 17),
+        "the deferred module's break is reported through D: {:?}",
+        fresh[3]
+    );
+}
+
+#[test]
+fn the_order_of_the_files_does_not_change_the_findings() {
+    let (_dir, files) = package();
+    // b is left out: its budget test costs seconds in a debug build.
+    let files: Vec<PathBuf> = files.into_iter().filter(|f| !f.ends_with("b.py")).collect();
+    let fresh = check_all(&files, false);
+    let mut reversed = files.clone();
+    reversed.reverse();
+    let mut reused = check_all(&reversed, true);
+    reused.reverse();
+    assert_eq!(reused, fresh);
+}
+
+#[test]
+fn a_warm_interpreter_serves_the_files_of_one_root() {
+    let (dir, files) = package();
+    let root = dir.path().to_path_buf();
+    let (a, b, common, c, lazy) = (0, 1, 2, 3, 4);
+    let _ = b;
+    let seen = on_large_stack("test", move || {
+        let opts = GraphOptions {
+            root: Some(root),
+            ..Default::default()
+        };
+        let mut slot = None;
+        let mut seen = vec![];
+        // a, lazy, c in one interpreter; then common, which a imported: it starts over, so
+        // its own top level is evaluated in its own analysis.
+        for &i in &[a, lazy, c, common] {
+            let (analysis, read) = warm::analyze_file(&mut slot, &files[i], &opts).unwrap();
+            let mut names: Vec<String> = read
+                .iter()
+                .filter_map(|&id| {
+                    let path = analysis.project.file(id).path.clone();
+                    Some(path.file_name()?.to_string_lossy().into_owned())
+                })
+                .collect();
+            names.sort();
+            seen.push((slot.as_ref().unwrap().analysed(), names));
+        }
+        seen
+    })
+    .unwrap();
+    let counts: Vec<usize> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(counts, [1, 2, 3, 1]);
+    let has = |i: usize, name: &str| seen[i].1.iter().any(|n| n == name);
+    assert!(has(0, "heavy.py") && has(0, "common.py"), "{:?}", seen[0]);
+    // lazy read itself, not a, the other file analysed before it.
+    assert!(has(1, "lazy.py") && !has(1, "a.py"), "{:?}", seen[1]);
+    // c reached both earlier files.
+    assert!(has(2, "a.py") && has(2, "lazy.py"), "{:?}", seen[2]);
+}
+
+/// Transformers' model files (`STATICFX_CORPUS/transformers/models`): every one of the first
+/// `STATICFX_REUSE_FILES` (default 40) gives the same messages either way.
+#[test]
+fn transformers_models_give_the_same_messages_with_reuse() {
+    let Some(corpus) = std::env::var_os("STATICFX_CORPUS") else {
+        eprintln!("skipped: set STATICFX_CORPUS to the unzipped wheels (transformers) to run");
+        return;
+    };
+    let models = Path::new(&corpus).join("transformers/models");
+    if !models.is_dir() {
+        eprintln!("skipped: no {}", models.display());
+        return;
+    }
+    let limit: usize = std::env::var("STATICFX_REUSE_FILES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(40);
+    let mut files: Vec<PathBuf> = walkdir(&models)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("modeling_") && n.ends_with(".py"))
+        })
+        .collect();
+    files.sort();
+    files.truncate(limit);
+    let fresh = check_all(&files, false);
+    let reused = check_all(&files, true);
+    for (i, f) in files.iter().enumerate() {
+        assert_eq!(reused[i], fresh[i], "{}", f.display());
+    }
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The fixtures of analysis limits and models, each directory checked on one thread: a
+/// construction that fails, syntax errors, unknown names and budgets after other files.
+#[test]
+fn fixtures_give_the_same_messages_with_reuse() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for dir in ["errors", "models"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .collect();
+        files.sort();
+        assert!(files.len() > 3, "{dir}");
+        let fresh = check_all(&files, false);
+        let reused = check_all(&files, true);
+        for (i, f) in files.iter().enumerate() {
+            assert_eq!(reused[i], fresh[i], "{}", f.display());
+        }
+    }
+}
