@@ -119,9 +119,6 @@ pub struct Interp {
     /// Functions registered with `allow_in_graph`, by identity: Dynamo records their calls as
     /// one node each (`trace::allow_in_graph`).
     allowed_in_graph: HashSet<(FileId, Span)>,
-    /// `functools.wraps(f)` applied to a wrapper, by the wrapper's identity: `inspect.signature`
-    /// (and so torch.fx's placeholders) follows `__wrapped__` to `f`.
-    pub(crate) wrapped: HashMap<(FileId, Span), Rc<value::Function>>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
 }
@@ -154,7 +151,6 @@ impl Interp {
             touched: None,
             dict_factories: HashMap::new(),
             allowed_in_graph: HashSet::new(),
-            wrapped: HashMap::new(),
             reuse: None,
         }
     }

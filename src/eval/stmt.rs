@@ -1110,12 +1110,6 @@ impl Interp {
         };
         class.ns.borrow_mut().extend(vars);
         self.make_enum_members(&class);
-        if let Err(e) = self.init_subclass(frame, &class, node) {
-            if e.code == codes::BUDGET {
-                return Err(e);
-            }
-            self.note_error(&e);
-        }
         Ok(class)
     }
 

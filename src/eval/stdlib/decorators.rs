@@ -41,13 +41,7 @@ impl Interp {
         // (transformers' `@can_return_tuple`) is traced with the wrapped function's signature,
         // as torch.fx unwraps it for its placeholders; calling through the wrapper is not
         // modelled yet.
-        let in_class_body = decorators
-            .first()
-            .and_then(|d| d.parent())
-            .and_then(|definition| definition.parent())
-            .and_then(|block| block.parent())
-            .is_some_and(|c| c.kind() == "class_definition");
-        if frame.class.is_some() && in_class_body && matches!(value, Value::Function(_)) {
+        if frame.class.is_some() && matches!(value, Value::Function(_)) {
             return Ok(value);
         }
         let src = frame.file.text.clone();
@@ -89,16 +83,6 @@ impl Interp {
             Value::External(path) => &**path == "dataclasses.dataclass",
             _ => false,
         };
-        if let (Value::Partial(p), Value::Function(wrapper)) = (deco, &target) {
-            if let (Value::External(path), Some(Value::Function(inner))) = (&p.func, p.args.first())
-            {
-                if &**path == "functools.wraps" {
-                    self.wrapped
-                        .insert((wrapper.file_id, wrapper.span), inner.clone());
-                    return Ok(target);
-                }
-            }
-        }
         if let Value::External(path) = deco {
             if crate::eval::trace::is_allow_in_graph(path) {
                 return Ok(self.allow_in_graph(&target));

@@ -65,14 +65,6 @@ impl Interp {
         }
         match path {
             "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
-            // A decorator that returns the wrapper, remembering what it wraps.
-            "functools.wraps" => Some(Ok(Value::Partial(std::rc::Rc::new(
-                super::value::Partial {
-                    func: Value::External(std::rc::Rc::from("functools.wraps")),
-                    args: args.to_vec(),
-                    kwargs: vec![],
-                },
-            )))),
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
             "collections.deque" => Some(self.make_deque(frame, args, span)),

@@ -1,16 +1,13 @@
-//! Python's attribute protocol where classes customise it: `__init_subclass__` (run when a
-//! subclass is defined, with the class statement's keywords), property setters, and the
+//! Python's attribute protocol where classes customise it: property setters and the
 //! `__getattr__` / `__setattr__` overrides (configuration classes route attributes through
 //! them). `object.__setattr__` and `super().__setattr__` set the attribute itself.
 
 use std::rc::Rc;
 
-use tree_sitter::Node;
-
-use super::super::value::{Class, FnKind, Object, Value};
+use super::super::value::{Object, Value};
 use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::syntax::{text, Span};
+use crate::syntax::Span;
 
 /// The class-namespace key under which `@name.setter`'s function is kept: not an identifier,
 /// so no attribute lookup finds it by accident.
@@ -19,51 +16,6 @@ pub fn setter_key(name: &str) -> String {
 }
 
 impl Interp {
-    /// After `class C(Base, kw=...)`: the nearest base's `__init_subclass__(C, kw=...)`.
-    pub(in crate::eval) fn init_subclass(
-        &mut self,
-        frame: &Frame,
-        class: &Rc<Class>,
-        node: Node,
-    ) -> EResult<()> {
-        let hook = class.mro.borrow().iter().skip(1).find_map(|m| match m {
-            Value::Class(k) => match k.ns.borrow().get("__init_subclass__") {
-                Some(Value::Function(f)) => Some(f.clone()),
-                _ => None,
-            },
-            _ => None,
-        });
-        let Some(hook) = hook else { return Ok(()) };
-        let mut kwargs = vec![];
-        if let Some(args) = node.child_by_field_name("superclasses") {
-            let mut c = args.walk();
-            let keywords: Vec<Node> = args
-                .named_children(&mut c)
-                .filter(|k| k.kind() == "keyword_argument")
-                .collect();
-            for k in keywords {
-                let (Some(n), Some(v)) = (
-                    k.child_by_field_name("name"),
-                    k.child_by_field_name("value"),
-                ) else {
-                    continue;
-                };
-                let name = text(n, &frame.file.text).to_string();
-                if name != "metaclass" {
-                    kwargs.push((name, self.eval_expr(frame, v)?));
-                }
-            }
-        }
-        // Implicitly a classmethod: the new class is its first argument.
-        let cls = Value::Class(class.clone());
-        let recv = match hook.kind {
-            FnKind::StaticMethod => None,
-            _ => Some(cls),
-        };
-        self.call_function(frame, &hook, recv, vec![], kwargs, Span::of(node))?;
-        Ok(())
-    }
-
     /// `obj.name = v` through the class: a property's setter, or a `__setattr__` override of a
     /// plain object. None when the attribute is simply stored.
     pub(in crate::eval) fn custom_setattr(

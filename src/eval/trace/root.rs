@@ -410,17 +410,8 @@ fn trace_forward(
     };
     match &forward {
         Some(Value::Function(f)) => {
-            // torch.fx reads the placeholders off `inspect.signature(forward)`, which follows
-            // `functools.wraps`'s `__wrapped__` (a forward wrapped by `__init_subclass__`).
-            let mut sig = f.clone();
-            for _ in 0..16 {
-                match interp.wrapped.get(&(sig.file_id, sig.span)).cloned() {
-                    Some(inner) if !Rc::ptr_eq(&inner, &sig) => sig = inner,
-                    _ => break,
-                }
-            }
-            let skip = usize::from(sig.kind != FnKind::StaticMethod);
-            for (i, p) in sig.params.iter().skip(skip).enumerate() {
+            let skip = usize::from(f.kind != FnKind::StaticMethod);
+            for (i, p) in f.params.iter().skip(skip).enumerate() {
                 use crate::catalog::ParamKind::*;
                 if matches!(p.kind, VarPositional | VarKeyword) {
                     continue;
