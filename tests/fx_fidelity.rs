@@ -247,6 +247,17 @@ const TIMM_AGREE: &[&str] = &[
     "timm_skresnet18",
     "timm_legacy_seresnet18",
     "timm_inception_next_atto",
+    "timm_swin_tiny_patch4_window7_224",
+    "timm_efficientformer_l1",
+    "timm_tnt_s_legacy_patch16_224",
+    "timm_hrnet_w18_small",
+    "timm_coat_tiny",
+    "timm_gcvit_xxtiny",
+    "timm_volo_d1_224",
+    "timm_sequencer2d_s",
+    "timm_maxvit_tiny_rw_224",
+    "timm_edgenext_xx_small",
+    "timm_xcit_nano_12_p16_224",
 ];
 
 #[test]

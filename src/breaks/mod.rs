@@ -255,8 +255,9 @@ pub fn locate(project: &Project, findings: &mut [Finding]) {
 
 /// Whether a finding sits in code Dynamo never traces: the body of
 /// `if not torch.compiler.is_compiling():` or the `else` of `if torch.compiler.is_compiling():`.
-/// The traced graph follows torch.fx, where `is_compiling()` is False, so the pass decides
-/// this from the syntax.
+/// The tracer already takes Dynamo's side of such a branch (`is_compiling()` is True while it
+/// traces); this catches, from the syntax, what reaches a rule another way: a predicate under
+/// a name the evaluator could not resolve, a rule that reads the source.
 fn eager_only(cx: &Ctx, f: &Finding) -> bool {
     cx.with_syntax(f.file, f.span, |node, src| {
         let mut child = node;

@@ -29,13 +29,7 @@ impl Interp {
         match obj {
             Value::Proxy(_) => {
                 if is_tensor_attribute(name) {
-                    self.trace_function(
-                        frame,
-                        "builtins.getattr",
-                        vec![obj.clone(), Value::str(name)],
-                        vec![],
-                        span,
-                    )
+                    self.trace_attribute(frame, obj, name, span)
                 } else {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }
@@ -507,6 +501,9 @@ impl Interp {
             return self.call_super_external(frame, recv, path, method, args, kwargs, span);
         }
         let r: &Value = recv;
+        if matches!(r, Value::Builtin(b) if &**b == "object") && name == "__setattr__" {
+            return self.call_object_method(frame, name, &args, span);
+        }
         match r {
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
@@ -882,7 +879,11 @@ impl Interp {
                         }
                         _ => Value::unknown("value of a constant tensor"),
                     },
-                    _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, t.dtype))),
+                    _ => {
+                        let mut operands = vec![r.clone()];
+                        operands.extend(args.iter().cloned());
+                        super::stdlib::tensor_const::shaped(name, &operands, &kwargs)
+                    }
                 })
             }
             // A method of a buffer read in the traced forward: recorded on its `get_attr`

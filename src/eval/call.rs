@@ -306,6 +306,9 @@ impl Interp {
                 return Err(self.error(frame, span, codes::UNSUPPORTED, format!("inlining stopped at depth {MAX_INLINE_DEPTH} (mutually recursive helpers?)")));
             }
         }
+        if inline && recv.is_none() && self.is_allowed_in_graph(f) {
+            return self.call_allowed_in_graph(frame, f, args, kwargs, span);
+        }
         if inline && compiler_disabled(f) {
             let how = if recv.is_some() { "method" } else { "function" };
             if let Some(t) = self.tracer.as_mut() {
@@ -755,8 +758,12 @@ impl Interp {
                 Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
                 Value::None => Value::str("None"),
                 // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
-                Value::Proxy(n) => match self.tracer.as_ref() {
-                    Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
+                Value::Proxy(n) => match self.tracer.as_mut() {
+                    // Formatting reads the proxy's node: an attribute's node exists from here.
+                    Some(t) => {
+                        t.use_node(*n);
+                        Value::str(&format!("Proxy({})", t.graph.node(*n).name))
+                    }
                     None => Value::unknown("str() of a traced value"),
                 },
                 Value::Class(c) => Value::str(&format!(
@@ -1397,12 +1404,17 @@ impl Interp {
                         } else {
                             &b
                         };
-                        // The shape of the result is the tensor's (broadcasting a number); its
-                        // values are not the tensor's any more.
+                        // Values not computed: the shape and dtype torch broadcasts to.
                         match t {
-                            TensorConst(c) if c.data.is_some() => Value::TensorConst(Rc::new(
-                                super::value::TensorConst::of_shape(c.shape.clone(), c.dtype),
-                            )),
+                            TensorConst(_) => {
+                                let target = format!("operator.{name}");
+                                let op = crate::graph::OpKey::Function(&target).name();
+                                super::stdlib::tensor_const::shaped(
+                                    op,
+                                    &[a.clone(), b.clone()],
+                                    &[],
+                                )
+                            }
                             _ => t.clone(),
                         }
                     }
@@ -1708,9 +1720,11 @@ impl Interp {
                         )),
                     }
                 }
-                _ => Ok(Value::TensorConst(Rc::new(
-                    super::value::TensorConst::of_shape(None, t.dtype),
-                ))),
+                _ => Ok(super::stdlib::tensor_const::shaped(
+                    "getitem",
+                    &[obj.clone(), key.clone()],
+                    &[],
+                )),
             },
             (Value::Unknown(u), _) => {
                 let path = u

@@ -737,8 +737,12 @@ impl Interp {
                         Value::Bool(b) => out.push_str(if b { "True" } else { "False" }),
                         Value::None => out.push_str("None"),
                         // torch.fx formats a traced value as its proxy's repr.
-                        Value::Proxy(n) => match self.tracer.as_ref() {
-                            Some(t) => out.push_str(&format!("Proxy({})", t.graph.node(n).name)),
+                        // Formatting reads the proxy's node: an attribute's node exists from here.
+                        Value::Proxy(n) => match self.tracer.as_mut() {
+                            Some(t) => {
+                                t.use_node(n);
+                                out.push_str(&format!("Proxy({})", t.graph.node(n).name))
+                            }
                             None => return Ok(Value::unknown("f-string")),
                         },
                         _ => return Ok(Value::unknown("f-string")),

@@ -124,6 +124,9 @@ pub struct Interp {
     pub(crate) wrapped: HashMap<usize, (Rc<value::Function>, Value)>,
     /// The star-import searches under way (module, name), so a cycle of star imports ends.
     star_lookups: Vec<(FileId, String)>,
+    /// Functions registered with `allow_in_graph`, by identity: Dynamo records their calls as
+    /// one node each (`trace::allow_in_graph`).
+    allowed_in_graph: HashSet<(FileId, Span)>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
 }
@@ -158,6 +161,7 @@ impl Interp {
             property_setters: HashMap::new(),
             wrapped: HashMap::new(),
             star_lookups: Vec::new(),
+            allowed_in_graph: HashSet::new(),
             reuse: None,
         }
     }

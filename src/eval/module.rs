@@ -55,8 +55,8 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "urllib3",
     "aiohttp",
     "certifi",
-    // einops registers its functions with `torch.compiler.allow_in_graph` when imported
-    // alongside torch: Dynamo records them as graph calls instead of tracing their source.
+    // Dynamo traces einops' Python (einops 0.8 stops registering `allow_in_graph` from torch
+    // 2.8 on); `stdlib::einops` follows its recipe natively, without evaluating its parser.
     "einops",
 ];
 

@@ -414,6 +414,20 @@ impl Interp {
             return self.dict_base_method(frame, obj, method, args, kwargs, span);
         }
         match method {
+            "__setattr__" => {
+                let mut all = vec![(**recv).clone()];
+                all.extend(args);
+                self.call_object_method(frame, method, &all, span)
+            }
+            "__getattr__" => Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!(
+                    "AttributeError: `{}` object has no attribute",
+                    obj.class_name()
+                ),
+            )),
             "__init__" => {
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;
@@ -955,24 +969,52 @@ impl Interp {
             "typing.cast" | "torch.jit.annotate" => {
                 return Ok(args.get(1).cloned().unwrap_or(Value::None))
             }
-            "torch.jit.is_scripting"
-            | "torch.jit.is_tracing"
-            | "torch.compiler.is_compiling"
+            // Dynamo folds these to constants (`tracing_state_functions` in
+            // torch/_dynamo/variables/torch.py): the `is_compiling` family to True while it
+            // traces, the scripting and tracing predicates to False, `is_exporting` to whether
+            // torch.export runs. The graph is what torch.compile captures, so forward takes the
+            // compiling side; torch.fx's symbolic_trace takes the other one (is_compiling False,
+            // is_fx_tracing True). Constructors run eagerly, outside Dynamo.
+            "torch.compiler.is_compiling"
             | "torch._dynamo.is_compiling"
             | "torch.compiler.is_dynamo_compiling"
-            | "torch.compiler.is_exporting"
+            | "torch._dynamo.external_utils.is_compiling"
+            | "torch._utils.is_compiling" => return Ok(Value::Bool(self.tracing())),
+            "torch.jit.is_scripting"
+            | "torch.jit.is_tracing"
+            | "torch._C._is_tracing"
             | "torch.cuda.is_current_stream_capturing"
             | "torch.xpu.is_current_stream_capturing"
-            // The graph is the one eager PyTorch runs on the CPU: no accelerator is present.
+            // The graph is the one PyTorch runs on the CPU: no accelerator is present.
             | "torch.xpu.is_available"
             | "torch.backends.mps.is_available"
             | "torch.fx._symbolic_trace.is_fx_tracing"
-            | "torch._C._get_tracing_state"
+            | "torch.fx._symbolic_trace.is_fx_symbolic_tracing"
+            | "torch.compiler.is_exporting"
+            | "torch.onnx.is_in_onnx_export"
             | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
-            "torch.utils.checkpoint.checkpoint"
-            | "torch.utils.checkpoint.checkpoint_sequential" => {
+            "torch._C._get_tracing_state" => return Ok(Value::None),
+            p if crate::eval::trace::is_allow_in_graph(p) => return Ok(self.allow_in_graph(&a0)),
+            // Dynamo captures a checkpointed call as the higher-order op
+            // `tag_activation_checkpoint` over a subgraph of the function; torch.fx, which never
+            // sees the wrapper, records the function's own nodes in place. The graph shows
+            // torch.fx's form: the same computation, node for node, with shapes.
+            "torch.utils.checkpoint.checkpoint" => {
                 let rest: Vec<Value> = args.iter().skip(1).cloned().collect();
-                return self.call_value(frame, &a0, rest, vec![], span);
+                let forwarded = kwargs
+                    .iter()
+                    .filter(|(k, _)| !CHECKPOINT_OPTIONS.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
+                return self.call_value(frame, &a0, rest, forwarded, span);
+            }
+            // `checkpoint_sequential(functions, segments, input)` runs the functions in order.
+            "torch.utils.checkpoint.checkpoint_sequential" => {
+                let mut h = args.get(2).cloned().unwrap_or(Value::None);
+                for f in self.iterate(frame, &a0, span)? {
+                    h = self.call_value(frame, &f, vec![h], vec![], span)?;
+                }
+                return Ok(h);
             }
             "math.sqrt" | "math.log" | "math.exp" | "math.ceil" | "math.floor" | "math.log2"
             | "math.log10" | "math.cos" | "math.sin" | "math.tanh" | "math.fabs" | "math.pow"
@@ -1095,9 +1137,13 @@ impl Interp {
             if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {
                 return Ok(v);
             }
-            return Ok(self
-                .tensor_factory(short, &args, &kwargs)
-                .unwrap_or_else(|| Value::unknown(format!("result of `{path}`"))));
+            if let Some(v) = self.tensor_factory(short, &args, &kwargs) {
+                return Ok(v);
+            }
+            if args.iter().any(super::stdlib::tensor_const::holds_constant) {
+                return Ok(super::stdlib::tensor_const::shaped(short, &args, &kwargs));
+            }
+            return Ok(Value::unknown(format!("result of `{path}`")));
         }
         if self.tracing() && !proxied && path.starts_with("numpy.") {
             // Dynamo sends every numpy call in traced code through torch._numpy, constant
@@ -1346,3 +1392,13 @@ fn is_dict_base(v: &Value) -> bool {
         _ => false,
     }
 }
+
+/// Keywords `torch.utils.checkpoint.checkpoint` takes for itself; the others go to the function.
+const CHECKPOINT_OPTIONS: &[&str] = &[
+    "use_reentrant",
+    "context_fn",
+    "determinism_check",
+    "debug",
+    "preserve_rng_state",
+    "early_stop",
+];

@@ -4,7 +4,10 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+mod allow_in_graph;
 pub mod root;
+
+pub use allow_in_graph::is_allow_in_graph;
 
 use super::stmt::Truth;
 use super::value::{ObjKind, Object, Value};
@@ -113,6 +116,8 @@ pub struct Tracer {
     pub rank_hints: Vec<(NodeId, RankHint)>,
     /// Depth of inlined calls (bounded by `graph::inline::MAX_INLINE_DEPTH`).
     pub inline_depth: usize,
+    /// The name candidates of nodes not placed yet (`Graph::add_unplaced`).
+    unplaced: HashMap<NodeId, String>,
 }
 
 impl Tracer {
@@ -173,6 +178,37 @@ impl Tracer {
         n.origin = Some(origin);
         n.region = tag;
         id
+    }
+
+    /// A node placed in the program only when first used (`use_node`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_unplaced_node(
+        &mut self,
+        candidate: &str,
+        op: Op,
+        target: String,
+        args: Vec<Arg>,
+        meta: Meta,
+        file: FileId,
+        span: Span,
+    ) -> NodeId {
+        let id = self.graph.add_unplaced(op, target, args, vec![]);
+        let origin = self.origin(file, span);
+        let n = self.graph.node_mut(id);
+        n.meta = meta;
+        n.origin = Some(origin);
+        self.unplaced
+            .insert(id, crate::graph::names::snake_case(candidate));
+        id
+    }
+
+    /// Marks `id` used: an unplaced node takes its name and place now.
+    pub fn use_node(&mut self, id: NodeId) {
+        if let Some(candidate) = self.unplaced.remove(&id) {
+            self.graph.place(id, &candidate);
+            let tag = self.branch.last().copied();
+            self.graph.node_mut(id).region = tag;
+        }
     }
 
     pub fn placeholder(
@@ -366,7 +402,7 @@ pub fn is_tensor_attribute(name: &str) -> bool {
 }
 
 impl Interp {
-    fn tracer_mut(&mut self) -> &mut Tracer {
+    pub(in crate::eval) fn tracer_mut(&mut self) -> &mut Tracer {
         self.tracer.as_mut().expect("tracing")
     }
 
@@ -381,6 +417,9 @@ impl Interp {
                     "a traced value kept from another trace (a cache filled by an earlier forward?)",
                 ));
             }
+        }
+        if let (Value::Proxy(n), Some(t)) = (v, self.tracer.as_mut()) {
+            t.use_node(*n);
         }
         Ok(match v {
             Value::Proxy(n) => (
@@ -464,7 +503,7 @@ impl Interp {
         })
     }
 
-    fn to_args(
+    pub(in crate::eval) fn to_args(
         &mut self,
         frame: &Frame,
         items: &[Value],
@@ -480,7 +519,7 @@ impl Interp {
         Ok((args, metas))
     }
 
-    fn kw_args(
+    pub(in crate::eval) fn kw_args(
         &mut self,
         frame: &Frame,
         kwargs: &[(String, Value)],
@@ -527,6 +566,36 @@ impl Interp {
             target.to_string(),
             a,
             k,
+            meta,
+            frame.file_id,
+            span,
+        );
+        Ok(Value::Proxy(n))
+    }
+
+    /// `x.device`, `x.shape` on a traced tensor: torch.fx's `Attribute` proxy, whose
+    /// `getattr` node exists from its first use on (and not at all if nothing uses it).
+    pub fn trace_attribute(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        let (a, am) = self.to_args(frame, &[obj.clone(), Value::str(name)], span)?;
+        self.check_graph_size(frame, span)?;
+        let meta = rules::call(
+            "getattr",
+            &Inputs {
+                args: &am,
+                kwargs: &[],
+            },
+        );
+        let n = self.tracer_mut().add_unplaced_node(
+            "getattr",
+            Op::CallFunction,
+            "builtins.getattr".to_string(),
+            a,
             meta,
             frame.file_id,
             span,

@@ -9,6 +9,7 @@ use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 use crate::semantic::FileId;
 use crate::shapes::Meta;
@@ -204,6 +205,8 @@ pub struct Graph {
     /// Nodes in program (topological) order, as torch.fx lists them.
     pub order: Vec<NodeId>,
     namespace: Namespace,
+    /// Nodes recorded but not yet part of the program (`add_unplaced`).
+    unplaced: HashSet<NodeId>,
 }
 
 impl Graph {
@@ -238,6 +241,53 @@ impl Graph {
         self.order.push(id);
         self.connect(id);
         id
+    }
+
+    /// A node with no name and no place in the program yet: torch.fx creates the node of a
+    /// tensor attribute (`x.device`) only when something first uses it, and never one that
+    /// nothing uses. `place` gives it its name and position; `drop_unplaced` forgets the rest.
+    pub fn add_unplaced(
+        &mut self,
+        op: Op,
+        target: String,
+        args: Vec<Arg>,
+        kwargs: Vec<(String, Arg)>,
+    ) -> NodeId {
+        let node = Node {
+            name: String::new(),
+            op,
+            target,
+            args,
+            kwargs,
+            origin: None,
+            meta: Meta::Unknown,
+            region: None,
+            module_class: None,
+            fused_from: vec![],
+            mutates_input: false,
+        };
+        let id = self.g.add_node(node);
+        self.unplaced.insert(id);
+        id
+    }
+
+    pub fn is_unplaced(&self, id: NodeId) -> bool {
+        self.unplaced.contains(&id)
+    }
+
+    /// Names an unplaced node after `candidate` and appends it to the program.
+    pub fn place(&mut self, id: NodeId, candidate: &str) {
+        if self.unplaced.remove(&id) {
+            self.g[id].name = self.namespace.create_name(candidate);
+            self.order.push(id);
+            self.connect(id);
+        }
+    }
+
+    pub fn drop_unplaced(&mut self) {
+        for id in std::mem::take(&mut self.unplaced) {
+            self.g.remove_node(id);
+        }
     }
 
     fn connect(&mut self, id: NodeId) {

@@ -129,6 +129,15 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
         (Meta::Size(x), Meta::Size(y)) if op == "add" => {
             Meta::Size(x.iter().chain(y).cloned().collect())
         }
+        // `x.shape[:-1] + (-1,)`: a Size plus a tuple of ints is a Size.
+        (Meta::Size(x), seq @ Meta::Seq(_)) if op == "add" => match seq.as_dims() {
+            Some(y) => Meta::Size(x.iter().chain(&y).cloned().collect()),
+            None => Meta::Unknown,
+        },
+        (seq @ Meta::Seq(_), Meta::Size(y)) if op == "add" => match seq.as_dims() {
+            Some(x) => Meta::Size(x.iter().chain(y).cloned().collect()),
+            None => Meta::Unknown,
+        },
         (Meta::Size(x), Meta::Size(y)) if op == "eq" || op == "ne" => {
             let v = match (concrete(x), concrete(y)) {
                 (Some(p), Some(q)) => Some((p == q) == (op == "eq")),
@@ -799,6 +808,11 @@ fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
 /// `method` is true for `call_method`, where argument 0 is the tensor itself.
 pub fn call(name: &str, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
+    if let Meta::Scalar(x, origin) = &a0 {
+        if let Some(m) = math_on_scalar(name, x, *origin) {
+            return m;
+        }
+    }
     let t0 = a0.as_tensor();
     match name {
         "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne"
@@ -923,6 +937,27 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                     if let Meta::Tensor(tm) = &mut m {
                         if !tm.dtype.is_floating() {
                             tm.dtype = DType::Float32;
+                        }
+                    }
+                }
+                // A cumulative sum of bools or ints accumulates in int64.
+                if name == "cumsum" {
+                    if let Meta::Tensor(tm) = &mut m {
+                        if !tm.dtype.is_floating() {
+                            tm.dtype = DType::Int64;
+                        }
+                    }
+                }
+                // `dtype=` casts the input before the operation (`cumsum`, `softmax`).
+                if let Some(Meta::Dtype(d)) = inp
+                    .kwargs
+                    .iter()
+                    .find(|(k, _)| k == "dtype")
+                    .map(|(_, v)| v)
+                {
+                    if matches!(name, "cumsum" | "softmax" | "log_softmax") {
+                        if let Meta::Tensor(tm) = &mut m {
+                            tm.dtype = *d;
                         }
                     }
                 }
@@ -1245,6 +1280,48 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         },
         "cat" | "concat" | "concatenate" => cat(&a0, inp.int(1, "dim").unwrap_or(0), false),
         "stack" => cat(&a0, inp.int(1, "dim").unwrap_or(0), true),
+        "meshgrid" => meshgrid(inp),
+        "fold" => match (t0, inp.get(1, "output_size"), inp.get(2, "kernel_size")) {
+            (Some(t), Some(o), Some(k)) => folded(t, o, k),
+            _ => Meta::Unknown,
+        },
+        "interpolate" | "upsample" => match t0 {
+            Some(t) => resized(t, inp.get(1, "size"), inp.get(2, "scale_factor")),
+            None => Meta::Unknown,
+        },
+        "repeat_interleave" => match (t0, inp.get(1, "repeats")) {
+            (Some(t), Some(r)) if !r.is_tensor() => {
+                let Some(times) = r.as_int() else {
+                    return tensor(None, t.dtype);
+                };
+                let Some(shape) = &t.shape else {
+                    return tensor(None, t.dtype);
+                };
+                let scaled = |d: &Dim| {
+                    d.known()
+                        .map(|n| Dim::Known(n * times))
+                        .unwrap_or(Dim::Unknown)
+                };
+                match inp.int(2, "dim") {
+                    Some(d) => match norm_dim(d, shape.len()) {
+                        Some(d) if d < shape.len() => {
+                            let mut out = shape.clone();
+                            out[d] = scaled(&shape[d]);
+                            tensor(Some(out), t.dtype)
+                        }
+                        _ => Meta::Unknown,
+                    },
+                    // Without `dim` the input is flattened first.
+                    None => {
+                        let numel = shape.iter().map(Dim::known).product::<Option<i64>>();
+                        let d = numel.map(Dim::Known).unwrap_or(Dim::Unknown);
+                        tensor(Some(vec![scaled(&d)]), t.dtype)
+                    }
+                }
+            }
+            (Some(t), _) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
         "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var"
         | "std" | "norm" | "all" | "any" => {
             let Some(t) = t0 else { return Meta::Unknown };
@@ -1541,6 +1618,86 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
                 ceil,
             )
         }
+        // (N, C, H, W) → (N, C·kh·kw, L), L the number of sliding blocks (unbatched: no N).
+        "Unfold" => {
+            let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 3 | 4)) else {
+                return tensor(None, t.dtype);
+            };
+            let kernel = tuple_n(&attr("kernel_size"), 2);
+            let blocks = spatial(
+                t,
+                2,
+                None,
+                &attr("kernel_size"),
+                &attr("stride"),
+                &attr("padding"),
+                &attr("dilation"),
+                false,
+            );
+            let channels = &shape[shape.len() - 3];
+            let out_spatial = blocks.as_tensor().and_then(|b| b.shape.clone());
+            let dims = match (channels.known(), kernel, out_spatial) {
+                (Some(c), Some(k), Some(o)) => {
+                    let l = o[o.len() - 2..]
+                        .iter()
+                        .map(Dim::known)
+                        .product::<Option<i64>>();
+                    let mut out: Vec<Dim> = shape[..shape.len() - 3].to_vec();
+                    out.push(Dim::Known(c * k[0] * k[1]));
+                    out.push(l.map(Dim::Known).unwrap_or(Dim::Unknown));
+                    Some(out)
+                }
+                _ => None,
+            };
+            tensor(dims, t.dtype)
+        }
+        // (output, h_n) — (output, (h_n, c_n)) for an LSTM; output (N, L, D·H_out) with
+        // batch_first, (L, N, D·H_out) otherwise or unbatched (L, D·H_out); h_n and c_n
+        // (D·num_layers, N, H) with H = proj_size or hidden_size for h_n.
+        "LSTM" | "GRU" | "RNN" => {
+            let hidden = attr("hidden_size").as_int();
+            let proj = attr("proj_size").as_int().filter(|&p| p > 0);
+            let layers = attr("num_layers").as_int().unwrap_or(1);
+            let directions = if matches!(
+                attr("bidirectional"),
+                Meta::Scalar(Scalar::Bool(Some(true)), _)
+            ) {
+                2
+            } else {
+                1
+            };
+            let batch_first = matches!(
+                attr("batch_first"),
+                Meta::Scalar(Scalar::Bool(Some(true)), _)
+            );
+            let out_features = proj.or(hidden).map(|h| Dim::Known(directions * h));
+            let (output, batch) = match (&t.shape, out_features) {
+                (Some(s), Some(f)) if s.len() == 3 => {
+                    let mut o = s.clone();
+                    o[2] = f;
+                    (Some(o), Some(s[if batch_first { 0 } else { 1 }].clone()))
+                }
+                (Some(s), Some(f)) if s.len() == 2 => (Some(vec![s[0].clone(), f]), None),
+                _ => (None, None),
+            };
+            let state = |size: Option<i64>| {
+                let mut dims = vec![Dim::Known(directions * layers)];
+                dims.extend(batch.clone());
+                dims.push(size.map(Dim::Known).unwrap_or(Dim::Unknown));
+                tensor(output.as_ref().map(|_| dims), t.dtype)
+            };
+            let h = state(proj.or(hidden));
+            let last = if m.class == "LSTM" {
+                Meta::Seq(vec![h, state(hidden)])
+            } else {
+                h
+            };
+            Meta::Seq(vec![tensor(output, t.dtype), last])
+        }
+        "Fold" => folded(t, &attr("output_size"), &attr("kernel_size")),
+        "Upsample" | "UpsamplingNearest2d" | "UpsamplingBilinear2d" => {
+            resized(t, Some(&attr("size")), Some(&attr("scale_factor")))
+        }
         "AdaptiveAvgPool1d" | "AdaptiveMaxPool1d" => adaptive(t, 1, &attr("output_size")),
         "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" => adaptive(t, 2, &attr("output_size")),
         "AdaptiveAvgPool3d" | "AdaptiveMaxPool3d" => adaptive(t, 3, &attr("output_size")),
@@ -1623,6 +1780,128 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
         }
         _ => tensor(None, t.dtype),
     }
+}
+
+/// `torch.meshgrid(a, b, ..., indexing=...)` (or one list of tensors): one tensor per input,
+/// each of shape `[len(a), len(b), ...]`, the first two swapped with `indexing="xy"`.
+fn meshgrid(inp: &Inputs) -> Meta {
+    let tensors: Vec<&Meta> = match inp.args {
+        [Meta::Seq(items)] => items.iter().collect(),
+        args => args.iter().collect(),
+    };
+    let mut dims = Vec::with_capacity(tensors.len());
+    let mut dtype = DType::Float32;
+    for m in &tensors {
+        let Some(t) = m.as_tensor() else {
+            return Meta::Unknown;
+        };
+        dtype = t.dtype;
+        match t.shape.as_deref() {
+            Some([d]) => dims.push(d.clone()),
+            Some([]) => dims.push(Dim::Known(1)),
+            _ => return Meta::Unknown,
+        }
+    }
+    let xy = inp
+        .kwargs
+        .iter()
+        .any(|(k, v)| k == "indexing" && matches!(v, Meta::Str(s) if s == "xy"));
+    if xy && dims.len() >= 2 {
+        dims.swap(0, 1);
+    }
+    Meta::Seq(
+        tensors
+            .iter()
+            .map(|_| tensor(Some(dims.clone()), dtype))
+            .collect(),
+    )
+}
+
+/// `F.interpolate` / `nn.Upsample`: batch and channels kept, each spatial size either given
+/// (`size`, an int or one per dim) or `floor(size · scale_factor)`.
+fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| s.len() >= 3) else {
+        return tensor(None, t.dtype);
+    };
+    let n = shape.len() - 2;
+    let mut out: Vec<Dim> = shape[..2].to_vec();
+    let given = size.filter(|m| !matches!(m, Meta::None | Meta::Unknown));
+    if let Some(size) = given {
+        let dims = match size {
+            Meta::Seq(_) | Meta::Size(_) => size.as_dims(),
+            m => m.as_dims().map(|d| vec![d[0].clone(); n]),
+        };
+        match dims.filter(|d| d.len() == n) {
+            Some(d) => out.extend(d),
+            None => return tensor(None, t.dtype),
+        }
+        return tensor(Some(out), t.dtype);
+    }
+    let factors: Option<Vec<f64>> = match scale {
+        Some(Meta::Seq(v)) => v.iter().map(Meta::as_f64).collect(),
+        Some(m) => m.as_f64().map(|f| vec![f; n]),
+        None => None,
+    };
+    match factors.filter(|f| f.len() == n) {
+        Some(f) => {
+            for (d, f) in shape[2..].iter().zip(f) {
+                out.push(
+                    d.known()
+                        .map(|x| Dim::Known((x as f64 * f).floor() as i64))
+                        .unwrap_or(Dim::Unknown),
+                );
+            }
+            tensor(Some(out), t.dtype)
+        }
+        None => tensor(None, t.dtype),
+    }
+}
+
+/// `math.ceil(H / stride)` and its kin on a Python number (a size read off a shape keeps its
+/// origin): ints from the rounding functions, floats from the others.
+fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> {
+    let v = match x {
+        Scalar::Int(v) => v.map(|v| v as f64),
+        Scalar::Float(v) => *v,
+        Scalar::Bool(v) => v.map(|b| b as i64 as f64),
+    };
+    let rounded = |f: fn(f64) -> f64| {
+        Meta::Scalar(
+            Scalar::Int(v.map(f).filter(|r| r.is_finite()).map(|r| r as i64)),
+            origin,
+        )
+    };
+    let float = |f: fn(f64) -> f64| Meta::Scalar(Scalar::Float(v.map(f)), origin);
+    Some(match name {
+        "ceil" => rounded(f64::ceil),
+        "floor" => rounded(f64::floor),
+        "trunc" => rounded(f64::trunc),
+        "sqrt" => float(f64::sqrt),
+        "exp" => float(f64::exp),
+        "log" => float(f64::ln),
+        "log2" => float(f64::log2),
+        "log10" => float(f64::log10),
+        _ => return None,
+    })
+}
+
+/// `F.fold` / `nn.Fold`: (N, C·kh·kw, L) → (N, C, *output_size) (unbatched: no N).
+fn folded(t: &TensorMeta, output_size: &Meta, kernel_size: &Meta) -> Meta {
+    let Some(shape) = t.shape.as_ref().filter(|s| matches!(s.len(), 2 | 3)) else {
+        return tensor(None, t.dtype);
+    };
+    let (Some(out), Some(k)) = (tuple_n(output_size, 2), tuple_n(kernel_size, 2)) else {
+        return tensor(None, t.dtype);
+    };
+    let blocks = &shape[shape.len() - 2];
+    let channels = match blocks.known() {
+        Some(ck) if k[0] * k[1] > 0 && ck % (k[0] * k[1]) == 0 => Dim::Known(ck / (k[0] * k[1])),
+        _ => Dim::Unknown,
+    };
+    let mut dims: Vec<Dim> = shape[..shape.len() - 2].to_vec();
+    dims.push(channels);
+    dims.extend(out.iter().map(|&d| Dim::Known(d)));
+    tensor(Some(dims), t.dtype)
 }
 
 #[cfg(test)]

@@ -86,6 +86,11 @@ impl Interp {
             Value::External(path) => &**path == "dataclasses.dataclass",
             _ => false,
         };
+        if let Value::External(path) = deco {
+            if crate::eval::trace::is_allow_in_graph(path) {
+                return Ok(self.allow_in_graph(&target));
+            }
+        }
         if !user_code {
             return Ok(target);
         }

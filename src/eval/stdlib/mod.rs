@@ -1,6 +1,7 @@
 //! The parts of Python's standard library that libraries run in their constructors and at
 //! import time (timm's model registry, its dataclass configs), evaluated with Python's
-//! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; `copy` (called from
+//! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; einops' three
+//! pattern functions on traced tensors, as Dynamo traces them; `copy` (called from
 //! `call_external`, which first records a deepcopy of a traced tensor as Dynamo's break).
 //! Each entry point returns `None` for a name it does not model, so the caller's own
 //! handling (the catalogue, or an unknown value) applies.
@@ -10,6 +11,7 @@ mod collections;
 mod copy;
 mod dataclasses;
 mod decorators;
+mod einops;
 pub mod enums;
 mod inspect;
 mod itertools;
@@ -62,7 +64,11 @@ impl Interp {
             }
             return self.call_re(name, args, kwargs).map(Ok);
         }
+        if let Some(name) = path.strip_prefix("einops.") {
+            return self.call_einops(frame, name, args, kwargs, span);
+        }
         match path {
+            "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             // `@wraps(f)` on a wrapper: the wrapper records what it wraps.
             "functools.wraps" => Some(Ok(Value::Partial(std::rc::Rc::new(
@@ -99,31 +105,6 @@ impl Interp {
                     },
                 ))))
             }
-            // `importlib.import_module(".llama", "transformers.models")`: the lazy registries
-            // import the module of an entry on first use.
-            "importlib.import_module" => {
-                let Some(Value::Str(name)) = args.first() else {
-                    return None;
-                };
-                let package = match args
-                    .get(1)
-                    .or_else(|| kwargs.iter().find(|(k, _)| k == "package").map(|(_, v)| v))
-                {
-                    Some(Value::Str(p)) => Some(p.to_string()),
-                    _ => None,
-                };
-                let level = name.chars().take_while(|c| *c == '.').count();
-                let dotted = match (level, package) {
-                    (0, _) => name.to_string(),
-                    (n, Some(p)) => {
-                        let parts: Vec<&str> = p.split('.').collect();
-                        let keep = parts.len().checked_sub(n - 1)?;
-                        format!("{}.{}", parts[..keep].join("."), &name[n..])
-                    }
-                    (_, None) => return None,
-                };
-                Some(Ok(self.import_module(&dotted)))
-            }
             "functools.update_wrapper" => {
                 let wrapper = args.first().cloned().unwrap_or(Value::None);
                 let wrapped = args
@@ -142,4 +123,34 @@ impl Interp {
             _ => None,
         }
     }
+}
+
+/// `importlib.import_module(name, package=None)` with constant names: what `import name`
+/// binds to its last component (a relative name is resolved against `package`).
+fn import_by_name(interp: &mut Interp, args: &[Value], kwargs: &Kwargs) -> Value {
+    let package = args
+        .get(1)
+        .or_else(|| kwargs.iter().find(|(k, _)| k == "package").map(|(_, v)| v));
+    let Some(Value::Str(name)) = args.first() else {
+        return Value::unknown("`importlib.import_module` of a name that is not a constant");
+    };
+    let dotted = match (name.strip_prefix('.'), package) {
+        (None, _) => name.to_string(),
+        (Some(rest), Some(Value::Str(pkg))) => {
+            // Each further leading dot goes one package up.
+            let ups = rest.len() - rest.trim_start_matches('.').len();
+            let mut parts: Vec<&str> = pkg.split('.').collect();
+            parts.truncate(parts.len().saturating_sub(ups));
+            let rest = rest.trim_start_matches('.');
+            if rest.is_empty() {
+                parts.join(".")
+            } else {
+                format!("{}.{rest}", parts.join("."))
+            }
+        }
+        (Some(_), _) => {
+            return Value::unknown("relative `importlib.import_module` without a package")
+        }
+    };
+    interp.import_module(&dotted)
 }

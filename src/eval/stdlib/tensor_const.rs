@@ -8,7 +8,8 @@ use std::rc::Rc;
 use super::super::call::as_f64;
 use super::super::value::{TensorConst, Value};
 use super::super::Interp;
-use crate::shapes::DType;
+use crate::shapes::rules::{self, Inputs};
+use crate::shapes::{concrete, shape_of, DType, Meta};
 
 fn data_of(v: &Value) -> Option<(Rc<[f64]>, Option<Vec<i64>>, DType)> {
     match v {
@@ -214,5 +215,66 @@ impl Interp {
             (_, [Value::TensorConst(t), rest @ ..]) => unary(name, t, rest),
             _ => None,
         }
+    }
+}
+
+fn operand_meta(v: &Value) -> Meta {
+    match v {
+        Value::TensorConst(t) => Meta::tensor(t.shape.as_deref().map(shape_of), t.dtype),
+        Value::Tuple(items) => Meta::Seq(items.iter().map(operand_meta).collect()),
+        Value::List(items) => Meta::Seq(items.borrow().iter().map(operand_meta).collect()),
+        Value::Slice(s) => Meta::Slice(Box::new([
+            operand_meta(&s[0]),
+            operand_meta(&s[1]),
+            operand_meta(&s[2]),
+        ])),
+        Value::Ellipsis => Meta::Ellipsis,
+        other => super::super::trace::value_meta(other),
+    }
+}
+
+fn from_meta(meta: Meta, dtype: DType) -> Value {
+    match meta {
+        Meta::Tensor(t) => Value::TensorConst(Rc::new(TensorConst::of_shape(
+            t.shape.as_ref().and_then(concrete),
+            t.dtype,
+        ))),
+        Meta::Seq(items) if items.iter().all(|m| matches!(m, Meta::Tensor(_))) => {
+            Value::tuple(items.into_iter().map(|m| from_meta(m, dtype)).collect())
+        }
+        _ => Value::TensorConst(Rc::new(TensorConst::of_shape(None, dtype))),
+    }
+}
+
+/// A result on constant tensors whose values are not computed: its shape and dtype are what
+/// the graph's shape rule for `op` gives (broadcasting, views, reductions), as forward would
+/// see them; without a rule, the shape is unknown.
+pub fn shaped(op: &str, args: &[Value], kwargs: &[(String, Value)]) -> Value {
+    let metas: Vec<Meta> = args.iter().map(operand_meta).collect();
+    let kmetas: Vec<(String, Meta)> = kwargs
+        .iter()
+        .map(|(k, v)| (k.clone(), operand_meta(v)))
+        .collect();
+    let dtype = args
+        .iter()
+        .find_map(|a| match a {
+            Value::TensorConst(t) => Some(t.dtype),
+            _ => None,
+        })
+        .unwrap_or(DType::Float32);
+    let inputs = Inputs {
+        args: &metas,
+        kwargs: &kmetas,
+    };
+    from_meta(rules::call(op, &inputs), dtype)
+}
+
+/// Whether `v` is, or holds, a constant tensor (`torch.stack([a, b])`).
+pub fn holds_constant(v: &Value) -> bool {
+    match v {
+        Value::TensorConst(_) => true,
+        Value::Tuple(items) => items.iter().any(holds_constant),
+        Value::List(items) => items.borrow().iter().any(holds_constant),
+        _ => false,
     }
 }

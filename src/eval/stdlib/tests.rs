@@ -180,3 +180,181 @@ t4 = (v.tolist(), c.tolist())
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Python's object model as libraries use it (`__init_subclass__`, metaclasses, property
+/// setters, `__getattr__`/`__setattr__`, descriptors, `inspect.signature`, `namedtuple`,
+/// runtime `typing`, `importlib.import_module`, `lru_cache`/`cached_property`, `contextlib`):
+/// each expected string is what CPython 3 prints for `repr(mN)`.
+const MACHINERY: &str = r#"import functools, inspect, contextlib, importlib, typing
+from collections import namedtuple
+from typing import Optional, List
+
+class Base:
+    registry = []
+    def __init_subclass__(cls, tag="none", **kwargs):
+        super().__init_subclass__(**kwargs)
+        Base.registry.append((cls.__name__, tag))
+class A(Base, tag="a"):
+    pass
+class B(A):
+    pass
+m1 = (Base.registry,)
+
+class Meta(type):
+    def __new__(mcs, name, bases, ns):
+        ns["made_by"] = "Meta"
+        return super().__new__(mcs, name, bases, ns)
+class WithMeta(metaclass=Meta):
+    pass
+m2 = (WithMeta.made_by, WithMeta().made_by)
+
+class P:
+    def __init__(self):
+        self._w = 1
+    @property
+    def w(self):
+        return self._w * 10
+    @w.setter
+    def w(self, v):
+        self._w = v + 1
+p = P()
+p.w = 4
+m3 = (p.w, p._w)
+
+class G:
+    def __init__(self):
+        self.real = 1
+    def __getattr__(self, name):
+        return "dyn_" + name
+class S:
+    def __init__(self):
+        object.__setattr__(self, "log", [])
+    def __setattr__(self, name, value):
+        self.log.append(name)
+        object.__setattr__(self, name, value * 2)
+g = G()
+s = S()
+s.a = 3
+m4 = (g.real, g.missing, s.a, s.log)
+
+class Desc:
+    def __set_name__(self, owner, name):
+        self.name = name
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return obj.base + 100
+class HasDesc:
+    d = Desc()
+    def __init__(self):
+        self.base = 5
+m5 = (HasDesc().d, HasDesc.d.name)
+
+def fn(a, b=2, *args, c=3, **kw):
+    return a
+sig = inspect.signature(fn)
+params = list(sig.parameters)
+kinds = [str(p.kind) for p in sig.parameters.values()]
+m6 = (params, sig.parameters["b"].default, sig.parameters["a"].default is inspect.Parameter.empty,
+      [k for k in {"a": 1, "zz": 2, "c": 3} if k in sig.parameters], kinds)
+
+Pt = namedtuple("Pt", ["x", "y"])
+pt = Pt(1, y=2)
+Pt2 = namedtuple("Pt2", "u v", defaults=(9,))
+m7 = (pt.x + pt.y, pt[1], tuple(pt), pt._replace(x=5).x, Pt2(1).v, Pt._fields)
+
+m8 = (typing.Optional[int] == Optional[int], typing.get_origin(List[int]) is list,
+      typing.get_args(Optional[int]) == (int, type(None)))
+
+mod = importlib.import_module("math")
+m9 = (mod.floor(2.5),)
+
+calls = []
+@functools.lru_cache(maxsize=None)
+def sq(n):
+    calls.append(n)
+    return n * n
+class CP:
+    def __init__(self):
+        self.n = 0
+    @functools.cached_property
+    def val(self):
+        self.n += 1
+        return 42
+cp = CP()
+m10 = (sq(3), sq(3), calls, cp.val, cp.val, cp.n)
+
+@contextlib.contextmanager
+def ctx(log):
+    log.append("enter")
+    yield 7
+    log.append("exit")
+log = []
+with ctx(log) as v:
+    log.append(v)
+with contextlib.suppress(KeyError):
+    {}["x"]
+    log.append("unreached")
+with contextlib.nullcontext(5) as n5:
+    log.append(n5)
+m11 = (log,)
+"#;
+
+#[test]
+fn object_model_matches_cpython() {
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/machinery.py", Arc::from(MACHINERY), None);
+    let file = project
+        .load_path(Path::new("/virtual/machinery.py"))
+        .unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        ("m1", r#"([('A', 'a'), ('B', 'none')],)"#),
+        ("m2", r#"('Meta', 'Meta')"#),
+        ("m3", r#"(50, 5)"#),
+        ("m4", r#"(1, 'dyn_missing', 6, ['a'])"#),
+        ("m5", r#"(105, 'd')"#),
+        (
+            "m6",
+            r#"(['a', 'b', 'args', 'c', 'kw'], 2, True, ['a', 'c'], ['POSITIONAL_OR_KEYWORD', 'POSITIONAL_OR_KEYWORD', 'VAR_POSITIONAL', 'KEYWORD_ONLY', 'VAR_KEYWORD'])"#,
+        ),
+        ("m7", r#"(3, 2, (1, 2), 5, 9, ('x', 'y'))"#),
+        ("m8", r#"(True, True, True)"#),
+        ("m9", r#"(2,)"#),
+        ("m10", r#"(9, 9, [3], 42, 42, 1)"#),
+        ("m11", r#"(['enter', 7, 'exit', 5],)"#),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        let modelled = !OBJECT_MODEL_NOT_YET.contains(&name);
+        if (got == want) != modelled {
+            failures.push(if modelled {
+                format!("{name}: got {got}, CPython {want}")
+            } else {
+                format!("{name} now matches CPython: take it off OBJECT_MODEL_NOT_YET")
+            });
+        }
+    }
+    let notes: Vec<String> = interp
+        .diagnostics
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\nnotes: {notes:?}",
+        failures.join("\n")
+    );
+}
+
+/// What the evaluator does not model yet, each still differing from CPython (the test fails
+/// when one starts to match): `__init_subclass__` (m1: not run — transformers'
+/// `GradientCheckpointingLayer` wraps `forward` in it with `*args, **kwargs`, and the root's
+/// placeholders do not follow `functools.wraps` yet), metaclasses (m2), descriptors and `__set_name__` (m5),
+/// `inspect.signature` (m6), `namedtuple` (m7), `typing.get_origin`/`get_args` (m8),
+/// `lru_cache`'s caching (m10: the function runs on every call), generator context managers,
+/// `suppress` and `nullcontext` (m11: a generator runs to completion, so `as` binds its list
+/// of yields).
+const OBJECT_MODEL_NOT_YET: &[&str] = &["m1", "m2", "m5", "m6", "m7", "m8", "m10", "m11"];

@@ -524,5 +524,6 @@ fn trace_forward(
         file,
         span,
     );
+    tracer.graph.drop_unplaced();
     Ok(())
 }
