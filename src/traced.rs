@@ -176,6 +176,9 @@ pub enum EventKind {
     NumpyCall,
     /// A call of a `torch.compiler.disable`d function (`detail`: `function` or `method`).
     DisabledCall,
+    /// `F.apply(...)` of a `torch.autograd.Function` subclass given one tensor twice (`detail`:
+    /// the two argument positions, `0,1`).
+    AutogradApplyDuplicate,
 }
 
 impl EventKind {
@@ -197,6 +200,7 @@ impl EventKind {
             EventKind::SkippedCall => "skipped_call",
             EventKind::NumpyCall => "numpy_call",
             EventKind::DisabledCall => "disabled_call",
+            EventKind::AutogradApplyDuplicate => "autograd_apply_duplicate",
         }
     }
 }

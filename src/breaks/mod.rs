@@ -12,6 +12,7 @@ pub mod docs;
 pub mod registry;
 pub mod version;
 
+mod autograd_apply;
 mod backward;
 mod c_extension;
 mod class_in_forward;
@@ -210,6 +211,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::Numpy, numpy::check),
     (Rule::CExtension, c_extension::check),
     (Rule::DisabledCall, disabled::check),
+    (Rule::AutogradApplyDuplicate, autograd_apply::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];

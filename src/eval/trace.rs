@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+pub mod default_config;
 pub mod root;
 
 use super::stmt::Truth;

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::value::{FnKind, ObjKind, Object, Value};
@@ -116,25 +117,15 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
     has_forward || sequential
 }
 
-/// Per-class mode: required constructor arguments are unknown, defaults are used.
+/// Per-class mode: required constructor arguments are unknown, defaults are used. A required
+/// `config` is the config class's defaults (`default_config`), and with it a required
+/// `layer_idx` is the first layer's.
 pub fn instantiate_per_class(
     interp: &mut Interp,
     file: FileId,
     class: &Value,
     span: Span,
 ) -> Value {
-    let mut kwargs = Vec::new();
-    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
-        for p in init.params.iter().skip(1) {
-            use crate::catalog::ParamKind::*;
-            if p.default.is_none() && matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
-                kwargs.push((
-                    p.name.clone(),
-                    Value::unknown(format!("constructor argument `{}`", p.name)),
-                ));
-            }
-        }
-    }
     let f = interp.project.file(file);
     let ns = interp.load_module(file).expect("loaded");
     let frame = Frame {
@@ -145,6 +136,28 @@ pub fn instantiate_per_class(
         class: None,
         receiver: None,
     };
+    let mut kwargs = Vec::new();
+    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
+        let mut has_config = false;
+        for p in init.params.iter().skip(1) {
+            use crate::catalog::ParamKind::*;
+            if p.default.is_some() || !matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+                continue;
+            }
+            let value = match p.name.as_str() {
+                "config" => match default_config(interp, &frame, class, &init, span) {
+                    Some(config) => {
+                        has_config = true;
+                        config
+                    }
+                    None => Value::unknown("constructor argument `config`"),
+                },
+                "layer_idx" if has_config => Value::Int(DEFAULT_LAYER_INDEX),
+                name => Value::unknown(format!("constructor argument `{name}`")),
+            };
+            kwargs.push((p.name.clone(), value));
+        }
+    }
     match interp.instantiate(&frame, class, vec![], kwargs, span) {
         Ok(v) => v,
         Err(e) => {
