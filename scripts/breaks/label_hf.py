@@ -18,8 +18,8 @@ its modeling file from a tiny config, runs it eagerly once, then under
 Every graph break Dynamo reports is recorded with its gb id and gb_type (from the registry, as
 `label_breaks.py` reads them), the frames of its user stack inside the transformers package, and
 `line`: the innermost frame in the model's own modeling file (what `staticfx check` on that file
-must report). Each (model, condition) runs in a fresh interpreter, so no Dynamo cache and no
-`warning_once` cache leaks from one into the next.
+must report). Each model runs in a fresh interpreter (its conditions one after another, with
+`torch._dynamo.reset()` before each), so no Dynamo cache leaks from one model into the next.
 
 Output: `tests/expected/hf_breaks.json`, deterministic (paths relative to the transformers
 package, sorted keys).
@@ -259,9 +259,21 @@ def field_or_first(reason: str) -> str:
     return lb.ADDR_RE.sub("0x?", text)[:240]
 
 
-def run_isolated(model_type: str, condition: str) -> dict:
+def run_model(model_type: str) -> list:
+    """Every condition of one model, in this interpreter (torch and transformers imported
+    once); the default first, and nothing else when it does not run."""
+    runs = []
+    for cond in CONDITIONS:
+        res = run_one(model_type, cond)
+        runs.append(res)
+        if cond == "default" and "breaks" not in res:
+            break
+    return runs
+
+
+def run_isolated(model_type: str) -> list:
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--one", model_type, condition],
+        [sys.executable, str(Path(__file__).resolve()), "--one", model_type],
         capture_output=True, text=True, cwd=str(ROOT), timeout=900,
         env={**os.environ, "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": "",
              "PYTHONDONTWRITEBYTECODE": "1", "TRANSFORMERS_VERBOSITY": "error"},
@@ -271,8 +283,8 @@ def run_isolated(model_type: str, condition: str) -> dict:
         if line.startswith(marker):
             return json.loads(line[len(marker):])
     tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    return {"model_type": model_type, "condition": condition,
-            "explain_error": f"label subprocess failed (rc={proc.returncode}): {tail}"[:200]}
+    return [{"model_type": model_type, "condition": "default",
+             "explain_error": f"label subprocess failed (rc={proc.returncode}): {tail}"[:200]}]
 
 
 def summary(res: dict) -> str:
@@ -322,7 +334,7 @@ def table(labels: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("models", nargs="*", help="model types; default: all (and write the labels)")
-    ap.add_argument("--one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--table", action="store_true", help="print the labels as a markdown table")
     ap.add_argument("--out", type=Path, help="write the labels of the named models to this file")
     ap.add_argument("--merge", type=Path, help="merge the models of a file written with --out into the labels")
@@ -341,7 +353,7 @@ def main() -> int:
         print(f"merged {len(extra)} models into {OUT.relative_to(ROOT)}")
         return 0
     if args.one:
-        res = run_one(*args.one)
+        res = run_model(args.one)
         sys.stdout.flush()
         print("STATICFX-RESULT " + json.dumps(res, sort_keys=True))
         return 0
@@ -352,14 +364,14 @@ def main() -> int:
     types = args.models or list(MODELS)
     models = []
     for mt in types:
-        runs = []
-        for cond in CONDITIONS:
-            res = run_isolated(mt, cond)
-            print(f"{mt:16s} {cond:24s} {summary(res)}", flush=True)
-            runs.append(res)
-            if cond == "default" and "breaks" not in res:
-                break
+        runs = run_isolated(mt)
+        for res in runs:
+            print(f"{mt:16s} {res['condition']:24s} {summary(res)}", flush=True)
         models.append(merge(runs))
+        if args.out:  # what is done so far, so a stopped run is not lost
+            partial = {"torch_version": torch.__version__, "transformers_version": transformers.__version__,
+                       "conditions": CONDITIONS, "models": models}
+            args.out.write_text(json.dumps(partial, indent=2, sort_keys=True) + "\n")
     if args.models and not args.out:
         print(json.dumps(models, indent=2, sort_keys=True))
         return 0

@@ -139,9 +139,22 @@ fn run(
             AnalysisError::Entry(format!("cannot evaluate `{entry}`: {}", e.message))
         })?;
         let Value::Object(obj) = &value else {
+            let got = match &value {
+                Value::Unknown(u) => format!("an unknown value: {}", u.reason),
+                v @ (Value::None
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Tuple(_)
+                | Value::List(_)) => format!("{} {v:?}", v.type_name()),
+                v => v.type_name(),
+            };
+            if std::env::var_os("STATICFX_DEBUG_DIAGNOSTICS").is_some() {
+                dump_diagnostics(interp);
+            }
             return Err(AnalysisError::Entry(format!(
-                "`{entry}` does not evaluate to a module (got {})",
-                value.type_name()
+                "`{entry}` does not evaluate to a module (got {got})"
             )));
         };
         if !obj.is_module() {
@@ -152,12 +165,19 @@ fn run(
         }
         if let Some(incomplete) = obj.get("__incomplete__") {
             let _ = incomplete;
+            if std::env::var_os("STATICFX_DEBUG_DIAGNOSTICS").is_some() {
+                dump_diagnostics(interp);
+            }
             let why = interp
                 .diagnostics
                 .iter()
                 .rev()
                 .find(|d| d.severity <= Severity::Warning)
-                .map(|d| d.message.clone())
+                .map(|d| {
+                    let f = interp.project.file(d.file);
+                    let line = f.lines.line_of(d.span.start) + 1;
+                    format!("{} ({}:{line})", d.message, f.path.display())
+                })
                 .unwrap_or_default();
             return Err(AnalysisError::Entry(format!(
                 "constructing `{entry}` failed: {why}"
@@ -320,4 +340,14 @@ fn install_optimized(r: &mut GraphResult, graph: Graph, log: Vec<PassRecord>, ca
         }
     }
     r.passes = Some(log);
+}
+
+/// Every analysis limit recorded so far, on stderr (`STATICFX_DEBUG_DIAGNOSTICS`): what a
+/// failed entry went through before it failed.
+fn dump_diagnostics(interp: &Interp) {
+    for d in &interp.diagnostics {
+        let f = interp.project.file(d.file);
+        let line = f.lines.line_of(d.span.start) + 1;
+        eprintln!("{}:{line}: {} {}", f.path.display(), d.code, d.message);
+    }
 }

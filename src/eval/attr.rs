@@ -11,6 +11,10 @@ use crate::diagnostics::codes;
 use crate::shapes::DType;
 use crate::syntax::Span;
 
+/// The methods of `object` a library reads off a class to wrap them (`original_setattr =
+/// cls.__setattr__`), as builtins `object.NAME`.
+const OBJECT_METHODS: &[&str] = &["__setattr__", "__getattribute__", "__init__", "__repr__"];
+
 impl Interp {
     pub fn get_attr(
         &mut self,
@@ -34,6 +38,98 @@ impl Interp {
                 }
             }
             Value::Object(o) => {
+                if let Some(f) = self.user_method(&o.class, "__getattribute__") {
+                    let args = vec![Value::str(name)];
+                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
+                }
+                self.object_getattribute(frame, obj, o, name, span)
+            }
+            Value::Class(c) => {
+                if let Some(v) = self.class_special_attr(c, name) {
+                    return Ok(v);
+                }
+                match self.class_lookup(obj, name) {
+                    Some(Value::Function(f)) if f.kind == FnKind::ClassMethod => {
+                        Ok(Value::BoundMethod(Rc::new(obj.clone()), f))
+                    }
+                    Some(Value::Object(d)) if self.user_method(&d.class, "__get__").is_some() => {
+                        let get = self.user_method(&d.class, "__get__").expect("checked");
+                        let args = vec![Value::None, obj.clone()];
+                        self.call_function(frame, &get, Some(Value::Object(d)), args, vec![], span)
+                    }
+                    Some(v) => Ok(v),
+                    // What every class inherits from `object`.
+                    None if OBJECT_METHODS.contains(&name) => {
+                        Ok(Value::Builtin(Rc::from(format!("object.{name}").as_str())))
+                    }
+                    None => {
+                        // Attributes inherited from external bases (e.g. enum members) are unknown.
+                        let external = c
+                            .mro
+                            .borrow()
+                            .iter()
+                            .any(|m| matches!(m, Value::External(_) | Value::Unknown(_)));
+                        if external {
+                            Ok(Value::unknown(format!("`{}.{name}`", c.name)))
+                        } else {
+                            Err(self.error(
+                                frame,
+                                span,
+                                codes::RAISED,
+                                format!("class `{}` has no attribute `{name}`", c.name),
+                            ))
+                        }
+                    }
+                }
+            }
+            _ => self.get_attr_value(frame, obj, name, span),
+        }
+    }
+
+    /// The attributes `type` gives every class.
+    fn class_special_attr(&mut self, c: &Rc<super::value::Class>, name: &str) -> Option<Value> {
+        Some(match name {
+            "__name__" => Value::str(&c.name),
+            "__qualname__" => Value::str(&c.qualname),
+            "__module__" => Value::str(&self.project.file(c.file_id).module),
+            // Not inherited: each class has its own, None without a docstring.
+            "__doc__" => c.ns.borrow().get("__doc__").cloned().unwrap_or(Value::None),
+            "__dict__" => Value::Dict(Rc::new(std::cell::RefCell::new(
+                c.ns.borrow()
+                    .iter()
+                    .map(|(k, v)| (Value::str(k), v.clone()))
+                    .collect(),
+            ))),
+            "__mro__" => Value::tuple(c.mro.borrow().clone()),
+            "__bases__" => Value::tuple(c.bases.clone()),
+            _ => return None,
+        })
+    }
+
+    /// A method a class defines in Python (not one of an external base).
+    pub(in crate::eval) fn user_method(
+        &self,
+        class: &Value,
+        name: &str,
+    ) -> Option<Rc<super::value::Function>> {
+        match self.class_lookup(class, name) {
+            Some(Value::Function(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// `object.__getattribute__` (what an override reaches through `super()`): the instance's
+    /// attributes, then the class's (through the descriptor protocol), then `__getattr__`.
+    pub(in crate::eval) fn object_getattribute(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        o: &Rc<super::value::Object>,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        {
+            {
                 if let Some(v) = o.get(name) {
                     return Ok(match v {
                         Value::Param(p) if self.tracing() => {
@@ -60,6 +156,23 @@ impl Interp {
                 }
                 if let Some(v) = self.class_lookup(&o.class, name) {
                     return self.bind_class_attr(frame, obj, v, span);
+                }
+                if name == "__class__" {
+                    return Ok(o.class.clone());
+                }
+                if name == "__dict__" {
+                    let items = o
+                        .attrs
+                        .borrow()
+                        .iter()
+                        .filter(|(k, _)| !k.starts_with("__") || !k.ends_with("__"))
+                        .map(|(k, v)| (Value::str(k), v.clone()))
+                        .collect();
+                    return Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))));
+                }
+                if let Some(f) = self.user_method(&o.class, "__getattr__") {
+                    let args = vec![Value::str(name)];
+                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
                 if o.is_module() {
                     if name == "training" {
@@ -106,35 +219,17 @@ impl Interp {
                     format!("`{}` object has no attribute `{name}`", o.class_name()),
                 ))
             }
-            Value::Class(c) => {
-                if name == "__name__" {
-                    return Ok(Value::str(&c.name));
-                }
-                match self.class_lookup(obj, name) {
-                    Some(Value::Function(f)) if f.kind == FnKind::ClassMethod => {
-                        Ok(Value::BoundMethod(Rc::new(obj.clone()), f))
-                    }
-                    Some(v) => Ok(v),
-                    None => {
-                        // Attributes inherited from external bases (e.g. enum members) are unknown.
-                        let external = c
-                            .mro
-                            .borrow()
-                            .iter()
-                            .any(|m| matches!(m, Value::External(_) | Value::Unknown(_)));
-                        if external {
-                            Ok(Value::unknown(format!("`{}.{name}`", c.name)))
-                        } else {
-                            Err(self.error(
-                                frame,
-                                span,
-                                codes::RAISED,
-                                format!("class `{}` has no attribute `{name}`", c.name),
-                            ))
-                        }
-                    }
-                }
-            }
+        }
+    }
+
+    fn get_attr_value(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        match obj {
             Value::Module(ns) => match self.module_attr(ns, name) {
                 Some(v) => Ok(v),
                 None => Err(self.error(
@@ -217,6 +312,17 @@ impl Interp {
                     self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?
                 }
             },
+            Value::Object(d) if !d.is_module() => match self.user_method(&d.class, "__get__") {
+                Some(get) => {
+                    let owner = match obj {
+                        Value::Object(o) => o.class.clone(),
+                        other => other.clone(),
+                    };
+                    let args = vec![obj.clone(), owner];
+                    self.call_function(frame, &get, Some(Value::Object(d)), args, vec![], span)?
+                }
+                None => Value::Object(d),
+            },
             other => other,
         })
     }
@@ -274,8 +380,12 @@ impl Interp {
     ) -> EResult<()> {
         match obj {
             Value::Object(o) => {
-                o.attrs.borrow_mut().insert(name.to_string(), v);
-                Ok(())
+                if let Some(f) = self.user_method(&o.class, "__setattr__") {
+                    let args = vec![Value::str(name), v];
+                    self.call_function(frame, &f, Some(obj.clone()), args, vec![], span)?;
+                    return Ok(());
+                }
+                self.object_setattr(frame, obj, o, name, v, span)
             }
             Value::Class(c) => {
                 c.ns.borrow_mut().insert(name.to_string(), v);
@@ -298,6 +408,38 @@ impl Interp {
             }
             _ => Ok(()),
         }
+    }
+
+    /// `object.__setattr__`: a property's setter or a descriptor's `__set__` when the class
+    /// has one for `name`, else the instance's own attribute.
+    pub(in crate::eval) fn object_setattr(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        o: &Rc<super::value::Object>,
+        name: &str,
+        v: Value,
+        span: Span,
+    ) -> EResult<()> {
+        match self.class_lookup(&o.class, name) {
+            Some(Value::Function(getter)) if getter.kind == FnKind::Property => {
+                if let Some(setter) = self.property_setters.get(&(getter.file_id, getter.span)) {
+                    let setter = setter.clone();
+                    self.call_function(frame, &setter, Some(obj.clone()), vec![v], vec![], span)?;
+                    return Ok(());
+                }
+            }
+            Some(Value::Object(d)) if !d.is_module() => {
+                if let Some(set) = self.user_method(&d.class, "__set__") {
+                    let args = vec![obj.clone(), v];
+                    self.call_function(frame, &set, Some(Value::Object(d)), args, vec![], span)?;
+                    return Ok(());
+                }
+            }
+            _ => {}
+        }
+        o.attrs.borrow_mut().insert(name.to_string(), v);
+        Ok(())
     }
 
     pub fn call_method(

@@ -275,6 +275,66 @@ impl Interp {
         Some(class.qualname.clone())
     }
 
+    /// `dir(x)` of a class or instance: the names of its attributes and its classes', sorted.
+    fn dir(&self, v: &Value) -> Value {
+        let mut names: Vec<String> = Vec::new();
+        let class = match v {
+            Value::Object(o) => {
+                names.extend(o.attrs.borrow().keys().cloned());
+                o.class.clone()
+            }
+            other => other.clone(),
+        };
+        if let Value::Class(c) = &class {
+            for m in c.mro.borrow().iter() {
+                if let Value::Class(k) = m {
+                    names.extend(k.ns.borrow().keys().cloned());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Value::list(names.iter().map(|n| Value::str(n)).collect())
+    }
+
+    /// `object`'s own `__setattr__`, `__getattribute__`, `__init__`, `__repr__`, called on an
+    /// instance (`object.__setattr__(self, k, v)`, or through `super()` from an override).
+    pub(in crate::eval) fn call_object_method(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        args: &[Value],
+        span: Span,
+    ) -> EResult<Value> {
+        let method = name.strip_prefix("object.").unwrap_or(name);
+        let obj = args.first().cloned().unwrap_or(Value::None);
+        match (method, &obj, args.get(1)) {
+            ("__setattr__", Value::Object(o), Some(Value::Str(k))) => {
+                let v = args.get(2).cloned().unwrap_or(Value::None);
+                self.object_setattr(frame, &obj, o, k, v, span)?;
+                Ok(Value::None)
+            }
+            ("__getattribute__", Value::Object(o), Some(Value::Str(k))) => {
+                self.object_getattribute(frame, &obj, o, k, span)
+            }
+            ("__setattr__" | "__getattribute__", Value::Object(_), _) => Ok(Value::unknown(
+                format!("`object.{method}` with a computed name"),
+            )),
+            ("__setattr__", _, _) => self
+                .set_attr(
+                    frame,
+                    &obj,
+                    &as_str(args.get(1)),
+                    args.get(2).cloned().unwrap_or(Value::None),
+                    span,
+                )
+                .map(|()| Value::None),
+            ("__getattribute__", _, _) => self.get_attr(frame, &obj, &as_str(args.get(1)), span),
+            ("__init__", _, _) => Ok(Value::None),
+            _ => Ok(Value::unknown(format!("`object.{method}`"))),
+        }
+    }
+
     /// Calls a user function; during tracing this is the inlining step.
     pub fn call_function(
         &mut self,
@@ -291,6 +351,14 @@ impl Interp {
                 span,
                 codes::UNSUPPORTED,
                 "call depth limit reached (recursive helpers?)",
+            ));
+        }
+        if let Some(o) = super::overrides::lookup(&f.globals.name, &f.qualname) {
+            return Ok(super::overrides::apply(
+                o,
+                Value::Function(f.clone()),
+                &args,
+                kwargs,
             ));
         }
         let inline = self.tracing();
@@ -530,9 +598,17 @@ impl Interp {
     ) -> EResult<Value> {
         let a0 = args.first().cloned().unwrap_or(Value::None);
         match name {
+            "object.__setattr__"
+            | "object.__getattribute__"
+            | "object.__init__"
+            | "object.__repr__" => self.call_object_method(frame, name, &args, span),
             "len" => match &a0 {
                 Value::Proxy(_) => self.trace_function(frame, "builtins.len", args, kwargs, span),
                 Value::Object(o) if o.is_module() => Ok(Value::Int(o.children().len() as i64)),
+                Value::Object(o) if self.user_method(&o.class, "__len__").is_some() => {
+                    let f = self.user_method(&o.class, "__len__").expect("checked");
+                    self.call_function(frame, &f, Some(a0.clone()), vec![], vec![], span)
+                }
                 Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
                 Value::Dict(d) => Ok(Value::Int(d.borrow().len() as i64)),
                 Value::Unknown(_) => Ok(Value::unknown("len of unknown")),
@@ -911,6 +987,7 @@ impl Interp {
             | "_prod" | "_map_float" | "_is_module" | "_shape" | "_uninitialized" => {
                 Ok(catalog_helper(name, &args))
             }
+            "dir" if matches!(a0, Value::Class(_) | Value::Object(_)) => Ok(self.dir(&a0)),
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
             | "classmethod" => {
@@ -2107,5 +2184,12 @@ pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
             return Some(n);
         }
         n = n.parent()?;
+    }
+}
+
+fn as_str(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::Str(s)) => s.to_string(),
+        _ => String::new(),
     }
 }

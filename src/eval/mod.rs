@@ -12,6 +12,7 @@ mod expr;
 mod module;
 pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
 mod objects;
+mod overrides;
 mod release;
 mod stdlib;
 mod stmt;
@@ -116,6 +117,8 @@ pub struct Interp {
     /// The factories of `collections.defaultdict`s, by the identity of the dict (see
     /// `stdlib::collections`).
     dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
+    /// The setter of each property that has one (`@x.setter`), by the identity of its getter.
+    pub(crate) property_setters: HashMap<(FileId, Span), Rc<value::Function>>,
 }
 
 impl Drop for Interp {
@@ -145,6 +148,7 @@ impl Interp {
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),
+            property_setters: HashMap::new(),
         }
     }
 

@@ -401,17 +401,17 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
+            let mut all = vec![(**recv).clone()];
+            all.extend(args);
+            return self.call_object_method(frame, method, &all, span);
+        }
         let Value::Object(obj) = &**recv else {
             return Ok(Value::None);
         };
         let short = path.rsplit('.').next().unwrap_or(path);
         if DICT_BASES.contains(&path) {
             return self.dict_base_method(frame, obj, method, args, kwargs, span);
-        }
-        if MAPPING_BASES.contains(&path) {
-            if let Some(v) = self.mapping_mixin(frame, recv, method, &args, span)? {
-                return Ok(v);
-            }
         }
         match method {
             "__init__" => {
@@ -482,44 +482,6 @@ impl Interp {
                 self.call_value(frame, &m, args.collect(), kwargs, span)
             }
         }
-    }
-
-    /// The mixin methods `collections.abc.Mapping` builds on a subclass's `__getitem__`
-    /// (transformers' attention registry returns `super().get(name, default)`).
-    fn mapping_mixin(
-        &mut self,
-        frame: &Frame,
-        recv: &Rc<Value>,
-        method: &str,
-        args: &[Value],
-        span: Span,
-    ) -> EResult<Option<Value>> {
-        let Value::Object(obj) = &**recv else {
-            return Ok(None);
-        };
-        let Some(Value::Function(getitem)) = self.class_lookup(&obj.class, "__getitem__") else {
-            return Ok(None);
-        };
-        let key = args.first().cloned().unwrap_or(Value::None);
-        let found = self.call_function(
-            frame,
-            &getitem,
-            Some((**recv).clone()),
-            vec![key],
-            vec![],
-            span,
-        );
-        Ok(match (method, found) {
-            ("get", Ok(v)) => Some(v),
-            ("__contains__", Ok(_)) => Some(Value::Bool(true)),
-            // A KeyError raised by `__getitem__`: the key is absent.
-            ("get", Err(e)) if e.code == codes::RAISED => {
-                Some(args.get(1).cloned().unwrap_or(Value::None))
-            }
-            ("__contains__", Err(e)) if e.code == codes::RAISED => Some(Value::Bool(false)),
-            (_, Err(e)) => return Err(e),
-            _ => None,
-        })
     }
 
     fn run_sequential(
@@ -1307,14 +1269,6 @@ const DICT_BASES: &[&str] = &[
     "typing.OrderedDict",
     "dict",
     "builtins.dict",
-];
-
-/// Abstract bases whose mixin methods are written in terms of `__getitem__`.
-const MAPPING_BASES: &[&str] = &[
-    "collections.abc.Mapping",
-    "collections.abc.MutableMapping",
-    "typing.Mapping",
-    "typing.MutableMapping",
 ];
 
 /// Where a dict subclass's instance keeps its items.

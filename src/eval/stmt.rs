@@ -862,9 +862,27 @@ impl Interp {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
-                if decorators.iter().any(|d| {
-                    text(*d, &src).contains(".setter") || text(*d, &src).contains(".deleter")
+                if let Some(prop) = decorators.iter().find_map(|d| {
+                    text(*d, &src)
+                        .trim_start_matches('@')
+                        .strip_suffix(".setter")
                 }) {
+                    // `@x.setter`: the name stays bound to the getter, which now has a setter.
+                    let span = Span::of(def);
+                    if let Ok(Value::Function(getter)) = self.lookup(frame, prop.trim(), span) {
+                        if getter.kind == FnKind::Property {
+                            let mut setter = f;
+                            setter.kind = FnKind::Plain;
+                            self.property_setters
+                                .insert((getter.file_id, getter.span), Rc::new(setter));
+                        }
+                    }
+                    return Ok(Flow::Normal);
+                }
+                if decorators
+                    .iter()
+                    .any(|d| text(*d, &src).contains(".deleter"))
+                {
                     return Ok(Flow::Normal);
                 }
                 let v = self.apply_decorators(frame, &decorators, Value::Function(Rc::new(f)))?;
@@ -1044,6 +1062,7 @@ impl Interp {
                 let v = self
                     .eval_expr(frame, b)
                     .unwrap_or_else(|e| Value::unknown(e.message));
+                let v = self.bundled_base(&v).unwrap_or(v);
                 // Generic aliases like `Generic[T]` or `nn.Module` subscripted are just the base.
                 bases.push(v);
             }
@@ -1099,8 +1118,43 @@ impl Interp {
             v
         };
         class.ns.borrow_mut().extend(vars);
+        if let Some(doc) = self.docstring(&body_frame, node)? {
+            class.ns.borrow_mut().insert("__doc__".into(), doc);
+        }
         self.make_enum_members(&class);
+        self.init_subclass(frame, &class, Span::of(node))?;
         Ok(class)
+    }
+
+    /// The string a class body starts with, evaluated (an f-string docstring is a string too).
+    fn docstring(&mut self, frame: &Frame, class: Node) -> EResult<Option<Value>> {
+        let first = class
+            .child_by_field_name("body")
+            .and_then(|b| b.named_child(0))
+            .filter(|s| s.kind() == "expression_statement")
+            .and_then(|s| s.named_child(0))
+            .filter(|e| e.kind() == "string" || e.kind() == "concatenated_string");
+        match first {
+            Some(e) => Ok(Some(self.eval_expr(frame, e)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `type.__new__` calls the nearest base's `__init_subclass__` (an implicit classmethod)
+    /// on the new class.
+    fn init_subclass(&mut self, frame: &Frame, class: &Rc<Class>, span: Span) -> EResult<()> {
+        let hook = class.mro.borrow().iter().skip(1).find_map(|m| match m {
+            Value::Class(k) => match k.ns.borrow().get("__init_subclass__") {
+                Some(Value::Function(f)) => Some(f.clone()),
+                _ => None,
+            },
+            _ => None,
+        });
+        if let Some(f) = hook {
+            let cls = Value::Class(class.clone());
+            self.call_function(frame, &f, None, vec![cls], vec![], span)?;
+        }
+        Ok(())
     }
 
     /// C3 linearisation over classes; external bases (torch.nn.Module) end the chain.

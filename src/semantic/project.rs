@@ -22,6 +22,9 @@ pub struct SourceFile {
     pub syntax_errors: Vec<(syntax::Span, String)>,
     /// Read from the Python environment (site-packages, an editable install), not the root.
     pub library: bool,
+    /// Python that ships inside staticfx (`Project::load_bundled`): no file on disk, so it is
+    /// not among the files an analysis read.
+    pub bundled: bool,
 }
 
 impl SourceFile {
@@ -37,6 +40,7 @@ impl SourceFile {
             lines,
             syntax_errors,
             library: false,
+            bundled: false,
         }
     }
 
@@ -176,7 +180,29 @@ impl Project {
 
     /// Every file read so far (what an analysis depended on).
     pub fn files(&self) -> Vec<Arc<SourceFile>> {
-        self.files.read().unwrap().clone()
+        let files = self.files.read().unwrap();
+        files.iter().filter(|f| !f.bundled).cloned().collect()
+    }
+
+    /// Loads (once) Python source that ships with staticfx under the module name `module`
+    /// (the evaluator's models of standard-library classes written in Python).
+    pub fn load_bundled(&self, module: &str, text: &'static str) -> FileId {
+        let path = PathBuf::from(format!("<staticfx>/{module}.py"));
+        if let Some(id) = self
+            .files
+            .read()
+            .unwrap()
+            .iter()
+            .position(|f| f.path == path)
+        {
+            return id;
+        }
+        let mut file = SourceFile::new(path, module.to_string(), Arc::from(text), None);
+        file.library = true;
+        file.bundled = true;
+        let mut files = self.files.write().unwrap();
+        files.push(Arc::new(file));
+        files.len() - 1
     }
 
     pub fn file(&self, id: FileId) -> Arc<SourceFile> {
@@ -189,6 +215,7 @@ impl Project {
             .read()
             .unwrap()
             .iter()
+            .filter(|f| !f.bundled)
             .map(|f| f.path.clone())
             .collect()
     }

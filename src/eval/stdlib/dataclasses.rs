@@ -53,6 +53,7 @@ impl Interp {
             a.insert("default".into(), default);
             a.insert("default_factory".into(), factory);
             a.insert("init".into(), Value::Bool(init));
+            a.insert("metadata".into(), Value::Dict(Default::default()));
         }
         Value::Object(Rc::new(o))
     }
@@ -74,7 +75,13 @@ impl Interp {
                     .cloned()
                     .unwrap_or_else(missing);
                 let init = !matches!(kwarg(kwargs, "init"), Some(Value::Bool(false)));
-                Ok(self.new_field("", default, factory, init))
+                let field = self.new_field("", default, factory, init);
+                if let (Value::Object(o), Some(m @ Value::Dict(_))) =
+                    (&field, kwarg(kwargs, "metadata"))
+                {
+                    o.attrs.borrow_mut().insert("metadata".into(), m.clone());
+                }
+                Ok(field)
             }
             "fields" => match dataclass_fields(&class_of(&a0)) {
                 Some(f) => Ok(Value::tuple(f)),
@@ -150,6 +157,11 @@ impl Interp {
                 Some(default) => self.new_field(&name, default, missing(), true),
                 None => self.new_field(&name, missing(), missing(), true),
             };
+            if let Value::Object(o) = &field {
+                // The annotation as an object is typing's business; nothing here reads it.
+                let ty = Value::unknown(format!("the annotation of field `{name}`"));
+                o.attrs.borrow_mut().insert("type".into(), ty);
+            }
             fields.retain(|g| field_name(g) != name);
             fields.push(field);
         }
@@ -157,6 +169,11 @@ impl Interp {
             .ns
             .borrow_mut()
             .insert(FIELDS.into(), Value::tuple(fields));
+        let params = self.dataclass_params(kwargs);
+        class
+            .ns
+            .borrow_mut()
+            .insert("__dataclass_params__".into(), params);
         let wants_init = !matches!(kwarg(kwargs, "init"), Some(Value::Bool(false)));
         if wants_init && !class.ns.borrow().contains_key("__init__") {
             class
@@ -165,6 +182,30 @@ impl Interp {
                 .insert("__init__".into(), Value::Builtin(Rc::from(INIT)));
         }
         Ok(())
+    }
+
+    /// The `__dataclass_params__` record: the decorator's flags with Python's defaults.
+    fn dataclass_params(&mut self, kwargs: &Kwargs) -> Value {
+        let id = self.new_object_id();
+        let o = Object {
+            id,
+            class: Value::External(Rc::from("dataclasses._DataclassParams")),
+            kind: ObjKind::Plain,
+            attrs: Default::default(),
+        };
+        for (flag, default) in [
+            ("init", true),
+            ("repr", true),
+            ("eq", true),
+            ("order", false),
+            ("unsafe_hash", false),
+            ("frozen", false),
+            ("kw_only", false),
+        ] {
+            let v = kwarg(kwargs, flag).cloned().unwrap_or(Value::Bool(default));
+            o.attrs.borrow_mut().insert(flag.into(), v);
+        }
+        Value::Object(Rc::new(o))
     }
 
     /// Names with an annotation in the class body (`x: int = 1`, `y: list`), in source order;

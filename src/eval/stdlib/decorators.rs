@@ -37,13 +37,12 @@ impl Interp {
         decorators: &[Node],
         mut value: Value,
     ) -> EResult<Value> {
-        // Methods keep their own definition: a forward wrapped by a library decorator
-        // (transformers' `@can_return_tuple`) is traced with the wrapped function's signature,
-        // as torch.fx unwraps it for its placeholders; calling through the wrapper is not
-        // modelled yet.
-        if frame.class.is_some() && matches!(value, Value::Function(_)) {
-            return Ok(value);
-        }
+        // Methods keep their own definition under function decorators: a forward wrapped by a
+        // library decorator (transformers' `@can_return_tuple`) is traced with the wrapped
+        // function's signature, as torch.fx unwraps it for its placeholders; calling through
+        // the wrapper is not modelled yet. A class used as a decorator (a descriptor such as
+        // `@classproperty`) is applied.
+        let method = frame.class.is_some() && matches!(value, Value::Function(_));
         let src = frame.file.text.clone();
         for d in decorators.iter().rev() {
             let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
@@ -61,6 +60,9 @@ impl Interp {
                     continue;
                 }
             };
+            if method && !matches!(deco, Value::Class(_)) {
+                continue;
+            }
             value = self.apply_decorator(frame, &deco, value, Span::of(*d))?;
         }
         Ok(value)

@@ -5,11 +5,13 @@
 //! Each entry point returns `None` for a name it does not model, so the caller's own
 //! handling (the catalogue, or an unknown value) applies.
 
+mod bundled;
 mod collections;
 mod copy;
 mod dataclasses;
 mod decorators;
 pub mod enums;
+mod inspect;
 mod itertools;
 pub mod os;
 mod re;
@@ -36,6 +38,9 @@ impl Interp {
     ) -> Option<EResult<Value>> {
         if let Some(name) = path.strip_prefix("dataclasses.") {
             return self.call_dataclasses(frame, name, args, kwargs, span);
+        }
+        if let Some(name) = path.strip_prefix("inspect.") {
+            return self.call_inspect(name, args).map(Ok);
         }
         if let Some(name) = path.strip_prefix("itertools.") {
             return self.call_itertools(frame, name, args, kwargs, span);
