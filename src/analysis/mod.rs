@@ -7,7 +7,10 @@ use std::sync::Arc;
 pub mod incremental;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
-use crate::eval::trace::root::{instantiate_per_class, is_traceable_module_class, trace_root};
+use crate::eval::trace::default_config::convention_inputs;
+use crate::eval::trace::root::{
+    instantiate_per_class, is_traceable_module_class, trace_root, trace_root_seeded,
+};
 use crate::eval::value::{ModuleNs, Value};
 use crate::eval::Interp;
 use crate::graph::Graph;
@@ -227,7 +230,11 @@ pub(crate) fn trace_class(
     }
     let value = instantiate_per_class(interp, file, &class, site.span);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
-    let mut g = trace_root(interp, &value, inputs);
+    let seeds: Vec<_> = convention_inputs(&value)
+        .into_iter()
+        .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
+        .collect();
+    let mut g = trace_root_seeded(interp, &value, inputs, &seeds);
     g.name = format!("{}.forward", site.name);
     g.class = site.name.clone();
     g.file = file;

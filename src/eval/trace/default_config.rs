@@ -14,6 +14,7 @@ use tree_sitter::Node;
 use crate::eval::call::find_node;
 use crate::eval::value::{Function, Value};
 use crate::eval::{Frame, Interp};
+use crate::shapes::{DType, Dim, Expr, Meta};
 use crate::syntax::{text, Span};
 
 /// The base class transformers' configurations share, under its current and its old name.
@@ -206,4 +207,59 @@ fn only_config_class_of(interp: &mut Interp, frame: &Frame) -> Option<Value> {
         found = Some(v);
     }
     found
+}
+
+/// The shapes transformers' modules are called with, for the forward inputs of a module built
+/// from a config: `input_ids` and the masks are `[batch, sequence]` integers, `hidden_states`
+/// is `[batch, sequence, hidden_size]`, `pixel_values` is `[batch, channels, size, size]`.
+/// Per-class mode reads no example inputs, and the layers alone would not fix these ranks (an
+/// embedding or a linear layer takes any rank).
+pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
+    let Value::Object(obj) = root else {
+        return vec![];
+    };
+    let Some(Value::Object(config)) = obj.get("config") else {
+        return vec![];
+    };
+    if !is_config_class(&config.class) {
+        return vec![];
+    }
+    let int = |name: &str| match config.get(name) {
+        Some(Value::Int(i)) if i > 0 => Some(i),
+        _ => None,
+    };
+    let Some(Value::Function(forward)) = interp_free_lookup(&obj.class, "forward") else {
+        return vec![];
+    };
+    let sym = |n: u32| Dim::Sym(Expr::sym(n));
+    let mut out = Vec::new();
+    for p in forward.params.iter().skip(1) {
+        let meta = match p.name.as_str() {
+            "input_ids" => Meta::tensor(Some(vec![sym(0), sym(1)]), DType::Int64),
+            "hidden_states" => match int("hidden_size") {
+                Some(h) => Meta::tensor(Some(vec![sym(0), sym(1), Dim::Known(h)]), DType::Float32),
+                None => continue,
+            },
+            "pixel_values" => match (int("num_channels"), int("image_size")) {
+                (Some(c), Some(s)) => Meta::tensor(
+                    Some(vec![sym(0), Dim::Known(c), Dim::Known(s), Dim::Known(s)]),
+                    DType::Float32,
+                ),
+                _ => continue,
+            },
+            _ => continue,
+        };
+        out.push((p.name.clone(), meta));
+    }
+    out
+}
+
+/// A method found along a class's MRO, without an interpreter (user classes only).
+fn interp_free_lookup(class: &Value, name: &str) -> Option<Value> {
+    let Value::Class(c) = class else { return None };
+    let mro = c.mro.borrow().clone();
+    mro.iter().find_map(|m| match m {
+        Value::Class(k) => k.ns.borrow().get(name).cloned(),
+        _ => None,
+    })
 }

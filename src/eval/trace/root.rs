@@ -171,10 +171,21 @@ pub fn instantiate_per_class(
 /// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
 /// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
 pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    trace_root_seeded(interp, root, inputs, &[])
+}
+
+/// `trace_root` with symbolic shapes known beforehand for some inputs (`seeds`, by name), such
+/// as the ones transformers' conventions give (`default_config::convention_inputs`).
+pub fn trace_root_seeded(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
+) -> GraphResult {
     // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
-    let result = trace_root_twice(interp, root, inputs, &before);
+    let result = trace_root_twice(interp, root, inputs, seeds, &before);
     restore_attributes(&before);
     result
 }
@@ -232,9 +243,17 @@ fn trace_root_twice(
     interp: &mut Interp,
     root: &Value,
     inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
     before: &AttributeSnapshot,
 ) -> GraphResult {
-    let (first, hints) = trace_root_with(interp, root, inputs, &[]);
+    let (first, hints) = trace_root_with(interp, root, inputs, seeds);
+    // Seeds use the first symbols; hinted inputs number theirs after them.
+    let seeded_symbols = seeds
+        .iter()
+        .filter_map(|(_, m)| m.as_tensor().and_then(|t| t.shape.clone()))
+        .flatten()
+        .filter(|d| matches!(d, crate::shapes::Dim::Sym(_)))
+        .count() as u32;
     if first.error.is_some() || hints.is_empty() {
         return first;
     }
@@ -243,8 +262,8 @@ fn trace_root_twice(
         if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
             break;
         }
-        let mut next_sym = 0u32;
-        let mut sym_inputs = Vec::new();
+        let mut next_sym = seeded_symbols;
+        let mut sym_inputs = seeds.to_vec();
         for (id, h) in &hints {
             let extra = if h.grow { extra } else { 0 };
             let name = first.graph.node(*id).name.clone();
