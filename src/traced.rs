@@ -89,6 +89,11 @@ pub struct GraphResult {
     pub passes: Option<Vec<PassRecord>>,
     /// Whether the optimized graph came from the cache.
     pub from_cache: bool,
+    /// Breaks met only when forward runs under a flag (gradient checkpointing in training,
+    /// `output_attentions`): found on a retrace with it set, their messages name it, and
+    /// `breaks::annotate` adds the ones the default trace does not have. They refer to no node
+    /// of `graph`.
+    pub flagged_breaks: Vec<Finding>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).

@@ -254,6 +254,14 @@ pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
     out
 }
 
+/// Whether `root` is a module holding a transformers configuration as `self.config`.
+pub fn is_built_from_config(root: &Value) -> bool {
+    let Value::Object(obj) = root else {
+        return false;
+    };
+    matches!(obj.get("config"), Some(Value::Object(c)) if is_config_class(&c.class))
+}
+
 /// A method found along a class's MRO, without an interpreter (user classes only).
 fn interp_free_lookup(class: &Value, name: &str) -> Option<Value> {
     let Value::Class(c) = class else { return None };

@@ -347,6 +347,7 @@ fn trace_root_with(
         modules: vec![],
         passes: None,
         from_cache: false,
+        flagged_breaks: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -535,4 +536,101 @@ fn trace_forward(
         span,
     );
     Ok(())
+}
+
+/// A flag forward may run under, for `trace_flagged`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// `model.gradient_checkpointing_enable()` then `model.train()`: every module's
+    /// `training` and `gradient_checkpointing` are true.
+    GradientCheckpointing,
+    /// `output_attentions=True` in the config the modules share.
+    OutputAttentions,
+}
+
+impl Flag {
+    pub const ALL: [Flag; 2] = [Flag::GradientCheckpointing, Flag::OutputAttentions];
+
+    /// How a finding's message names the condition.
+    pub fn condition(self) -> &'static str {
+        match self {
+            Flag::GradientCheckpointing => "with gradient checkpointing in training",
+            Flag::OutputAttentions => "with `output_attentions=True`",
+        }
+    }
+}
+
+/// Traces `root.forward` again with `flag` set on its modules (or on their config), then
+/// restores every attribute it changed. None when the flag does not apply (no module has a
+/// `gradient_checkpointing` attribute, no config).
+pub fn trace_flagged(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
+    flag: Flag,
+) -> Option<GraphResult> {
+    let Value::Object(obj) = root else {
+        return None;
+    };
+    let before = attribute_snapshot(root);
+    let mut changed = false;
+    // the config is no module: the snapshot does not hold it
+    let mut config_before: Option<(Rc<Object>, Option<Value>)> = None;
+    match flag {
+        Flag::GradientCheckpointing => {
+            let mut stack = vec![obj.clone()];
+            let mut seen = std::collections::HashSet::new();
+            let mut modules = Vec::new();
+            while let Some(o) = stack.pop() {
+                if !seen.insert(o.id) {
+                    continue;
+                }
+                stack.extend(o.children().into_iter().map(|(_, c)| c));
+                modules.push(o);
+            }
+            let checkpointing = modules
+                .iter()
+                .any(|m| m.attrs.borrow().contains_key("gradient_checkpointing"));
+            if checkpointing {
+                for m in &modules {
+                    if matches!(m.kind, ObjKind::Leaf(_)) {
+                        continue;
+                    }
+                    let mut attrs = m.attrs.borrow_mut();
+                    attrs.insert("training".into(), Value::Bool(true));
+                    if attrs.contains_key("gradient_checkpointing") {
+                        attrs.insert("gradient_checkpointing".into(), Value::Bool(true));
+                    }
+                }
+                changed = true;
+            }
+        }
+        Flag::OutputAttentions => {
+            if let Some(Value::Object(config)) = obj.get("config") {
+                let old = config
+                    .attrs
+                    .borrow_mut()
+                    .insert("output_attentions".into(), Value::Bool(true));
+                config_before = Some((config.clone(), old));
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return None;
+    }
+    let diagnostics = interp.diagnostics.len();
+    let (result, _) = trace_root_with(interp, root, inputs, seeds);
+    // what the flagged trace could not follow is not the file's analysis limit
+    interp.diagnostics.truncate(diagnostics);
+    restore_attributes(&before);
+    if let Some((config, old)) = config_before {
+        let mut attrs = config.attrs.borrow_mut();
+        match old {
+            Some(v) => attrs.insert("output_attentions".into(), v),
+            None => attrs.shift_remove("output_attentions"),
+        };
+    }
+    Some(result)
 }
