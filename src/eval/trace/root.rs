@@ -589,17 +589,23 @@ pub fn trace_flagged(
                 stack.extend(o.children().into_iter().map(|(_, c)| c));
                 modules.push(o);
             }
-            let checkpointing = modules
-                .iter()
-                .any(|m| m.attrs.borrow().contains_key("gradient_checkpointing"));
-            if checkpointing {
-                for m in &modules {
+            // instances (`self.gradient_checkpointing = False`) or classes
+            // (`GradientCheckpointingLayer.gradient_checkpointing = False`) that have the flag
+            let has_flag = |m: &Rc<Object>| {
+                m.attrs.borrow().contains_key("gradient_checkpointing")
+                    || interp
+                        .class_lookup(&m.class, "gradient_checkpointing")
+                        .is_some()
+            };
+            let flagged: Vec<bool> = modules.iter().map(has_flag).collect();
+            if flagged.iter().any(|&f| f) {
+                for (m, flag) in modules.iter().zip(flagged) {
                     if matches!(m.kind, ObjKind::Leaf(_)) {
                         continue;
                     }
                     let mut attrs = m.attrs.borrow_mut();
                     attrs.insert("training".into(), Value::Bool(true));
-                    if attrs.contains_key("gradient_checkpointing") {
+                    if flag {
                         attrs.insert("gradient_checkpointing".into(), Value::Bool(true));
                     }
                 }
