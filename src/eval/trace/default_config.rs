@@ -37,11 +37,29 @@ pub fn default_config(
         .or_else(|| config_class_attr(interp, class))
         .or_else(|| class_body_annotation(interp, class, "config"))
         .or_else(|| only_config_class_of(interp, frame))?;
-    interp
+    let config = interp
         .call_value(frame, &config_class, vec![], vec![], span)
-        .ok()
-        .filter(|v| matches!(v, Value::Object(_)))
+        .ok()?;
+    let Value::Object(obj) = &config else { return None };
+    // What `PreTrainedModel.__init__` settles before any layer reads the config: a layer built
+    // on its own (LlamaAttention, an experts module) must see the model's choice, not None.
+    for (attr, default) in MODEL_INIT_DEFAULTS {
+        let unset = matches!(obj.get(attr), None | Some(Value::None));
+        if unset {
+            obj.attrs
+                .borrow_mut()
+                .insert(attr.to_string(), Value::str(default));
+        }
+    }
+    Some(config)
 }
+
+/// The implementations `PreTrainedModel.__init__` picks when the config names none
+/// (`get_correct_attn_implementation`, `get_correct_experts_implementation`, transformers 5).
+const MODEL_INIT_DEFAULTS: [(&str, &str); 2] = [
+    ("_attn_implementation_internal", "sdpa"),
+    ("_experts_implementation_internal", "grouped_mm"),
+];
 
 /// A class deriving from transformers' configuration base (the base itself is not one).
 fn is_config_class(v: &Value) -> bool {
