@@ -54,7 +54,7 @@ MODELS: dict = {
     # decoder-only, dense
     "llama": GQA, "mistral": GQA, "qwen2": GQA, "qwen3": dict(GQA, head_dim=8),
     "gemma": dict(GQA, head_dim=8), "gemma2": dict(GQA, head_dim=8), "phi": TEXT,
-    "phi3": GQA, "opt": dict(TEXT, ffn_dim=64, word_embed_proj_dim=32),
+    "phi3": dict(GQA, pad_token_id=0), "opt": dict(TEXT, ffn_dim=64, word_embed_proj_dim=32),
     "falcon": dict(TEXT, num_kv_heads=2), "gpt2": TEXT, "gpt_neo": dict(TEXT, attention_types=[[["global", "local"], 1]], window_size=16),
     "gptj": dict(TEXT, rotary_dim=4), "gpt_neox": TEXT, "bloom": TEXT, "olmo": GQA, "olmo2": GQA,
     "stablelm": GQA, "starcoder2": GQA, "cohere": GQA, "granite": GQA, "persimmon": TEXT,
@@ -73,7 +73,7 @@ MODELS: dict = {
     "albert": dict(TEXT, embedding_size=16), "electra": dict(TEXT, embedding_size=16),
     "deberta": TEXT, "deberta-v2": TEXT, "xlm-roberta": TEXT, "camembert": TEXT, "mpnet": TEXT,
     "ernie": TEXT, "megatron-bert": TEXT, "convbert": dict(TEXT, embedding_size=32),
-    "roformer": dict(TEXT, embedding_size=32), "modernbert": dict(TEXT, global_attn_every_n_layers=2, local_attention=16),
+    "roformer": dict(TEXT, embedding_size=32), "modernbert": dict(TEXT, global_attn_every_n_layers=2, local_attention=16, pad_token_id=0),
     # encoder-decoder
     "t5": dict(vocab_size=99, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4),
     "bart": dict(vocab_size=99, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
@@ -83,7 +83,7 @@ MODELS: dict = {
     "phimoe": dict(GQA, num_local_experts=4, num_experts_per_tok=2), "jetmoe": dict(TEXT, num_local_experts=4, num_experts_per_tok=2, kv_channels=8),
     "granitemoe": dict(GQA, num_local_experts=4, num_experts_per_tok=2), "dbrx": dict(d_model=32, n_heads=4, n_layers=2, max_seq_len=64, vocab_size=99),
     "deepseek_v3": dict(GQA, moe_intermediate_size=32, n_routed_experts=4, num_experts_per_tok=2, n_group=1, topk_group=1, first_k_dense_replace=1, kv_lora_rank=16, q_lora_rank=16, qk_rope_head_dim=8, qk_nope_head_dim=8, v_head_dim=8),
-    "big_bird": dict(TEXT, attention_type="original_full"), "longformer": dict(TEXT, attention_window=4),
+    "big_bird": TEXT, "longformer": dict(TEXT, attention_window=4),
     "funnel": dict(vocab_size=99, d_model=32, n_head=4, d_head=8, d_inner=64, block_sizes=[1, 1], num_decoder_layers=1),
     "xlnet": dict(vocab_size=99, d_model=32, n_layer=2, n_head=4, d_inner=64), "mobilebert": dict(TEXT, embedding_size=16, intra_bottleneck_size=32, true_hidden_size=32),
     "squeezebert": dict(TEXT, embedding_size=32), "layoutlm": TEXT, "nystromformer": dict(TEXT, num_landmarks=4, segment_means_seq_len=8),

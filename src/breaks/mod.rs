@@ -227,16 +227,6 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
         debug_assert!(out[from..].iter().all(|f| f.rule == *rule), "{rule:?}");
     }
     out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
-    // a break only a flag reaches, once per site the default trace does not already report
-    for f in &result.flagged_breaks {
-        let (file, line, rule, id) = f.site_key();
-        if !out
-            .iter()
-            .any(|o| (o.file, o.line, o.rule, o.gb_id) == (file, line, rule, id))
-        {
-            out.push(f.clone());
-        }
-    }
     // A generator forward is refused before tracing: nothing else in it is ever seen.
     if out.iter().any(|f| f.gb_id == "GB0003") {
         out.retain(|f| f.gb_id == "GB0003");
@@ -249,6 +239,18 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert(f.site_key()));
+    // Breaks only a flag reaches (their own trace annotated them), at sites the default trace
+    // does not report: after the default trace's filters, which are about its own frames.
+    let flagged: Vec<Finding> = result
+        .flagged_breaks
+        .iter()
+        .filter(|f| seen.insert(f.site_key()))
+        .cloned()
+        .collect();
+    if !flagged.is_empty() {
+        out.extend(flagged);
+        out.sort_by_key(|f| (f.file, f.span.start, f.code));
+    }
     out
 }
 

@@ -40,7 +40,9 @@ pub fn default_config(
     let config = interp
         .call_value(frame, &config_class, vec![], vec![], span)
         .ok()?;
-    let Value::Object(obj) = &config else { return None };
+    let Value::Object(obj) = &config else {
+        return None;
+    };
     // What `PreTrainedModel.__init__` settles before any layer reads the config: a layer built
     // on its own (LlamaAttention, an experts module) must see the model's choice, not None.
     for (attr, default) in MODEL_INIT_DEFAULTS {
