@@ -26,10 +26,34 @@ use staticfx::ide::Settings;
 use staticfx::syntax::LineIndex;
 
 /// (model type, line) where Dynamo breaks and `check` does not report it.
-const KNOWN_MISSED: &[(&str, usize)] = &[];
+const KNOWN_MISSED: &[(&str, usize)] = &[
+    // GB4841 "Unsupported python_type() call" at `self.pos_encoding = self.pos_encoding.to(…)`;
+    // the same assignment in a small module compiles, and no rule models it yet
+    ("ctrl", 319),
+    // GB0124 at `is_index_global_attn.flatten().any().item()` in LongformerEncoder: the traced
+    // graph holds the `.item()` node, but no finding comes out of it yet
+    ("longformer", 1175),
+];
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
-const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[];
+const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
+    // per class, the default config's `attention_type="block_sparse"` and an unknown
+    // sequence length take the warning branch; Dynamo, on 8 tokens, does not break there
+    ("big_bird", 1583),
+    ("big_bird", 1745),
+    // `logger.warning_once` under `if padding_len > 0:`, a condition on the sequence length
+    // (0 for the labelled 8 tokens and window 4), and two in task heads' helpers
+    ("longformer", 337),
+    ("longformer", 1348),
+    ("longformer", 1681),
+    ("longformer", 2033),
+    // the same `padding_len > 0` warning as longformer's
+    ("led", 1328),
+    // `if output_attentions:` in modules built from `config` and other required arguments
+    // (`cin`), which keep no `self.config`: the flag is a placeholder per class
+    ("squeezebert", 242),
+    ("squeezebert", 283),
+];
 
 /// The words a finding's message uses for each flag of the labels.
 const CONDITION_WORDS: &[(&str, &str)] = &[
