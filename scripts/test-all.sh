@@ -40,15 +40,16 @@ if [ ! -f "$data/timm-$timm_version/timm/models/resnet.py" ]; then
 fi
 export STATICFX_TIMM_ROOT="$data/timm-$timm_version"
 
-# transformers' source, for the graph breaks of its modeling files (labels in
-# tests/expected/hf_breaks.json, from scripts/breaks/label_hf.py).
-hf_version=5.24.0
-if [ ! -f "$data/transformers-$hf_version/transformers/models/llama/modeling_llama.py" ]; then
-  python3 -m pip download --quiet --no-deps --only-binary=:all: "transformers==$hf_version" -d "$data/wheels"
-  rm -rf "$data/transformers-$hf_version"
-  python3 -m zipfile -e "$data"/wheels/transformers-"$hf_version"-*.whl "$data/transformers-$hf_version"
+# transformers' source, for tests/hf_fidelity.rs (recordings from scripts/expect/gen_hf_recordings.py)
+# and tests/hf_breaks.rs (labels from scripts/breaks/label_hf.py);
+# huggingface_hub, which its configs import, comes from the user venv above.
+tf_version=5.24.0
+if [ ! -f "$data/transformers-$tf_version/transformers/modeling_utils.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "transformers==$tf_version" -d "$data/wheels"
+  rm -rf "$data/transformers-$tf_version"
+  python3 -m zipfile -e "$data"/wheels/transformers-"$tf_version"-*.whl "$data/transformers-$tf_version"
 fi
-export STATICFX_TRANSFORMERS_ROOT="$data/transformers-$hf_version"
+export STATICFX_TRANSFORMERS_ROOT="$data/transformers-$tf_version"
 
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then

@@ -11,6 +11,9 @@ use crate::diagnostics::codes;
 use crate::shapes::DType;
 use crate::syntax::Span;
 
+/// The attribute of a `__code__` record holding the function it is the code of.
+pub(in crate::eval) const CODE_OF: &str = "__code_of__";
+
 /// The methods of `object` a library reads off a class to wrap them (`original_setattr =
 /// cls.__setattr__`), as builtins `object.NAME`.
 const OBJECT_METHODS: &[&str] = &["__setattr__", "__getattribute__", "__init__", "__repr__"];
@@ -174,6 +177,13 @@ impl Interp {
                     let args = vec![Value::str(name)];
                     return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
+                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`).
+                if let Some(base) = super::objects::dict_base_of(&o.class) {
+                    if is_dict_method(name) {
+                        let m = format!("super:{base}:{name}");
+                        return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(m.as_str())));
+                    }
+                }
                 if o.is_module() {
                     if name == "training" {
                         return Ok(Value::Bool(!self.tracing()));
@@ -279,7 +289,41 @@ impl Interp {
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
+                "__wrapped__" => match self.wrapped_of(f) {
+                    Some(w) => Ok(w),
+                    None => Err(self.error(
+                        frame,
+                        span,
+                        codes::RAISED,
+                        format!("function `{}` has no attribute `__wrapped__`", f.name),
+                    )),
+                },
+                // What libraries read of a code object: the parameter names come first in
+                // `co_varnames`.
+                "__code__" => {
+                    let names = f.params.iter().map(|p| Value::str(&p.name)).collect();
+                    let code = super::value::Object {
+                        id: self.new_object_id(),
+                        class: Value::External(Rc::from("types.CodeType")),
+                        kind: ObjKind::Plain,
+                        attrs: Default::default(),
+                    };
+                    code.attrs
+                        .borrow_mut()
+                        .insert("co_varnames".into(), Value::tuple(names));
+                    // `types.FunctionType(f.__code__, …)` copies the function it came from.
+                    code.attrs
+                        .borrow_mut()
+                        .insert(CODE_OF.into(), Value::Function(f.clone()));
+                    Ok(Value::Object(Rc::new(code)))
+                }
                 _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
+            },
+            // A bound method reads as its function, plus what binds it.
+            Value::BoundMethod(recv, f) => match name {
+                "__self__" => Ok((**recv).clone()),
+                "__func__" => Ok(Value::Function(f.clone())),
+                _ => self.get_attr_value(frame, &Value::Function(f.clone()), name, span),
             },
             Value::Partial(p) => match name {
                 "func" => Ok(p.func.clone()),
@@ -359,6 +403,13 @@ impl Interp {
                     return Ok(Value::Method(
                         recv.clone(),
                         Rc::from(format!("super:{path}:{name}").as_str()),
+                    ));
+                }
+                // A builtin base (`class Registry(dict)`).
+                Value::Builtin(b) if &**b != "object" => {
+                    return Ok(Value::Method(
+                        recv.clone(),
+                        Rc::from(format!("super:{b}:{name}").as_str()),
                     ));
                 }
                 _ => {}
@@ -777,6 +828,35 @@ impl Interp {
                         .map(|s| Value::Int(s.iter().product()))
                         .unwrap_or_else(|| Value::unknown("numel")),
                     "float" | "to" | "clone" | "detach" | "contiguous" => r.clone(),
+                    // `torch.arange(n).expand((1, -1))` (a position-ids buffer): the shape.
+                    "expand" => {
+                        let sizes = match args.as_slice() {
+                            [Value::Tuple(t)] => t.to_vec(),
+                            [Value::List(l)] => l.borrow().clone(),
+                            other => other.to_vec(),
+                        };
+                        let sizes: Option<Vec<i64>> = sizes.iter().map(as_int).collect();
+                        let shape = match (sizes, t.shape.as_deref()) {
+                            (Some(sizes), Some(old)) if sizes.len() >= old.len() => {
+                                let lead = sizes.len() - old.len();
+                                Some(
+                                    sizes
+                                        .iter()
+                                        .enumerate()
+                                        .map(|(i, &s)| {
+                                            if s == -1 && i >= lead {
+                                                old[i - lead]
+                                            } else {
+                                                s
+                                            }
+                                        })
+                                        .collect(),
+                                )
+                            }
+                            _ => None,
+                        };
+                        Value::TensorConst(Rc::new(TensorConst::of_shape(shape, t.dtype)))
+                    }
                     "long" => Value::TensorConst(Rc::new(TensorConst::of_shape(
                         t.shape.clone(),
                         DType::Int64,
@@ -1075,5 +1155,24 @@ fn is_container_method(name: &str) -> bool {
     matches!(
         name,
         "append" | "extend" | "insert" | "items" | "keys" | "values" | "pop" | "update"
+    )
+}
+
+fn is_dict_method(name: &str) -> bool {
+    matches!(
+        name,
+        "keys"
+            | "values"
+            | "items"
+            | "get"
+            | "__getitem__"
+            | "__setitem__"
+            | "__contains__"
+            | "__len__"
+            | "__iter__"
+            | "pop"
+            | "setdefault"
+            | "update"
+            | "copy"
     )
 }

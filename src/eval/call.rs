@@ -153,7 +153,11 @@ impl Interp {
             Value::Class(_) => self.instantiate(frame, func, args, kwargs, span),
             Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
             Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
-            Value::External(path) => self.call_external(frame, path, args, kwargs, span),
+            Value::External(path) => match self.bundled_class(path) {
+                // A standard-library class written in Python here (`contextvars.ContextVar`).
+                Some(class) => self.instantiate(frame, &class, args, kwargs, span),
+                None => self.call_external(frame, path, args, kwargs, span),
+            },
             Value::Partial(p) => {
                 let mut all = p.args.clone();
                 all.extend(args);
@@ -726,10 +730,10 @@ impl Interp {
                 } else {
                     self.iterate(frame, &a0, span)?
                 };
-                Ok(if name == "tuple" {
-                    Value::tuple(items)
-                } else {
-                    Value::list(items)
+                Ok(match name {
+                    "tuple" => Value::tuple(items),
+                    "set" | "frozenset" => Value::list(set_of(items)),
+                    _ => Value::list(items),
                 })
             }
             "dict" => {
@@ -772,6 +776,17 @@ impl Interp {
                 let Some(Value::Str(n)) = args.get(1) else {
                     return Ok(Value::unknown("hasattr"));
                 };
+                // A tensor has the attributes and methods of `torch.Tensor` (the catalogue's).
+                if matches!(
+                    a0,
+                    Value::Proxy(_) | Value::Param(_) | Value::TensorConst(_)
+                ) {
+                    let known = super::trace::is_tensor_attribute(n)
+                        || crate::catalog::get()
+                            .function(&format!("torch.Tensor.{n}"))
+                            .is_some();
+                    return Ok(Value::Bool(known));
+                }
                 Ok(match self.get_attr(frame, &a0, n, span) {
                     Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
                     Ok(_) => Value::Bool(true),
@@ -810,6 +825,11 @@ impl Interp {
                     Some(t) => Value::str(&format!("Proxy({})", t.graph.node(*n).name)),
                     None => Value::unknown("str() of a traced value"),
                 },
+                Value::Class(c) => Value::str(&format!(
+                    "<class '{}.{}'>",
+                    self.project.file(c.file_id).module,
+                    c.qualname
+                )),
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {
@@ -927,6 +947,11 @@ impl Interp {
                 Value::Int(_) => Value::Builtin(Rc::from("int")),
                 Value::Float(_) => Value::Builtin(Rc::from("float")),
                 Value::Str(_) => Value::Builtin(Rc::from("str")),
+                Value::Bool(_) => Value::Builtin(Rc::from("bool")),
+                Value::List(_) => Value::Builtin(Rc::from("list")),
+                Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
+                Value::Dict(_) => Value::Builtin(Rc::from("dict")),
+                Value::Class(_) => Value::Builtin(Rc::from("type")),
                 _ => Value::unknown("type()"),
             }),
             "callable" => Ok(Value::Bool(matches!(
@@ -988,6 +1013,30 @@ impl Interp {
                 Ok(catalog_helper(name, &args))
             }
             "dir" if matches!(a0, Value::Class(_) | Value::Object(_)) => Ok(self.dir(&a0)),
+            // `cls.from_config = classmethod(from_config)`: the function, bound the other way.
+            "classmethod" | "staticmethod" if matches!(a0, Value::Function(_)) => {
+                let Value::Function(f) = &a0 else {
+                    unreachable!()
+                };
+                let kind = if name == "classmethod" {
+                    FnKind::ClassMethod
+                } else {
+                    FnKind::StaticMethod
+                };
+                Ok(Value::Function(Rc::new(super::value::Function {
+                    name: f.name.clone(),
+                    qualname: f.qualname.clone(),
+                    file: f.file.clone(),
+                    file_id: f.file_id,
+                    span: f.span,
+                    params: f.params.clone(),
+                    closure: f.closure.clone(),
+                    globals: f.globals.clone(),
+                    kind,
+                    is_lambda: f.is_lambda,
+                    is_generator: f.is_generator,
+                })))
+            }
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
             | "classmethod" => {
@@ -1347,6 +1396,22 @@ impl Interp {
                     super::expr::dict_insert(&mut items, k.clone(), v.clone());
                 }
                 Value::Dict(Rc::new(RefCell::new(items)))
+            }
+            // Sets are lists of distinct items here (lists themselves have no `|`, `&`, `-`).
+            ("and_" | "or_" | "xor" | "sub", List(x), List(y)) => {
+                let (x, y) = (x.borrow().clone(), y.borrow().clone());
+                let has = |v: &[Value], k: &Value| v.iter().any(|i| i.py_eq(k) == Some(true));
+                let items: Vec<Value> = match name {
+                    "or_" => x.into_iter().chain(y).collect(),
+                    "and_" => x.into_iter().filter(|k| has(&y, k)).collect(),
+                    "sub" => x.into_iter().filter(|k| !has(&y, k)).collect(),
+                    _ => {
+                        let only_x = x.iter().filter(|k| !has(&y, k)).cloned();
+                        let only_y = y.iter().filter(|k| !has(&x, k)).cloned();
+                        only_x.chain(only_y).collect()
+                    }
+                };
+                Value::list(set_of(items))
             }
             ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => {
                 match (as_int(&a), as_int(&b)) {
@@ -1773,6 +1838,25 @@ impl Interp {
                 o.attrs.borrow_mut().insert(k.to_string(), v);
                 Ok(())
             }
+            (Value::Object(o), _) => {
+                if let Some(f) = self.user_method(&o.class, "__setitem__") {
+                    let args = vec![key, v];
+                    self.call_function(frame, &f, Some(obj.clone()), args, vec![], span)?;
+                } else if let Some(base) = super::objects::dict_base_of(&o.class) {
+                    let recv = Rc::new(obj.clone());
+                    let args = vec![key, v];
+                    self.call_super_external(
+                        frame,
+                        &recv,
+                        &base,
+                        "__setitem__",
+                        args,
+                        vec![],
+                        span,
+                    )?;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
@@ -2192,4 +2276,15 @@ fn as_str(v: Option<&Value>) -> String {
         Some(Value::Str(s)) => s.to_string(),
         _ => String::new(),
     }
+}
+
+/// Distinct items, first occurrence first (a set, as the evaluator keeps one).
+fn set_of(items: Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(items.len());
+    for i in items {
+        if !out.iter().any(|o| o.py_eq(&i) == Some(true)) {
+            out.push(i);
+        }
+    }
+    out
 }

@@ -119,6 +119,11 @@ pub struct Interp {
     dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
     /// The setter of each property that has one (`@x.setter`), by the identity of its getter.
     pub(crate) property_setters: HashMap<(FileId, Span), Rc<value::Function>>,
+    /// `functools.wraps`: the function each wrapper wraps (its `__wrapped__`), by the
+    /// wrapper's address; the wrapper is kept alive with it so the address stays its own.
+    pub(crate) wrapped: HashMap<usize, (Rc<value::Function>, Value)>,
+    /// The star-import searches under way (module, name), so a cycle of star imports ends.
+    star_lookups: Vec<(FileId, String)>,
 }
 
 impl Drop for Interp {
@@ -149,6 +154,8 @@ impl Interp {
             touched: None,
             dict_factories: HashMap::new(),
             property_setters: HashMap::new(),
+            wrapped: HashMap::new(),
+            star_lookups: Vec::new(),
         }
     }
 
@@ -172,6 +179,13 @@ impl Interp {
     /// charges what the parts it reuses cost, so the budget runs out where a full one would).
     pub fn set_steps_used(&mut self, n: u64) {
         self.steps = n;
+    }
+
+    /// What `functools.wraps` says a function wraps, if anything.
+    pub fn wrapped_of(&self, f: &Rc<value::Function>) -> Option<Value> {
+        self.wrapped
+            .get(&(Rc::as_ptr(f) as usize))
+            .map(|(_, w)| w.clone())
     }
 
     /// Where a function's definition is now: its redirect's target, else its own.

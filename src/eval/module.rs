@@ -215,6 +215,19 @@ impl Interp {
                     ns.vars.borrow_mut().insert(name.to_string(), v.clone());
                     return Some(v);
                 }
+                // A star source re-exporting its own star sources (transformers'
+                // `models/__init__` → `models/auto/__init__` → `configuration_auto`); a cycle of
+                // star imports is searched once.
+                let key = (m.file_id, name.to_string());
+                if !m.star_sources.borrow().is_empty() && !self.star_lookups.contains(&key) {
+                    self.star_lookups.push(key);
+                    let found = self.from_star_sources(&m, name);
+                    self.star_lookups.pop();
+                    if let Some(v) = found {
+                        ns.vars.borrow_mut().insert(name.to_string(), v.clone());
+                        return Some(v);
+                    }
+                }
             }
         }
         None

@@ -460,11 +460,14 @@ impl Interp {
             self.init_dict_base(frame, obj, args, kwargs, span)?;
             return Ok(Value::None);
         }
-        let Some(data) = obj.attrs.borrow().get(DICT_DATA).cloned() else {
-            return Ok(Value::unknown(format!(
-                "dict method `{method}` before __init__"
-            )));
-        };
+        // `dict.__new__` makes the storage: a subclass whose `__init__` never reaches the
+        // dict's (a dataclass such as `ModelOutput`) still has its items.
+        let data = obj
+            .attrs
+            .borrow_mut()
+            .entry(DICT_DATA.into())
+            .or_insert_with(|| Value::Dict(Default::default()))
+            .clone();
         let mut args = args.into_iter();
         match method {
             "__getitem__" => {
@@ -799,6 +802,43 @@ impl Interp {
                 }
                 Ok(cur)
             }
+            // `get_parameter("lm_head.weight")`: the submodule's attribute, if it is a parameter
+            // (a buffer for `get_buffer`); AttributeError otherwise, as torch raises it.
+            "get_parameter" | "get_buffer" => {
+                let Value::Str(path) = &a0 else {
+                    return Ok(Value::unknown(format!("Module.{name}()")));
+                };
+                let (parent, attr) = match path.rsplit_once('.') {
+                    Some((p, a)) => (
+                        self.module_method(
+                            frame,
+                            obj,
+                            "get_submodule",
+                            vec![Value::str(p)],
+                            vec![],
+                            span,
+                        )?,
+                        a.to_string(),
+                    ),
+                    None => (Value::Object(obj.clone()), path.to_string()),
+                };
+                let want_buffer = name == "get_buffer";
+                match &parent {
+                    Value::Object(m) => match m.get(&attr) {
+                        Some(Value::Param(p)) if p.is_buffer == want_buffer => Ok(Value::Param(p)),
+                        _ => Err(self.error(
+                            frame,
+                            span,
+                            codes::RAISED,
+                            format!(
+                                "AttributeError: `{attr}` is not a {}",
+                                if want_buffer { "buffer" } else { "parameter" }
+                            ),
+                        )),
+                    },
+                    _ => Ok(Value::unknown(format!("Module.{name}()"))),
+                }
+            }
             "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16"
             | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
             "forward" => self.call_module_object(frame, obj, args, kwargs, span),
@@ -920,6 +960,12 @@ impl Interp {
             | "torch.compiler.is_compiling"
             | "torch._dynamo.is_compiling"
             | "torch.compiler.is_dynamo_compiling"
+            | "torch.compiler.is_exporting"
+            | "torch.cuda.is_current_stream_capturing"
+            | "torch.xpu.is_current_stream_capturing"
+            // The graph is the one eager PyTorch runs on the CPU: no accelerator is present.
+            | "torch.xpu.is_available"
+            | "torch.backends.mps.is_available"
             | "torch.fx._symbolic_trace.is_fx_tracing"
             | "torch._C._get_tracing_state"
             | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
@@ -1273,6 +1319,25 @@ const DICT_BASES: &[&str] = &[
 
 /// Where a dict subclass's instance keeps its items.
 const DICT_DATA: &str = "__dict_items__";
+
+/// The dict base of a class (`OrderedDict` for `class ModelOutput(OrderedDict)`), by the
+/// path `call_super_external` knows it by.
+pub(in crate::eval) fn dict_base_of(class: &Value) -> Option<String> {
+    let Value::Class(c) = class else { return None };
+    let mro = c.mro.borrow();
+    mro.iter().find(|m| is_dict_base(m)).map(|m| match m {
+        Value::External(p) => p.to_string(),
+        _ => "dict".to_string(),
+    })
+}
+
+/// The items of an instance of a dict subclass (transformers' `ModelOutput`), in order.
+pub(in crate::eval) fn dict_base_items(obj: &Object) -> Option<Vec<(Value, Value)>> {
+    match obj.get(DICT_DATA)? {
+        Value::Dict(d) => Some(d.borrow().clone()),
+        _ => None,
+    }
+}
 
 fn is_dict_base(v: &Value) -> bool {
     match v {

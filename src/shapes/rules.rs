@@ -665,10 +665,43 @@ fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> 
     }
 }
 
+/// The shape of nested lists of numbers, as `torch.tensor` makes it.
+fn data_shape(data: &Meta) -> Option<Shape> {
+    match data {
+        Meta::Seq(items) => {
+            let mut out = vec![Dim::Known(items.len() as i64)];
+            if let Some(first) = items.first() {
+                out.extend(data_shape(first)?);
+            }
+            Some(out)
+        }
+        Meta::Scalar(..) => Some(vec![]),
+        _ => None,
+    }
+}
+
+fn data_is_floating(data: &Meta) -> bool {
+    match data {
+        Meta::Seq(items) => items.iter().any(data_is_floating),
+        Meta::Scalar(crate::shapes::Scalar::Float(_), _) => true,
+        _ => false,
+    }
+}
+
 fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
     let Meta::Seq(items) = items else {
         return Meta::Unknown;
     };
+    // `torch.cat` skips 1-D empty tensors (a legacy rule caches start from).
+    let kept: Vec<Meta> = items
+        .iter()
+        .filter(|m| {
+            stack
+                || !matches!(m.as_tensor().and_then(|t| t.shape.as_ref()), Some(s) if s.len() == 1 && s[0] == Dim::Known(0))
+        })
+        .cloned()
+        .collect();
+    let items = if kept.is_empty() { items.clone() } else { kept };
     let ts: Option<Vec<&TensorMeta>> = items.iter().map(Meta::as_tensor).collect();
     let Some(ts) = ts else { return Meta::Unknown };
     let Some(first) = ts.first() else {
@@ -1304,6 +1337,28 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             }
         }
         "_assert" | "print" => Meta::None,
+        // `torch.tensor(data)`: the shape is the nesting of the data (`[]` is `[0]`).
+        "tensor" => {
+            let dtype = inp
+                .kwargs
+                .iter()
+                .find(|(k, _)| k == "dtype")
+                .and_then(|(_, m)| {
+                    if let Meta::Dtype(d) = m {
+                        Some(*d)
+                    } else {
+                        None
+                    }
+                });
+            let data = inp.args.first().unwrap_or(&Meta::Unknown);
+            let floating = data_is_floating(data);
+            let default = if floating || matches!(data, Meta::Seq(v) if v.is_empty()) {
+                DType::Float32
+            } else {
+                DType::Int64
+            };
+            tensor(data_shape(data), dtype.unwrap_or(default))
+        }
         "zeros" | "ones" | "empty" | "randn" | "rand" | "full" => {
             let dims = varargs_dims(inp, 0, "size");
             let dtype = inp

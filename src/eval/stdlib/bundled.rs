@@ -26,6 +26,11 @@ const BUNDLED: &[Bundled] = &[
         ],
     },
     Bundled {
+        module: "staticfx._contextvars",
+        text: include_str!("python/contextvars.py"),
+        classes: &[("contextvars.ContextVar", "ContextVar")],
+    },
+    Bundled {
         module: "staticfx._builtins",
         text: include_str!("python/builtins.py"),
         classes: &[("builtins.property", "property")],

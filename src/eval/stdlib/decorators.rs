@@ -37,12 +37,10 @@ impl Interp {
         decorators: &[Node],
         mut value: Value,
     ) -> EResult<Value> {
-        // Methods keep their own definition under function decorators: a forward wrapped by a
-        // library decorator (transformers' `@can_return_tuple`) is traced with the wrapped
-        // function's signature, as torch.fx unwraps it for its placeholders; calling through
-        // the wrapper is not modelled yet. A class used as a decorator (a descriptor such as
-        // `@classproperty`) is applied.
-        let method = frame.class.is_some() && matches!(value, Value::Function(_));
+        // Methods are decorated as Python decorates them: a forward wrapped by a library
+        // decorator (transformers' `@can_return_tuple`) runs through its wrapper, and the
+        // root's placeholders come from the innermost wrapped function (`__wrapped__`, which
+        // `functools.wraps` records), as torch.fx reads a signature.
         let src = frame.file.text.clone();
         for d in decorators.iter().rev() {
             let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
@@ -60,9 +58,7 @@ impl Interp {
                     continue;
                 }
             };
-            if method && !matches!(deco, Value::Class(_)) {
-                continue;
-            }
+
             value = self.apply_decorator(frame, &deco, value, Span::of(*d))?;
         }
         Ok(value)
@@ -79,7 +75,12 @@ impl Interp {
             Value::Function(_) | Value::BoundMethod(..) | Value::Class(_) => true,
             Value::Object(o) => !o.is_module(),
             Value::Partial(p) => match &p.func {
-                Value::External(path) => &**path == "dataclasses.dataclass",
+                Value::External(path) => {
+                    matches!(
+                        &**path,
+                        "dataclasses.dataclass" | "functools.update_wrapper"
+                    )
+                }
                 _ => true,
             },
             Value::External(path) => &**path == "dataclasses.dataclass",

@@ -64,6 +64,79 @@ impl Interp {
         }
         match path {
             "functools.reduce" => Some(self.reduce(frame, args, span)),
+            // `@wraps(f)` on a wrapper: the wrapper records what it wraps.
+            "functools.wraps" => Some(Ok(Value::Partial(std::rc::Rc::new(
+                super::value::Partial {
+                    func: Value::External(std::rc::Rc::from("functools.update_wrapper")),
+                    args: vec![],
+                    kwargs: vec![(
+                        "wrapped".into(),
+                        args.first().cloned().unwrap_or(Value::None),
+                    )],
+                },
+            )))),
+            // `types.FunctionType(f.__code__, f.__globals__, …)`: a copy of `f` (transformers'
+            // `copy_func`), an ordinary function whatever `f` was bound as.
+            "types.FunctionType" => {
+                let code = args.first()?;
+                let Value::Object(o) = code else { return None };
+                let Value::Function(f) = o.get(super::attr::CODE_OF)? else {
+                    return None;
+                };
+                Some(Ok(Value::Function(std::rc::Rc::new(
+                    super::value::Function {
+                        name: f.name.clone(),
+                        qualname: f.qualname.clone(),
+                        file: f.file.clone(),
+                        file_id: f.file_id,
+                        span: f.span,
+                        params: f.params.clone(),
+                        closure: f.closure.clone(),
+                        globals: f.globals.clone(),
+                        kind: super::value::FnKind::Plain,
+                        is_lambda: f.is_lambda,
+                        is_generator: f.is_generator,
+                    },
+                ))))
+            }
+            // `importlib.import_module(".llama", "transformers.models")`: the lazy registries
+            // import the module of an entry on first use.
+            "importlib.import_module" => {
+                let Some(Value::Str(name)) = args.first() else {
+                    return None;
+                };
+                let package = match args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "package").map(|(_, v)| v))
+                {
+                    Some(Value::Str(p)) => Some(p.to_string()),
+                    _ => None,
+                };
+                let level = name.chars().take_while(|c| *c == '.').count();
+                let dotted = match (level, package) {
+                    (0, _) => name.to_string(),
+                    (n, Some(p)) => {
+                        let parts: Vec<&str> = p.split('.').collect();
+                        let keep = parts.len().checked_sub(n - 1)?;
+                        format!("{}.{}", parts[..keep].join("."), &name[n..])
+                    }
+                    (_, None) => return None,
+                };
+                Some(Ok(self.import_module(&dotted)))
+            }
+            "functools.update_wrapper" => {
+                let wrapper = args.first().cloned().unwrap_or(Value::None);
+                let wrapped = args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "wrapped").map(|(_, v)| v))
+                    .cloned()
+                    .unwrap_or(Value::None);
+                if let Value::Function(f) = &wrapper {
+                    self.wrapped
+                        .insert(std::rc::Rc::as_ptr(f) as usize, (f.clone(), wrapped));
+                }
+                Some(Ok(wrapper))
+            }
             "collections.defaultdict" => Some(Ok(self.make_defaultdict(args, kwargs))),
             "collections.deque" => Some(self.make_deque(frame, args, span)),
             _ => None,

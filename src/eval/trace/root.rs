@@ -441,7 +441,15 @@ fn trace_forward(
         Some(Value::Function(f)) => interp.definition_of(f).2,
         _ => Span::default(),
     };
-    match &forward {
+    // The signature torch.fx reads: the innermost function a decorated forward wraps.
+    let mut signature = forward.clone();
+    while let Some(Value::Function(f)) = &signature {
+        match interp.wrapped_of(f) {
+            Some(w @ Value::Function(_)) => signature = Some(w),
+            _ => break,
+        }
+    }
+    match &signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
             for (i, p) in f.params.iter().skip(skip).enumerate() {
@@ -522,6 +530,20 @@ fn trace_forward(
             )?
         }
         _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
+    };
+    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
+    // pairs in order: the values stay graph nodes the output uses.
+    let out = match &out {
+        Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
+            Some(items) => Value::tuple(
+                items
+                    .into_iter()
+                    .map(|(k, v)| Value::tuple(vec![k, v]))
+                    .collect(),
+            ),
+            None => out,
+        },
+        _ => out,
     };
     let (arg, meta) = interp.to_arg(&frame, &out, span)?;
     let tracer = interp.tracer.as_mut().expect("tracing");

@@ -1,0 +1,372 @@
+//! transformers models built by staticfx from transformers' own source against eager PyTorch.
+//!
+//! torch.fx cannot trace these models, so the reference is an eager recording of
+//! `model(**inputs)` in eval mode with the config's defaults (sdpa attention), made by
+//! `scripts/expect/gen_hf_recordings.py` (the cases are `scripts/expect/hf_cases.json`, the
+//! recordings `tests/expected/hf/<id>.json`). Each case is built with staticfx's entry,
+//! `XForCausalLM(XConfig(...))` evaluated in its modeling file, with the recording's concrete
+//! input shapes as example inputs (so every dim is a number, as in the recording), and must
+//! agree three ways:
+//! - the torch.nn leaf-module calls (`call_module` nodes), in order, by qualified name and
+//!   output shape, are equal;
+//! - the model output's tensor fields, in order, have the recorded shapes;
+//! - the tensor operations outside leaf modules agree by longest common subsequence of their
+//!   names, at least 95% of the longer sequence. A node counts as a tensor operation when it
+//!   has a tensor shape (shape arithmetic on Python ints is not one in eager), its name is the
+//!   last part of its target (`torch.rsqrt` and the method `rsqrt` are `rsqrt`); attribute
+//!   reads (`getattr`) are not operations; an op returning several tensors (`chunk`) is one,
+//!   and the `getitem`s torch.fx unpacks its tuple with are not.
+//!
+//! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
+//! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
+//! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
+//! the test is skipped with a note when either is absent. The cases in [`HF_AGREE`] are
+//! asserted; the others print their status.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
+
+/// The architectures that agree on all three counts.
+const HF_AGREE: &[&str] = &[
+    "llama",
+    "qwen2",
+    "qwen3",
+    "phi",
+    "phi3",
+    "starcoder2",
+    "olmo",
+    "gpt_neox",
+    "bert",
+    "roberta",
+    "distilbert",
+    "electra",
+    "albert",
+    "vit",
+    "deit",
+];
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn transformers_root() -> Option<PathBuf> {
+    let root = std::env::var_os("STATICFX_TRANSFORMERS_ROOT").map(PathBuf::from);
+    match root {
+        Some(r) if r.join("transformers/modeling_utils.py").is_file() => Some(r),
+        _ => {
+            eprintln!(
+                "skipped: set STATICFX_TRANSFORMERS_ROOT to a directory containing transformers/ to run"
+            );
+            None
+        }
+    }
+}
+
+fn user_venv() -> Option<PathBuf> {
+    let dir = std::env::var_os("STATICFX_USER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest_dir().join("target/test-data/user-venv"));
+    let ok = dir.join("pyvenv.cfg").is_file();
+    if !ok {
+        eprintln!(
+            "skipped: no venv at {} with huggingface_hub (scripts/test-all.sh builds it)",
+            dir.display()
+        );
+    }
+    ok.then_some(dir)
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn inputs_of(case: &Value) -> Vec<InputSpec> {
+    case["inputs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, spec)| {
+            let shape: Vec<String> = spec["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
+            format!(
+                "{name}={}:{}",
+                shape.join("x"),
+                spec["dtype"].as_str().unwrap()
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect()
+}
+
+/// What one build gave, next to the recording.
+struct Outcome {
+    leaves: Vec<(String, Value)>,
+    output: Vec<Value>,
+    ops: Vec<String>,
+}
+
+fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
+    let file = root
+        .join("transformers")
+        .join(case["file"].as_str().unwrap());
+    let entry = case["entry"].as_str().unwrap();
+    build_entry(root, &file, entry, inputs_of(case), venv)
+}
+
+fn build_entry(
+    root: &Path,
+    file: &Path,
+    entry: &str,
+    inputs: Vec<InputSpec>,
+    venv: &Path,
+) -> Result<Outcome, String> {
+    let entry = entry.to_string();
+    let env = EnvironmentHandle::lazy(DiscoveryRequest {
+        python: Some(venv.to_path_buf()),
+        root: root.to_path_buf(),
+        virtual_env: None,
+        path_var: None,
+    });
+    let opts = GraphOptions {
+        root: Some(root.to_path_buf()),
+        entry: Some(entry.clone()),
+        inputs,
+        environment: Some(env),
+        ..Default::default()
+    };
+    let a = analyze_file(file, &opts).map_err(|e| e.to_string())?;
+    if let Some(e) = &a.graphs[0].error {
+        return Err(e.message.clone());
+    }
+    let json: Value =
+        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let nodes = json["graphs"][0]["nodes"].as_array().unwrap().clone();
+    let mut leaves = Vec::new();
+    let mut ops = Vec::new();
+    let mut output = Vec::new();
+    let shapes: std::collections::HashMap<String, Value> = nodes
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap().to_string(), n["shape"].clone()))
+        .collect();
+    // An op that returns several tensors (`chunk`, `split`) is one operation; the `getitem`s
+    // that unpack its tuple are not operations in eager.
+    let is_call = |n: &Value| matches!(n["op"].as_str(), Some("call_function" | "call_method"));
+    let by_name: std::collections::HashMap<&str, &Value> = nodes
+        .iter()
+        .map(|n| (n["name"].as_str().unwrap_or(""), n))
+        .collect();
+    let unpacked = |n: &Value| -> Option<String> {
+        if n["target"] != "operator.getitem" {
+            return None;
+        }
+        let src = n["args"][0]["node"].as_str()?;
+        let src = by_name.get(src)?;
+        // Shape arithmetic (`x.shape[:-1]`, `x.size()[0]`) unpacks sizes, not tensors.
+        let shape_access = matches!(
+            src["target"].as_str(),
+            Some("builtins.getattr" | "operator.getitem" | "size")
+        );
+        (is_call(src) && !shape_access && !src["shape"].is_array())
+            .then(|| src["name"].as_str().unwrap().to_string())
+    };
+    let tuple_producers: std::collections::HashSet<String> =
+        nodes.iter().filter_map(unpacked).collect();
+    for n in &nodes {
+        let target = n["target"].as_str().unwrap_or("");
+        let node_name = n["name"].as_str().unwrap_or("");
+        match n["op"].as_str().unwrap_or("") {
+            "call_module" => leaves.push((target.to_string(), n["shape"].clone())),
+            "call_function" | "call_method"
+                if tuple_producers.contains(node_name)
+                    || (n["shape"].is_array() && unpacked(n).is_none()) =>
+            {
+                let name = target.rsplit('.').next().unwrap_or(target);
+                if name != "getattr" {
+                    ops.push(name.to_string());
+                }
+            }
+            "output" => {
+                // `((key, node), ...)` for a ModelOutput, a node or a tuple of nodes otherwise.
+                let mut refs = Vec::new();
+                collect_refs(&n["args"], &mut refs);
+                output = refs
+                    .iter()
+                    .map(|r| shapes.get(r).cloned().unwrap_or(Value::Null))
+                    .filter(|s| s.is_array())
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    Ok(Outcome {
+        leaves,
+        output,
+        ops,
+    })
+}
+
+fn collect_refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) if m.contains_key("node") => {
+            out.push(m["node"].as_str().unwrap_or("").to_string())
+        }
+        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
+        _ => {}
+    }
+}
+
+fn lcs(a: &[String], b: &[String]) -> usize {
+    let mut row = vec![0usize; b.len() + 1];
+    for x in a {
+        let mut diag = 0;
+        for (j, y) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
+            diag = up;
+        }
+    }
+    row[b.len()]
+}
+
+/// The three comparisons of one case: leaf calls equal, output equal, op agreement in %.
+fn compare(recorded: &Value, got: &Outcome) -> (bool, bool, f64) {
+    let want_leaves: Vec<(String, Value)> = recorded["leaves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["name"].as_str().unwrap().to_string(), l["shape"].clone()))
+        .collect();
+    let want_output: Vec<Value> = recorded["output"]
+        .as_object()
+        .unwrap()
+        .values()
+        .cloned()
+        .collect();
+    let want_ops: Vec<String> = recorded["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["op"].as_str().unwrap().to_string())
+        .collect();
+    let longer = want_ops.len().max(got.ops.len()).max(1);
+    let agreement = 100.0 * lcs(&want_ops, &got.ops) as f64 / longer as f64;
+    (
+        want_leaves == got.leaves,
+        want_output == got.output,
+        agreement,
+    )
+}
+
+#[test]
+fn transformers_models_match_eager_recordings() {
+    let (Some(root), Some(venv)) = (transformers_root(), user_venv()) else {
+        return;
+    };
+    let cases = read_json(&manifest_dir().join("scripts/expect/hf_cases.json"));
+    let cases = cases.as_array().unwrap().clone();
+    for id in HF_AGREE {
+        assert!(
+            cases.iter().any(|c| c["id"] == *id),
+            "{id} is asserted but is not a case"
+        );
+    }
+    let mut failures = Vec::new();
+    eprintln!("model | leaf calls equal | output equal | op LCS %");
+    for case in cases {
+        let id = case["id"].as_str().unwrap().to_string();
+        let recorded = read_json(&manifest_dir().join(format!("tests/expected/hf/{id}.json")));
+        if let Some(e) = recorded.get("error") {
+            eprintln!("{id} | not recorded: {e}");
+            assert!(!HF_AGREE.contains(&id.as_str()), "{id} has no recording");
+            continue;
+        }
+        let (root, venv) = (root.clone(), venv.clone());
+        let built = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || build(&root, &venv, &case))
+            .unwrap()
+            .join()
+            .unwrap_or_else(|_| Err("panicked".into()));
+        let asserted = HF_AGREE.contains(&id.as_str());
+        match built {
+            Ok(got) => {
+                let (leaves, output, agreement) = compare(&recorded, &got);
+                eprintln!("{id} | {leaves} | {output} | {agreement:.1}");
+                if asserted && !(leaves && output && agreement >= 95.0) {
+                    failures.push(format!(
+                        "{id}: leaves equal {leaves}, output equal {output}, ops {agreement:.1}%"
+                    ));
+                }
+            }
+            Err(e) => {
+                eprintln!("{id} | not built: {e}");
+                if asserted {
+                    failures.push(format!("{id}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+const USER_FILE: &str = r#"from transformers import AutoConfig, AutoModelForCausalLM
+
+
+def build():
+    config = AutoConfig.for_model(
+        "llama", hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, vocab_size=100, num_key_value_heads=2,
+    )
+    return AutoModelForCausalLM.from_config(config)
+"#;
+
+/// A user's file builds a model through transformers' lazy auto registries, with transformers
+/// itself resolved from the venv: the graph is llama's, leaf for leaf and op for op.
+#[test]
+fn auto_model_from_config_in_a_user_file() {
+    let Some(venv) = user_venv() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("build.py");
+    std::fs::write(&file, USER_FILE).unwrap();
+    let cases = read_json(&manifest_dir().join("scripts/expect/hf_cases.json"));
+    let llama = cases
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "llama")
+        .unwrap()
+        .clone();
+    let recorded = read_json(&manifest_dir().join("tests/expected/hf/llama.json"));
+    let inline =
+        "AutoModelForCausalLM.from_config(AutoConfig.for_model(\"llama\", hidden_size=32, \
+                  num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, \
+                  vocab_size=100, num_key_value_heads=2))";
+    for entry in ["build()", inline] {
+        let (root, file, venv, inputs) = (
+            dir.path().to_path_buf(),
+            file.clone(),
+            venv.clone(),
+            inputs_of(&llama),
+        );
+        let entry_owned = entry.to_string();
+        let got = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || build_entry(&root, &file, &entry_owned, inputs, &venv))
+            .unwrap()
+            .join()
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{entry}: {e}"));
+        let (leaves, output, agreement) = compare(&recorded, &got);
+        assert!(leaves, "{entry}: leaf calls differ: {:?}", got.leaves);
+        assert!(output, "{entry}: output differs: {:?}", got.output);
+        assert!(agreement >= 95.0, "{entry}: ops agree {agreement:.1}%");
+    }
+}
