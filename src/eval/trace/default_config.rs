@@ -45,7 +45,19 @@ pub fn default_config(
     };
     // What `PreTrainedModel.__init__` settles before any layer reads the config: a layer built
     // on its own (LlamaAttention, an experts module) must see the model's choice, not None.
-    for (attr, default) in MODEL_INIT_DEFAULTS {
+    // sdpa when the module's models support it (`_supports_sdpa = True` on its
+    // PreTrainedModel), else eager, as `get_correct_attn_implementation` falls back; experts
+    // as `get_correct_experts_implementation` picks them (transformers 5).
+    let attention = if supports_sdpa(frame) {
+        "sdpa"
+    } else {
+        "eager"
+    };
+    let defaults = [
+        ("_attn_implementation_internal", attention),
+        ("_experts_implementation_internal", "grouped_mm"),
+    ];
+    for (attr, default) in defaults {
         let unset = matches!(obj.get(attr), None | Some(Value::None));
         if unset {
             obj.attrs
@@ -56,12 +68,16 @@ pub fn default_config(
     Some(config)
 }
 
-/// The implementations `PreTrainedModel.__init__` picks when the config names none
-/// (`get_correct_attn_implementation`, `get_correct_experts_implementation`, transformers 5).
-const MODEL_INIT_DEFAULTS: [(&str, &str); 2] = [
-    ("_attn_implementation_internal", "sdpa"),
-    ("_experts_implementation_internal", "grouped_mm"),
-];
+/// Whether a class the module defines sets `_supports_sdpa = True`.
+fn supports_sdpa(frame: &Frame) -> bool {
+    frame.globals.vars.borrow().values().any(|v| match v {
+        Value::Class(c) => {
+            c.file_id == frame.file_id
+                && matches!(c.ns.borrow().get("_supports_sdpa"), Some(Value::Bool(true)))
+        }
+        _ => false,
+    })
+}
 
 /// A class deriving from transformers' configuration base (the base itself is not one).
 fn is_config_class(v: &Value) -> bool {
