@@ -264,28 +264,27 @@ pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
         Some(Value::Int(i)) if i > 0 => Some(i),
         _ => None,
     };
-    let Some(Value::Function(forward)) = interp_free_lookup(&obj.class, "forward") else {
-        return vec![];
-    };
+    // by name: forward may be wrapped by decorators, and a seed for an argument it does not
+    // take is never read
     let sym = |n: u32| Dim::Sym(Expr::sym(n));
-    let mut out = Vec::new();
-    for p in forward.params.iter().skip(1) {
-        let meta = match p.name.as_str() {
-            "input_ids" => Meta::tensor(Some(vec![sym(0), sym(1)]), DType::Int64),
-            "hidden_states" => match int("hidden_size") {
-                Some(h) => Meta::tensor(Some(vec![sym(0), sym(1), Dim::Known(h)]), DType::Float32),
-                None => continue,
-            },
-            "pixel_values" => match (int("num_channels"), int("image_size")) {
-                (Some(c), Some(s)) => Meta::tensor(
-                    Some(vec![sym(0), Dim::Known(c), Dim::Known(s), Dim::Known(s)]),
-                    DType::Float32,
-                ),
-                _ => continue,
-            },
-            _ => continue,
-        };
-        out.push((p.name.clone(), meta));
+    let mut out = vec![(
+        "input_ids".to_string(),
+        Meta::tensor(Some(vec![sym(0), sym(1)]), DType::Int64),
+    )];
+    if let Some(h) = int("hidden_size") {
+        out.push((
+            "hidden_states".to_string(),
+            Meta::tensor(Some(vec![sym(0), sym(1), Dim::Known(h)]), DType::Float32),
+        ));
+    }
+    if let (Some(c), Some(s)) = (int("num_channels"), int("image_size")) {
+        out.push((
+            "pixel_values".to_string(),
+            Meta::tensor(
+                Some(vec![sym(0), Dim::Known(c), Dim::Known(s), Dim::Known(s)]),
+                DType::Float32,
+            ),
+        ));
     }
     out
 }
@@ -296,14 +295,4 @@ pub fn is_built_from_config(root: &Value) -> bool {
         return false;
     };
     matches!(obj.get("config"), Some(Value::Object(c)) if is_config_class(&c.class))
-}
-
-/// A method found along a class's MRO, without an interpreter (user classes only).
-fn interp_free_lookup(class: &Value, name: &str) -> Option<Value> {
-    let Value::Class(c) = class else { return None };
-    let mro = c.mro.borrow().clone();
-    mro.iter().find_map(|m| match m {
-        Value::Class(k) => k.ns.borrow().get(name).cloned(),
-        _ => None,
-    })
 }
