@@ -30,9 +30,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     // GB4841 "Unsupported python_type() call" at `self.pos_encoding = self.pos_encoding.to(…)`;
     // the same assignment in a small module compiles, and no rule models it yet
     ("ctrl", 319),
-    // GB0124 at `is_index_global_attn.flatten().any().item()` in LongformerEncoder: the traced
-    // graph holds the `.item()` node, but no finding comes out of it yet
-    ("longformer", 1175),
 ];
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
