@@ -89,6 +89,11 @@ pub struct GraphResult {
     pub passes: Option<Vec<PassRecord>>,
     /// Whether the optimized graph came from the cache.
     pub from_cache: bool,
+    /// Breaks met only when forward runs under a flag (gradient checkpointing in training,
+    /// `output_attentions`): found on a retrace with it set, their messages name it, and
+    /// `breaks::annotate` adds the ones the default trace does not have. They refer to no node
+    /// of `graph`.
+    pub flagged_breaks: Vec<Finding>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).
@@ -176,6 +181,9 @@ pub enum EventKind {
     NumpyCall,
     /// A call of a `torch.compiler.disable`d function (`detail`: `function` or `method`).
     DisabledCall,
+    /// `F.apply(...)` of a `torch.autograd.Function` subclass given one tensor twice (`detail`:
+    /// the two argument positions, `0,1`).
+    AutogradApplyDuplicate,
 }
 
 impl EventKind {
@@ -197,6 +205,7 @@ impl EventKind {
             EventKind::SkippedCall => "skipped_call",
             EventKind::NumpyCall => "numpy_call",
             EventKind::DisabledCall => "disabled_call",
+            EventKind::AutogradApplyDuplicate => "autograd_apply_duplicate",
         }
     }
 }

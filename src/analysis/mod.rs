@@ -8,7 +8,11 @@ pub mod incremental;
 pub mod warm;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
-use crate::eval::trace::root::{instantiate_per_class, is_traceable_module_class, trace_root};
+use crate::eval::trace::default_config::{convention_inputs, is_built_from_config};
+use crate::eval::trace::root::{
+    instantiate_per_class, is_traceable_module_class, trace_flagged, trace_root, trace_root_seeded,
+    Flag,
+};
 use crate::eval::value::{ModuleNs, Value};
 use crate::eval::Interp;
 use crate::graph::Graph;
@@ -229,7 +233,26 @@ pub(crate) fn trace_class(
     }
     let value = instantiate_per_class(interp, file, &class, site.span);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
-    let mut g = trace_root(interp, &value, inputs);
+    let seeds: Vec<_> = convention_inputs(&value)
+        .into_iter()
+        .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
+        .collect();
+    let mut g = trace_root_seeded(interp, &value, inputs, &seeds);
+    if is_built_from_config(&value) {
+        for flag in Flag::ALL {
+            let Some(flagged) = trace_flagged(interp, &value, inputs, &seeds, flag) else {
+                continue;
+            };
+            for mut f in crate::breaks::annotate(&interp.project, &flagged, &opts.torch_target) {
+                // the retrace's nodes and regions are not the graph's
+                f.node = None;
+                f.region = None;
+                f.impact_nodes = 0;
+                f.message = format!("{} (only {})", f.message, flag.condition());
+                g.flagged_breaks.push(f);
+            }
+        }
+    }
     g.name = format!("{}.forward", site.name);
     g.class = site.name.clone();
     g.file = file;

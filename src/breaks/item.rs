@@ -19,10 +19,15 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         let nodes = cx.nodes_at(e.file, e.span);
         // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
         // only a conversion whose input is still a tensor breaks.
-        let Some(&node) = nodes
-            .iter()
-            .find(|&&n| super::receiver(cx, n).is_some_and(|r| super::is_tensor(cx, r)))
-        else {
+        // `.item()` exists on tensors only: a traced receiver whose shape staticfx lost (a
+        // comparison of an input it has no shape for) is still one.
+        let is_method = e.kind == EventKind::Method;
+        let Some(&node) = nodes.iter().find(|&&n| {
+            super::receiver(cx, n).is_some_and(|r| {
+                super::is_tensor(cx, r)
+                    || is_method && cx.result.graph.node(r).meta == crate::shapes::Meta::Unknown
+            })
+        }) else {
             continue;
         };
         let call = cx.source(e.file, e.span);
@@ -126,6 +131,14 @@ mod tests {
                 (14, "GB0124")
             ]
         );
+    }
+
+    /// longformer's encoder: `(attention_mask > 0).flatten().any().item()` in a helper, on an
+    /// optional mask whose shape per-class mode does not know.
+    #[test]
+    fn item_on_a_traced_value_of_unknown_shape_in_a_helper() {
+        let src = "import torch\nfrom torch import nn\n\n\ndef is_global(mask):\n    return (mask > 0).flatten().any().item()\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def gate(self, mask):\n        return is_global(mask)\n\n    def forward(self, x, mask):\n        h = self.fc(x)\n        if self.gate(mask):\n            h = h * 2\n        return h\n";
+        assert_eq!(codes(src), vec![(6, "GB0124")]);
     }
 
     #[test]

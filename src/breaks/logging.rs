@@ -1,7 +1,9 @@
 //! FX106 / GB0291 or GB4841: logging in forward. A method of a module logger
 //! (`logger = logging.getLogger(__name__)`, then `logger.warning(...)`) is GB0291; the
 //! root-logger functions (`logging.info(...)`) make Dynamo trace into `logging` itself, where it
-//! fails on `Logger.handlers` (GB4841).
+//! fails on `Logger.handlers` (GB4841). transformers adds `warning_once` / `info_once` (an
+//! `lru_cache`d function) and `warning_advice` to `logging.Logger`; Dynamo breaks on them as on
+//! any logger method (GB0291 in transformers' own modeling files).
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
@@ -26,6 +28,9 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
                 | "critical"
                 | "fatal"
                 | "log"
+                | "warning_once"
+                | "info_once"
+                | "warning_advice"
         ) {
             continue;
         }
@@ -55,5 +60,11 @@ mod tests {
     fn module_logger_and_root_logger() {
         let src = "import logging\nimport torch\nfrom torch import nn\nlogger = logging.getLogger(__name__)\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        logger.warning(\"x %s\", x.shape)\n        logging.info(\"y\")\n        return self.fc(x)\n";
         assert_eq!(codes(src), vec![(12, "GB0291"), (13, "GB4841")]);
+    }
+
+    #[test]
+    fn transformers_once_methods() {
+        let src = "import logging\nimport torch\nfrom torch import nn\nlogger = logging.getLogger(__name__)\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        logger.warning_once(\"x\")\n        logger.info_once(\"y\")\n        return self.fc(x)\n";
+        assert_eq!(codes(src), vec![(12, "GB0291"), (13, "GB0291")]);
     }
 }

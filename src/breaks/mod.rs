@@ -12,6 +12,7 @@ pub mod docs;
 pub mod registry;
 pub mod version;
 
+mod autograd_apply;
 mod backward;
 mod c_extension;
 mod class_in_forward;
@@ -210,6 +211,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::Numpy, numpy::check),
     (Rule::CExtension, c_extension::check),
     (Rule::DisabledCall, disabled::check),
+    (Rule::AutogradApplyDuplicate, autograd_apply::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];
@@ -237,6 +239,18 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert(f.site_key()));
+    // Breaks only a flag reaches (their own trace annotated them), at sites the default trace
+    // does not report: after the default trace's filters, which are about its own frames.
+    let flagged: Vec<Finding> = result
+        .flagged_breaks
+        .iter()
+        .filter(|f| seen.insert(f.site_key()))
+        .cloned()
+        .collect();
+    if !flagged.is_empty() {
+        out.extend(flagged);
+        out.sort_by_key(|f| (f.file, f.span.start, f.code));
+    }
     out
 }
 

@@ -38,6 +38,7 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ),
     ("GB4198", "Attempted to copy.deepcopy a tensor"),
     ("GB4841", "Unsupported python_type() call"),
+    ("GB6297", "autograd.Function.apply: duplicate tensor input"),
     ("GB7000", "graph break in loop"),
     ("GB8977", "Invalid call to __build_class__"),
     ("GB8985", "requires_grad_() intermediate leaked as output"),

@@ -105,12 +105,12 @@ fn reaches_output(cx: &Ctx, from: NodeId) -> bool {
 /// Which traced tensors carry `requires_grad`: parameters, what leaf modules with parameters
 /// compute, and anything computed from those; not inputs (the model is analysed as called,
 /// with plain tensors), not `detach()`ed values or fresh tensors.
-struct RequiresGrad {
+pub(super) struct RequiresGrad {
     flags: HashMap<NodeId, bool>,
 }
 
 impl RequiresGrad {
-    fn new(cx: &Ctx) -> Self {
+    pub(super) fn new(cx: &Ctx) -> Self {
         let g = &cx.result.graph;
         let parameters: std::collections::HashSet<String> = cx
             .result
@@ -161,7 +161,7 @@ impl RequiresGrad {
         RequiresGrad { flags }
     }
 
-    fn of(&self, n: NodeId) -> bool {
+    pub(super) fn of(&self, n: NodeId) -> bool {
         self.flags.get(&n).copied().unwrap_or(false)
     }
 }

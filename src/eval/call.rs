@@ -125,6 +125,14 @@ impl Interp {
                 }
             }
         }
+        if self.tracing() && any_proxy(&args, &kwargs) {
+            if let Some(function) = self.autograd_function_apply(frame, fnode, &args, span) {
+                // Dynamo traces `apply` (forward and backward as one op); it is not an unknown
+                // call, and the graph keeps it as one opaque node.
+                let target = format!("{function}.apply");
+                return self.trace_function(frame, &target, args, kwargs, span);
+            }
+        }
         self.call_value(frame, &func, args, kwargs, span)
     }
 
@@ -211,6 +219,64 @@ impl Interp {
                 format!("`{}` object is not callable", other.type_name()),
             )),
         }
+    }
+
+    /// For `F.apply(...)` on a `torch.autograd.Function` subclass, F's qualified name; notes
+    /// one tensor passed to two of forward's inputs, which Dynamo refuses (it cannot route two
+    /// gradients back to one input).
+    fn autograd_function_apply(
+        &mut self,
+        frame: &Frame,
+        fnode: Node,
+        args: &[Value],
+        span: Span,
+    ) -> Option<String> {
+        if fnode.kind() != "attribute" {
+            return None;
+        }
+        let object = fnode.child_by_field_name("object")?;
+        let attr = fnode.child_by_field_name("attribute")?;
+        if text(attr, &frame.file.text) != "apply"
+            || !matches!(object.kind(), "identifier" | "attribute")
+        {
+            return None;
+        }
+        let Ok(Value::Class(class)) = self.eval_expr(frame, object) else {
+            return None;
+        };
+        let is_function = class.mro.borrow().iter().any(|m| {
+            matches!(m, Value::External(p) if matches!(&**p, "torch.autograd.Function" | "torch.autograd.function.Function"))
+        });
+        if !is_function
+            || self
+                .class_lookup(&Value::Class(class.clone()), "apply")
+                .is_some_and(|a| !matches!(a, Value::Unknown(_) | Value::External(_)))
+        {
+            return None;
+        }
+        let proxies: Vec<(usize, crate::graph::NodeId)> = args
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a {
+                Value::Proxy(n) => Some((i, *n)),
+                _ => None,
+            })
+            .collect();
+        let duplicate = proxies.iter().enumerate().find_map(|(k, (i, n))| {
+            proxies[k + 1..]
+                .iter()
+                .find(|(_, m)| m == n)
+                .map(|(j, _)| (*i, *j))
+        });
+        if let (Some((i, j)), Some(t)) = (duplicate, self.tracer.as_mut()) {
+            t.event(
+                crate::traced::EventKind::AutogradApplyDuplicate,
+                frame.file_id,
+                span,
+                format!("{i},{j}"),
+            );
+        }
+        Some(class.qualname.clone())
     }
 
     /// `dir(x)` of a class or instance: the names of its attributes and its classes', sorted.

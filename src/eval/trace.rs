@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 mod allow_in_graph;
+pub mod default_config;
 pub mod root;
 
 pub use allow_in_graph::is_allow_in_graph;

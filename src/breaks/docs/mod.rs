@@ -58,6 +58,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(Numpy, "FX114.md"),
     rule!(CExtension, "FX115.md"),
     rule!(DisabledCall, "FX116.md"),
+    rule!(AutogradApplyDuplicate, "FX117.md"),
     rule!(UnknownCall, "FX190.md"),
     rule!(UnresolvedCall, "FX907.md"),
     limit!(codes::SYNTAX_ERROR, "FX901.md"),

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::value::{FnKind, ObjKind, Object, Value};
@@ -116,25 +117,15 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
     has_forward || sequential
 }
 
-/// Per-class mode: required constructor arguments are unknown, defaults are used.
+/// Per-class mode: required constructor arguments are unknown, defaults are used. A required
+/// `config` is the config class's defaults (`default_config`), and with it a required
+/// `layer_idx` is the first layer's.
 pub fn instantiate_per_class(
     interp: &mut Interp,
     file: FileId,
     class: &Value,
     span: Span,
 ) -> Value {
-    let mut kwargs = Vec::new();
-    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
-        for p in init.params.iter().skip(1) {
-            use crate::catalog::ParamKind::*;
-            if p.default.is_none() && matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
-                kwargs.push((
-                    p.name.clone(),
-                    Value::unknown(format!("constructor argument `{}`", p.name)),
-                ));
-            }
-        }
-    }
     let f = interp.project.file(file);
     let ns = interp.load_module(file).expect("loaded");
     let frame = Frame {
@@ -145,6 +136,28 @@ pub fn instantiate_per_class(
         class: None,
         receiver: None,
     };
+    let mut kwargs = Vec::new();
+    if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
+        let mut has_config = false;
+        for p in init.params.iter().skip(1) {
+            use crate::catalog::ParamKind::*;
+            if p.default.is_some() || !matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+                continue;
+            }
+            let value = match p.name.as_str() {
+                "config" => match default_config(interp, &frame, class, &init, span) {
+                    Some(config) => {
+                        has_config = true;
+                        config
+                    }
+                    None => Value::unknown("constructor argument `config`"),
+                },
+                "layer_idx" if has_config => Value::Int(DEFAULT_LAYER_INDEX),
+                name => Value::unknown(format!("constructor argument `{name}`")),
+            };
+            kwargs.push((p.name.clone(), value));
+        }
+    }
     match interp.instantiate(&frame, class, vec![], kwargs, span) {
         Ok(v) => v,
         Err(e) => {
@@ -158,10 +171,21 @@ pub fn instantiate_per_class(
 /// symbolic one (`[s0, 784]`) when the first layer that reads them fixes their rank, provided
 /// tracing with that shape records exactly the same graph (otherwise the shape stays unknown).
 pub fn trace_root(interp: &mut Interp, root: &Value, inputs: &[InputSpec]) -> GraphResult {
+    trace_root_seeded(interp, root, inputs, &[])
+}
+
+/// `trace_root` with symbolic shapes known beforehand for some inputs (`seeds`, by name), such
+/// as the ones transformers' conventions give (`default_config::convention_inputs`).
+pub fn trace_root_seeded(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
+) -> GraphResult {
     // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
-    let result = trace_root_twice(interp, root, inputs, &before);
+    let result = trace_root_twice(interp, root, inputs, seeds, &before);
     restore_attributes(&before);
     result
 }
@@ -219,9 +243,17 @@ fn trace_root_twice(
     interp: &mut Interp,
     root: &Value,
     inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
     before: &AttributeSnapshot,
 ) -> GraphResult {
-    let (first, hints) = trace_root_with(interp, root, inputs, &[]);
+    let (first, hints) = trace_root_with(interp, root, inputs, seeds);
+    // Seeds use the first symbols; hinted inputs number theirs after them.
+    let seeded_symbols = seeds
+        .iter()
+        .filter_map(|(_, m)| m.as_tensor().and_then(|t| t.shape.clone()))
+        .flatten()
+        .filter(|d| matches!(d, crate::shapes::Dim::Sym(_)))
+        .count() as u32;
     if first.error.is_some() || hints.is_empty() {
         return first;
     }
@@ -230,8 +262,8 @@ fn trace_root_twice(
         if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
             break;
         }
-        let mut next_sym = 0u32;
-        let mut sym_inputs = Vec::new();
+        let mut next_sym = seeded_symbols;
+        let mut sym_inputs = seeds.to_vec();
         for (id, h) in &hints {
             let extra = if h.grow { extra } else { 0 };
             let name = first.graph.node(*id).name.clone();
@@ -315,6 +347,7 @@ fn trace_root_with(
         modules: vec![],
         passes: None,
         from_cache: false,
+        flagged_breaks: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -526,4 +559,107 @@ fn trace_forward(
     );
     tracer.graph.drop_unplaced();
     Ok(())
+}
+
+/// A flag forward may run under, for `trace_flagged`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flag {
+    /// `model.gradient_checkpointing_enable()` then `model.train()`: every module's
+    /// `training` and `gradient_checkpointing` are true.
+    GradientCheckpointing,
+    /// `output_attentions=True` in the config the modules share.
+    OutputAttentions,
+}
+
+impl Flag {
+    pub const ALL: [Flag; 2] = [Flag::GradientCheckpointing, Flag::OutputAttentions];
+
+    /// How a finding's message names the condition.
+    pub fn condition(self) -> &'static str {
+        match self {
+            Flag::GradientCheckpointing => "with gradient checkpointing in training",
+            Flag::OutputAttentions => "with `output_attentions=True`",
+        }
+    }
+}
+
+/// Traces `root.forward` again with `flag` set on its modules (or on their config), then
+/// restores every attribute it changed. None when the flag does not apply (no module has a
+/// `gradient_checkpointing` attribute, no config).
+pub fn trace_flagged(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
+    flag: Flag,
+) -> Option<GraphResult> {
+    let Value::Object(obj) = root else {
+        return None;
+    };
+    let before = attribute_snapshot(root);
+    let mut changed = false;
+    // the config is no module: the snapshot does not hold it
+    let mut config_before: Option<(Rc<Object>, Option<Value>)> = None;
+    match flag {
+        Flag::GradientCheckpointing => {
+            let mut stack = vec![obj.clone()];
+            let mut seen = std::collections::HashSet::new();
+            let mut modules = Vec::new();
+            while let Some(o) = stack.pop() {
+                if !seen.insert(o.id) {
+                    continue;
+                }
+                stack.extend(o.children().into_iter().map(|(_, c)| c));
+                modules.push(o);
+            }
+            // instances (`self.gradient_checkpointing = False`) or classes
+            // (`GradientCheckpointingLayer.gradient_checkpointing = False`) that have the flag
+            let has_flag = |m: &Rc<Object>| {
+                m.attrs.borrow().contains_key("gradient_checkpointing")
+                    || interp
+                        .class_lookup(&m.class, "gradient_checkpointing")
+                        .is_some()
+            };
+            let flagged: Vec<bool> = modules.iter().map(has_flag).collect();
+            if flagged.iter().any(|&f| f) {
+                for (m, flag) in modules.iter().zip(flagged) {
+                    if matches!(m.kind, ObjKind::Leaf(_)) {
+                        continue;
+                    }
+                    let mut attrs = m.attrs.borrow_mut();
+                    attrs.insert("training".into(), Value::Bool(true));
+                    if flag {
+                        attrs.insert("gradient_checkpointing".into(), Value::Bool(true));
+                    }
+                }
+                changed = true;
+            }
+        }
+        Flag::OutputAttentions => {
+            if let Some(Value::Object(config)) = obj.get("config") {
+                let old = config
+                    .attrs
+                    .borrow_mut()
+                    .insert("output_attentions".into(), Value::Bool(true));
+                config_before = Some((config.clone(), old));
+                changed = true;
+            }
+        }
+    }
+    if !changed {
+        return None;
+    }
+    let diagnostics = interp.diagnostics.len();
+    let (result, _) = trace_root_with(interp, root, inputs, seeds);
+    // what the flagged trace could not follow is not the file's analysis limit
+    interp.diagnostics.truncate(diagnostics);
+    restore_attributes(&before);
+    if let Some((config, old)) = config_before {
+        let mut attrs = config.attrs.borrow_mut();
+        match old {
+            Some(v) => attrs.insert("output_attentions".into(), v),
+            None => attrs.shift_remove("output_attentions"),
+        };
+    }
+    Some(result)
 }

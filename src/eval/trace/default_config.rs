@@ -1,0 +1,298 @@
+//! Per-class mode for classes built from a configuration object (transformers' models, layers
+//! and attention modules all take `config`): the `config` argument is the config class's
+//! defaults, `XConfig()`, rather than an unknown, so the analysis sees the attention interface,
+//! the layers and the activations the default model has.
+//!
+//! The config class is, in order: the annotation of `__init__`'s `config` parameter
+//! (`config: LlamaConfig`), the class's `config_class`, a class-body annotation `config: X` on
+//! the class or a base (`LlamaPreTrainedModel`), and otherwise the one configuration class the
+//! module can name (modeling_llama.py imports only `LlamaConfig`, and `LlamaMLP(config)` has no
+//! annotation).
+
+use tree_sitter::Node;
+
+use crate::eval::call::find_node;
+use crate::eval::value::{Function, Value};
+use crate::eval::{Frame, Interp};
+use crate::shapes::{DType, Dim, Expr, Meta};
+use crate::syntax::{text, Span};
+
+/// The base class transformers' configurations share, under its current and its old name.
+const CONFIG_BASES: [&str; 2] = ["PreTrainedConfig", "PretrainedConfig"];
+
+/// The layer index a required `layer_idx` gets: the first layer, the one every model has.
+pub const DEFAULT_LAYER_INDEX: i64 = 0;
+
+/// `XConfig()` for a `config` parameter of `init`, or None when no configuration class is
+/// known or its defaults cannot be built.
+pub fn default_config(
+    interp: &mut Interp,
+    frame: &Frame,
+    class: &Value,
+    init: &Function,
+    span: Span,
+) -> Option<Value> {
+    let config_class = annotated_param_class(interp, init, "config")
+        .filter(is_config_class)
+        .or_else(|| config_class_attr(interp, class))
+        .or_else(|| class_body_annotation(interp, class, "config"))
+        .or_else(|| only_config_class_of(interp, frame))?;
+    let config = interp
+        .call_value(frame, &config_class, vec![], vec![], span)
+        .ok()?;
+    let Value::Object(obj) = &config else {
+        return None;
+    };
+    // What `PreTrainedModel.__init__` settles before any layer reads the config: a layer built
+    // on its own (LlamaAttention, an experts module) must see the model's choice, not None.
+    // sdpa when the module's models support it (`_supports_sdpa = True` on its
+    // PreTrainedModel), else eager, as `get_correct_attn_implementation` falls back; experts
+    // as `get_correct_experts_implementation` picks them (transformers 5).
+    let attention = if supports_sdpa(frame) {
+        "sdpa"
+    } else {
+        "eager"
+    };
+    let defaults = [
+        ("_attn_implementation_internal", attention),
+        ("_experts_implementation_internal", "grouped_mm"),
+    ];
+    for (attr, default) in defaults {
+        let unset = matches!(obj.get(attr), None | Some(Value::None));
+        if unset {
+            obj.attrs
+                .borrow_mut()
+                .insert(attr.to_string(), Value::str(default));
+        }
+    }
+    Some(config)
+}
+
+/// Whether a class the module defines sets `_supports_sdpa = True`.
+fn supports_sdpa(frame: &Frame) -> bool {
+    frame.globals.vars.borrow().values().any(|v| match v {
+        Value::Class(c) => {
+            c.file_id == frame.file_id
+                && matches!(c.ns.borrow().get("_supports_sdpa"), Some(Value::Bool(true)))
+        }
+        _ => false,
+    })
+}
+
+/// A class deriving from transformers' configuration base (the base itself is not one).
+fn is_config_class(v: &Value) -> bool {
+    match v {
+        Value::Class(c) if CONFIG_BASES.contains(&c.name.as_str()) => false,
+        Value::Class(c) => c.mro.borrow().iter().any(|m| match m {
+            Value::Class(b) => CONFIG_BASES.contains(&b.name.as_str()),
+            Value::External(p) => CONFIG_BASES
+                .iter()
+                .any(|b| p.rsplit('.').next() == Some(*b)),
+            _ => false,
+        }),
+        _ => false,
+    }
+}
+
+/// The class an annotation names: `X`, `"X"`, `X | None`, `Optional[X]`.
+fn annotation_class(interp: &mut Interp, frame: &Frame, node: Node) -> Option<Value> {
+    let src = frame.file.text.clone();
+    match node.kind() {
+        "type" => annotation_class(interp, frame, node.named_child(0)?),
+        "string" => {
+            let name = text(node, &src).trim_matches(|c| c == '"' || c == '\'');
+            let v = interp.lookup(frame, name, Span::of(node)).ok()?;
+            matches!(v, Value::Class(_)).then_some(v)
+        }
+        "binary_operator" => {
+            let left = node.child_by_field_name("left")?;
+            let right = node.child_by_field_name("right")?;
+            annotation_class(interp, frame, left).or_else(|| annotation_class(interp, frame, right))
+        }
+        "subscript" | "generic_type" => {
+            let mut c = node.walk();
+            let args: Vec<Node> = node.named_children(&mut c).skip(1).collect();
+            args.into_iter()
+                .find_map(|a| annotation_class(interp, frame, a))
+        }
+        "type_parameter" => {
+            let mut c = node.walk();
+            let args: Vec<Node> = node.named_children(&mut c).collect();
+            args.into_iter()
+                .find_map(|a| annotation_class(interp, frame, a))
+        }
+        "identifier" | "attribute" => {
+            let v = interp.eval_expr(frame, node).ok()?;
+            matches!(v, Value::Class(_)).then_some(v)
+        }
+        _ => None,
+    }
+}
+
+fn function_frame(init: &Function) -> Frame {
+    Frame {
+        file: init.file.clone(),
+        file_id: init.file_id,
+        globals: init.globals.clone(),
+        locals: None,
+        class: None,
+        receiver: None,
+    }
+}
+
+fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> Option<Value> {
+    let def = find_node(&init.file.tree, init.span)?;
+    let params = def.child_by_field_name("parameters")?;
+    let frame = function_frame(init);
+    let src = init.file.text.clone();
+    let mut c = params.walk();
+    let typed: Vec<Node> = params
+        .named_children(&mut c)
+        .filter(|p| matches!(p.kind(), "typed_parameter" | "typed_default_parameter"))
+        .collect();
+    typed.into_iter().find_map(|p| {
+        let name = p
+            .child_by_field_name("name")
+            .or_else(|| p.named_child(0).filter(|n| n.kind() == "identifier"))?;
+        if text(name, &src) != param {
+            return None;
+        }
+        annotation_class(interp, &frame, p.child_by_field_name("type")?)
+    })
+}
+
+fn config_class_attr(interp: &Interp, class: &Value) -> Option<Value> {
+    interp
+        .class_lookup(class, "config_class")
+        .filter(is_config_class)
+}
+
+/// `config: LlamaConfig` in the body of the class or of a class it derives from.
+fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Option<Value> {
+    let Value::Class(c) = class else { return None };
+    let mro = c.mro.borrow().clone();
+    for base in mro {
+        let Value::Class(b) = base else { continue };
+        let Ok(ns) = interp.load_module(b.file_id) else {
+            continue;
+        };
+        let frame = Frame {
+            file: ns.file.clone(),
+            file_id: b.file_id,
+            globals: ns.clone(),
+            locals: None,
+            class: None,
+            receiver: None,
+        };
+        let Some(def) = find_node(&ns.file.tree, b.span) else {
+            continue;
+        };
+        let Some(body) = def.child_by_field_name("body") else {
+            continue;
+        };
+        let src = ns.file.text.clone();
+        let mut cur = body.walk();
+        let annotations: Vec<Node> = body
+            .named_children(&mut cur)
+            .filter(|s| s.kind() == "expression_statement")
+            .filter_map(|s| s.named_child(0))
+            .filter(|a| a.kind() == "assignment" && a.child_by_field_name("right").is_none())
+            .filter(|a| {
+                a.child_by_field_name("left")
+                    .is_some_and(|l| text(l, &src) == attr)
+            })
+            .filter_map(|a| a.child_by_field_name("type"))
+            .collect();
+        for ty in annotations {
+            if let Some(v) = annotation_class(interp, &frame, ty).filter(is_config_class) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// The module's one configuration class, among the names it binds or imports that end in
+/// `Config`; None when there are several (CLIP's text and vision configs).
+fn only_config_class_of(interp: &mut Interp, frame: &Frame) -> Option<Value> {
+    let mut names: Vec<String> = frame
+        .globals
+        .vars
+        .borrow()
+        .keys()
+        .chain(frame.globals.pending.borrow().keys())
+        .filter(|n| n.ends_with("Config"))
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut found: Option<Value> = None;
+    for name in names {
+        let Ok(v) = interp.lookup(frame, &name, Span::default()) else {
+            continue;
+        };
+        if !is_config_class(&v) {
+            continue;
+        }
+        if let (Some(Value::Class(a)), Value::Class(b)) = (&found, &v) {
+            if a.qualname != b.qualname || a.file_id != b.file_id {
+                return None;
+            }
+            continue;
+        }
+        found = Some(v);
+    }
+    found
+}
+
+/// The shapes transformers' modules are called with, for the forward inputs of a module built
+/// from a config: `input_ids` and the masks are `[batch, sequence]` integers, `hidden_states`
+/// is `[batch, sequence, hidden_size]`, `pixel_values` is `[batch, channels, size, size]`.
+/// Per-class mode reads no example inputs, and the layers alone would not fix these ranks (an
+/// embedding or a linear layer takes any rank).
+pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
+    let Value::Object(obj) = root else {
+        return vec![];
+    };
+    let Some(Value::Object(config)) = obj.get("config") else {
+        return vec![];
+    };
+    if !is_config_class(&config.class) {
+        return vec![];
+    }
+    let int = |name: &str| match config.get(name) {
+        Some(Value::Int(i)) if i > 0 => Some(i),
+        _ => None,
+    };
+    // by name: forward may be wrapped by decorators, and a seed for an argument it does not
+    // take is never read
+    let sym = |n: u32| Dim::Sym(Expr::sym(n));
+    let mut out = vec![(
+        "input_ids".to_string(),
+        Meta::tensor(Some(vec![sym(0), sym(1)]), DType::Int64),
+    )];
+    if let Some(h) = int("hidden_size") {
+        out.push((
+            "hidden_states".to_string(),
+            Meta::tensor(Some(vec![sym(0), sym(1), Dim::Known(h)]), DType::Float32),
+        ));
+    }
+    if let (Some(c), Some(s)) = (int("num_channels"), int("image_size")) {
+        out.push((
+            "pixel_values".to_string(),
+            Meta::tensor(
+                Some(vec![sym(0), Dim::Known(c), Dim::Known(s), Dim::Known(s)]),
+                DType::Float32,
+            ),
+        ));
+    }
+    out
+}
+
+/// Whether `root` is a module holding a transformers configuration as `self.config`.
+pub fn is_built_from_config(root: &Value) -> bool {
+    let Value::Object(obj) = root else {
+        return false;
+    };
+    matches!(obj.get("config"), Some(Value::Object(c)) if is_config_class(&c.class))
+}
