@@ -217,19 +217,10 @@ def field(reason: str, label: str) -> str:
     return ""
 
 
-def run_one(case: Path) -> dict:
-    import inspect
+def capture_breaks(torch, events: list) -> None:
+    """Append every graph break Dynamo reports to `events`, through its loggers: the
+    dynamo_graph_break_reason artifacts and the frames convert_frame refuses."""
     import logging
-    import importlib.util
-
-    import torch
-    import torch._dynamo
-
-    known = gb_type_map(load_registry())
-    header = parse_header(case)
-    case_file = str(case.resolve())
-
-    events = []
 
     class TraceCapture(logging.Handler):
         def emit(self, record):
@@ -274,6 +265,22 @@ def run_one(case: Path) -> dict:
     cf_log.setLevel(logging.INFO)
     cf_log.propagate = False
     cf_log.addHandler(WontConvertCapture(level=logging.INFO))
+
+
+def run_one(case: Path) -> dict:
+    import inspect
+    import importlib.util
+
+    import torch
+    import torch._dynamo
+
+    known = gb_type_map(load_registry())
+    header = parse_header(case)
+    case_file = str(case.resolve())
+
+    events = []
+
+    capture_breaks(torch, events)
 
     spec = importlib.util.spec_from_file_location(f"staticfx_case_{case.stem}", case_file)
     mod = importlib.util.module_from_spec(spec)

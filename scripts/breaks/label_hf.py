@@ -113,7 +113,6 @@ def run_one(model_type: str, condition: str) -> dict:
     import contextlib
     import inspect
     import io
-    import logging
     import warnings
 
     import torch
@@ -125,39 +124,7 @@ def run_one(model_type: str, condition: str) -> dict:
     known = lb.gb_type_map(lb.load_registry())
     events: list = []
 
-    class TraceCapture(logging.Handler):
-        def emit(self, record):
-            meta = getattr(record, "metadata", None) or {}
-            art = meta.get("artifact") if isinstance(meta, dict) else None
-            if isinstance(art, dict) and art.get("name") == "dynamo_graph_break_reason":
-                events.append(lb.split_payload(getattr(record, "payload", "") or ""))
-
-    class WontConvertCapture(logging.Handler):
-        def emit(self, record):
-            exc = record.exc_info[1] if record.exc_info else None
-            if exc is None or hasattr(exc, "compile_id"):
-                return
-            if not isinstance(exc, (torch._dynamo.exc.Unsupported, torch._dynamo.exc.UserError)):
-                return
-            frames = [(f.filename, f.lineno, f.name) for f in (getattr(exc, "real_stack", None) or [])]
-            if not frames:
-                m = lb.WONT_CONVERT_RE.match(record.getMessage())
-                if m:
-                    frames = [(m.group("file"), int(m.group("line")), m.group("func"))]
-            events.append(("frame_skip", getattr(exc, "msg", str(exc)), frames))
-
-    logging.getLogger("torch.__trace").addHandler(TraceCapture(level=logging.DEBUG))
-    for name in ("torch._dynamo.convert_frame.__graph_breaks",
-                 "torch._dynamo.symbolic_convert.__graph_breaks"):
-        lg = logging.getLogger(name)
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-        lg.addHandler(logging.NullHandler())
-    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
-    cf_log = logging.getLogger("torch._dynamo.convert_frame")
-    cf_log.setLevel(logging.INFO)
-    cf_log.propagate = False
-    cf_log.addHandler(WontConvertCapture(level=logging.INFO))
+    lb.capture_breaks(torch, events)
 
     kwargs = dict(MODELS[model_type])
     result: dict = {"model_type": model_type, "condition": condition}
