@@ -4,6 +4,7 @@
 //! holding the `torchvision/` package; `.ci/run` unzips the wheel there). Under CI they are
 //! mandatory; locally they are skipped with a message when the variable is unset.
 
+mod corpus_support;
 mod input_specs;
 
 use input_specs::inputs_of;
@@ -165,14 +166,7 @@ fn own_fixtures_match_torch_fx() {
 
 #[test]
 fn torchvision_models_match_torch_fx() {
-    let Some(root) = std::env::var_os("STATICFX_TORCHVISION_ROOT").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set STATICFX_TORCHVISION_ROOT (see .ci/run)"
-        );
-        eprintln!(
-            "skipped: set STATICFX_TORCHVISION_ROOT to a directory containing torchvision/ to run"
-        );
+    let Some(root) = corpus_support::corpus_root("STATICFX_TORCHVISION_ROOT", "torchvision") else {
         return;
     };
     let cases_json = read_json(&manifest_dir().join("scripts/expect/torchvision_cases.json"));
@@ -262,12 +256,7 @@ const TIMM_AGREE: &[&str] = &[
 
 #[test]
 fn timm_models_match_torch_fx() {
-    let Some(root) = std::env::var_os("STATICFX_TIMM_ROOT").map(PathBuf::from) else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set STATICFX_TIMM_ROOT (see scripts/test-all.sh)"
-        );
-        eprintln!("skipped: set STATICFX_TIMM_ROOT to a directory containing timm/ to run");
+    let Some(root) = corpus_support::corpus_root("STATICFX_TIMM_ROOT", "timm") else {
         return;
     };
     let cases_json = read_json(&manifest_dir().join("scripts/expect/timm_cases.json"));

@@ -16,6 +16,7 @@
 //!
 //! What does not hold yet is listed by file in `KNOWN_MISSED` and `KNOWN_FALSE_ALARMS`; the
 //! test fails when a listed case starts to pass too, so the lists stay exact.
+mod corpus_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -74,17 +75,7 @@ const CONDITION_WORDS: &[(&str, &str)] = &[
 ];
 
 fn transformers_root() -> Option<PathBuf> {
-    let root = std::env::var_os("STATICFX_TRANSFORMERS_ROOT").map(PathBuf::from);
-    if root.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set STATICFX_TRANSFORMERS_ROOT (see scripts/test-all.sh)"
-        );
-        eprintln!(
-            "skipped: set STATICFX_TRANSFORMERS_ROOT to a directory containing transformers/ to run"
-        );
-    }
-    root
+    corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")
 }
 
 fn labels() -> Value {

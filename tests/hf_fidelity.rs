@@ -23,6 +23,8 @@
 //! the test is skipped with a note when either is absent. The cases in [`HF_AGREE`] are
 //! asserted; the others print their status.
 
+mod corpus_support;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -54,16 +56,10 @@ fn manifest_dir() -> PathBuf {
 }
 
 fn transformers_root() -> Option<PathBuf> {
-    let root = std::env::var_os("STATICFX_TRANSFORMERS_ROOT").map(PathBuf::from);
-    match root {
-        Some(r) if r.join("transformers/modeling_utils.py").is_file() => Some(r),
-        _ => {
-            eprintln!(
-                "skipped: set STATICFX_TRANSFORMERS_ROOT to a directory containing transformers/ to run"
-            );
-            None
-        }
-    }
+    let root = corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")?;
+    root.join("transformers/modeling_utils.py")
+        .is_file()
+        .then_some(root)
 }
 
 fn user_venv() -> Option<PathBuf> {

@@ -2,6 +2,7 @@
 //! holding `transformers/`; skipped with a note when unset): opening modeling_llama.py in the
 //! server publishes diagnostics, and hover on `self.q_proj(hidden_states)` shows the shape the
 //! default `LlamaConfig` gives (hidden size 4096), per class, with no example inputs.
+mod corpus_support;
 
 mod lsp_support;
 
@@ -11,17 +12,7 @@ use lsp_support::{file_uri, TestClient};
 use serde_json::{json, Value};
 
 fn transformers_root() -> Option<PathBuf> {
-    let root = std::env::var_os("STATICFX_TRANSFORMERS_ROOT").map(PathBuf::from);
-    if root.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set STATICFX_TRANSFORMERS_ROOT (see scripts/test-all.sh)"
-        );
-        eprintln!(
-            "skipped: set STATICFX_TRANSFORMERS_ROOT to a directory containing transformers/ to run"
-        );
-    }
-    root
+    corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,6 +2,7 @@
 //! holding `timm/`; `scripts/test-all.sh` unzips the wheel there; skipped with a note when
 //! unset): a registered function with keyword overrides, and `timm.create_model` through the
 //! registry from a user's file next to timm.
+mod corpus_support;
 
 use std::path::{Path, PathBuf};
 
@@ -9,15 +10,7 @@ use serde_json::Value;
 use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
 
 fn timm_root() -> Option<PathBuf> {
-    let root = std::env::var_os("STATICFX_TIMM_ROOT").map(PathBuf::from);
-    if root.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must set STATICFX_TIMM_ROOT (see scripts/test-all.sh)"
-        );
-        eprintln!("skipped: set STATICFX_TIMM_ROOT to a directory containing timm/ to run");
-    }
-    root
+    corpus_support::corpus_root("STATICFX_TIMM_ROOT", "timm")
 }
 
 fn input(s: &str) -> InputSpec {
