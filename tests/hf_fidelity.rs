@@ -24,7 +24,9 @@
 //! asserted; the others print their status.
 
 mod corpus_support;
+mod input_specs;
 
+use input_specs::inputs_of;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -80,29 +82,6 @@ fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
-fn inputs_of(case: &Value) -> Vec<InputSpec> {
-    case["inputs"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(name, spec)| {
-            let shape: Vec<String> = spec["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.to_string())
-                .collect();
-            format!(
-                "{name}={}:{}",
-                shape.join("x"),
-                spec["dtype"].as_str().unwrap()
-            )
-            .parse()
-            .unwrap()
-        })
-        .collect()
-}
-
 /// What one build gave, next to the recording.
 struct Outcome {
     leaves: Vec<(String, Value)>,
@@ -115,7 +94,7 @@ fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
         .join("transformers")
         .join(case["file"].as_str().unwrap());
     let entry = case["entry"].as_str().unwrap();
-    build_entry(root, &file, entry, inputs_of(case), venv)
+    build_entry(root, &file, entry, inputs_of(&case["inputs"]), venv)
 }
 
 fn build_entry(
@@ -351,7 +330,7 @@ fn auto_model_from_config_in_a_user_file() {
             dir.path().to_path_buf(),
             file.clone(),
             venv.clone(),
-            inputs_of(&llama),
+            inputs_of(&llama["inputs"]),
         );
         let entry_owned = entry.to_string();
         let got = std::thread::Builder::new()
