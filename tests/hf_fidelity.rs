@@ -51,6 +51,17 @@ const HF_AGREE: &[&str] = &[
     "albert",
     "vit",
     "deit",
+    // dense decoders
+    "gpt2",
+    "opt",
+    "gemma",
+    "gemma2",
+    // encoder-decoder
+    "t5",
+    "bart",
+    // vision
+    "convnext",
+    "swin",
 ];
 
 fn manifest_dir() -> PathBuf {
@@ -87,6 +98,8 @@ struct Outcome {
     leaves: Vec<(String, Value)>,
     output: Vec<Value>,
     ops: Vec<String>,
+    /// The shape of each op in `ops`, for the diff `STATICFX_HF_DIFF` prints.
+    op_shapes: Vec<Value>,
 }
 
 fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
@@ -127,6 +140,7 @@ fn build_entry(
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap().clone();
     let mut leaves = Vec::new();
     let mut ops = Vec::new();
+    let mut op_shapes = Vec::new();
     let mut output = Vec::new();
     let shapes: std::collections::HashMap<String, Value> = nodes
         .iter()
@@ -164,9 +178,10 @@ fn build_entry(
                 if tuple_producers.contains(node_name)
                     || (n["shape"].is_array() && unpacked(n).is_none()) =>
             {
-                let name = target.rsplit('.').next().unwrap_or(target);
+                let name = eager_name(target);
                 if name != "getattr" {
                     ops.push(name.to_string());
+                    op_shapes.push(n["shape"].clone());
                 }
             }
             "output" => {
@@ -186,7 +201,27 @@ fn build_entry(
         leaves,
         output,
         ops,
+        op_shapes,
     })
+}
+
+/// The name eager PyTorch's `TorchFunctionMode` sees for a node's target: the last part of
+/// it, except for the Python operators whose tensor method dispatches under another name:
+/// `a / b` runs `Tensor.div` and `a % b` `Tensor.remainder`, `a += b` the in-place
+/// `Tensor.add_`, and `a & b` is `Tensor.__and__`, which the recorder names `and` where the
+/// `operator` module spells it `and_`.
+fn eager_name(target: &str) -> &str {
+    match target {
+        "operator.truediv" => "div",
+        "operator.mod" => "remainder",
+        "operator.iadd" => "add_",
+        "operator.isub" => "sub_",
+        "operator.imul" => "mul_",
+        "operator.itruediv" => "div_",
+        "operator.and_" => "and",
+        "operator.or_" => "or",
+        _ => target.rsplit('.').next().unwrap_or(target),
+    }
 }
 
 fn collect_refs(v: &Value, out: &mut Vec<String>) {
@@ -210,6 +245,84 @@ fn lcs(a: &[String], b: &[String]) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// The edit script between two op sequences by longest common subsequence: `(' ', i, j)` for a
+/// common op, `('-', i, _)` for one only recorded, `('+', _, j)` for one only built.
+fn lcs_diff(a: &[String], b: &[String]) -> Vec<(char, usize, usize)> {
+    let (n, m) = (a.len(), b.len());
+    let mut t = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            t[i][j] = if a[i] == b[j] {
+                t[i + 1][j + 1] + 1
+            } else {
+                t[i + 1][j].max(t[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && a[i] == b[j] {
+            out.push((' ', i, j));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && t[i + 1][j] >= t[i][j + 1]) {
+            out.push(('-', i, j));
+            i += 1;
+        } else {
+            out.push(('+', i, j));
+            j += 1;
+        }
+    }
+    out
+}
+
+/// With `STATICFX_HF_DIFF` naming the case (or `all`): where the leaf calls and outputs first
+/// differ, and the op sequences as a diff (`-` recorded only, `+` built only).
+fn print_diff(id: &str, recorded: &Value, got: &Outcome) {
+    let wanted = std::env::var("STATICFX_HF_DIFF").unwrap_or_default();
+    if !(wanted == "all" || wanted.split(',').any(|w| w == id)) {
+        return;
+    }
+    let want_leaves = recorded["leaves"].as_array().unwrap();
+    let n = want_leaves.len().max(got.leaves.len());
+    let first = (0..n).find(|&i| {
+        let w = want_leaves
+            .get(i)
+            .map(|l| (l["name"].as_str().unwrap().to_string(), l["shape"].clone()));
+        w.as_ref() != got.leaves.get(i)
+    });
+    if let Some(i) = first {
+        eprintln!("  {id}: leaf calls differ from #{i}:");
+        for k in i.saturating_sub(2)..(i + 8).min(n) {
+            let w = want_leaves
+                .get(k)
+                .map(|l| format!("{} {}", l["name"].as_str().unwrap(), l["shape"]))
+                .unwrap_or_default();
+            let g = got
+                .leaves
+                .get(k)
+                .map(|(name, shape)| format!("{name} {shape}"))
+                .unwrap_or_default();
+            eprintln!("    #{k}: recorded {w:<50} built {g}");
+        }
+    }
+    eprintln!(
+        "  {id}: output recorded {} built {:?}",
+        recorded["output"], got.output
+    );
+    let want_ops: Vec<&Value> = recorded["ops"].as_array().unwrap().iter().collect();
+    let names: Vec<String> = want_ops
+        .iter()
+        .map(|o| o["op"].as_str().unwrap().to_string())
+        .collect();
+    for (tag, i, j) in lcs_diff(&names, &got.ops) {
+        match tag {
+            ' ' => eprintln!("    {} {}", names[i], want_ops[i]["shape"]),
+            '-' => eprintln!("  - {} {}", names[i], want_ops[i]["shape"]),
+            _ => eprintln!("  + {} {}", got.ops[j], got.op_shapes[j]),
+        }
+    }
 }
 
 /// The three comparisons of one case: leaf calls equal, output equal, op agreement in %.
@@ -256,8 +369,18 @@ fn transformers_models_match_eager_recordings() {
     }
     let mut failures = Vec::new();
     eprintln!("model | leaf calls equal | output equal | op LCS %");
+    // `STATICFX_HF_ONLY=gpt2,opt` builds only those cases, to iterate on them.
+    let only = std::env::var("STATICFX_HF_ONLY")
+        .ok()
+        .filter(|o| !o.is_empty());
     for case in cases {
         let id = case["id"].as_str().unwrap().to_string();
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|w| w == id))
+        {
+            continue;
+        }
         let recorded = read_json(&manifest_dir().join(format!("tests/expected/hf/{id}.json")));
         if let Some(e) = recorded.get("error") {
             eprintln!("{id} | not recorded: {e}");
@@ -276,6 +399,7 @@ fn transformers_models_match_eager_recordings() {
             Ok(got) => {
                 let (leaves, output, agreement) = compare(&recorded, &got);
                 eprintln!("{id} | {leaves} | {output} | {agreement:.1}");
+                print_diff(&id, &recorded, &got);
                 if asserted && !(leaves && output && agreement >= 95.0) {
                     failures.push(format!(
                         "{id}: leaves equal {leaves}, output equal {output}, ops {agreement:.1}%"

@@ -890,7 +890,12 @@ impl Interp {
                     }
                     return Ok(acc);
                 }
-                if items.iter().any(has_proxy) {
+                let keyed = kwargs.iter().any(|(k, _)| k == "key");
+                if matches!(name, "min" | "max") && !keyed && !items.is_empty() {
+                    if items.iter().any(has_proxy) {
+                        return self.min_max_traced(frame, name, items, span);
+                    }
+                } else if items.iter().any(has_proxy) {
                     return Ok(Value::unknown(format!("{name}() over traced values")));
                 }
                 fold_numbers(
@@ -1074,6 +1079,31 @@ impl Interp {
     }
 
     /// `int(x)`, `float(x)`, `bool(x)`: on traced tensors these read data (a graph break).
+    /// `min(a, b)` / `max(sizes)` with traced items, as Python computes it: each item compared
+    /// with the best so far (`item < best` for min, `>` for max), the first best kept. Sizes
+    /// read off shapes are specialised, so the comparisons are decided; one that is not (a
+    /// tensor's data) leaves the result unknown.
+    fn min_max_traced(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        items: Vec<Value>,
+        span: Span,
+    ) -> EResult<Value> {
+        let op = if name == "min" { "<" } else { ">" };
+        let mut items = items.into_iter();
+        let mut best = items.next().expect("min/max of at least one item");
+        for item in items {
+            let better = self.compare(frame, op, item.clone(), best.clone(), span)?;
+            match self.truth(frame, &better, span)? {
+                Truth::Known(true) => best = item,
+                Truth::Known(false) => {}
+                _ => return Ok(Value::unknown(format!("{name}() over traced values"))),
+            }
+        }
+        Ok(best)
+    }
+
     fn convert(
         &mut self,
         frame: &Frame,

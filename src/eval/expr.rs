@@ -566,10 +566,7 @@ impl Interp {
                     },
                     Value::Unknown(_) => None,
                     other => match self.iterate(frame, other, span) {
-                        Ok(items) => items
-                            .iter()
-                            .map(|k| k.py_eq(&a))
-                            .try_fold(false, |acc, e| e.map(|e| acc || e)),
+                        Ok(items) => self.any_equal(frame, &items, &a, span)?,
                         Err(_) => None,
                     },
                 };
@@ -583,6 +580,37 @@ impl Interp {
                 self.binary_op(frame, name_to_sym(name), a, b, span)
             }
         }
+    }
+
+    /// Whether `needle` equals one of `items`, as `in` decides it: item by item, with `==`
+    /// where a side is traced (`x.dtype in [torch.float16, torch.bfloat16]` compares the
+    /// traced dtype); `None` when one comparison cannot be decided.
+    fn any_equal(
+        &mut self,
+        frame: &Frame,
+        items: &[Value],
+        needle: &Value,
+        span: Span,
+    ) -> EResult<Option<bool>> {
+        for item in items {
+            let equal = match item.py_eq(needle) {
+                Some(e) => Some(e),
+                None if matches!(item, Value::Proxy(_)) || matches!(needle, Value::Proxy(_)) => {
+                    let r = self.compare(frame, "==", needle.clone(), item.clone(), span)?;
+                    match self.truth(frame, &r, span)? {
+                        Truth::Known(b) => Some(b),
+                        _ => None,
+                    }
+                }
+                None => None,
+            };
+            match equal {
+                Some(true) => return Ok(Some(true)),
+                Some(false) => {}
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(false))
     }
 
     pub fn eval_subscript_key(&mut self, frame: &Frame, node: Node) -> EResult<Value> {

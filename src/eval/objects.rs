@@ -440,8 +440,39 @@ impl Interp {
                 Ok(Value::None)
             }
             "forward" if short == "Sequential" => self.run_sequential(frame, obj, args, span),
-            "forward" => self.trace_module(frame, &Value::Object(obj.clone()), args, kwargs, span),
+            "forward" => self.run_leaf_forward(frame, obj, path, args, kwargs, span),
             _ => self.module_method(frame, obj, method, args, kwargs, span),
+        }
+    }
+
+    /// The forward of the torch.nn leaf class `base` run on `obj`, an instance of a subclass
+    /// defined outside torch.nn: torch.fx traces such a module rather than keeping it as a leaf,
+    /// so the leaf's functional call is recorded with the parameters read as attributes. A
+    /// leaf whose forward staticfx does not ship stays one `call_module`.
+    fn run_leaf_forward(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        base: &str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let class = catalog::get()
+            .module(base)
+            .map(|(_, spec)| spec.path.rsplit('.').next().unwrap_or("").to_string());
+        let value = Value::Object(obj.clone());
+        let own_leaf = matches!(obj.kind, ObjKind::Leaf(_));
+        match class
+            .and_then(|c| self.leaf_forward(&c))
+            .filter(|_| !own_leaf)
+        {
+            Some(forward) => {
+                let mut all = vec![value];
+                all.extend(args);
+                self.call_value(frame, &forward, all, kwargs, span)
+            }
+            None => self.trace_module(frame, &value, args, kwargs, span),
         }
     }
 
@@ -544,11 +575,18 @@ impl Interp {
             _ => {
                 // A subclass of a torch.nn leaf without its own forward runs the leaf's forward.
                 let leaf_base = match &obj.class {
-                    Value::Class(c) => c.mro.borrow().iter().any(|m| matches!(m, Value::External(p) if catalog::get().module(p).is_some() && !p.ends_with(".Module"))),
-                    _ => false,
+                    Value::Class(c) => c.mro.borrow().iter().find_map(|m| match m {
+                        Value::External(p)
+                            if catalog::get().module(p).is_some() && !p.ends_with(".Module") =>
+                        {
+                            Some(p.clone())
+                        }
+                        _ => None,
+                    }),
+                    _ => None,
                 };
-                if leaf_base && self.tracing() {
-                    return self.trace_module(frame, &value, args, kwargs, span);
+                if let Some(base) = leaf_base.filter(|_| self.tracing()) {
+                    return self.run_leaf_forward(frame, obj, &base, args, kwargs, span);
                 }
                 Err(self.error(
                     frame,

@@ -148,6 +148,12 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
         (Meta::Scalar(x, ox), Meta::Scalar(y, oy)) => {
             scalar_binary(op, x, y, combine_origin(*ox, *oy))
         }
+        // A tensor's dtype is known when it is traced (Dynamo guards on it), so
+        // `x.dtype == torch.float16` is decided.
+        (Meta::Dtype(x), Meta::Dtype(y)) if op == "eq" || op == "ne" => Meta::Scalar(
+            Scalar::Bool(Some((x == y) == (op == "eq"))),
+            ScalarOrigin::Const,
+        ),
         _ => Meta::Unknown,
     }
 }
@@ -841,6 +847,18 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             (Some(a), Some(b)) => matmul(a, b),
             _ => Meta::Unknown,
         },
+        // `input + mat1 @ mat2`: `input` broadcasts to the product's shape.
+        "addmm" | "baddbmm" => match (
+            inp.get(1, "mat1")
+                .or(inp.get(1, "batch1"))
+                .and_then(Meta::as_tensor),
+            inp.get(2, "mat2")
+                .or(inp.get(2, "batch2"))
+                .and_then(Meta::as_tensor),
+        ) {
+            (Some(a), Some(b)) => matmul(a, b),
+            _ => Meta::Unknown,
+        },
         "neg"
         | "pos"
         | "invert"
@@ -1471,6 +1489,22 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 });
             tensor(dims, dtype.unwrap_or(DType::Float32))
         }
+        // `x.new_ones(size, dtype=)`: the size given, the dtype of `x` unless one is given.
+        "new_ones" | "new_zeros" | "new_empty" | "new_full" => {
+            let Some(t) = t0 else {
+                return Meta::Unknown;
+            };
+            let dims = if name == "new_full" {
+                inp.get(1, "size").and_then(Meta::as_dims)
+            } else {
+                varargs_dims(inp, 1, "size")
+            };
+            let dtype = inp.kwargs.iter().find_map(|(k, m)| match m {
+                Meta::Dtype(d) if k == "dtype" => Some(*d),
+                _ => None,
+            });
+            tensor(dims, dtype.unwrap_or(t.dtype))
+        }
         "arange" => {
             let ints: Vec<Option<i64>> = inp.args.iter().map(Meta::as_int).collect();
             let len = match ints.as_slice() {
@@ -1990,6 +2024,30 @@ mod tests {
                 }
             ),
             t(&[2, 3, 5, 6])
+        );
+        let bool_scalar = [t(&[1, 8]), Meta::Seq(vec![])];
+        let kwargs = [("dtype".to_string(), Meta::Dtype(DType::Bool))];
+        assert_eq!(
+            call(
+                "new_ones",
+                &Inputs {
+                    args: &bool_scalar,
+                    kwargs: &kwargs,
+                }
+            ),
+            tensor(Some(vec![]), DType::Bool)
+        );
+        // GPT-2's Conv1D: `torch.addmm(bias, x.view(-1, nx), weight)`.
+        let addmm = [t(&[96]), t(&[16, 32]), t(&[32, 96])];
+        assert_eq!(
+            call(
+                "addmm",
+                &Inputs {
+                    args: &addmm,
+                    kwargs: &[]
+                }
+            ),
+            t(&[16, 96])
         );
     }
 

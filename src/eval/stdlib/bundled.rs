@@ -37,7 +37,22 @@ const BUNDLED: &[Bundled] = &[
     },
 ];
 
+/// The forwards of torch.nn leaf modules, for subclasses torch.fx traces through.
+const NN_FORWARDS: (&str, &str) = (
+    "staticfx._nn_forwards",
+    include_str!("python/nn_forwards.py"),
+);
+
 impl Interp {
+    /// The forward of the torch.nn leaf class `class` (`Embedding`) as a function of
+    /// `(self, *inputs)`, if staticfx ships one.
+    pub(in crate::eval) fn leaf_forward(&mut self, class: &str) -> Option<Value> {
+        let id = self.project.load_bundled(NN_FORWARDS.0, NN_FORWARDS.1);
+        let ns = self.load_module(id).ok()?;
+        let v = ns.vars.borrow().get(class).cloned();
+        v.filter(|f| matches!(f, Value::Function(_)))
+    }
+
     /// The bundled Python class standing for a base class value, if any (`Mapping`, a
     /// builtin `property`).
     pub(in crate::eval) fn bundled_base(&mut self, base: &Value) -> Option<Value> {
