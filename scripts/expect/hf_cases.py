@@ -6,11 +6,15 @@ writes them, with the entry expression staticfx evaluates, to `hf_cases.json`.""
 DECODER = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=100)
 TOKENS = {"input_ids": {"shape": [2, 8], "dtype": "int64", "high": 100}}
 PIXELS = {"pixel_values": {"shape": [1, 3, 32, 32], "dtype": "float32"}}
+# Encoder-decoders that do not derive decoder inputs from input_ids get both.
+SEQ2SEQ = {**TOKENS, "decoder_input_ids": {"shape": [2, 6], "dtype": "int64", "high": 100}}
+GQA = {**DECODER, "num_key_value_heads": 2}
+STAGES = dict(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1])
 
 
-def case(arch, model, config, kwargs, inputs=TOKENS):
+def case(arch, model, config, kwargs, inputs=TOKENS, id=None):
     return {
-        "id": arch,
+        "id": id or arch,
         "file": f"models/{arch}/modeling_{arch}.py",
         "model": model,
         "config": config,
@@ -35,6 +39,23 @@ CASES = [
     case("gpt_neox", "GPTNeoXForCausalLM", "GPTNeoXConfig", DECODER),
     case("starcoder2", "Starcoder2ForCausalLM", "Starcoder2Config", {**DECODER, "num_key_value_heads": 2}),
     case("olmo", "OlmoForCausalLM", "OlmoConfig", {**DECODER, "num_key_value_heads": 2}),
+    case("gpt_neo", "GPTNeoForCausalLM", "GPTNeoConfig", dict(hidden_size=32, num_layers=2, num_heads=4, intermediate_size=64, vocab_size=100, max_position_embeddings=64, attention_types=[[["global", "local"], 1]], window_size=16)),
+    case("bloom", "BloomForCausalLM", "BloomConfig", dict(hidden_size=32, n_layer=2, n_head=4, vocab_size=100)),
+    case("gptj", "GPTJForCausalLM", "GPTJConfig", dict(n_embd=32, n_layer=2, n_head=4, rotary_dim=4, vocab_size=100, n_positions=64)),
+    case("codegen", "CodeGenForCausalLM", "CodeGenConfig", dict(n_embd=32, n_layer=2, n_head=4, rotary_dim=4, vocab_size=100, n_positions=64, n_ctx=64)),
+    case("gpt_bigcode", "GPTBigCodeForCausalLM", "GPTBigCodeConfig", dict(n_embd=32, n_layer=2, n_head=4, vocab_size=100, n_positions=64)),
+    case("olmo2", "Olmo2ForCausalLM", "Olmo2Config", GQA),
+    case("granite", "GraniteForCausalLM", "GraniteConfig", GQA),
+    case("cohere", "CohereForCausalLM", "CohereConfig", GQA),
+    case("stablelm", "StableLmForCausalLM", "StableLmConfig", GQA),
+    case("helium", "HeliumForCausalLM", "HeliumConfig", {**GQA, "head_dim": 8}),
+    case("glm", "GlmForCausalLM", "GlmConfig", {**GQA, "head_dim": 8, "pad_token_id": 0}),
+    case("glm4", "Glm4ForCausalLM", "Glm4Config", {**GQA, "head_dim": 8, "pad_token_id": 0}),
+    case("smollm3", "SmolLM3ForCausalLM", "SmolLM3Config", {**GQA, "pad_token_id": 0}),
+    case("nemotron", "NemotronForCausalLM", "NemotronConfig", {**GQA, "head_dim": 8}),
+    case("persimmon", "PersimmonForCausalLM", "PersimmonConfig", DECODER),
+    case("biogpt", "BioGptForCausalLM", "BioGptConfig", {**DECODER, "max_position_embeddings": 64}),
+    case("xglm", "XGLMForCausalLM", "XGLMConfig", dict(d_model=32, num_layers=2, attention_heads=4, ffn_dim=64, vocab_size=100, max_position_embeddings=64)),
     # decoder-only, mixture of experts
     case("mixtral", "MixtralForCausalLM", "MixtralConfig", {**DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}),
     case("qwen2_moe", "Qwen2MoeForCausalLM", "Qwen2MoeConfig", {**DECODER, "num_key_value_heads": 2, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32}),
@@ -45,12 +66,39 @@ CASES = [
     case("distilbert", "DistilBertModel", "DistilBertConfig", dict(dim=32, n_layers=2, n_heads=4, hidden_dim=64, vocab_size=100)),
     case("electra", "ElectraModel", "ElectraConfig", {**DECODER, "embedding_size": 32}),
     case("albert", "AlbertModel", "AlbertConfig", {**DECODER, "embedding_size": 16}),
+    case("xlm_roberta", "XLMRobertaModel", "XLMRobertaConfig", DECODER),
+    case("camembert", "CamembertModel", "CamembertConfig", DECODER),
+    case("ernie", "ErnieModel", "ErnieConfig", DECODER),
+    case("megatron_bert", "MegatronBertModel", "MegatronBertConfig", DECODER),
+    case("mpnet", "MPNetModel", "MPNetConfig", DECODER),
+    case("roformer", "RoFormerModel", "RoFormerConfig", {**DECODER, "embedding_size": 32}),
+    case("convbert", "ConvBertModel", "ConvBertConfig", {**DECODER, "embedding_size": 32}),
+    case("deberta", "DebertaModel", "DebertaConfig", DECODER),
+    case("deberta_v2", "DebertaV2Model", "DebertaV2Config", DECODER),
+    case("mobilebert", "MobileBertModel", "MobileBertConfig", {**DECODER, "embedding_size": 16, "true_hidden_size": 16, "intra_bottleneck_size": 16, "num_feedforward_networks": 2}),
+    case("squeezebert", "SqueezeBertModel", "SqueezeBertConfig", {**DECODER, "embedding_size": 32}),
+    case("layoutlm", "LayoutLMModel", "LayoutLMConfig", DECODER),
     # encoder-decoder
     case("t5", "T5EncoderModel", "T5Config", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, vocab_size=100)),
     case("bart", "BartModel", "BartConfig", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64)),
+    case("t5", "T5Model", "T5Config", dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, vocab_size=100), SEQ2SEQ, id="t5_seq2seq"),
+    case("mbart", "MBartModel", "MBartConfig", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64)),
+    case("pegasus", "PegasusModel", "PegasusConfig", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64), SEQ2SEQ),
+    case("marian", "MarianModel", "MarianConfig", dict(pad_token_id=0, decoder_start_token_id=0, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64), SEQ2SEQ),
+    case("blenderbot_small", "BlenderbotSmallModel", "BlenderbotSmallConfig", dict(d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, vocab_size=100, max_position_embeddings=64), SEQ2SEQ),
     # vision
     case("vit", "ViTModel", "ViTConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32, patch_size=8), PIXELS),
     case("deit", "DeiTModel", "DeiTConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32, patch_size=8), PIXELS),
     case("convnext", "ConvNextModel", "ConvNextConfig", dict(hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1]), PIXELS),
     case("swin", "SwinModel", "SwinConfig", dict(image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4), PIXELS),
+    case("dinov2", "Dinov2Model", "Dinov2Config", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, mlp_ratio=2, image_size=32, patch_size=8), PIXELS),
+    case("beit", "BeitModel", "BeitConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32, patch_size=8), PIXELS),
+    case("vit_msn", "ViTMSNModel", "ViTMSNConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=32, patch_size=8), PIXELS),
+    case("yolos", "YolosModel", "YolosConfig", dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, image_size=[32, 32], patch_size=8, num_detection_tokens=4), PIXELS),
+    case("convnextv2", "ConvNextV2Model", "ConvNextV2Config", STAGES, PIXELS),
+    case("resnet", "ResNetModel", "ResNetConfig", dict(STAGES, embedding_size=8), PIXELS),
+    case("regnet", "RegNetModel", "RegNetConfig", dict(STAGES, embedding_size=8, groups_width=8), PIXELS),
+    case("bit", "BitModel", "BitConfig", dict(STAGES, embedding_size=8, num_groups=4), PIXELS),
+    case("poolformer", "PoolFormerModel", "PoolFormerConfig", dict(STAGES, num_encoder_blocks=4), PIXELS),
+    case("segformer", "SegformerModel", "SegformerConfig", dict(STAGES, num_attention_heads=[1, 1, 2, 4], decoder_hidden_size=32), PIXELS),
 ]
