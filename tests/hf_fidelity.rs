@@ -169,6 +169,7 @@ fn build_entry(
     };
     let tuple_producers: std::collections::HashSet<String> =
         nodes.iter().filter_map(unpacked).collect();
+    let mut sources = std::collections::HashMap::new();
     for n in &nodes {
         let target = n["target"].as_str().unwrap_or("");
         let node_name = n["name"].as_str().unwrap_or("");
@@ -178,7 +179,7 @@ fn build_entry(
                 if tuple_producers.contains(node_name)
                     || (n["shape"].is_array() && unpacked(n).is_none()) =>
             {
-                let name = eager_name(target);
+                let name = in_place_name(n, &shapes, &mut sources).unwrap_or(eager_name(target));
                 if name != "getattr" {
                     ops.push(name.to_string());
                     op_shapes.push(n["shape"].clone());
@@ -222,6 +223,59 @@ fn eager_name(target: &str) -> &str {
         "operator.or_" => "or",
         _ => target.rsplit('.').next().unwrap_or(target),
     }
+}
+
+/// torch.fx records `a += b` as `operator.add` (its proxies have no `__iadd__`, so Python
+/// falls back to `__add__`), where eager runs the tensor's `__iadd__`, the in-place
+/// `Tensor.add_`: the statement a node was traced from tells the two apart.
+fn in_place_name(
+    n: &Value,
+    shapes: &std::collections::HashMap<String, Value>,
+    sources: &mut std::collections::HashMap<String, Vec<String>>,
+) -> Option<&'static str> {
+    let (token, name) = match n["target"].as_str()? {
+        "operator.add" => ("+=", "add_"),
+        "operator.sub" => ("-=", "sub_"),
+        "operator.mul" => ("*=", "mul_"),
+        "operator.truediv" => ("/=", "div_"),
+        _ => return None,
+    };
+    // Only a tensor on the left runs its own `__iadd__`; `n += t` with a number is `t.__radd__`.
+    let left = n["args"][0]["node"].as_str()?;
+    shapes.get(left).filter(|s| s.is_array())?;
+    let span = &n["span"];
+    let file = span["file"].as_str()?;
+    let lines = sources.entry(file.to_string()).or_insert_with(|| {
+        std::fs::read_to_string(file)
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    });
+    let line = |key: &str| span[key]["line"].as_u64().map(|l| l as usize);
+    let column = |key: &str| span[key]["column"].as_u64().map(|c| c as usize);
+    let (first, last) = (line("start")?, line("end")?);
+    let text: String = (first..=last)
+        .filter_map(|l| lines.get(l.checked_sub(1)?))
+        .enumerate()
+        .map(|(i, l)| {
+            let chars: Vec<char> = l.chars().collect();
+            let from = if i == 0 {
+                column("start").unwrap_or(1) - 1
+            } else {
+                0
+            };
+            let to = if first + i == last {
+                column("end").unwrap_or(chars.len() + 1) - 1
+            } else {
+                chars.len()
+            };
+            chars[from.min(chars.len())..to.min(chars.len())]
+                .iter()
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (target, _) = text.split_once(token)?;
+    (!target.trim().is_empty() && !target.contains('=')).then_some(name)
 }
 
 fn collect_refs(v: &Value, out: &mut Vec<String>) {

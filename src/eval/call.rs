@@ -127,9 +127,16 @@ impl Interp {
         }
         if self.tracing() && any_proxy(&args, &kwargs) {
             if let Some(function) = self.autograd_function_apply(frame, fnode, &args, span) {
-                // Dynamo traces `apply` (forward and backward as one op); it is not an unknown
-                // call, and the graph keeps it as one opaque node.
-                let target = format!("{function}.apply");
+                // torch.fx records the ops of the Function's forward in place, and so does
+                // Dynamo when no input needs a gradient (with one, it wraps the same forward
+                // and the backward in one `autograd_function_apply` op). A forward that cannot
+                // be read stays one opaque node.
+                if let Some(out) =
+                    self.run_function_forward(frame, &function, args.clone(), kwargs.clone(), span)
+                {
+                    return out;
+                }
+                let target = format!("{}.apply", function.qualname);
                 return self.trace_function(frame, &target, args, kwargs, span);
             }
         }
@@ -221,7 +228,39 @@ impl Interp {
         }
     }
 
-    /// For `F.apply(...)` on a `torch.autograd.Function` subclass, F's qualified name; notes
+    /// `F.apply(*args)` as its forward runs: `forward(ctx, *args)` with a fresh context, or,
+    /// for a Function that defines `setup_context`, `forward(*args)`. `None` when forward is
+    /// not Python staticfx reads.
+    fn run_function_forward(
+        &mut self,
+        frame: &Frame,
+        function: &Rc<super::value::Class>,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        let class = Value::Class(function.clone());
+        let Some(Value::Function(forward)) = self.class_lookup(&class, "forward") else {
+            return None;
+        };
+        let separate_setup = matches!(
+            self.class_lookup(&class, "setup_context"),
+            Some(Value::Function(_))
+        );
+        let mut all = Vec::with_capacity(args.len() + 1);
+        if !separate_setup {
+            let ctx_class = self.bundled_class("torch.autograd.function.FunctionCtx")?;
+            let ctx = match self.instantiate(frame, &ctx_class, vec![], vec![], span) {
+                Ok(ctx) => ctx,
+                Err(e) => return Some(Err(e)),
+            };
+            all.push(ctx);
+        }
+        all.extend(args);
+        Some(self.call_function(frame, &forward, None, all, kwargs, span))
+    }
+
+    /// For `F.apply(...)` on a `torch.autograd.Function` subclass, F's class; notes
     /// one tensor passed to two of forward's inputs, which Dynamo refuses (it cannot route two
     /// gradients back to one input).
     fn autograd_function_apply(
@@ -230,7 +269,7 @@ impl Interp {
         fnode: Node,
         args: &[Value],
         span: Span,
-    ) -> Option<String> {
+    ) -> Option<Rc<super::value::Class>> {
         if fnode.kind() != "attribute" {
             return None;
         }
@@ -276,7 +315,7 @@ impl Interp {
                 format!("{i},{j}"),
             );
         }
-        Some(class.qualname.clone())
+        Some(class)
     }
 
     /// `dir(x)` of a class or instance: the names of its attributes and its classes', sorted.

@@ -1070,6 +1070,11 @@ impl Interp {
                 }
                 return Ok(math_fn(short, &args));
             }
+            "torch.finfo" | "torch.iinfo" => {
+                if let Some(info) = self.type_info(short, args.first()) {
+                    return Ok(info);
+                }
+            }
             "warnings.warn" | "torch._assert_async" => return Ok(Value::None),
             "time.time"
             | "time.perf_counter"

@@ -824,8 +824,13 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "add" | "sub" | "mul" | "truediv" | "div" | "floordiv" | "mod" | "pow" | "eq" | "ne"
         | "lt" | "le" | "gt" | "ge" | "and_" | "or_" | "maximum" | "minimum" | "logical_and"
         | "logical_or" | "floor_divide" | "remainder" | "iadd" | "imul" | "isub" | "itruediv"
-        | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" => {
+        | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" | "xor" | "bitwise_and"
+        | "bitwise_or" | "bitwise_xor" | "logical_xor" => {
             let op = match name {
+                // Bitwise ops broadcast and promote as `&` does.
+                "bitwise_and" | "bitwise_xor" | "xor" => "and_",
+                "bitwise_or" => "or_",
+                "logical_xor" => "logical_and",
                 "div" | "itruediv" | "div_" => "truediv",
                 "floor_divide" => "floordiv",
                 "remainder" | "fmod" => "mod",
@@ -1475,7 +1480,13 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             tensor(data_shape(data), dtype.unwrap_or(default))
         }
         "zeros" | "ones" | "empty" | "randn" | "rand" | "full" => {
-            let dims = varargs_dims(inp, 0, "size");
+            // `full(size, fill_value)` takes one size argument; the others take sizes as
+            // varargs too.
+            let dims = if name == "full" {
+                inp.get(0, "size").and_then(Meta::as_dims)
+            } else {
+                varargs_dims(inp, 0, "size")
+            };
             let dtype = inp
                 .kwargs
                 .iter()
@@ -1487,7 +1498,11 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                         None
                     }
                 });
-            tensor(dims, dtype.unwrap_or(DType::Float32))
+            // `full` without a dtype takes the fill value's: int64 for an int, bool for a bool.
+            let fill = (name == "full")
+                .then(|| inp.get(1, "fill_value").and_then(scalar_dtype))
+                .flatten();
+            tensor(dims, dtype.or(fill).unwrap_or(DType::Float32))
         }
         // `x.new_ones(size, dtype=)`: the size given, the dtype of `x` unless one is given.
         "new_ones" | "new_zeros" | "new_empty" | "new_full" => {
@@ -1513,11 +1528,25 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 [Some(s), Some(e), Some(st)] if *st != 0 => Some((e - s + st - st.signum()) / st),
                 _ => None,
             };
+            // int64 unless a dtype is given or a bound is a float.
+            let dtype = inp.kwargs.iter().find_map(|(k, m)| match m {
+                Meta::Dtype(d) if k == "dtype" => Some(*d),
+                _ => None,
+            });
+            let floating = inp
+                .args
+                .iter()
+                .any(|a| matches!(a, Meta::Scalar(Scalar::Float(_), _)));
+            let default = if floating {
+                DType::Float32
+            } else {
+                DType::Int64
+            };
             tensor(
                 Some(vec![len
                     .map(|l| Dim::Known(l.max(0)))
                     .unwrap_or(Dim::Unknown)]),
-                DType::Int64,
+                dtype.unwrap_or(default),
             )
         }
         _ => match t0 {

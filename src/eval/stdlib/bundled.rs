@@ -31,6 +31,11 @@ const BUNDLED: &[Bundled] = &[
         classes: &[("contextvars.ContextVar", "ContextVar")],
     },
     Bundled {
+        module: "staticfx._function_ctx",
+        text: include_str!("python/function_ctx.py"),
+        classes: &[("torch.autograd.function.FunctionCtx", "FunctionCtx")],
+    },
+    Bundled {
         module: "staticfx._builtins",
         text: include_str!("python/builtins.py"),
         classes: &[("builtins.property", "property")],

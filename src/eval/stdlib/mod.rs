@@ -20,6 +20,7 @@ mod re;
 pub mod tensor_const;
 #[cfg(test)]
 mod tests;
+mod type_info;
 
 use super::call::{has_proxy, Kwargs};
 use super::value::Value;
