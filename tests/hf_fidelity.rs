@@ -56,12 +56,51 @@ const HF_AGREE: &[&str] = &[
     "opt",
     "gemma",
     "gemma2",
+    "gpt_neo",
+    "bloom",
+    "gptj",
+    "codegen",
+    "gpt_bigcode",
+    "olmo2",
+    "granite",
+    "cohere",
+    "stablelm",
+    "helium",
+    "glm",
+    "glm4",
+    "smollm3",
+    "nemotron",
+    "persimmon",
+    "xglm",
+    // encoders
+    "xlm_roberta",
+    "camembert",
+    "ernie",
+    "mpnet",
+    "deberta",
+    "deberta_v2",
+    "mobilebert",
+    "layoutlm",
     // encoder-decoder
     "t5",
     "bart",
+    "t5_seq2seq",
+    "mbart",
+    "pegasus",
+    "marian",
+    "blenderbot_small",
     // vision
     "convnext",
     "swin",
+    "dinov2",
+    "beit",
+    "vit_msn",
+    "yolos",
+    "convnextv2",
+    "resnet",
+    "regnet",
+    "poolformer",
+    "segformer",
 ];
 
 fn manifest_dir() -> PathBuf {
@@ -179,9 +218,11 @@ fn build_entry(
                 if tuple_producers.contains(node_name)
                     || (n["shape"].is_array() && unpacked(n).is_none()) =>
             {
-                let name = in_place_name(n, &shapes, &mut sources).unwrap_or(eager_name(target));
+                let name = in_place_name(n, &shapes, &mut sources)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| eager_name(target));
                 if name != "getattr" {
-                    ops.push(name.to_string());
+                    ops.push(name);
                     op_shapes.push(n["shape"].clone());
                 }
             }
@@ -210,9 +251,10 @@ fn build_entry(
 /// it, except for the Python operators whose tensor method dispatches under another name:
 /// `a / b` runs `Tensor.div` and `a % b` `Tensor.remainder`, `a += b` the in-place
 /// `Tensor.add_`, and `a & b` is `Tensor.__and__`, which the recorder names `and` where the
-/// `operator` module spells it `and_`.
-fn eager_name(target: &str) -> &str {
-    match target {
+/// `operator` module spells it `and_`; `torch.linalg.vector_norm` is the builtin
+/// `linalg_vector_norm`.
+fn eager_name(target: &str) -> String {
+    let name = match target {
         "operator.truediv" => "div",
         "operator.mod" => "remainder",
         "operator.iadd" => "add_",
@@ -221,8 +263,13 @@ fn eager_name(target: &str) -> &str {
         "operator.itruediv" => "div_",
         "operator.and_" => "and",
         "operator.or_" => "or",
+        // torch.linalg's functions are builtins named `linalg_vector_norm`.
+        _ if target.starts_with("torch.linalg.") => {
+            return format!("linalg_{}", &target["torch.linalg.".len()..]);
+        }
         _ => target.rsplit('.').next().unwrap_or(target),
-    }
+    };
+    name.to_string()
 }
 
 /// torch.fx records `a += b` as `operator.add` (its proxies have no `__iadd__`, so Python

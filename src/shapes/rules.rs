@@ -1346,18 +1346,22 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             _ => Meta::Unknown,
         },
         "sum" | "mean" | "amax" | "amin" | "prod" | "nansum" | "nanmean" | "logsumexp" | "var"
-        | "std" | "norm" | "all" | "any" => {
+        | "std" | "norm" | "vector_norm" | "all" | "any" => {
             let Some(t) = t0 else { return Meta::Unknown };
             let dtype = match name {
                 "all" | "any" => DType::Bool,
                 "sum" | "prod" if !t.dtype.is_floating() => DType::Int64,
                 _ => t.dtype,
             };
-            let dim_name = if name == "norm" { "dim" } else { "dim" };
-            let dim_pos = if name == "norm" { 2 } else { 1 };
+            // `norm(input, p, dim)` and `linalg.vector_norm(x, ord, dim)` take the order first.
+            let dim_pos = if matches!(name, "norm" | "vector_norm") {
+                2
+            } else {
+                1
+            };
             reduce(
                 t,
-                inp.get(dim_pos, dim_name),
+                inp.get(dim_pos, "dim"),
                 inp.flag(dim_pos + 1, "keepdim"),
                 dtype,
             )
@@ -1593,6 +1597,25 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
     };
     let attr = |n: &str| (m.attr)(n);
     match m.class {
+        // The padding modules pad as `F.pad(x, self.padding)` does.
+        c if [
+            "ZeroPad",
+            "ConstantPad",
+            "ReflectionPad",
+            "ReplicationPad",
+            "CircularPad",
+        ]
+        .iter()
+        .any(|p| c.starts_with(p)) =>
+        {
+            call(
+                "pad",
+                &Inputs {
+                    args: &[a0.clone(), attr("padding")],
+                    kwargs: &[],
+                },
+            )
+        }
         "Linear" | "LazyLinear" | "NonDynamicallyQuantizableLinear" => {
             match (&t.shape, attr("out_features").as_int()) {
                 (Some(s), Some(o)) if !s.is_empty() => {
