@@ -21,7 +21,13 @@
 //! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
 //! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
 //! the test is skipped with a note when either is absent. The cases in [`HF_AGREE`] are
-//! asserted; the others print their status.
+//! asserted; the others print their status. `STATICFX_HF_ONLY=gpt2,opt` builds only those
+//! cases, and `STATICFX_HF_DIFF=gpt2` (or `all`) prints where their leaf calls first differ
+//! and the two op sequences as a diff.
+//!
+//! Op names are the ones eager's `TorchFunctionMode` sees: a node's target names a Python
+//! operator where eager sees the tensor method it dispatches to (`a / b` is `div`), and
+//! torch.fx records `a += b` as `add` where eager runs the in-place `add_`.
 
 mod corpus_support;
 mod input_specs;
