@@ -787,6 +787,30 @@ fn permute(t: &TensorMeta, order: Option<Vec<i64>>) -> Meta {
     }
 }
 
+/// `grouped_mm(a, b, offs=...)`: groups of rows of a 2-D `a` against a 3-D `b` give
+/// `[rows, N]`; two 3-D operands are a batch `[G, M, N]`; two 2-D operands split the shared
+/// `K` into `len(offs)` groups, `[G, M, N]`.
+fn grouped_mm(a: Option<&TensorMeta>, b: Option<&TensorMeta>, offs: Option<&Meta>) -> Meta {
+    let (Some(a), Some(b)) = (a, b) else {
+        return Meta::Unknown;
+    };
+    let dtype = a.dtype;
+    let (Some(x), Some(y)) = (&a.shape, &b.shape) else {
+        return tensor(None, dtype);
+    };
+    let groups = offs
+        .and_then(Meta::as_tensor)
+        .and_then(|o| o.shape.as_ref())
+        .and_then(|s| s.first().cloned());
+    let out = match (x.len(), y.len()) {
+        (2, 3) => Some(vec![x[0].clone(), y[2].clone()]),
+        (3, 3) => Some(vec![x[0].clone(), x[1].clone(), y[2].clone()]),
+        (2, 2) => groups.map(|g| vec![g, x[0].clone(), y[1].clone()]),
+        _ => None,
+    };
+    tensor(out, dtype)
+}
+
 fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
     let Some(shape) = &t.shape else {
         return tensor(None, t.dtype);
@@ -1077,6 +1101,9 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             (Meta::Tensor(t), Some(Meta::Str(attr))) => match attr.as_str() {
                 "shape" => t.shape.clone().map(Meta::Size).unwrap_or(Meta::Unknown),
                 "dtype" => Meta::Dtype(t.dtype),
+                // Example inputs and parameters are CPU tensors (the device `run` executes
+                // on), and the device is a constant of the trace, as Dynamo specialises it.
+                "device" => Meta::Device("cpu".into()),
                 "ndim" => t
                     .shape
                     .as_ref()
@@ -1364,6 +1391,48 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 ),
             }
         }
+        // `(values, indices)`: `k` along `dim` (default the last).
+        "topk" => {
+            let Some(t) = t0 else { return Meta::Unknown };
+            let shape = match (&t.shape, inp.int(1, "k")) {
+                (Some(shape), Some(k)) => norm_dim(inp.int(2, "dim").unwrap_or(-1), shape.len())
+                    .filter(|&d| d < shape.len())
+                    .map(|d| {
+                        let mut out = shape.clone();
+                        out[d] = Dim::Known(k);
+                        out
+                    }),
+                _ => None,
+            };
+            Meta::Seq(vec![
+                tensor(shape.clone(), t.dtype),
+                tensor(shape, DType::Int64),
+            ])
+        }
+        // `(values, indices)`, both the input's shape.
+        "sort" => match t0 {
+            Some(t) => Meta::Seq(vec![same(t), tensor(t.shape.clone(), DType::Int64)]),
+            None => Meta::Unknown,
+        },
+        "argsort" => t0
+            .map(|t| tensor(t.shape.clone(), DType::Int64))
+            .unwrap_or(Meta::Unknown),
+        "histc" => match t0 {
+            Some(t) => tensor(
+                Some(vec![Dim::Known(inp.int(1, "bins").unwrap_or(100))]),
+                t.dtype,
+            ),
+            None => Meta::Unknown,
+        },
+        "index_add" | "index_add_" | "index_copy" | "index_copy_" | "index_fill"
+        | "index_fill_" | "scatter" | "scatter_" | "scatter_add" | "scatter_add_" => {
+            t0.map(same).unwrap_or(Meta::Unknown)
+        }
+        "grouped_mm" | "_grouped_mm" => grouped_mm(
+            t0,
+            inp.get(1, "mat_b").and_then(Meta::as_tensor),
+            inp.get(2, "offs"),
+        ),
         "item" => match t0 {
             Some(t) if t.dtype.is_floating() => {
                 Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data)
