@@ -51,6 +51,11 @@ const HF_AGREE: &[&str] = &[
     "albert",
     "vit",
     "deit",
+    // sliding-window cache layers, and mixture of experts (grouped_mm dispatch)
+    "mistral",
+    "mixtral",
+    "qwen2_moe",
+    "olmoe",
 ];
 
 fn manifest_dir() -> PathBuf {
@@ -197,13 +202,17 @@ fn build_entry(
 /// One name for the spellings of one operation on the two sides. Eager reports `a / b` as
 /// torch's `div` (and `2 / a` as `rdiv`), torch.fx as `operator.truediv`; an augmented
 /// assignment `a += b` runs the in-place `add_` in eager, while on a torch.fx proxy, which has
-/// no in-place operators, it is `operator.add`.
+/// no in-place operators, it is `operator.add`; `a & b` is `__and__` in eager and
+/// `operator.and_` in torch.fx.
 fn op_family(name: &str) -> &str {
     match name {
         "truediv" | "rdiv" | "div_" | "itruediv" => "div",
         "add_" | "iadd" => "add",
         "sub_" | "isub" => "sub",
         "mul_" | "imul" => "mul",
+        // `operator.and_` is `a & b`, which eager reports as `__and__`.
+        "and_" | "iand" => "and",
+        "or_" | "ior" => "or",
         n => n,
     }
 }

@@ -1391,6 +1391,22 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 ),
             }
         }
+        // `x.new_ones(size, dtype=...)`: the size given, the receiver's dtype unless told.
+        "new_ones" | "new_zeros" | "new_empty" | "new_full" => match t0 {
+            Some(t) => {
+                let dtype = inp.kwargs.iter().find_map(|(k, m)| match (k.as_str(), m) {
+                    ("dtype", Meta::Dtype(d)) => Some(*d),
+                    _ => None,
+                });
+                let dims = if name == "new_full" {
+                    inp.get(1, "size").and_then(Meta::as_dims)
+                } else {
+                    varargs_dims(inp, 1, "size")
+                };
+                tensor(dims, dtype.unwrap_or(t.dtype))
+            }
+            None => Meta::Unknown,
+        },
         // `(values, indices)`: `k` along `dim` (default the last).
         "topk" => {
             let Some(t) = t0 else { return Meta::Unknown };
@@ -2004,6 +2020,64 @@ mod tests {
             &Meta::Seq(vec![i2.clone(), all, i2]),
         );
         assert_eq!(format!("{out:?}"), format!("{:?}", t(&[2, 6])));
+    }
+
+    #[test]
+    fn routing_ops_of_mixture_of_experts() {
+        let i64_t = |s: &[i64]| Meta::tensor(Some(shape_of(s)), DType::Int64);
+        let i32_t = |s: &[i64]| Meta::tensor(Some(shape_of(s)), DType::Int32);
+        let run = |name: &str, args: &[Meta], kwargs: &[(String, Meta)]| {
+            format!("{:?}", call(name, &Inputs { args, kwargs }))
+        };
+        let kw = |k: &str, v: Meta| vec![(k.to_string(), v)];
+        // torch: torch.topk(torch.zeros(16, 4), 2, dim=-1): values [16, 2] float, indices int64
+        assert_eq!(
+            run(
+                "topk",
+                &[t(&[16, 4]), Meta::int(2)],
+                &kw("dim", Meta::int(-1))
+            ),
+            format!("{:?}", Meta::Seq(vec![t(&[16, 2]), i64_t(&[16, 2])]))
+        );
+        // torch.sort(torch.zeros(32, dtype=torch.long)): both [32] int64
+        assert_eq!(
+            run("sort", &[i64_t(&[32])], &[]),
+            format!("{:?}", Meta::Seq(vec![i64_t(&[32]), i64_t(&[32])]))
+        );
+        // torch.histc(torch.zeros(5), bins=4).shape == [4]; without bins, 100
+        assert_eq!(
+            run("histc", &[t(&[5])], &kw("bins", Meta::int(4))),
+            format!("{:?}", t(&[4]))
+        );
+        assert_eq!(run("histc", &[t(&[5])], &[]), format!("{:?}", t(&[100])));
+        // torch._grouped_mm: [8, 8] x [4, 8, 8] (offs [4]) is [8, 8]; [4, 4, 8] x [4, 8, 8]
+        // is [4, 4, 8]; [4, 8] x [8, 4] with offs [4] is [4, 4, 4]
+        let offs = kw("offs", i32_t(&[4]));
+        assert_eq!(
+            run("_grouped_mm", &[t(&[8, 8]), t(&[4, 8, 8])], &offs),
+            format!("{:?}", t(&[8, 8]))
+        );
+        assert_eq!(
+            run("grouped_mm", &[t(&[4, 4, 8]), t(&[4, 8, 8])], &[]),
+            format!("{:?}", t(&[4, 4, 8]))
+        );
+        assert_eq!(
+            run("_grouped_mm", &[t(&[4, 8]), t(&[8, 4])], &offs),
+            format!("{:?}", t(&[4, 4, 4]))
+        );
+        // torch.zeros(2, 3).new_ones((), dtype=torch.bool): [] bool; new_zeros(2, 3): [2, 3]
+        assert_eq!(
+            run(
+                "new_ones",
+                &[t(&[2, 3]), Meta::Seq(vec![])],
+                &kw("dtype", Meta::Dtype(DType::Bool))
+            ),
+            format!("{:?}", Meta::tensor(Some(vec![]), DType::Bool))
+        );
+        assert_eq!(
+            run("new_zeros", &[t(&[8]), Meta::int(2), Meta::int(3)], &[]),
+            format!("{:?}", t(&[2, 3]))
+        );
     }
 
     #[test]
