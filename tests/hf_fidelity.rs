@@ -17,6 +17,12 @@
 //!   reads (`getattr`) are not operations; an op returning several tensors (`chunk`) is one,
 //!   and the `getitem`s torch.fx unpacks its tuple with are not.
 //!
+//! Where model code branches on `torch.compiler.is_compiling()`, staticfx takes Dynamo's side
+//! and the recording eager's: the mixture-of-experts models' `grouped_mm` dispatch calls
+//! `torch._grouped_mm` in eager and the custom op `transformers::grouped_mm_fallback` under
+//! Dynamo (float32 weights), one op per expert projection that differs by name.
+//! `STATICFX_HF_DIFF=mixtral,olmoe` (or `all`) prints those cases' op sequences aligned.
+//!
 //! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
 //! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
 //! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
@@ -56,6 +62,8 @@ const HF_AGREE: &[&str] = &[
     "mixtral",
     "qwen2_moe",
     "olmoe",
+    "qwen3_moe",
+    "granitemoe",
 ];
 
 fn manifest_dir() -> PathBuf {
