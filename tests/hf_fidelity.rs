@@ -17,6 +17,12 @@
 //!   reads (`getattr`) are not operations; an op returning several tensors (`chunk`) is one,
 //!   and the `getitem`s torch.fx unpacks its tuple with are not.
 //!
+//! Where model code branches on `torch.compiler.is_compiling()`, staticfx takes Dynamo's side
+//! and the recording eager's: the mixture-of-experts models' `grouped_mm` dispatch calls
+//! `torch._grouped_mm` in eager and the custom op `transformers::grouped_mm_fallback` under
+//! Dynamo (float32 weights), one op per expert projection that differs by name.
+//! `STATICFX_HF_DIFF=mixtral,olmoe` (or `all`) prints those cases' op sequences aligned.
+//!
 //! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
 //! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
 //! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
@@ -25,9 +31,9 @@
 //! cases, and `STATICFX_HF_DIFF=gpt2` (or `all`) prints where their leaf calls first differ
 //! and the two op sequences as a diff.
 //!
-//! Op names are the ones eager's `TorchFunctionMode` sees: a node's target names a Python
-//! operator where eager sees the tensor method it dispatches to (`a / b` is `div`), and
-//! torch.fx records `a += b` as `add` where eager runs the in-place `add_`.
+//! Op names are compared by `op_family`: a node's target names a Python operator where eager
+//! sees the tensor method it dispatches to (`a / b` is `div`), and torch.fx records `a += b`
+//! as `add` where eager runs the in-place `add_`.
 
 mod corpus_support;
 mod input_specs;
@@ -107,6 +113,13 @@ const HF_AGREE: &[&str] = &[
     "regnet",
     "poolformer",
     "segformer",
+    // sliding-window cache layers, and mixture of experts (grouped_mm dispatch)
+    "mistral",
+    "mixtral",
+    "qwen2_moe",
+    "olmoe",
+    "qwen3_moe",
+    "granitemoe",
 ];
 
 fn manifest_dir() -> PathBuf {
@@ -143,7 +156,7 @@ struct Outcome {
     leaves: Vec<(String, Value)>,
     output: Vec<Value>,
     ops: Vec<String>,
-    /// The shape of each op in `ops`, for the diff `STATICFX_HF_DIFF` prints.
+    /// The output shape of each of `ops`, for the diff `STATICFX_HF_DIFF` prints.
     op_shapes: Vec<Value>,
 }
 
@@ -214,7 +227,6 @@ fn build_entry(
     };
     let tuple_producers: std::collections::HashSet<String> =
         nodes.iter().filter_map(unpacked).collect();
-    let mut sources = std::collections::HashMap::new();
     for n in &nodes {
         let target = n["target"].as_str().unwrap_or("");
         let node_name = n["name"].as_str().unwrap_or("");
@@ -224,11 +236,9 @@ fn build_entry(
                 if tuple_producers.contains(node_name)
                     || (n["shape"].is_array() && unpacked(n).is_none()) =>
             {
-                let name = in_place_name(n, &shapes, &mut sources)
-                    .map(str::to_string)
-                    .unwrap_or_else(|| eager_name(target));
+                let name = eager_name(target);
                 if name != "getattr" {
-                    ops.push(name);
+                    ops.push(op_family(&name).to_string());
                     op_shapes.push(n["shape"].clone());
                 }
             }
@@ -253,82 +263,35 @@ fn build_entry(
     })
 }
 
-/// The name eager PyTorch's `TorchFunctionMode` sees for a node's target: the last part of
-/// it, except for the Python operators whose tensor method dispatches under another name:
-/// `a / b` runs `Tensor.div` and `a % b` `Tensor.remainder`, `a += b` the in-place
-/// `Tensor.add_`, and `a & b` is `Tensor.__and__`, which the recorder names `and` where the
-/// `operator` module spells it `and_`; `torch.linalg.vector_norm` is the builtin
-/// `linalg_vector_norm`.
+/// The name eager PyTorch's `TorchFunctionMode` sees for a node's target, before
+/// [`op_family`]: the last part of it, except `a % b`, which runs `Tensor.remainder`, and
+/// torch.linalg's functions, builtins named `linalg_vector_norm`.
 fn eager_name(target: &str) -> String {
-    let name = match target {
-        "operator.truediv" => "div",
-        "operator.mod" => "remainder",
-        "operator.iadd" => "add_",
-        "operator.isub" => "sub_",
-        "operator.imul" => "mul_",
-        "operator.itruediv" => "div_",
-        "operator.and_" => "and",
-        "operator.or_" => "or",
-        // torch.linalg's functions are builtins named `linalg_vector_norm`.
+    match target {
+        "operator.mod" => "remainder".to_string(),
         _ if target.starts_with("torch.linalg.") => {
-            return format!("linalg_{}", &target["torch.linalg.".len()..]);
+            format!("linalg_{}", &target["torch.linalg.".len()..])
         }
-        _ => target.rsplit('.').next().unwrap_or(target),
-    };
-    name.to_string()
+        _ => target.rsplit('.').next().unwrap_or(target).to_string(),
+    }
 }
 
-/// torch.fx records `a += b` as `operator.add` (its proxies have no `__iadd__`, so Python
-/// falls back to `__add__`), where eager runs the tensor's `__iadd__`, the in-place
-/// `Tensor.add_`: the statement a node was traced from tells the two apart.
-fn in_place_name(
-    n: &Value,
-    shapes: &std::collections::HashMap<String, Value>,
-    sources: &mut std::collections::HashMap<String, Vec<String>>,
-) -> Option<&'static str> {
-    let (token, name) = match n["target"].as_str()? {
-        "operator.add" => ("+=", "add_"),
-        "operator.sub" => ("-=", "sub_"),
-        "operator.mul" => ("*=", "mul_"),
-        "operator.truediv" => ("/=", "div_"),
-        _ => return None,
-    };
-    // Only a tensor on the left runs its own `__iadd__`; `n += t` with a number is `t.__radd__`.
-    let left = n["args"][0]["node"].as_str()?;
-    shapes.get(left).filter(|s| s.is_array())?;
-    let span = &n["span"];
-    let file = span["file"].as_str()?;
-    let lines = sources.entry(file.to_string()).or_insert_with(|| {
-        std::fs::read_to_string(file)
-            .map(|t| t.lines().map(str::to_string).collect())
-            .unwrap_or_default()
-    });
-    let line = |key: &str| span[key]["line"].as_u64().map(|l| l as usize);
-    let column = |key: &str| span[key]["column"].as_u64().map(|c| c as usize);
-    let (first, last) = (line("start")?, line("end")?);
-    let text: String = (first..=last)
-        .filter_map(|l| lines.get(l.checked_sub(1)?))
-        .enumerate()
-        .map(|(i, l)| {
-            let chars: Vec<char> = l.chars().collect();
-            let from = if i == 0 {
-                column("start").unwrap_or(1) - 1
-            } else {
-                0
-            };
-            let to = if first + i == last {
-                column("end").unwrap_or(chars.len() + 1) - 1
-            } else {
-                chars.len()
-            };
-            chars[from.min(chars.len())..to.min(chars.len())]
-                .iter()
-                .collect::<String>()
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let (target, _) = text.split_once(token)?;
-    (!target.trim().is_empty() && !target.contains('=')).then_some(name)
+/// One name for the spellings of one operation on the two sides. Eager reports `a / b` as
+/// torch's `div` (and `2 / a` as `rdiv`), torch.fx as `operator.truediv`; an augmented
+/// assignment `a += b` runs the in-place `add_` in eager, while on a torch.fx proxy, which has
+/// no in-place operators, it is `operator.add`; `a & b` is `__and__` in eager and
+/// `operator.and_` in torch.fx.
+fn op_family(name: &str) -> &str {
+    match name {
+        "truediv" | "rdiv" | "div_" | "itruediv" => "div",
+        "add_" | "iadd" => "add",
+        "sub_" | "isub" => "sub",
+        "mul_" | "imul" => "mul",
+        // `operator.and_` is `a & b`, which eager reports as `__and__`.
+        "and_" | "iand" => "and",
+        "or_" | "ior" => "or",
+        n => n,
+    }
 }
 
 fn collect_refs(v: &Value, out: &mut Vec<String>) {
@@ -354,38 +317,8 @@ fn lcs(a: &[String], b: &[String]) -> usize {
     row[b.len()]
 }
 
-/// The edit script between two op sequences by longest common subsequence: `(' ', i, j)` for a
-/// common op, `('-', i, _)` for one only recorded, `('+', _, j)` for one only built.
-fn lcs_diff(a: &[String], b: &[String]) -> Vec<(char, usize, usize)> {
-    let (n, m) = (a.len(), b.len());
-    let mut t = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            t[i][j] = if a[i] == b[j] {
-                t[i + 1][j + 1] + 1
-            } else {
-                t[i + 1][j].max(t[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut out) = (0, 0, Vec::new());
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            out.push((' ', i, j));
-            (i, j) = (i + 1, j + 1);
-        } else if j == m || (i < n && t[i + 1][j] >= t[i][j + 1]) {
-            out.push(('-', i, j));
-            i += 1;
-        } else {
-            out.push(('+', i, j));
-            j += 1;
-        }
-    }
-    out
-}
-
-/// With `STATICFX_HF_DIFF` naming the case (or `all`): where the leaf calls and outputs first
-/// differ, and the op sequences as a diff (`-` recorded only, `+` built only).
+/// With `STATICFX_HF_DIFF` naming the case (or `all`): where the leaf calls first differ, the
+/// outputs, and the op sequences aligned ([`op_diff`]).
 fn print_diff(id: &str, recorded: &Value, got: &Outcome) {
     let wanted = std::env::var("STATICFX_HF_DIFF").unwrap_or_default();
     if !(wanted == "all" || wanted.split(',').any(|w| w == id)) {
@@ -418,18 +351,48 @@ fn print_diff(id: &str, recorded: &Value, got: &Outcome) {
         "  {id}: output recorded {} built {:?}",
         recorded["output"], got.output
     );
-    let want_ops: Vec<&Value> = recorded["ops"].as_array().unwrap().iter().collect();
-    let names: Vec<String> = want_ops
+    eprintln!("{}", op_diff(recorded, got));
+}
+
+/// The op sequences aligned by their longest common subsequence, one line per op: `  ` both,
+/// `- ` only in the recording, `+ ` only in staticfx's graph, each with its output shape.
+fn op_diff(recorded: &Value, got: &Outcome) -> String {
+    let want: Vec<(String, Value)> = recorded["ops"]
+        .as_array()
+        .unwrap()
         .iter()
-        .map(|o| o["op"].as_str().unwrap().to_string())
+        .map(|o| {
+            let op = op_family(o["op"].as_str().unwrap()).to_string();
+            (op, o["shape"].clone())
+        })
         .collect();
-    for (tag, i, j) in lcs_diff(&names, &got.ops) {
-        match tag {
-            ' ' => eprintln!("    {} {}", names[i], want_ops[i]["shape"]),
-            '-' => eprintln!("  - {} {}", names[i], want_ops[i]["shape"]),
-            _ => eprintln!("  + {} {}", got.ops[j], got.op_shapes[j]),
+    let (n, m) = (want.len(), got.ops.len());
+    // suffix[i][j]: the LCS length of want[i..] and got.ops[j..].
+    let mut suffix = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            suffix[i][j] = if want[i].0 == got.ops[j] {
+                suffix[i + 1][j + 1] + 1
+            } else {
+                suffix[i + 1][j].max(suffix[i][j + 1])
+            };
         }
     }
+    let mut lines = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && want[i].0 == got.ops[j] {
+            lines.push(format!("  {} {}", want[i].0, want[i].1));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && suffix[i + 1][j] >= suffix[i][j + 1]) {
+            lines.push(format!("- {} {}", want[i].0, want[i].1));
+            i += 1;
+        } else {
+            lines.push(format!("+ {} {}", got.ops[j], got.op_shapes[j]));
+            j += 1;
+        }
+    }
+    lines.join("\n")
 }
 
 /// The three comparisons of one case: leaf calls equal, output equal, op agreement in %.
@@ -450,7 +413,7 @@ fn compare(recorded: &Value, got: &Outcome) -> (bool, bool, f64) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["op"].as_str().unwrap().to_string())
+        .map(|o| op_family(o["op"].as_str().unwrap()).to_string())
         .collect();
     let longer = want_ops.len().max(got.ops.len()).max(1);
     let agreement = 100.0 * lcs(&want_ops, &got.ops) as f64 / longer as f64;
