@@ -1593,22 +1593,6 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 .flatten();
             tensor(dims, dtype.or(fill).unwrap_or(DType::Float32))
         }
-        // `x.new_ones(size, dtype=)`: the size given, the dtype of `x` unless one is given.
-        "new_ones" | "new_zeros" | "new_empty" | "new_full" => {
-            let Some(t) = t0 else {
-                return Meta::Unknown;
-            };
-            let dims = if name == "new_full" {
-                inp.get(1, "size").and_then(Meta::as_dims)
-            } else {
-                varargs_dims(inp, 1, "size")
-            };
-            let dtype = inp.kwargs.iter().find_map(|(k, m)| match m {
-                Meta::Dtype(d) if k == "dtype" => Some(*d),
-                _ => None,
-            });
-            tensor(dims, dtype.unwrap_or(t.dtype))
-        }
         "arange" => {
             let ints: Vec<Option<i64>> = inp.args.iter().map(Meta::as_int).collect();
             let len = match ints.as_slice() {
@@ -2219,18 +2203,6 @@ mod tests {
                 }
             ),
             t(&[2, 3, 5, 6])
-        );
-        let bool_scalar = [t(&[1, 8]), Meta::Seq(vec![])];
-        let kwargs = [("dtype".to_string(), Meta::Dtype(DType::Bool))];
-        assert_eq!(
-            call(
-                "new_ones",
-                &Inputs {
-                    args: &bool_scalar,
-                    kwargs: &kwargs,
-                }
-            ),
-            tensor(Some(vec![]), DType::Bool)
         );
         // GPT-2's Conv1D: `torch.addmm(bias, x.view(-1, nx), weight)`.
         let addmm = [t(&[96]), t(&[16, 32]), t(&[32, 96])];
