@@ -7,26 +7,26 @@
 use super::requires_grad::RequiresGrad;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
-use crate::graph::Arg;
+use crate::graph::NodeId;
 use crate::traced::EventKind;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     let grads = RequiresGrad::new(cx);
     for e in cx.events(EventKind::AutogradApplyDuplicate) {
-        let call = cx.nodes_at(e.file, e.span).into_iter().last();
-        let Some(call) = call else { continue };
-        let mut inputs = Vec::new();
-        for a in &cx.result.graph.node(call).args {
-            if let Arg::Node(n) = a {
-                inputs.push(*n);
-            }
-        }
+        // `i,j;n0 n1 …`: the duplicated positions, then the nodes of the tensor inputs.
+        let (positions, nodes) = e.detail.split_once(';').unwrap_or((&e.detail, ""));
+        let inputs: Vec<NodeId> = nodes
+            .split_whitespace()
+            .filter_map(|n| n.parse::<usize>().ok())
+            .map(NodeId::new)
+            .filter(|&n| cx.result.graph.contains(n))
+            .collect();
         if !inputs.iter().any(|&n| grads.of(n)) {
             continue;
         }
         let mut f = cx.finding_at_event(Rule::AutogradApplyDuplicate, "GB6297", e);
-        f.node = Some(call);
-        let positions: Vec<&str> = e.detail.split(',').collect();
+        f.node = cx.nodes_at(e.file, e.span).into_iter().last();
+        let positions: Vec<&str> = positions.split(',').collect();
         let source = cx.source(e.file, e.span);
         f.message = format!(
             "autograd.Function.apply given the same tensor as arguments {} (`{}`)",

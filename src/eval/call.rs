@@ -308,11 +308,14 @@ impl Interp {
                 .map(|(j, _)| (*i, *j))
         });
         if let (Some((i, j)), Some(t)) = (duplicate, self.tracer.as_mut()) {
+            // The positions, then the tensor inputs' nodes: forward's own nodes are recorded
+            // in place of the call, so the rule reads whether an input needs grad from these.
+            let inputs: Vec<String> = proxies.iter().map(|(_, n)| n.index().to_string()).collect();
             t.event(
                 crate::traced::EventKind::AutogradApplyDuplicate,
                 frame.file_id,
                 span,
-                format!("{i},{j}"),
+                format!("{i},{j};{}", inputs.join(" ")),
             );
         }
         Some(class)
