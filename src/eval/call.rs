@@ -357,6 +357,9 @@ impl Interp {
                 "call depth limit reached (recursive helpers?)",
             ));
         }
+        if let Some(cached) = self.call_lru_cached(frame, f, &recv, &args, &kwargs, span) {
+            return cached;
+        }
         if let Some(o) = super::overrides::lookup(&f.globals.name, &f.qualname) {
             return Ok(super::overrides::apply(
                 o,
@@ -837,6 +840,17 @@ impl Interp {
                     self.project.file(c.file_id).module,
                     c.qualname
                 )),
+                // `inspect._ParameterKind.__str__` is the member's name.
+                Value::External(p) if name == "str" => match p.strip_prefix("inspect.Parameter.") {
+                    Some(
+                        kind @ ("POSITIONAL_ONLY"
+                        | "POSITIONAL_OR_KEYWORD"
+                        | "VAR_POSITIONAL"
+                        | "KEYWORD_ONLY"
+                        | "VAR_KEYWORD"),
+                    ) => Value::str(kind),
+                    _ => Value::unknown("str() of a complex value"),
+                },
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {
@@ -949,6 +963,12 @@ impl Interp {
                     }
                 }
             }
+            // `type(name, bases, dict)`: a new class.
+            "type" if args.len() == 3 => {
+                let mut all = vec![Value::Builtin(Rc::from("type"))];
+                all.extend(args.iter().cloned());
+                self.type_new(frame, &all, kwargs, span)
+            }
             "type" => Ok(match &a0 {
                 Value::Object(o) => o.class.clone(),
                 Value::Int(_) => Value::Builtin(Rc::from("int")),
@@ -958,7 +978,10 @@ impl Interp {
                 Value::List(_) => Value::Builtin(Rc::from("list")),
                 Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
                 Value::Dict(_) => Value::Builtin(Rc::from("dict")),
-                Value::Class(_) => Value::Builtin(Rc::from("type")),
+                Value::Class(c) if args.len() == 1 => c
+                    .metaclass
+                    .clone()
+                    .unwrap_or_else(|| Value::Builtin(Rc::from("type"))),
                 _ => Value::unknown("type()"),
             }),
             "callable" => Ok(Value::Bool(matches!(
@@ -1231,6 +1254,13 @@ impl Interp {
                 (Value::BoundMethod(..), Value::External(p)) => Some(&**p == "types.MethodType"),
                 // A class is an instance of `type` (and `object`), never of a value type.
                 (Value::Class(_), Value::Builtin(b)) => Some(matches!(&**b, "type" | "object")),
+                // ... and of its metaclass and the metaclass's bases.
+                (Value::Class(c), Value::Class(_)) if c.metaclass.is_some() => {
+                    let meta = c.metaclass.clone().expect("checked");
+                    Some(
+                        matches!(&meta, Value::Class(m) if m.mro.borrow().iter().any(|k| same_class(k, t))),
+                    )
+                }
                 (Value::External(c), Value::Builtin(b)) if &**b == "type" => {
                     // torch.nn classes and other external classes are types; their functions are not.
                     Some(

@@ -129,6 +129,11 @@ pub struct Interp {
     allowed_in_graph: HashSet<(FileId, Span)>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
+    /// Class statements whose Python metaclass is being called, innermost last: where the
+    /// class `type.__new__` makes for one is defined.
+    class_statements: Vec<Rc<value::Class>>,
+    /// `lru_cache` wrappers' caches and `cached_property` getters.
+    functools: stdlib::functools::FunctoolsState,
 }
 
 impl Drop for Interp {
@@ -163,6 +168,8 @@ impl Interp {
             star_lookups: Vec::new(),
             allowed_in_graph: HashSet::new(),
             reuse: None,
+            class_statements: Vec::new(),
+            functools: Default::default(),
         }
     }
 

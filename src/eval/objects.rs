@@ -75,6 +75,24 @@ impl Interp {
         let Value::Class(c) = class else {
             return Ok(Value::unknown("instance"));
         };
+        if let Some(made) = self.call_through_metaclass(frame, c, &args, &kwargs, span) {
+            return made;
+        }
+        self.construct(frame, class, args, kwargs, span)
+    }
+
+    /// `type.__call__` for a class: a new instance, set up by `__init__`.
+    pub(in crate::eval) fn construct(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Class(c) = class else {
+            return Ok(Value::unknown("instance"));
+        };
         if super::stdlib::enums::is_enum_class(c) {
             let v = args.first().cloned().unwrap_or(Value::None);
             return self.enum_lookup(frame, c, &v, span);
@@ -401,6 +419,9 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
+            return r;
+        }
         if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
             let mut all = vec![(**recv).clone()];
             all.extend(args);

@@ -4,6 +4,7 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
+use super::call::Kwargs;
 use super::value::{Class, FnKind, FnParam, Function, PendingImport, Scope, Value};
 use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
@@ -101,8 +102,7 @@ impl Interp {
                     );
                 }
                 let c = self.make_class(frame, node)?;
-                let name = c.name.clone();
-                self.set_var(frame, &name, Value::Class(c));
+                self.set_var(frame, &class_name(node, &src), c);
                 Ok(Flow::Normal)
             }
             "import_statement" => {
@@ -862,6 +862,12 @@ impl Interp {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
+                if decorators.iter().any(|d| {
+                    let t = text(*d, &src).trim_start_matches('@').trim();
+                    matches!(t, "functools.cached_property" | "cached_property")
+                }) {
+                    self.mark_cached_property(&f);
+                }
                 if let Some(prop) = decorators.iter().find_map(|d| {
                     text(*d, &src)
                         .trim_start_matches('@')
@@ -891,9 +897,8 @@ impl Interp {
             }
             "class_definition" => {
                 let c = self.make_class(frame, def)?;
-                let name = c.name.clone();
-                let v = self.apply_decorators(frame, &decorators, Value::Class(c))?;
-                self.set_var(frame, &name, v);
+                let v = self.apply_decorators(frame, &decorators, c)?;
+                self.set_var(frame, &class_name(def, &src), v);
                 Ok(Flow::Normal)
             }
             _ => Ok(Flow::Normal),
@@ -1045,20 +1050,38 @@ impl Interp {
         })
     }
 
-    fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Rc<Class>> {
+    /// A class statement's value: the class `type` makes, or what its metaclass's call
+    /// returns.
+    fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let src = frame.file.text.clone();
         let name = node
             .child_by_field_name("name")
             .map(|n| text(n, &src).to_string())
             .unwrap_or_default();
         let mut bases = Vec::new();
+        let mut keywords: Kwargs = Vec::new();
+        let mut explicit_metaclass = None;
         if let Some(args) = node.child_by_field_name("superclasses") {
             let mut c = args.walk();
             let kids: Vec<Node> = args
                 .named_children(&mut c)
-                .filter(|k| k.kind() != "keyword_argument" && k.kind() != "comment")
+                .filter(|k| k.kind() != "comment")
                 .collect();
             for b in kids {
+                if b.kind() == "keyword_argument" {
+                    let (Some(n), Some(v)) = (
+                        b.child_by_field_name("name"),
+                        b.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    let v = self.eval_expr(frame, v)?;
+                    match text(n, &src) {
+                        "metaclass" => explicit_metaclass = Some(v),
+                        key => keywords.push((key.to_string(), v)),
+                    }
+                    continue;
+                }
                 let v = self
                     .eval_expr(frame, b)
                     .unwrap_or_else(|e| Value::unknown(e.message));
@@ -1067,6 +1090,7 @@ impl Interp {
                 bases.push(v);
             }
         }
+        let metaclass = self.metaclass_of(explicit_metaclass, &bases);
         let qualname = match &frame.class {
             Some(c) => format!("{}.{}", c.qualname, name),
             None => name.clone(),
@@ -1079,6 +1103,7 @@ impl Interp {
             bases,
             ns: Default::default(),
             mro: Default::default(),
+            metaclass: metaclass.clone(),
         });
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
@@ -1086,6 +1111,11 @@ impl Interp {
             vars: Default::default(),
             parent: None,
         });
+        if let Some(meta) = &metaclass {
+            let prepared =
+                self.prepare_namespace(frame, meta, &class, &keywords, Span::of(node))?;
+            body_scope.vars.borrow_mut().extend(prepared);
+        }
         let body_frame = Frame {
             locals: Some(body_scope.clone()),
             class: Some(class.clone()),
@@ -1121,9 +1151,12 @@ impl Interp {
         if let Some(doc) = self.docstring(&body_frame, node)? {
             class.ns.borrow_mut().insert("__doc__".into(), doc);
         }
+        if let Some(meta) = metaclass {
+            return self.call_metaclass(frame, &meta, &class, keywords, Span::of(node));
+        }
         self.make_enum_members(&class);
-        self.init_subclass(frame, &class, Span::of(node))?;
-        Ok(class)
+        self.finish_class(frame, &class, keywords, Span::of(node))?;
+        Ok(Value::Class(class))
     }
 
     /// The string a class body starts with, evaluated (an f-string docstring is a string too).
@@ -1140,25 +1173,8 @@ impl Interp {
         }
     }
 
-    /// `type.__new__` calls the nearest base's `__init_subclass__` (an implicit classmethod)
-    /// on the new class.
-    fn init_subclass(&mut self, frame: &Frame, class: &Rc<Class>, span: Span) -> EResult<()> {
-        let hook = class.mro.borrow().iter().skip(1).find_map(|m| match m {
-            Value::Class(k) => match k.ns.borrow().get("__init_subclass__") {
-                Some(Value::Function(f)) => Some(f.clone()),
-                _ => None,
-            },
-            _ => None,
-        });
-        if let Some(f) = hook {
-            let cls = Value::Class(class.clone());
-            self.call_function(frame, &f, None, vec![cls], vec![], span)?;
-        }
-        Ok(())
-    }
-
     /// C3 linearisation over classes; external bases (torch.nn.Module) end the chain.
-    fn compute_mro(&mut self, class: &Rc<Class>) -> Vec<Value> {
+    pub(in crate::eval) fn compute_mro(&mut self, class: &Rc<Class>) -> Vec<Value> {
         let mut seqs: Vec<Vec<Value>> = Vec::new();
         for b in &class.bases {
             match b {
@@ -1212,6 +1228,13 @@ impl Interp {
         }
         out
     }
+}
+
+/// The name a class statement binds.
+fn class_name(node: Node, src: &str) -> String {
+    node.child_by_field_name("name")
+        .map(|n| text(n, src).to_string())
+        .unwrap_or_default()
 }
 
 fn compact(s: &str) -> String {

@@ -350,11 +350,7 @@ fn object_model_matches_cpython() {
 }
 
 /// What the evaluator does not model yet, each still differing from CPython (the test fails
-/// when one starts to match): `__init_subclass__` (m1: not run — transformers'
-/// `GradientCheckpointingLayer` wraps `forward` in it with `*args, **kwargs`, and the root's
-/// placeholders do not follow `functools.wraps` yet), metaclasses (m2), descriptors and `__set_name__` (m5),
-/// `inspect.signature` (m6), `namedtuple` (m7), `typing.get_origin`/`get_args` (m8),
-/// `lru_cache`'s caching (m10: the function runs on every call), generator context managers,
-/// `suppress` and `nullcontext` (m11: a generator runs to completion, so `as` binds its list
-/// of yields).
-const OBJECT_MODEL_NOT_YET: &[&str] = &["m1", "m2", "m5", "m6", "m7", "m8", "m10", "m11"];
+/// when one starts to match): `namedtuple` (m7), `typing.get_origin`/`get_args` (m8),
+/// generator context managers, `suppress` and `nullcontext` (m11: a generator runs to
+/// completion, so `as` binds its list of yields).
+const OBJECT_MODEL_NOT_YET: &[&str] = &["m7", "m8", "m11"];
