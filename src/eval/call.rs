@@ -360,6 +360,9 @@ impl Interp {
         if let Some(cached) = self.call_lru_cached(frame, f, &recv, &args, &kwargs, span) {
             return cached;
         }
+        if let Some(manager) = self.call_contextmanager_wrapper(f, &recv, &args, &kwargs) {
+            return Ok(manager);
+        }
         if let Some(o) = super::overrides::lookup(&f.globals.name, &f.qualname) {
             return Ok(super::overrides::apply(
                 o,
@@ -964,11 +967,7 @@ impl Interp {
                 }
             }
             // `type(name, bases, dict)`: a new class.
-            "type" if args.len() == 3 => {
-                let mut all = vec![Value::Builtin(Rc::from("type"))];
-                all.extend(args.iter().cloned());
-                self.type_new(frame, &all, kwargs, span)
-            }
+            "type" if args.len() == 3 => self.type_of_three(frame, args, kwargs, span),
             "type" => Ok(match &a0 {
                 Value::Object(o) => o.class.clone(),
                 Value::Int(_) => Value::Builtin(Rc::from("int")),

@@ -134,6 +134,8 @@ pub struct Interp {
     class_statements: Vec<Rc<value::Class>>,
     /// `lru_cache` wrappers' caches and `cached_property` getters.
     functools: stdlib::functools::FunctoolsState,
+    /// `@contextmanager` wrappers and the generator managers `with` statements entered.
+    contextlib: stdlib::contextlib::ContextlibState,
 }
 
 impl Drop for Interp {
@@ -170,6 +172,7 @@ impl Interp {
             reuse: None,
             class_statements: Vec::new(),
             functools: Default::default(),
+            contextlib: Default::default(),
         }
     }
 

@@ -167,36 +167,7 @@ impl Interp {
                 ))
             }
             "try_statement" => self.exec_try(frame, node),
-            "with_statement" => {
-                // Context managers (`torch.no_grad()`, autocast) do not change the graph's ops.
-                if let Some(clause) = node.named_child(0).filter(|c| c.kind() == "with_clause") {
-                    let mut c = clause.walk();
-                    let items: Vec<Node> = clause.named_children(&mut c).collect();
-                    for item in items {
-                        if let Some(v) = item.child_by_field_name("value") {
-                            if v.kind() == "as_pattern" {
-                                let e = v.named_child(0);
-                                let target = v
-                                    .child_by_field_name("alias")
-                                    .and_then(|a| a.named_child(0))
-                                    .or_else(|| v.named_child(1));
-                                if let Some(e) = e {
-                                    let val = self.eval_expr(frame, e)?;
-                                    if let Some(t) = target {
-                                        self.assign(frame, t, val)?;
-                                    }
-                                }
-                            } else {
-                                self.eval_expr(frame, v)?;
-                            }
-                        }
-                    }
-                }
-                match node.child_by_field_name("body") {
-                    Some(b) => self.exec_block(frame, b),
-                    None => Ok(Flow::Normal),
-                }
-            }
+            "with_statement" => self.exec_with(frame, node),
             "assert_statement" => {
                 // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
                 // break. A statically false assert is a real error in the model.
@@ -712,10 +683,7 @@ impl Interp {
                 }
             }
             Err(e) if e.code == codes::BUDGET => Err(e),
-            Err(e) => match clauses
-                .iter()
-                .find(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause")
-            {
+            Err(e) => match self.matching_handler(frame, &clauses, &e) {
                 Some(handler) => {
                     let mut hc = handler.walk();
                     let block = handler

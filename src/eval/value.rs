@@ -107,6 +107,7 @@ pub enum FnKind {
     Property,
 }
 
+#[derive(Clone)]
 pub struct Function {
     pub name: String,
     pub qualname: String,

@@ -31,6 +31,17 @@ const BUNDLED: &[Bundled] = &[
         classes: &[("contextvars.ContextVar", "ContextVar")],
     },
     Bundled {
+        module: "staticfx._contextlib",
+        text: include_str!("python/contextlib.py"),
+        classes: &[
+            ("contextlib.ExitStack", "ExitStack"),
+            (
+                "contextlib.AbstractContextManager",
+                "AbstractContextManager",
+            ),
+        ],
+    },
+    Bundled {
         module: "staticfx._builtins",
         text: include_str!("python/builtins.py"),
         classes: &[("builtins.property", "property")],

@@ -87,7 +87,10 @@ impl Interp {
             },
             Value::External(path) => matches!(
                 &**path,
-                "dataclasses.dataclass" | "functools.lru_cache" | "functools.cache"
+                "dataclasses.dataclass"
+                    | "functools.lru_cache"
+                    | "functools.cache"
+                    | "contextlib.contextmanager"
             ),
             _ => false,
         };

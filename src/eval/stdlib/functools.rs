@@ -124,19 +124,7 @@ impl Interp {
     /// The wrapper `lru_cache` returns: a function of its own (so the wrapped one stays
     /// uncached) with an empty cache, whose `__wrapped__` is `f`.
     fn lru_wrapper(&mut self, f: &Rc<Function>, maxsize: Option<usize>, typed: bool) -> Value {
-        let wrapper = Rc::new(Function {
-            name: f.name.clone(),
-            qualname: f.qualname.clone(),
-            file: f.file.clone(),
-            file_id: f.file_id,
-            span: f.span,
-            params: f.params.clone(),
-            closure: f.closure.clone(),
-            globals: f.globals.clone(),
-            kind: f.kind,
-            is_lambda: f.is_lambda,
-            is_generator: f.is_generator,
-        });
+        let wrapper = Rc::new((**f).clone());
         let address = Rc::as_ptr(&wrapper) as usize;
         self.functools.caches.insert(
             address,

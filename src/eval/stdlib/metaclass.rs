@@ -130,6 +130,27 @@ impl Interp {
         Some(self.call_function(frame, &call, recv, args.to_vec(), kwargs.clone(), span))
     }
 
+    /// `type(name, bases, dict)`: the bases' Python metaclass makes the class if they have
+    /// one, as `type.__new__` hands it over.
+    pub(in crate::eval) fn type_of_three(
+        &mut self,
+        frame: &Frame,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let bases = match args.get(1) {
+            Some(Value::Tuple(t)) => t.to_vec(),
+            _ => vec![],
+        };
+        if let Some(Value::Class(meta)) = self.metaclass_of(None, &bases) {
+            return self.type_call(frame, &meta, args, kwargs, span);
+        }
+        let mut all = vec![Value::Builtin(Rc::from("type"))];
+        all.extend(args);
+        self.type_new(frame, &all, kwargs, span)
+    }
+
     /// `type.__call__(meta, name, bases, namespace)`: `meta.__new__`, then `meta.__init__` on
     /// the class it made when that is an instance of `meta`.
     fn type_call(

@@ -8,6 +8,7 @@
 
 mod bundled;
 mod collections;
+pub(super) mod contextlib;
 mod copy;
 mod dataclasses;
 mod decorators;
@@ -65,6 +66,11 @@ impl Interp {
                 return None;
             }
             return self.call_re(name, args, kwargs).map(Ok);
+        }
+        if let Some(name) = path.strip_prefix("contextlib.") {
+            if let Some(v) = self.call_contextlib(name, args, kwargs) {
+                return Some(Ok(v));
+            }
         }
         if let Some(name) = path.strip_prefix("functools.") {
             if let Some(v) = self.call_functools(name, args, kwargs) {
