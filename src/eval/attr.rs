@@ -121,6 +121,13 @@ impl Interp {
             ))),
             "__mro__" => Value::tuple(c.mro.borrow().clone()),
             "__bases__" => Value::tuple(c.bases.clone()),
+            // The names the class body annotates (their types are not evaluated).
+            "__annotations__" => Value::Dict(Rc::new(std::cell::RefCell::new(
+                self.annotated_names(c)
+                    .iter()
+                    .map(|n| (Value::str(n), Value::unknown("annotation")))
+                    .collect(),
+            ))),
             _ => return None,
         })
     }

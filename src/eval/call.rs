@@ -154,8 +154,12 @@ impl Interp {
             Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
             Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
             Value::External(path) => match self.bundled_class(path) {
-                // A standard-library class written in Python here (`contextvars.ContextVar`).
-                Some(class) => self.instantiate(frame, &class, args, kwargs, span),
+                // A standard-library class or function written in Python here
+                // (`contextvars.ContextVar`, `collections.namedtuple`).
+                Some(class @ Value::Class(_)) => {
+                    self.instantiate(frame, &class, args, kwargs, span)
+                }
+                Some(function) => self.call_value(frame, &function, args, kwargs, span),
                 None => self.call_external(frame, path, args, kwargs, span),
             },
             Value::Partial(p) => {
@@ -1313,7 +1317,8 @@ impl Interp {
                         (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
                         _ => false,
                     };
-                    Some(leaf_hit || mro.iter().any(|m| same_class(m, t)))
+                    let builtin_base = |m: &Value| matches!((m, t), (Value::Builtin(x), Value::Builtin(y)) if x == y);
+                    Some(leaf_hit || mro.iter().any(|m| same_class(m, t) || builtin_base(m)))
                 }
                 (
                     Value::Int(_)
@@ -1363,6 +1368,9 @@ impl Interp {
                 vec![],
                 span,
             );
+        }
+        if let Some(r) = self.binary_dunder(frame, name, &a, &b, span) {
+            return r;
         }
         use Value::*;
         Ok(match (name, &a, &b) {
@@ -1902,6 +1910,70 @@ impl Interp {
             }
             _ => Ok(()),
         }
+    }
+
+    /// An operator a Python class defines (`__eq__`, `__add__`, or the right operand's
+    /// `__radd__`), on plain instances; None when neither operand's class defines it.
+    fn binary_dunder(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        a: &Value,
+        b: &Value,
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        let plain = |v: &Value| matches!(v, Value::Object(o) if !o.is_module());
+        let own = format!("__{}__", name.trim_end_matches('_'));
+        if plain(a) {
+            if let Value::Object(o) = a {
+                if let Some(f) = self.user_method(&o.class, &own) {
+                    let args = vec![b.clone()];
+                    return Some(self.call_function(
+                        frame,
+                        &f,
+                        Some(a.clone()),
+                        args,
+                        vec![],
+                        span,
+                    ));
+                }
+                // `object.__ne__` inverts `__eq__`.
+                if let (Some(eq), "ne") = (self.user_method(&o.class, "__eq__"), name) {
+                    let args = vec![b.clone()];
+                    return Some(
+                        self.call_function(frame, &eq, Some(a.clone()), args, vec![], span)
+                            .map(|v| match v {
+                                Value::Bool(x) => Value::Bool(!x),
+                                _ => Value::unknown("comparison"),
+                            }),
+                    );
+                }
+            }
+        }
+        if plain(b) {
+            let reflected = match name {
+                "eq" | "ne" => own.clone(),
+                "lt" => "__gt__".into(),
+                "gt" => "__lt__".into(),
+                "le" => "__ge__".into(),
+                "ge" => "__le__".into(),
+                _ => format!("__r{}__", name.trim_end_matches('_')),
+            };
+            if let Value::Object(o) = b {
+                if let Some(f) = self.user_method(&o.class, &reflected) {
+                    let args = vec![a.clone()];
+                    return Some(self.call_function(
+                        frame,
+                        &f,
+                        Some(b.clone()),
+                        args,
+                        vec![],
+                        span,
+                    ));
+                }
+            }
+        }
+        None
     }
 
     /// Attribute lookup along a class's MRO (user classes only).

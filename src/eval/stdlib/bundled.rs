@@ -31,6 +31,15 @@ const BUNDLED: &[Bundled] = &[
         classes: &[("contextvars.ContextVar", "ContextVar")],
     },
     Bundled {
+        module: "staticfx._namedtuple",
+        text: include_str!("python/namedtuple.py"),
+        classes: &[
+            ("collections.namedtuple", "namedtuple"),
+            ("typing.NamedTuple", "NamedTuple"),
+            ("typing_extensions.NamedTuple", "NamedTuple"),
+        ],
+    },
+    Bundled {
         module: "staticfx._contextlib",
         text: include_str!("python/contextlib.py"),
         classes: &[
