@@ -981,6 +981,7 @@ impl Interp {
                 Value::List(_) => Value::Builtin(Rc::from("list")),
                 Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
                 Value::Dict(_) => Value::Builtin(Rc::from("dict")),
+                Value::None => Value::Builtin(Rc::from("NoneType")),
                 Value::Class(c) if args.len() == 1 => c
                     .metaclass
                     .clone()
@@ -1190,6 +1191,7 @@ impl Interp {
                 (Value::Tuple(_), Value::Builtin(b)) => Some(&**b == "tuple"),
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
+                (Value::None, Value::Builtin(b)) => Some(matches!(&**b, "NoneType" | "object")),
                 (Value::None, _) => Some(false),
                 (
                     Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_),
@@ -1371,6 +1373,11 @@ impl Interp {
         }
         if let Some(r) = self.binary_dunder(frame, name, &a, &b, span) {
             return r;
+        }
+        if name == "or_" {
+            if let Some(r) = self.type_union(frame, &a, &b, span) {
+                return r;
+            }
         }
         use Value::*;
         Ok(match (name, &a, &b) {
@@ -1789,7 +1796,10 @@ impl Interp {
                 Ok(self.import_module(name))
             }
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
-            (Value::External(p), _) => Ok(Value::External(p.clone())),
+            (Value::External(p), k) => match self.typing_subscript(frame, p, k, span) {
+                Some(alias) => alias,
+                None => Ok(Value::External(p.clone())),
+            },
             (Value::Class(_), _) => Ok(obj.clone()),
             // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
             (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {

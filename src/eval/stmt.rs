@@ -1053,6 +1053,7 @@ impl Interp {
                 let v = self
                     .eval_expr(frame, b)
                     .unwrap_or_else(|e| Value::unknown(e.message));
+                let v = self.mro_entry(v);
                 let v = self.bundled_base(&v).unwrap_or(v);
                 // Generic aliases like `Generic[T]` or `nn.Module` subscripted are just the base.
                 bases.push(v);
