@@ -126,6 +126,7 @@ impl Interp {
         let obj = self.new_object(class.clone(), kind.clone());
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
+        let watch = std::mem::replace(&mut self.init_skips, (self.call_depth + 1, 0));
         let result = match init {
             Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
                 self.dataclass_init(frame, &value, args, kwargs, span)
@@ -159,11 +160,18 @@ impl Interp {
                 },
             },
         };
+        let (_, skipped) = std::mem::replace(&mut self.init_skips, watch);
         if let Err(e) = result {
             if e.code == codes::BUDGET {
                 return Err(e);
             }
             self.note_error(&e);
+            obj.attrs
+                .borrow_mut()
+                .insert("__incomplete__".into(), Value::Bool(true));
+        } else if skipped > 0 {
+            // `__init__` skipped a statement it could not evaluate: an attribute that
+            // statement would have set is unknown, not missing.
             obj.attrs
                 .borrow_mut()
                 .insert("__incomplete__".into(), Value::Bool(true));
