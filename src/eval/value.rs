@@ -123,6 +123,16 @@ pub struct Function {
     pub is_generator: bool,
 }
 
+impl Function {
+    /// The same function bound another way (`classmethod(f)`, `types.FunctionType(f.__code__, …)`).
+    pub fn with_kind(&self, kind: FnKind) -> Function {
+        Function {
+            kind,
+            ..self.clone()
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct FnParam {
     pub name: String,
