@@ -16,6 +16,9 @@
 //!
 //! What does not hold yet is listed by file in `KNOWN_MISSED` and `KNOWN_FALSE_ALARMS`; the
 //! test fails when a listed case starts to pass too, so the lists stay exact.
+//!
+//! `STATICFX_HF_MODELS=ctrl,led` checks only those model types (and their entries of the two
+//! lists), for iterating on one file.
 mod corpus_support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -170,12 +173,16 @@ fn breaks_on_real_modeling_files() {
     let settings = settings(&root);
     let ids = known_ids();
     let mut tally = Tally::default();
+    let only = only_models();
     let mut checked: BTreeMap<String, Vec<Found>> = BTreeMap::new();
     for model in labels["models"].as_array().unwrap() {
         let Some(breaks) = model["breaks"].as_array() else {
             continue;
         };
         let name = model["model_type"].as_str().unwrap().to_string();
+        if only.as_ref().is_some_and(|o| !o.contains(&name)) {
+            continue;
+        }
         let file = model["file"].as_str().unwrap().to_string();
         let path = root.join("transformers").join(&file);
         let found = checked
@@ -280,7 +287,10 @@ fn breaks_on_real_modeling_files() {
     );
 
     let listed = |list: &[(&str, usize)]| -> BTreeSet<(String, usize)> {
-        list.iter().map(|(m, l)| (m.to_string(), *l)).collect()
+        list.iter()
+            .filter(|(m, _)| only.as_ref().is_none_or(|o| o.contains(*m)))
+            .map(|(m, l)| (m.to_string(), *l))
+            .collect()
     };
     let (missed, false_alarms) = (listed(KNOWN_MISSED), listed(KNOWN_FALSE_ALARMS));
     assert_eq!(
@@ -291,6 +301,20 @@ fn breaks_on_real_modeling_files() {
         tally.false_alarms, false_alarms,
         "unconfirmed FX1xx lines (left) vs KNOWN_FALSE_ALARMS (right)"
     );
+}
+
+/// The model types `STATICFX_HF_MODELS` names (comma-separated); None: all of them.
+fn only_models() -> Option<BTreeSet<String>> {
+    let v = std::env::var("STATICFX_HF_MODELS").ok()?;
+    let names: BTreeSet<String> = v
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !names.is_empty() {
+        eprintln!("only the model types of STATICFX_HF_MODELS: {v}");
+    }
+    (!names.is_empty()).then_some(names)
 }
 
 fn join(lines: &BTreeSet<usize>) -> String {
