@@ -131,6 +131,8 @@ pub struct ParamSummary {
     pub shape: Option<Vec<i64>>,
     pub dtype: DType,
     pub buffer: bool,
+    /// Made by `nn.Buffer(...)` (see `eval::value::Param::nn_buffer`).
+    pub nn_buffer: bool,
 }
 /// A region of the graph that Dynamo would split: where control flow depends on tensor data.
 #[derive(Clone, Debug)]
@@ -184,6 +186,9 @@ pub enum EventKind {
     /// `F.apply(...)` of a `torch.autograd.Function` subclass given one tensor twice (`detail`:
     /// the two argument positions, `0,1`).
     AutogradApplyDuplicate,
+    /// `self.name = t` on a module during forward with a traced tensor `t` (`detail`: the
+    /// node's name).
+    ModuleTensorAttr,
 }
 
 impl EventKind {
@@ -206,6 +211,7 @@ impl EventKind {
             EventKind::NumpyCall => "numpy_call",
             EventKind::DisabledCall => "disabled_call",
             EventKind::AutogradApplyDuplicate => "autograd_apply_duplicate",
+            EventKind::ModuleTensorAttr => "module_tensor_attr",
         }
     }
 }

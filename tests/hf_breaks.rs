@@ -30,11 +30,7 @@ use staticfx::ide::Settings;
 use staticfx::syntax::LineIndex;
 
 /// (model type, line) where Dynamo breaks and `check` does not report it.
-const KNOWN_MISSED: &[(&str, usize)] = &[
-    // GB4841 "Unsupported python_type() call" at `self.pos_encoding = self.pos_encoding.to(…)`;
-    // the same assignment in a small module compiles, and no rule models it yet
-    ("ctrl", 319),
-];
+const KNOWN_MISSED: &[(&str, usize)] = &[];
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
 const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[

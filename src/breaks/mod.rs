@@ -14,6 +14,7 @@ pub mod version;
 
 mod autograd_apply;
 mod backward;
+mod buffer_reassign;
 mod c_extension;
 mod class_in_forward;
 mod data_dependent_branch;
@@ -212,6 +213,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::CExtension, c_extension::check),
     (Rule::DisabledCall, disabled::check),
     (Rule::AutogradApplyDuplicate, autograd_apply::check),
+    (Rule::BufferReassign, buffer_reassign::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];

@@ -227,6 +227,7 @@ impl Interp {
                             shape,
                             dtype: dt,
                             is_buffer,
+                            nn_buffer: false,
                         }))
                     }
                 };
@@ -723,17 +724,20 @@ impl Interp {
                             shape: tc.shape.clone(),
                             dtype: tc.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                         Value::Param(p) => Value::Param(Rc::new(Param {
                             shape: p.shape.clone(),
                             dtype: p.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: p.nn_buffer,
                         })),
                         Value::None => Value::None,
                         _ => Value::Param(Rc::new(Param {
                             shape: None,
                             dtype: DType::Float32,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                     };
                     obj.attrs.borrow_mut().insert(n.to_string(), v);
@@ -890,17 +894,20 @@ impl Interp {
                         shape: t.shape.clone(),
                         dtype: t.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Param(p) => Value::Param(Rc::new(Param {
                         shape: p.shape.clone(),
                         dtype: p.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Proxy(_) => a0.clone(),
                     _ => Value::Param(Rc::new(Param {
                         shape: None,
                         dtype: DType::Float32,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                 };
                 return Ok(v);

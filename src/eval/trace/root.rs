@@ -48,6 +48,7 @@ fn module_tree(root: &Rc<Object>) -> Vec<ModuleSummary> {
                     shape: p.shape.clone(),
                     dtype: p.dtype,
                     buffer: p.is_buffer,
+                    nn_buffer: p.nn_buffer,
                 }),
                 _ => None,
             })
