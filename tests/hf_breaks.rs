@@ -61,10 +61,6 @@ const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
     ("longformer", 924),
     ("longformer", 957),
     ("longformer", 1214),
-    // `if output_attentions:` in modules built from `config` and other required arguments
-    // (`cin`), which keep no `self.config`: the flag is a placeholder per class
-    ("squeezebert", 242),
-    ("squeezebert", 283),
 ];
 
 /// The words a finding's message uses for each flag of the labels.
