@@ -189,6 +189,12 @@ pub enum EventKind {
     /// `self.name = t` on a module during forward with a traced tensor `t` (`detail`: the
     /// node's name).
     ModuleTensorAttr,
+    /// `nn.Module.__init__` (or a torch.nn base's) run by a module built during forward
+    /// (`detail`: its class).
+    ModuleInit,
+    /// A parameter made during forward: `nn.Parameter(...)`, or a torch.nn module whose
+    /// construction makes one (`detail`: the class).
+    ParameterCreated,
 }
 
 impl EventKind {
@@ -212,6 +218,8 @@ impl EventKind {
             EventKind::DisabledCall => "disabled_call",
             EventKind::AutogradApplyDuplicate => "autograd_apply_duplicate",
             EventKind::ModuleTensorAttr => "module_tensor_attr",
+            EventKind::ModuleInit => "module_init",
+            EventKind::ParameterCreated => "parameter_created",
         }
     }
 }

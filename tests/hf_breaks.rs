@@ -34,9 +34,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[];
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
 const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
-    // per class, the default config's `attention_type="block_sparse"` and an unknown
-    // sequence length take the warning branch; Dynamo, on 8 tokens, does not break there
-    ("big_bird", 1583),
     // `logger.warning_once` under `if padding_len > 0:`, a condition on the sequence length
     // (0 for the labelled 8 tokens and window 4)
     ("longformer", 1348),

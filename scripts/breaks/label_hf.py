@@ -8,8 +8,8 @@ Usage (from the repository root, with a venv holding torch and transformers):
     "$VENV"/bin/python scripts/breaks/label_hf.py --table       # the README table from the labels
 
 For each architecture in `MODELS` this builds the base model class (`AutoModel.from_config`) of
-its modeling file from a tiny config, runs it eagerly once, then under
-`torch._dynamo.explain` in three conditions:
+its modeling file from a tiny config, runs a copy of it eagerly once (the model itself is never
+called before Dynamo sees it), then runs it under `torch._dynamo.explain` in three conditions:
 
 * `default`: eval mode, `model(input_ids=...)` (`pixel_values=...` for vision models);
 * `output_attentions`: the same call with `output_attentions=True`;
@@ -111,6 +111,7 @@ def rel(path: str, pkg: str) -> str | None:
 
 def run_one(model_type: str, condition: str) -> dict:
     import contextlib
+    import copy
     import inspect
     import io
     import warnings
@@ -169,9 +170,12 @@ def run_one(model_type: str, condition: str) -> dict:
         else:
             model.eval()
         # no torch.no_grad(): parameters require grad, as when a model is compiled as it stands,
-        # and Dynamo traces autograd.Function.apply only then
+        # and Dynamo traces autograd.Function.apply only then.
+        # The eager check runs on a copy: a forward may change the model on its first call
+        # (BigBird switches `attention_type` to "original_full" for short inputs), and Dynamo
+        # must see the model as a user compiles it, never called before.
         try:
-            model(**inputs)
+            copy.deepcopy(model)(**inputs)
         except Exception as e:
             result["eager_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
             return result

@@ -26,6 +26,7 @@ mod frames;
 mod generator;
 mod item;
 mod logging;
+mod module_in_forward;
 mod numpy;
 mod print;
 mod requires_grad;
@@ -214,6 +215,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::DisabledCall, disabled::check),
     (Rule::AutogradApplyDuplicate, autograd_apply::check),
     (Rule::BufferReassign, buffer_reassign::check),
+    (Rule::ModuleInForward, module_in_forward::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];

@@ -17,6 +17,7 @@ use crate::semantic::SourceFile;
 use crate::shapes::rules::{self, Inputs};
 use crate::shapes::{concrete, DType, Meta};
 use crate::syntax::Span;
+use crate::traced::EventKind;
 
 const CONTAINERS: &[&str] = &[
     "Sequential",
@@ -168,7 +169,22 @@ impl Interp {
             ObjKind::Leaf(name.to_string()),
         );
         self.init_leaf(frame, &obj, spec, args, kwargs, span)?;
+        self.note_parameters_made(frame, &obj, span);
         Ok(Value::Object(obj))
+    }
+
+    /// A torch.nn module built while forward is traced that made parameters (Dynamo refuses
+    /// the `nn.Parameter` constructor).
+    fn note_parameters_made(&mut self, frame: &Frame, obj: &Rc<Object>, span: Span) {
+        let made = obj
+            .attrs
+            .borrow()
+            .values()
+            .any(|v| matches!(v, Value::Param(p) if !p.is_buffer));
+        if let (true, Some(t)) = (made, self.tracer.as_mut()) {
+            let class = obj.class_name();
+            t.event(EventKind::ParameterCreated, frame.file_id, span, class);
+        }
     }
 
     fn init_leaf(
@@ -430,6 +446,18 @@ impl Interp {
                 ),
             )),
             "__init__" => {
+                let leaf = CONTAINERS.contains(&short).then_some(false).or_else(|| {
+                    catalog::get()
+                        .module(path)
+                        .filter(|(_, s)| !s.container)
+                        .map(|_| true)
+                });
+                if let Some(t) = self.tracer.as_mut() {
+                    if short == "Module" || leaf.is_some() {
+                        let class = obj.class_name();
+                        t.event(EventKind::ModuleInit, frame.file_id, span, class);
+                    }
+                }
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;
                 } else if let Some((_, spec)) =
@@ -437,6 +465,7 @@ impl Interp {
                 {
                     let spec = spec.clone();
                     self.init_leaf(frame, obj, &spec, args, kwargs, span)?;
+                    self.note_parameters_made(frame, obj, span);
                 }
                 Ok(Value::None)
             }
@@ -889,6 +918,14 @@ impl Interp {
                 .unwrap_or(false)
         {
             if matches!(short, "Parameter" | "Buffer") {
+                if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
+                    t.event(
+                        EventKind::ParameterCreated,
+                        frame.file_id,
+                        span,
+                        "Parameter".into(),
+                    );
+                }
                 let v = match &a0 {
                     Value::TensorConst(t) => Value::Param(Rc::new(Param {
                         shape: t.shape.clone(),
