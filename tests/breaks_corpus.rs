@@ -127,6 +127,7 @@ fn corpus_matches_dynamo_labels() {
             "GB0059" => "FX105",
             "GB0291" => "FX106",
             "GB4841" => "FX106/FX118",
+            "GB0264" | "GB0119" => "FX119",
             "GB9193" => "FX107",
             "GB0025" => "FX108",
             "GB0125" | "GB8985" => "FX109",
