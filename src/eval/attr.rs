@@ -540,6 +540,17 @@ impl Interp {
             }
             _ => {}
         }
+        if let (Value::Proxy(n), Some(t)) = (&v, self.tracer.as_mut()) {
+            if o.is_module() {
+                let node = t.graph.node(*n).name.clone();
+                t.event(
+                    crate::traced::EventKind::ModuleTensorAttr,
+                    frame.file_id,
+                    span,
+                    node,
+                );
+            }
+        }
         o.attrs.borrow_mut().insert(name.to_string(), v);
         Ok(())
     }

@@ -17,6 +17,7 @@ use crate::semantic::SourceFile;
 use crate::shapes::rules::{self, Inputs};
 use crate::shapes::{concrete, DType, Meta};
 use crate::syntax::Span;
+use crate::traced::EventKind;
 
 const CONTAINERS: &[&str] = &[
     "Sequential",
@@ -194,7 +195,22 @@ impl Interp {
             ObjKind::Leaf(name.to_string()),
         );
         self.init_leaf(frame, &obj, spec, args, kwargs, span)?;
+        self.note_parameters_made(frame, &obj, span);
         Ok(Value::Object(obj))
+    }
+
+    /// A torch.nn module built while forward is traced that made parameters (Dynamo refuses
+    /// the `nn.Parameter` constructor).
+    fn note_parameters_made(&mut self, frame: &Frame, obj: &Rc<Object>, span: Span) {
+        let made = obj
+            .attrs
+            .borrow()
+            .values()
+            .any(|v| matches!(v, Value::Param(p) if !p.is_buffer));
+        if let (true, Some(t)) = (made, self.tracer.as_mut()) {
+            let class = obj.class_name();
+            t.event(EventKind::ParameterCreated, frame.file_id, span, class);
+        }
     }
 
     fn init_leaf(
@@ -253,6 +269,7 @@ impl Interp {
                             shape,
                             dtype: dt,
                             is_buffer,
+                            nn_buffer: false,
                         }))
                     }
                 };
@@ -458,6 +475,18 @@ impl Interp {
                 ),
             )),
             "__init__" => {
+                let leaf = CONTAINERS.contains(&short).then_some(false).or_else(|| {
+                    catalog::get()
+                        .module(path)
+                        .filter(|(_, s)| !s.container)
+                        .map(|_| true)
+                });
+                if let Some(t) = self.tracer.as_mut() {
+                    if short == "Module" || leaf.is_some() {
+                        let class = obj.class_name();
+                        t.event(EventKind::ModuleInit, frame.file_id, span, class);
+                    }
+                }
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;
                 } else if let Some((_, spec)) =
@@ -465,6 +494,7 @@ impl Interp {
                 {
                     let spec = spec.clone();
                     self.init_leaf(frame, obj, &spec, args, kwargs, span)?;
+                    self.note_parameters_made(frame, obj, span);
                 }
                 Ok(Value::None)
             }
@@ -752,17 +782,20 @@ impl Interp {
                             shape: tc.shape.clone(),
                             dtype: tc.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                         Value::Param(p) => Value::Param(Rc::new(Param {
                             shape: p.shape.clone(),
                             dtype: p.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: p.nn_buffer,
                         })),
                         Value::None => Value::None,
                         _ => Value::Param(Rc::new(Param {
                             shape: None,
                             dtype: DType::Float32,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                     };
                     obj.attrs.borrow_mut().insert(n.to_string(), v);
@@ -914,22 +947,33 @@ impl Interp {
                 .unwrap_or(false)
         {
             if matches!(short, "Parameter" | "Buffer") {
+                if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
+                    t.event(
+                        EventKind::ParameterCreated,
+                        frame.file_id,
+                        span,
+                        "Parameter".into(),
+                    );
+                }
                 let v = match &a0 {
                     Value::TensorConst(t) => Value::Param(Rc::new(Param {
                         shape: t.shape.clone(),
                         dtype: t.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Param(p) => Value::Param(Rc::new(Param {
                         shape: p.shape.clone(),
                         dtype: p.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Proxy(_) => a0.clone(),
                     _ => Value::Param(Rc::new(Param {
                         shape: None,
                         dtype: DType::Float32,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                 };
                 return Ok(v);

@@ -62,6 +62,10 @@ pub struct Param {
     pub shape: Option<Vec<i64>>,
     pub dtype: DType,
     pub is_buffer: bool,
+    /// Made by `nn.Buffer(...)`: the tensor itself carries `_is_buffer`, so
+    /// `isinstance(t, nn.Buffer)` holds for it and for what returns it unchanged (`.to()` to
+    /// its own dtype); `register_buffer` of a plain tensor leaves it unset.
+    pub nn_buffer: bool,
 }
 
 pub struct TensorConst {

@@ -48,6 +48,7 @@ fn module_tree(root: &Rc<Object>) -> Vec<ModuleSummary> {
                     shape: p.shape.clone(),
                     dtype: p.dtype,
                     buffer: p.is_buffer,
+                    nn_buffer: p.nn_buffer,
                 }),
                 _ => None,
             })
@@ -469,6 +470,7 @@ fn trace_forward(
                     i == 0 && p.kind != KeywordOnly && matches!(p.default, Some(Value::None));
                 let default_arg = match (&p.default, &given) {
                     (Some(d), None) if !primary => Some(d.clone()),
+                    (None, None) => output_switch(obj, &p.name),
                     _ => None,
                 };
                 let tracer = interp.tracer.as_mut().expect("tracing");
@@ -563,6 +565,24 @@ fn trace_forward(
     );
     tracer.graph.drop_unplaced();
     Ok(())
+}
+
+/// transformers' output switches: a module that takes one as a required argument
+/// (SqueezeBERT's `forward(hidden_states, attention_mask, output_attentions)`) is called with a
+/// Python bool, never a tensor: the shared config's value when the module keeps `self.config`
+/// (so the `output_attentions` retrace reaches it), else the config default, False.
+fn output_switch(obj: &Rc<Object>, name: &str) -> Option<Value> {
+    if !matches!(name, "output_attentions" | "output_hidden_states") {
+        return None;
+    }
+    let configured = match obj.get("config") {
+        Some(Value::Object(config)) => config.attrs.borrow().get(name).cloned(),
+        _ => None,
+    };
+    Some(match configured {
+        Some(Value::Bool(b)) => Value::Bool(b),
+        _ => Value::Bool(false),
+    })
 }
 
 /// A flag forward may run under, for `trace_flagged`.
