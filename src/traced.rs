@@ -131,6 +131,8 @@ pub struct ParamSummary {
     pub shape: Option<Vec<i64>>,
     pub dtype: DType,
     pub buffer: bool,
+    /// Made by `nn.Buffer(...)` (see `eval::value::Param::nn_buffer`).
+    pub nn_buffer: bool,
 }
 /// A region of the graph that Dynamo would split: where control flow depends on tensor data.
 #[derive(Clone, Debug)]
@@ -184,6 +186,15 @@ pub enum EventKind {
     /// `F.apply(...)` of a `torch.autograd.Function` subclass given one tensor twice (`detail`:
     /// the two argument positions, `0,1`).
     AutogradApplyDuplicate,
+    /// `self.name = t` on a module during forward with a traced tensor `t` (`detail`: the
+    /// node's name).
+    ModuleTensorAttr,
+    /// `nn.Module.__init__` (or a torch.nn base's) run by a module built during forward
+    /// (`detail`: its class).
+    ModuleInit,
+    /// A parameter made during forward: `nn.Parameter(...)`, or a torch.nn module whose
+    /// construction makes one (`detail`: the class).
+    ParameterCreated,
 }
 
 impl EventKind {
@@ -206,6 +217,9 @@ impl EventKind {
             EventKind::NumpyCall => "numpy_call",
             EventKind::DisabledCall => "disabled_call",
             EventKind::AutogradApplyDuplicate => "autograd_apply_duplicate",
+            EventKind::ModuleTensorAttr => "module_tensor_attr",
+            EventKind::ModuleInit => "module_init",
+            EventKind::ParameterCreated => "parameter_created",
         }
     }
 }

@@ -8,12 +8,15 @@ Usage (from the repository root, with a venv holding torch and transformers):
     "$VENV"/bin/python scripts/breaks/label_hf.py --table       # the README table from the labels
 
 For each architecture in `MODELS` this builds the base model class (`AutoModel.from_config`) of
-its modeling file from a tiny config, runs it eagerly once, then under
-`torch._dynamo.explain` in three conditions:
+its modeling file from a tiny config, runs a copy of it eagerly once (the model itself is never
+called before Dynamo sees it), then runs it under `torch._dynamo.explain` in three conditions:
 
 * `default`: eval mode, `model(input_ids=...)` (`pixel_values=...` for vision models);
 * `output_attentions`: the same call with `output_attentions=True`;
-* `gradient_checkpointing`: train mode after `model.gradient_checkpointing_enable()`.
+* `gradient_checkpointing`: train mode after `model.gradient_checkpointing_enable()`;
+* `global_attention`: for the models whose forward takes a `global_attention_mask` (Longformer,
+  LED), the same call with global attention on the first token (the default call has none,
+  so the global-attention code never runs).
 
 Every graph break Dynamo reports is recorded with its gb id and gb_type (from the registry, as
 `label_breaks.py` reads them), the frames of its user stack inside the transformers package, and
@@ -40,7 +43,7 @@ import label_breaks as lb  # noqa: E402
 
 OUT = ROOT / "tests" / "expected" / "hf_breaks.json"
 
-CONDITIONS = ["default", "output_attentions", "gradient_checkpointing"]
+CONDITIONS = ["default", "output_attentions", "gradient_checkpointing", "global_attention"]
 
 # A tiny decoder/encoder: the usual names; configs map them with `attribute_map`.
 TEXT = dict(vocab_size=99, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -111,6 +114,7 @@ def rel(path: str, pkg: str) -> str | None:
 
 def run_one(model_type: str, condition: str) -> dict:
     import contextlib
+    import copy
     import inspect
     import io
     import warnings
@@ -153,6 +157,13 @@ def run_one(model_type: str, condition: str) -> dict:
             inputs = {"input_ids": torch.randint(0, 99, (1, 8))}
             if model_type in ENCODER_DECODER:
                 inputs["decoder_input_ids"] = torch.randint(0, 99, (1, 8))
+        if condition == "global_attention":
+            if "global_attention_mask" not in inspect.signature(model.forward).parameters:
+                result["skipped"] = "the model takes no global_attention_mask"
+                return result
+            mask = torch.zeros_like(inputs["input_ids"])
+            mask[:, 0] = 1
+            inputs["global_attention_mask"] = mask
         if condition == "output_attentions":
             inputs["output_attentions"] = True
         if condition == "gradient_checkpointing":
@@ -169,9 +180,12 @@ def run_one(model_type: str, condition: str) -> dict:
         else:
             model.eval()
         # no torch.no_grad(): parameters require grad, as when a model is compiled as it stands,
-        # and Dynamo traces autograd.Function.apply only then
+        # and Dynamo traces autograd.Function.apply only then.
+        # The eager check runs on a copy: a forward may change the model on its first call
+        # (BigBird switches `attention_type` to "original_full" for short inputs), and Dynamo
+        # must see the model as a user compiles it, never called before.
         try:
-            model(**inputs)
+            copy.deepcopy(model)(**inputs)
         except Exception as e:
             result["eager_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
             return result

@@ -217,6 +217,14 @@ fn else_single(owner: Node, src: &str) -> Option<Simple> {
 mod tests {
     use crate::breaks::testing::{codes, findings, HEAD};
 
+    /// transformers' `output_attentions` as a required argument is a Python bool its caller
+    /// passes, not a tensor; an ordinary required argument is still a tensor.
+    #[test]
+    fn required_output_switch_is_a_bool() {
+        let src = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x, output_attentions, mask):\n        out = {\"h\": self.fc(x)}\n        if output_attentions:\n            out[\"a\"] = x\n        if mask:\n            out[\"m\"] = x\n        return out\n";
+        assert_eq!(codes(src), vec![(13, "GB0170")]);
+    }
+
     #[test]
     fn if_on_reduction_with_where_hint() {
         let src = format!("{HEAD}        h = self.fc(x)\n        if h.sum() > 0:\n            h = torch.relu(h)\n        else:\n            h = torch.tanh(h)\n        return h\n");

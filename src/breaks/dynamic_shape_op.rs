@@ -110,6 +110,14 @@ mod tests {
         );
     }
 
+    /// Indexing with the integer tensors of `nonzero(as_tuple=True)` is no boolean mask: only
+    /// the `nonzero` breaks (Longformer's global attention, labelled by torch 2.15).
+    #[test]
+    fn indexing_with_nonzero_indices() {
+        let src = format!("{HEAD}        h = self.fc(x)\n        idx = (h > 0).nonzero(as_tuple=True)\n        y = h[idx]\n        rows = (h > 0).nonzero()\n        return y.sum() + rows.sum()\n");
+        assert_eq!(codes(&src), vec![(11, "GB0036"), (13, "GB0036")]);
+    }
+
     #[test]
     fn static_shape_lookalikes() {
         let src = format!("{HEAD}        h = self.fc(x)\n        h[h < 0] = 0\n        y = torch.where(h > 0, h, 0.0)\n        z = h[:, 0] + h[0]\n        return y + z.sum()\n");

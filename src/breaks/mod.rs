@@ -14,6 +14,7 @@ pub mod version;
 
 mod autograd_apply;
 mod backward;
+mod buffer_reassign;
 mod c_extension;
 mod class_in_forward;
 mod data_dependent_branch;
@@ -25,6 +26,7 @@ mod frames;
 mod generator;
 mod item;
 mod logging;
+mod module_in_forward;
 mod numpy;
 mod print;
 mod requires_grad;
@@ -212,6 +214,8 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::CExtension, c_extension::check),
     (Rule::DisabledCall, disabled::check),
     (Rule::AutogradApplyDuplicate, autograd_apply::check),
+    (Rule::BufferReassign, buffer_reassign::check),
+    (Rule::ModuleInForward, module_in_forward::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];
@@ -234,6 +238,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     frames::drop_unreached(&cx, &mut out);
     for f in out.iter_mut() {
         note_loop(&cx, f);
+        note_data_branch(&cx, f);
     }
     locate(project, &mut out);
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
@@ -352,6 +357,34 @@ fn note_loop(cx: &Ctx, f: &mut Finding) {
         f.message.push_str(" (inside a `for` loop: Dynamo then runs the whole frame eagerly, GB7000 \"graph break in loop\")");
         f.impact_nodes = f.impact_nodes.max(cx.impact_from(0));
     }
+}
+
+/// A break inside a branch on a Python value read from the data (Longformer's
+/// `is_global_attn = mask.flatten().any().item()`, then `if is_global_attn:`): the conversion
+/// broke the graph already, and Dynamo, resumed with the value, reaches this break only when the
+/// data takes that side. The message names the condition.
+fn note_data_branch(cx: &Ctx, f: &mut Finding) {
+    let Some(tag) = f.node.and_then(|n| cx.result.graph.node(n).region) else {
+        return;
+    };
+    if f.region == Some(tag.region) {
+        return;
+    }
+    let Some(region) = cx.result.regions.iter().find(|r| r.id == tag.region) else {
+        return;
+    };
+    if is_tensor(cx, region.cause) {
+        return;
+    }
+    let side = match tag.role {
+        crate::graph::RegionRole::ThenBranch => "true",
+        crate::graph::RegionRole::ElseBranch => "false",
+        crate::graph::RegionRole::Cause => return,
+    };
+    let cond = snippet(&cx.source(region.file, region.span));
+    f.message.push_str(&format!(
+        " (only when `{cond}` is {side}: a value of the data, known once its conversion broke the graph)"
+    ));
 }
 
 /// Tensor-valued node (as opposed to a Python number the tracer also records).

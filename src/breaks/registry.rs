@@ -25,9 +25,14 @@ pub const GB_TYPES: &[(&str, &str)] = &[
         "GB0124",
         "Unsupported Tensor.item() call with capture_scalar_outputs=False",
     ),
+    ("GB0119", "Uninitialized nn.Module"),
     ("GB0125", "Unsupported Tensor.requires_grad_() call"),
     ("GB0158", "Unsupported ndarray method call"),
     ("GB0170", "Data-dependent branching"),
+    (
+        "GB0264",
+        "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
+    ),
     (
         "GB0291",
         "logging.Logger method not supported for non-export cases",

@@ -89,6 +89,9 @@ pub enum Behaviour {
     /// `bool(t)` of a tensor: the `Tensor.item()` break on 2.15, a builtin Dynamo fails to
     /// trace on 2.8.
     BoolOfTensor,
+    /// `self.b = self.b.to(x.dtype)` with `b` made by `nn.Buffer`: 2.15 fails in
+    /// `nn.Module.__setattr__` on the tensor's `persistent` flag, 2.8 traces it.
+    BufferReassign,
 }
 
 const ALL: &[Behaviour] = &[
@@ -100,6 +103,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::RootLogging,
     Behaviour::IntegerTolist,
     Behaviour::BoolOfTensor,
+    Behaviour::BufferReassign,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -194,6 +198,11 @@ const BOOL_OF_TENSOR: &[Candidate] = &[
     c((2, 0), "GB0059", "Failed to trace builtin operator", false),
 ];
 
+const BUFFER_REASSIGN: &[Candidate] = &[
+    c((2, 15), "GB4841", "Unsupported python_type() call", false),
+    c((2, 0), NO_BREAK, "", false),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -205,6 +214,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::RootLogging => ROOT_LOGGING,
         Behaviour::IntegerTolist => INTEGER_TOLIST,
         Behaviour::BoolOfTensor => BOOL_OF_TENSOR,
+        Behaviour::BufferReassign => BUFFER_REASSIGN,
     }
 }
 

@@ -76,6 +76,8 @@ rules! {
     CExtension = "FX115", ["GB0007"], fix: false, "call into a C extension";
     DisabledCall = "FX116", ["GB0098", "GB0099"], fix: false, "call to a torch.compiler.disable()d function";
     AutogradApplyDuplicate = "FX117", ["GB6297"], fix: false, "autograd.Function.apply given one tensor twice";
+    BufferReassign = "FX118", ["GB4841"], fix: false, "nn.Buffer returned unchanged and assigned back to the module in forward";
+    ModuleInForward = "FX119", ["GB0264", "GB0119"], fix: false, "module with parameters constructed in forward";
     UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
     UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
 }

@@ -17,6 +17,7 @@ use crate::semantic::SourceFile;
 use crate::shapes::rules::{self, Inputs};
 use crate::shapes::{concrete, DType, Meta};
 use crate::syntax::Span;
+use crate::traced::EventKind;
 
 const CONTAINERS: &[&str] = &[
     "Sequential",
@@ -75,6 +76,24 @@ impl Interp {
         let Value::Class(c) = class else {
             return Ok(Value::unknown("instance"));
         };
+        if let Some(made) = self.call_through_metaclass(frame, c, &args, &kwargs, span) {
+            return made;
+        }
+        self.construct(frame, class, args, kwargs, span)
+    }
+
+    /// `type.__call__` for a class: a new instance, set up by `__init__`.
+    pub(in crate::eval) fn construct(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Class(c) = class else {
+            return Ok(Value::unknown("instance"));
+        };
         if super::stdlib::enums::is_enum_class(c) {
             let v = args.first().cloned().unwrap_or(Value::None);
             return self.enum_lookup(frame, c, &v, span);
@@ -108,6 +127,7 @@ impl Interp {
         let obj = self.new_object(class.clone(), kind.clone());
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
+        let watch = std::mem::replace(&mut self.init_skips, (self.call_depth + 1, 0));
         let result = match init {
             Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
                 self.dataclass_init(frame, &value, args, kwargs, span)
@@ -141,11 +161,18 @@ impl Interp {
                 },
             },
         };
+        let (_, skipped) = std::mem::replace(&mut self.init_skips, watch);
         if let Err(e) = result {
             if e.code == codes::BUDGET {
                 return Err(e);
             }
             self.note_error(&e);
+            obj.attrs
+                .borrow_mut()
+                .insert("__incomplete__".into(), Value::Bool(true));
+        } else if skipped > 0 {
+            // `__init__` skipped a statement it could not evaluate: an attribute that
+            // statement would have set is unknown, not missing.
             obj.attrs
                 .borrow_mut()
                 .insert("__incomplete__".into(), Value::Bool(true));
@@ -168,7 +195,22 @@ impl Interp {
             ObjKind::Leaf(name.to_string()),
         );
         self.init_leaf(frame, &obj, spec, args, kwargs, span)?;
+        self.note_parameters_made(frame, &obj, span);
         Ok(Value::Object(obj))
+    }
+
+    /// A torch.nn module built while forward is traced that made parameters (Dynamo refuses
+    /// the `nn.Parameter` constructor).
+    fn note_parameters_made(&mut self, frame: &Frame, obj: &Rc<Object>, span: Span) {
+        let made = obj
+            .attrs
+            .borrow()
+            .values()
+            .any(|v| matches!(v, Value::Param(p) if !p.is_buffer));
+        if let (true, Some(t)) = (made, self.tracer.as_mut()) {
+            let class = obj.class_name();
+            t.event(EventKind::ParameterCreated, frame.file_id, span, class);
+        }
     }
 
     fn init_leaf(
@@ -227,6 +269,7 @@ impl Interp {
                             shape,
                             dtype: dt,
                             is_buffer,
+                            nn_buffer: false,
                         }))
                     }
                 };
@@ -401,6 +444,9 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
+            return r;
+        }
         if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
             let mut all = vec![(**recv).clone()];
             all.extend(args);
@@ -429,6 +475,18 @@ impl Interp {
                 ),
             )),
             "__init__" => {
+                let leaf = CONTAINERS.contains(&short).then_some(false).or_else(|| {
+                    catalog::get()
+                        .module(path)
+                        .filter(|(_, s)| !s.container)
+                        .map(|_| true)
+                });
+                if let Some(t) = self.tracer.as_mut() {
+                    if short == "Module" || leaf.is_some() {
+                        let class = obj.class_name();
+                        t.event(EventKind::ModuleInit, frame.file_id, span, class);
+                    }
+                }
                 if CONTAINERS.contains(&short) {
                     self.init_container(frame, obj, short, args, kwargs, span)?;
                 } else if let Some((_, spec)) =
@@ -436,6 +494,7 @@ impl Interp {
                 {
                     let spec = spec.clone();
                     self.init_leaf(frame, obj, &spec, args, kwargs, span)?;
+                    self.note_parameters_made(frame, obj, span);
                 }
                 Ok(Value::None)
             }
@@ -761,17 +820,20 @@ impl Interp {
                             shape: tc.shape.clone(),
                             dtype: tc.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                         Value::Param(p) => Value::Param(Rc::new(Param {
                             shape: p.shape.clone(),
                             dtype: p.dtype,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: p.nn_buffer,
                         })),
                         Value::None => Value::None,
                         _ => Value::Param(Rc::new(Param {
                             shape: None,
                             dtype: DType::Float32,
                             is_buffer: name == "register_buffer",
+                            nn_buffer: false,
                         })),
                     };
                     obj.attrs.borrow_mut().insert(n.to_string(), v);
@@ -923,22 +985,33 @@ impl Interp {
                 .unwrap_or(false)
         {
             if matches!(short, "Parameter" | "Buffer") {
+                if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
+                    t.event(
+                        EventKind::ParameterCreated,
+                        frame.file_id,
+                        span,
+                        "Parameter".into(),
+                    );
+                }
                 let v = match &a0 {
                     Value::TensorConst(t) => Value::Param(Rc::new(Param {
                         shape: t.shape.clone(),
                         dtype: t.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Param(p) => Value::Param(Rc::new(Param {
                         shape: p.shape.clone(),
                         dtype: p.dtype,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                     Value::Proxy(_) => a0.clone(),
                     _ => Value::Param(Rc::new(Param {
                         shape: None,
                         dtype: DType::Float32,
                         is_buffer: short == "Buffer",
+                        nn_buffer: short == "Buffer",
                     })),
                 };
                 return Ok(v);

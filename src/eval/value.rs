@@ -62,6 +62,10 @@ pub struct Param {
     pub shape: Option<Vec<i64>>,
     pub dtype: DType,
     pub is_buffer: bool,
+    /// Made by `nn.Buffer(...)`: the tensor itself carries `_is_buffer`, so
+    /// `isinstance(t, nn.Buffer)` holds for it and for what returns it unchanged (`.to()` to
+    /// its own dtype); `register_buffer` of a plain tensor leaves it unset.
+    pub nn_buffer: bool,
 }
 
 pub struct TensorConst {
@@ -150,6 +154,9 @@ pub struct Class {
     /// Method resolution order, starting with this class; external bases (`torch.nn.Module`)
     /// are represented by their `Value::External`.
     pub mro: RefCell<Vec<Value>>,
+    /// The class's metaclass when it is a Python class (`class C(metaclass=Meta)`, or
+    /// inherited from a base); None for `type` and for metaclasses outside the project.
+    pub metaclass: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1622,6 +1622,25 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 dtype.unwrap_or(default),
             )
         }
+        // int64 indices, one row per element that holds (a count only the data knows); with
+        // `as_tuple=True` one 1-d index tensor per dimension
+        "nonzero" | "argwhere" => {
+            let rank = t0.and_then(|t| t.shape.as_ref()).map(Vec::len);
+            let as_tuple = matches!(
+                inp.get(1, "as_tuple"),
+                Some(Meta::Scalar(Scalar::Bool(Some(true)), _))
+            );
+            match (as_tuple, rank) {
+                (true, Some(r)) => {
+                    Meta::Seq(vec![tensor(Some(vec![Dim::Unknown]), DType::Int64); r])
+                }
+                (true, None) => Meta::Unknown,
+                (false, r) => tensor(
+                    r.map(|r| vec![Dim::Unknown, Dim::Known(r as i64)]),
+                    DType::Int64,
+                ),
+            }
+        }
         _ => match t0 {
             // Unknown op on a tensor: a tensor of unknown shape is the honest answer.
             Some(t) => tensor(None, t.dtype),

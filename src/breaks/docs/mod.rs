@@ -59,6 +59,8 @@ pub const RULES: &[RuleDoc] = &[
     rule!(CExtension, "FX115.md"),
     rule!(DisabledCall, "FX116.md"),
     rule!(AutogradApplyDuplicate, "FX117.md"),
+    rule!(BufferReassign, "FX118.md"),
+    rule!(ModuleInForward, "FX119.md"),
     rule!(UnknownCall, "FX190.md"),
     rule!(UnresolvedCall, "FX907.md"),
     limit!(codes::SYNTAX_ERROR, "FX901.md"),

@@ -48,6 +48,7 @@ fn module_tree(root: &Rc<Object>) -> Vec<ModuleSummary> {
                     shape: p.shape.clone(),
                     dtype: p.dtype,
                     buffer: p.is_buffer,
+                    nn_buffer: p.nn_buffer,
                 }),
                 _ => None,
             })
@@ -119,13 +120,14 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
 
 /// Per-class mode: required constructor arguments are unknown, defaults are used. A required
 /// `config` is the config class's defaults (`default_config`), and with it a required
-/// `layer_idx` is the first layer's.
+/// `layer_idx` is the first layer's. Returns the module and the config it was given, if any
+/// (a decoder layer reads its config in `__init__` and keeps none of it as `self.config`).
 pub fn instantiate_per_class(
     interp: &mut Interp,
     file: FileId,
     class: &Value,
     span: Span,
-) -> Value {
+) -> (Value, Option<Value>) {
     let f = interp.project.file(file);
     let ns = interp.load_module(file).expect("loaded");
     let frame = Frame {
@@ -137,6 +139,7 @@ pub fn instantiate_per_class(
         receiver: None,
     };
     let mut kwargs = Vec::new();
+    let mut given_config = None;
     if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
         let mut has_config = false;
         for p in init.params.iter().skip(1) {
@@ -148,6 +151,7 @@ pub fn instantiate_per_class(
                 "config" => match default_config(interp, &frame, class, &init, span) {
                     Some(config) => {
                         has_config = true;
+                        given_config = Some(config.clone());
                         config
                     }
                     None => Value::unknown("constructor argument `config`"),
@@ -158,13 +162,14 @@ pub fn instantiate_per_class(
             kwargs.push((p.name.clone(), value));
         }
     }
-    match interp.instantiate(&frame, class, vec![], kwargs, span) {
+    let module = match interp.instantiate(&frame, class, vec![], kwargs, span) {
         Ok(v) => v,
         Err(e) => {
             interp.note_error(&e);
             Value::unknown(e.message)
         }
-    }
+    };
+    (module, given_config)
 }
 
 /// Traces `root.forward` with placeholders for its inputs. Inputs without a given shape get a
@@ -465,6 +470,7 @@ fn trace_forward(
                     i == 0 && p.kind != KeywordOnly && matches!(p.default, Some(Value::None));
                 let default_arg = match (&p.default, &given) {
                     (Some(d), None) if !primary => Some(d.clone()),
+                    (None, None) => output_switch(obj, &p.name),
                     _ => None,
                 };
                 let tracer = interp.tracer.as_mut().expect("tracing");
@@ -559,6 +565,24 @@ fn trace_forward(
     );
     tracer.graph.drop_unplaced();
     Ok(())
+}
+
+/// transformers' output switches: a module that takes one as a required argument
+/// (SqueezeBERT's `forward(hidden_states, attention_mask, output_attentions)`) is called with a
+/// Python bool, never a tensor: the shared config's value when the module keeps `self.config`
+/// (so the `output_attentions` retrace reaches it), else the config default, False.
+fn output_switch(obj: &Rc<Object>, name: &str) -> Option<Value> {
+    if !matches!(name, "output_attentions" | "output_hidden_states") {
+        return None;
+    }
+    let configured = match obj.get("config") {
+        Some(Value::Object(config)) => config.attrs.borrow().get(name).cloned(),
+        _ => None,
+    };
+    Some(match configured {
+        Some(Value::Bool(b)) => Value::Bool(b),
+        _ => Value::Bool(false),
+    })
 }
 
 /// A flag forward may run under, for `trace_flagged`.
