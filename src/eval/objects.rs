@@ -170,9 +170,11 @@ impl Interp {
             obj.attrs
                 .borrow_mut()
                 .insert("__incomplete__".into(), Value::Bool(true));
-        } else if skipped > 0 {
+        } else if skipped > 0 && obj.is_module() {
             // `__init__` skipped a statement it could not evaluate: an attribute that
-            // statement would have set is unknown, not missing.
+            // statement would have set is unknown, not missing. Only for modules, whose
+            // layers then become opaque calls: a config's `hasattr(self, "decoder")` must stay
+            // False (transformers' `get_text_config` raises when it finds several).
             obj.attrs
                 .borrow_mut()
                 .insert("__incomplete__".into(), Value::Bool(true));
