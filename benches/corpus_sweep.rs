@@ -5,7 +5,8 @@
 //!
 //! `STATICFX_SWEEP=DIR/transformers:DIR/timm:DIR/torchvision cargo bench --bench corpus_sweep`
 //! Each entry is a project root (an unzipped wheel: the directory holding the package).
-//! `STATICFX_SWEEP_LIMIT_SECS` sets the per-file limit (default 10).
+//! `STATICFX_SWEEP_LIMIT_SECS` sets the per-file limit (default 10); with
+//! `STATICFX_SWEEP_LIST=1` each incomplete class is printed with the message that stopped it.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -83,6 +84,7 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(10),
     );
+    let list = std::env::var_os("STATICFX_SWEEP_LIST").is_some();
     let mut total = Tally::default();
     for root in std::env::split_paths(&roots) {
         let files = support::files_under(&root, |n| n.ends_with(".py"));
@@ -112,6 +114,15 @@ fn main() {
                                     Some(e) => {
                                         out.4 |= e.message.starts_with("time limit");
                                         out.3.push(construct(e.code, &e.message));
+                                        if list {
+                                            println!(
+                                                "INCOMPLETE {}: {}: {} {}",
+                                                path.display(),
+                                                g.class,
+                                                e.code,
+                                                e.message
+                                            );
+                                        }
                                     }
                                 }
                             }

@@ -231,9 +231,9 @@ pub(crate) fn trace_class(
     if !is_traceable_module_class(interp, &class) {
         return None;
     }
-    let value = instantiate_per_class(interp, file, &class, site.span);
+    let (value, given_config) = instantiate_per_class(interp, file, &class, site.span);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
-    let seeds: Vec<_> = convention_inputs(&value)
+    let seeds: Vec<_> = convention_inputs(&value, given_config.as_ref())
         .into_iter()
         .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
         .collect();

@@ -65,6 +65,28 @@ impl Interp {
                         self.call_function(frame, &get, Some(Value::Object(d)), args, vec![], span)
                     }
                     Some(v) => Ok(v),
+                    // An attribute of the class's metaclass (its methods bind to the class).
+                    None if c
+                        .metaclass
+                        .as_ref()
+                        .is_some_and(|m| self.class_lookup(m, name).is_some()) =>
+                    {
+                        let meta = c.metaclass.clone().expect("checked");
+                        match self.class_lookup(&meta, name).expect("checked") {
+                            Value::Function(f) if f.kind == FnKind::Property => self.call_function(
+                                frame,
+                                &f,
+                                Some(obj.clone()),
+                                vec![],
+                                vec![],
+                                span,
+                            ),
+                            Value::Function(f) if f.kind != FnKind::StaticMethod => {
+                                Ok(Value::BoundMethod(Rc::new(obj.clone()), f))
+                            }
+                            v => Ok(v),
+                        }
+                    }
                     // What every class inherits from `object`.
                     None if OBJECT_METHODS.contains(&name) => {
                         Ok(Value::Builtin(Rc::from(format!("object.{name}").as_str())))
@@ -109,6 +131,13 @@ impl Interp {
             ))),
             "__mro__" => Value::tuple(c.mro.borrow().clone()),
             "__bases__" => Value::tuple(c.bases.clone()),
+            // The names the class body annotates (their types are not evaluated).
+            "__annotations__" => Value::Dict(Rc::new(std::cell::RefCell::new(
+                self.annotated_names(c)
+                    .iter()
+                    .map(|n| (Value::str(n), Value::unknown("annotation")))
+                    .collect(),
+            ))),
             _ => return None,
         })
     }
@@ -293,6 +322,9 @@ impl Interp {
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
+                "cache_clear" if self.is_lru_wrapper(f) => {
+                    Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
+                }
                 "__wrapped__" => match self.wrapped_of(f) {
                     Some(w) => Ok(w),
                     None => Err(self.error(
@@ -357,7 +389,10 @@ impl Interp {
                 FnKind::Plain | FnKind::ClassMethod => Value::BoundMethod(Rc::new(obj.clone()), f),
                 FnKind::StaticMethod => Value::Function(f),
                 FnKind::Property => {
-                    self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?
+                    let v =
+                        self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?;
+                    self.keep_cached_property(&f, obj, &v);
+                    v
                 }
             },
             Value::Object(d) if !d.is_module() => match self.user_method(&d.class, "__get__") {
@@ -388,7 +423,19 @@ impl Interp {
                 Value::Class(c) => c.mro.borrow().clone(),
                 _ => vec![],
             },
-            Value::Class(c) => c.mro.borrow().clone(),
+            // In a metaclass's method the receiver is a class, an instance of the metaclass.
+            Value::Class(c) => match &c.metaclass {
+                Some(Value::Class(m))
+                    if !c
+                        .mro
+                        .borrow()
+                        .iter()
+                        .any(|k| matches!(k, Value::Class(k) if Rc::ptr_eq(k, class))) =>
+                {
+                    m.mro.borrow().clone()
+                }
+                _ => c.mro.borrow().clone(),
+            },
             _ => vec![],
         };
         let start = mro
@@ -511,6 +558,10 @@ impl Interp {
             return self.call_super_external(frame, recv, path, method, args, kwargs, span);
         }
         let r: &Value = recv;
+        if let (Value::Function(f), "cache_clear") = (r, name) {
+            self.lru_cache_clear(f);
+            return Ok(Value::None);
+        }
         if matches!(r, Value::Builtin(b) if &**b == "object") && name == "__setattr__" {
             return self.call_object_method(frame, name, &args, span);
         }

@@ -154,8 +154,12 @@ impl Interp {
             Value::Builtin(name) => self.call_builtin(frame, name, args, kwargs, span),
             Value::Method(recv, name) => self.call_method(frame, recv, name, args, kwargs, span),
             Value::External(path) => match self.bundled_class(path) {
-                // A standard-library class written in Python here (`contextvars.ContextVar`).
-                Some(class) => self.instantiate(frame, &class, args, kwargs, span),
+                // A standard-library class or function written in Python here
+                // (`contextvars.ContextVar`, `collections.namedtuple`).
+                Some(class @ Value::Class(_)) => {
+                    self.instantiate(frame, &class, args, kwargs, span)
+                }
+                Some(function) => self.call_value(frame, &function, args, kwargs, span),
                 None => self.call_external(frame, path, args, kwargs, span),
             },
             Value::Partial(p) => {
@@ -356,6 +360,12 @@ impl Interp {
                 codes::UNSUPPORTED,
                 "call depth limit reached (recursive helpers?)",
             ));
+        }
+        if let Some(cached) = self.call_lru_cached(frame, f, &recv, &args, &kwargs, span) {
+            return cached;
+        }
+        if let Some(manager) = self.call_contextmanager_wrapper(f, &recv, &args, &kwargs) {
+            return Ok(manager);
         }
         if let Some(o) = super::overrides::lookup(&f.globals.name, &f.qualname) {
             return Ok(super::overrides::apply(
@@ -837,6 +847,17 @@ impl Interp {
                     self.project.file(c.file_id).module,
                     c.qualname
                 )),
+                // `inspect._ParameterKind.__str__` is the member's name.
+                Value::External(p) if name == "str" => match p.strip_prefix("inspect.Parameter.") {
+                    Some(
+                        kind @ ("POSITIONAL_ONLY"
+                        | "POSITIONAL_OR_KEYWORD"
+                        | "VAR_POSITIONAL"
+                        | "KEYWORD_ONLY"
+                        | "VAR_KEYWORD"),
+                    ) => Value::str(kind),
+                    _ => Value::unknown("str() of a complex value"),
+                },
                 _ => Value::unknown("str() of a complex value"),
             }),
             "abs" => match &a0 {
@@ -949,6 +970,8 @@ impl Interp {
                     }
                 }
             }
+            // `type(name, bases, dict)`: a new class.
+            "type" if args.len() == 3 => self.type_of_three(frame, args, kwargs, span),
             "type" => Ok(match &a0 {
                 Value::Object(o) => o.class.clone(),
                 Value::Int(_) => Value::Builtin(Rc::from("int")),
@@ -958,7 +981,11 @@ impl Interp {
                 Value::List(_) => Value::Builtin(Rc::from("list")),
                 Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
                 Value::Dict(_) => Value::Builtin(Rc::from("dict")),
-                Value::Class(_) => Value::Builtin(Rc::from("type")),
+                Value::None => Value::Builtin(Rc::from("NoneType")),
+                Value::Class(c) if args.len() == 1 => c
+                    .metaclass
+                    .clone()
+                    .unwrap_or_else(|| Value::Builtin(Rc::from("type"))),
                 _ => Value::unknown("type()"),
             }),
             "callable" => Ok(Value::Bool(matches!(
@@ -1152,6 +1179,7 @@ impl Interp {
                 (Value::Tuple(_), Value::Builtin(b)) => Some(&**b == "tuple"),
                 (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
                 (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
+                (Value::None, Value::Builtin(b)) => Some(matches!(&**b, "NoneType" | "object")),
                 (Value::None, _) => Some(false),
                 (
                     Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_),
@@ -1219,6 +1247,13 @@ impl Interp {
                 (Value::BoundMethod(..), Value::External(p)) => Some(&**p == "types.MethodType"),
                 // A class is an instance of `type` (and `object`), never of a value type.
                 (Value::Class(_), Value::Builtin(b)) => Some(matches!(&**b, "type" | "object")),
+                // ... and of its metaclass and the metaclass's bases.
+                (Value::Class(c), Value::Class(_)) if c.metaclass.is_some() => {
+                    let meta = c.metaclass.clone().expect("checked");
+                    Some(
+                        matches!(&meta, Value::Class(m) if m.mro.borrow().iter().any(|k| same_class(k, t))),
+                    )
+                }
                 (Value::External(c), Value::Builtin(b)) if &**b == "type" => {
                     // torch.nn classes and other external classes are types; their functions are not.
                     Some(
@@ -1272,7 +1307,8 @@ impl Interp {
                         (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
                         _ => false,
                     };
-                    Some(leaf_hit || mro.iter().any(|m| same_class(m, t)))
+                    let builtin_base = |m: &Value| matches!((m, t), (Value::Builtin(x), Value::Builtin(y)) if x == y);
+                    Some(leaf_hit || mro.iter().any(|m| same_class(m, t) || builtin_base(m)))
                 }
                 (
                     Value::Int(_)
@@ -1322,6 +1358,14 @@ impl Interp {
                 vec![],
                 span,
             );
+        }
+        if let Some(r) = self.binary_dunder(frame, name, &a, &b, span) {
+            return r;
+        }
+        if name == "or_" {
+            if let Some(r) = self.type_union(frame, &a, &b, span) {
+                return r;
+            }
         }
         use Value::*;
         Ok(match (name, &a, &b) {
@@ -1740,7 +1784,10 @@ impl Interp {
                 Ok(self.import_module(name))
             }
             // `List[int]`, `Optional[Tensor]`: typing subscripts in annotations and casts.
-            (Value::External(p), _) => Ok(Value::External(p.clone())),
+            (Value::External(p), k) => match self.typing_subscript(frame, p, k, span) {
+                Some(alias) => alias,
+                None => Ok(Value::External(p.clone())),
+            },
             (Value::Class(_), _) => Ok(obj.clone()),
             // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
             (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
@@ -1861,6 +1908,70 @@ impl Interp {
             }
             _ => Ok(()),
         }
+    }
+
+    /// An operator a Python class defines (`__eq__`, `__add__`, or the right operand's
+    /// `__radd__`), on plain instances; None when neither operand's class defines it.
+    fn binary_dunder(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        a: &Value,
+        b: &Value,
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        let plain = |v: &Value| matches!(v, Value::Object(o) if !o.is_module());
+        let own = format!("__{}__", name.trim_end_matches('_'));
+        if plain(a) {
+            if let Value::Object(o) = a {
+                if let Some(f) = self.user_method(&o.class, &own) {
+                    let args = vec![b.clone()];
+                    return Some(self.call_function(
+                        frame,
+                        &f,
+                        Some(a.clone()),
+                        args,
+                        vec![],
+                        span,
+                    ));
+                }
+                // `object.__ne__` inverts `__eq__`.
+                if let (Some(eq), "ne") = (self.user_method(&o.class, "__eq__"), name) {
+                    let args = vec![b.clone()];
+                    return Some(
+                        self.call_function(frame, &eq, Some(a.clone()), args, vec![], span)
+                            .map(|v| match v {
+                                Value::Bool(x) => Value::Bool(!x),
+                                _ => Value::unknown("comparison"),
+                            }),
+                    );
+                }
+            }
+        }
+        if plain(b) {
+            let reflected = match name {
+                "eq" | "ne" => own.clone(),
+                "lt" => "__gt__".into(),
+                "gt" => "__lt__".into(),
+                "le" => "__ge__".into(),
+                "ge" => "__le__".into(),
+                _ => format!("__r{}__", name.trim_end_matches('_')),
+            };
+            if let Value::Object(o) = b {
+                if let Some(f) = self.user_method(&o.class, &reflected) {
+                    let args = vec![a.clone()];
+                    return Some(self.call_function(
+                        frame,
+                        &f,
+                        Some(b.clone()),
+                        args,
+                        vec![],
+                        span,
+                    ));
+                }
+            }
+        }
+        None
     }
 
     /// Attribute lookup along a class's MRO (user classes only).

@@ -363,6 +363,9 @@ impl Interp {
                 } else {
                     vec![v]
                 };
+                if let Some(r) = self.yield_to_with_body(frame, &items, span) {
+                    return r;
+                }
                 if let Some(sink) = self.yields.last_mut() {
                     sink.extend(items);
                 }

@@ -132,6 +132,17 @@ pub struct Interp {
     custom_op_fakes: HashMap<String, Value>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
+    /// Class statements whose Python metaclass is being called, innermost last: where the
+    /// class `type.__new__` makes for one is defined.
+    class_statements: Vec<Rc<value::Class>>,
+    /// The call depth of the `__init__` being run by an instantiation, and how many
+    /// statements it and the helpers it calls skipped as analysis limits (the instance is
+    /// then partly constructed); an instantiation inside counts its own.
+    init_skips: (usize, u64),
+    /// `lru_cache` wrappers' caches and `cached_property` getters.
+    functools: stdlib::functools::FunctoolsState,
+    /// `@contextmanager` wrappers and the generator managers `with` statements entered.
+    contextlib: stdlib::contextlib::ContextlibState,
 }
 
 impl Drop for Interp {
@@ -167,6 +178,10 @@ impl Interp {
             allowed_in_graph: HashSet::new(),
             custom_op_fakes: HashMap::new(),
             reuse: None,
+            class_statements: Vec::new(),
+            init_skips: (usize::MAX, 0),
+            functools: Default::default(),
+            contextlib: Default::default(),
         }
     }
 

@@ -75,6 +75,24 @@ impl Interp {
         let Value::Class(c) = class else {
             return Ok(Value::unknown("instance"));
         };
+        if let Some(made) = self.call_through_metaclass(frame, c, &args, &kwargs, span) {
+            return made;
+        }
+        self.construct(frame, class, args, kwargs, span)
+    }
+
+    /// `type.__call__` for a class: a new instance, set up by `__init__`.
+    pub(in crate::eval) fn construct(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Class(c) = class else {
+            return Ok(Value::unknown("instance"));
+        };
         if super::stdlib::enums::is_enum_class(c) {
             let v = args.first().cloned().unwrap_or(Value::None);
             return self.enum_lookup(frame, c, &v, span);
@@ -108,6 +126,7 @@ impl Interp {
         let obj = self.new_object(class.clone(), kind.clone());
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
+        let watch = std::mem::replace(&mut self.init_skips, (self.call_depth + 1, 0));
         let result = match init {
             Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
                 self.dataclass_init(frame, &value, args, kwargs, span)
@@ -141,11 +160,18 @@ impl Interp {
                 },
             },
         };
+        let (_, skipped) = std::mem::replace(&mut self.init_skips, watch);
         if let Err(e) = result {
             if e.code == codes::BUDGET {
                 return Err(e);
             }
             self.note_error(&e);
+            obj.attrs
+                .borrow_mut()
+                .insert("__incomplete__".into(), Value::Bool(true));
+        } else if skipped > 0 {
+            // `__init__` skipped a statement it could not evaluate: an attribute that
+            // statement would have set is unknown, not missing.
             obj.attrs
                 .borrow_mut()
                 .insert("__incomplete__".into(), Value::Bool(true));
@@ -401,6 +427,9 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
+            return r;
+        }
         if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
             let mut all = vec![(**recv).clone()];
             all.extend(args);

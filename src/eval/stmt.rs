@@ -4,6 +4,7 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
+use super::call::Kwargs;
 use super::value::{Class, FnKind, FnParam, Function, PendingImport, Scope, Value};
 use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
@@ -32,6 +33,9 @@ impl Interp {
                 // a constructor or forward still leaves a useful module tree and graph.
                 Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
                     self.note_error(&e);
+                    if self.call_depth >= self.init_skips.0 {
+                        self.init_skips.1 += 1;
+                    }
                     if s.kind() == "return_statement" {
                         return Ok(Flow::Return(Value::unknown(e.message)));
                     }
@@ -101,8 +105,7 @@ impl Interp {
                     );
                 }
                 let c = self.make_class(frame, node)?;
-                let name = c.name.clone();
-                self.set_var(frame, &name, Value::Class(c));
+                self.set_var(frame, &class_name(node, &src), c);
                 Ok(Flow::Normal)
             }
             "import_statement" => {
@@ -167,36 +170,7 @@ impl Interp {
                 ))
             }
             "try_statement" => self.exec_try(frame, node),
-            "with_statement" => {
-                // Context managers (`torch.no_grad()`, autocast) do not change the graph's ops.
-                if let Some(clause) = node.named_child(0).filter(|c| c.kind() == "with_clause") {
-                    let mut c = clause.walk();
-                    let items: Vec<Node> = clause.named_children(&mut c).collect();
-                    for item in items {
-                        if let Some(v) = item.child_by_field_name("value") {
-                            if v.kind() == "as_pattern" {
-                                let e = v.named_child(0);
-                                let target = v
-                                    .child_by_field_name("alias")
-                                    .and_then(|a| a.named_child(0))
-                                    .or_else(|| v.named_child(1));
-                                if let Some(e) = e {
-                                    let val = self.eval_expr(frame, e)?;
-                                    if let Some(t) = target {
-                                        self.assign(frame, t, val)?;
-                                    }
-                                }
-                            } else {
-                                self.eval_expr(frame, v)?;
-                            }
-                        }
-                    }
-                }
-                match node.child_by_field_name("body") {
-                    Some(b) => self.exec_block(frame, b),
-                    None => Ok(Flow::Normal),
-                }
-            }
+            "with_statement" => self.exec_with(frame, node),
             "assert_statement" => {
                 // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
                 // break. A statically false assert is a real error in the model.
@@ -712,10 +686,7 @@ impl Interp {
                 }
             }
             Err(e) if e.code == codes::BUDGET => Err(e),
-            Err(e) => match clauses
-                .iter()
-                .find(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause")
-            {
+            Err(e) => match self.matching_handler(frame, &clauses, &e) {
                 Some(handler) => {
                     let mut hc = handler.walk();
                     let block = handler
@@ -862,6 +833,12 @@ impl Interp {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
+                if decorators.iter().any(|d| {
+                    let t = text(*d, &src).trim_start_matches('@').trim();
+                    matches!(t, "functools.cached_property" | "cached_property")
+                }) {
+                    self.mark_cached_property(&f);
+                }
                 if let Some(prop) = decorators.iter().find_map(|d| {
                     text(*d, &src)
                         .trim_start_matches('@')
@@ -891,9 +868,8 @@ impl Interp {
             }
             "class_definition" => {
                 let c = self.make_class(frame, def)?;
-                let name = c.name.clone();
-                let v = self.apply_decorators(frame, &decorators, Value::Class(c))?;
-                self.set_var(frame, &name, v);
+                let v = self.apply_decorators(frame, &decorators, c)?;
+                self.set_var(frame, &class_name(def, &src), v);
                 Ok(Flow::Normal)
             }
             _ => Ok(Flow::Normal),
@@ -1045,28 +1021,48 @@ impl Interp {
         })
     }
 
-    fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Rc<Class>> {
+    /// A class statement's value: the class `type` makes, or what its metaclass's call
+    /// returns.
+    fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let src = frame.file.text.clone();
         let name = node
             .child_by_field_name("name")
             .map(|n| text(n, &src).to_string())
             .unwrap_or_default();
         let mut bases = Vec::new();
+        let mut keywords: Kwargs = Vec::new();
+        let mut explicit_metaclass = None;
         if let Some(args) = node.child_by_field_name("superclasses") {
             let mut c = args.walk();
             let kids: Vec<Node> = args
                 .named_children(&mut c)
-                .filter(|k| k.kind() != "keyword_argument" && k.kind() != "comment")
+                .filter(|k| k.kind() != "comment")
                 .collect();
             for b in kids {
+                if b.kind() == "keyword_argument" {
+                    let (Some(n), Some(v)) = (
+                        b.child_by_field_name("name"),
+                        b.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    let v = self.eval_expr(frame, v)?;
+                    match text(n, &src) {
+                        "metaclass" => explicit_metaclass = Some(v),
+                        key => keywords.push((key.to_string(), v)),
+                    }
+                    continue;
+                }
                 let v = self
                     .eval_expr(frame, b)
                     .unwrap_or_else(|e| Value::unknown(e.message));
+                let v = self.mro_entry(v);
                 let v = self.bundled_base(&v).unwrap_or(v);
                 // Generic aliases like `Generic[T]` or `nn.Module` subscripted are just the base.
                 bases.push(v);
             }
         }
+        let metaclass = self.metaclass_of(explicit_metaclass, &bases);
         let qualname = match &frame.class {
             Some(c) => format!("{}.{}", c.qualname, name),
             None => name.clone(),
@@ -1079,6 +1075,7 @@ impl Interp {
             bases,
             ns: Default::default(),
             mro: Default::default(),
+            metaclass: metaclass.clone(),
         });
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
@@ -1086,6 +1083,11 @@ impl Interp {
             vars: Default::default(),
             parent: None,
         });
+        if let Some(meta) = &metaclass {
+            let prepared =
+                self.prepare_namespace(frame, meta, &class, &keywords, Span::of(node))?;
+            body_scope.vars.borrow_mut().extend(prepared);
+        }
         let body_frame = Frame {
             locals: Some(body_scope.clone()),
             class: Some(class.clone()),
@@ -1121,9 +1123,12 @@ impl Interp {
         if let Some(doc) = self.docstring(&body_frame, node)? {
             class.ns.borrow_mut().insert("__doc__".into(), doc);
         }
+        if let Some(meta) = metaclass {
+            return self.call_metaclass(frame, &meta, &class, keywords, Span::of(node));
+        }
         self.make_enum_members(&class);
-        self.init_subclass(frame, &class, Span::of(node))?;
-        Ok(class)
+        self.finish_class(frame, &class, keywords, Span::of(node))?;
+        Ok(Value::Class(class))
     }
 
     /// The string a class body starts with, evaluated (an f-string docstring is a string too).
@@ -1140,25 +1145,8 @@ impl Interp {
         }
     }
 
-    /// `type.__new__` calls the nearest base's `__init_subclass__` (an implicit classmethod)
-    /// on the new class.
-    fn init_subclass(&mut self, frame: &Frame, class: &Rc<Class>, span: Span) -> EResult<()> {
-        let hook = class.mro.borrow().iter().skip(1).find_map(|m| match m {
-            Value::Class(k) => match k.ns.borrow().get("__init_subclass__") {
-                Some(Value::Function(f)) => Some(f.clone()),
-                _ => None,
-            },
-            _ => None,
-        });
-        if let Some(f) = hook {
-            let cls = Value::Class(class.clone());
-            self.call_function(frame, &f, None, vec![cls], vec![], span)?;
-        }
-        Ok(())
-    }
-
     /// C3 linearisation over classes; external bases (torch.nn.Module) end the chain.
-    fn compute_mro(&mut self, class: &Rc<Class>) -> Vec<Value> {
+    pub(in crate::eval) fn compute_mro(&mut self, class: &Rc<Class>) -> Vec<Value> {
         let mut seqs: Vec<Vec<Value>> = Vec::new();
         for b in &class.bases {
             match b {
@@ -1212,6 +1200,13 @@ impl Interp {
         }
         out
     }
+}
+
+/// The name a class statement binds.
+fn class_name(node: Node, src: &str) -> String {
+    node.child_by_field_name("name")
+        .map(|n| text(n, src).to_string())
+        .unwrap_or_default()
 }
 
 fn compact(s: &str) -> String {

@@ -150,6 +150,9 @@ pub struct Class {
     /// Method resolution order, starting with this class; external bases (`torch.nn.Module`)
     /// are represented by their `Value::External`.
     pub mro: RefCell<Vec<Value>>,
+    /// The class's metaclass when it is a Python class (`class C(metaclass=Meta)`, or
+    /// inherited from a base); None for `type` and for metaclasses outside the project.
+    pub metaclass: Option<Value>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -210,7 +210,7 @@ impl Interp {
 
     /// Names with an annotation in the class body (`x: int = 1`, `y: list`), in source order;
     /// `ClassVar` annotations are not fields.
-    fn annotated_names(&self, class: &Class) -> Vec<String> {
+    pub(in crate::eval) fn annotated_names(&self, class: &Class) -> Vec<String> {
         let file = self.project.file(class.file_id);
         let Some(node) = super::super::call::find_node(&file.tree, class.span) else {
             return vec![];

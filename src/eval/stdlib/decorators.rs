@@ -78,12 +78,20 @@ impl Interp {
                 Value::External(path) => {
                     matches!(
                         &**path,
-                        "dataclasses.dataclass" | "functools.update_wrapper"
+                        "dataclasses.dataclass"
+                            | "functools.update_wrapper"
+                            | "functools._lru_cache_of"
                     )
                 }
                 _ => true,
             },
-            Value::External(path) => &**path == "dataclasses.dataclass",
+            Value::External(path) => matches!(
+                &**path,
+                "dataclasses.dataclass"
+                    | "functools.lru_cache"
+                    | "functools.cache"
+                    | "contextlib.contextmanager"
+            ),
             _ => false,
         };
         if let Value::External(path) = deco {

@@ -8,13 +8,16 @@
 
 mod bundled;
 mod collections;
+pub(super) mod contextlib;
 mod copy;
 mod dataclasses;
 mod decorators;
 mod einops;
 pub mod enums;
+pub(super) mod functools;
 mod inspect;
 mod itertools;
+mod metaclass;
 pub mod os;
 mod re;
 pub mod tensor_const;
@@ -63,6 +66,16 @@ impl Interp {
                 return None;
             }
             return self.call_re(name, args, kwargs).map(Ok);
+        }
+        if let Some(name) = path.strip_prefix("contextlib.") {
+            if let Some(v) = self.call_contextlib(name, args, kwargs) {
+                return Some(Ok(v));
+            }
+        }
+        if let Some(name) = path.strip_prefix("functools.") {
+            if let Some(v) = self.call_functools(name, args, kwargs) {
+                return Some(Ok(v));
+            }
         }
         if let Some(name) = path.strip_prefix("einops.") {
             return self.call_einops(frame, name, args, kwargs, span);

@@ -12,7 +12,7 @@
 use tree_sitter::Node;
 
 use crate::eval::call::find_node;
-use crate::eval::value::{Function, Value};
+use crate::eval::value::{Function, Object, Value};
 use crate::eval::{Frame, Interp};
 use crate::shapes::{DType, Dim, Expr, Meta};
 use crate::syntax::{text, Span};
@@ -246,20 +246,21 @@ fn only_config_class_of(interp: &mut Interp, frame: &Frame) -> Option<Value> {
 }
 
 /// The shapes transformers' modules are called with, for the forward inputs of a module built
-/// from a config: `input_ids` and the masks are `[batch, sequence]` integers, `hidden_states`
-/// is `[batch, sequence, hidden_size]`, `pixel_values` is `[batch, channels, size, size]`.
+/// from a config (its `self.config`, else the one per-class mode gave its constructor):
+/// `input_ids` is `[batch, sequence]` integers, `hidden_states` is
+/// `[batch, sequence, hidden_size]`, `position_embeddings` the rotary `(cos, sin)`, each
+/// `[batch, sequence, rotary dim]`, `pixel_values` is `[batch, channels, size, size]`.
 /// Per-class mode reads no example inputs, and the layers alone would not fix these ranks (an
 /// embedding or a linear layer takes any rank).
-pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
+pub fn convention_inputs(root: &Value, given_config: Option<&Value>) -> Vec<(String, Meta)> {
     let Value::Object(obj) = root else {
         return vec![];
     };
-    let Some(Value::Object(config)) = obj.get("config") else {
-        return vec![];
+    let config = match (obj.get("config"), given_config) {
+        (Some(Value::Object(c)), _) if is_config_class(&c.class) => c,
+        (_, Some(Value::Object(c))) if is_config_class(&c.class) => c.clone(),
+        _ => return vec![],
     };
-    if !is_config_class(&config.class) {
-        return vec![];
-    }
     let int = |name: &str| match config.get(name) {
         Some(Value::Int(i)) if i > 0 => Some(i),
         _ => None,
@@ -277,6 +278,19 @@ pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
             Meta::tensor(Some(vec![sym(0), sym(1), Dim::Known(h)]), DType::Float32),
         ));
     }
+    if let Some(rotary) = rotary_dim(&config) {
+        // `position_embeddings=self.rotary_emb(hidden_states, position_ids)`: the model computes
+        // `(cos, sin)` once and hands them to every decoder layer and attention; with the
+        // default None instead those classes cannot run (`cos, sin = position_embeddings`).
+        let cos_sin = Meta::tensor(
+            Some(vec![sym(0), sym(1), Dim::Known(rotary)]),
+            DType::Float32,
+        );
+        out.push((
+            "position_embeddings".to_string(),
+            Meta::Seq(vec![cos_sin.clone(), cos_sin]),
+        ));
+    }
     if let (Some(c), Some(s)) = (int("num_channels"), int("image_size")) {
         out.push((
             "pixel_values".to_string(),
@@ -287,6 +301,39 @@ pub fn convention_inputs(root: &Value) -> Vec<(String, Meta)> {
         ));
     }
     out
+}
+
+/// The last dim of the rotary `cos` and `sin` of a config with rotary embeddings: the head dim
+/// (`head_dim`, else `hidden_size / num_attention_heads`) times `partial_rotary_factor`
+/// where the config or its `rope_parameters` has one. None for configs without rope.
+fn rotary_dim(config: &Object) -> Option<i64> {
+    let rope = config.get("rope_parameters");
+    if !matches!(rope, Some(Value::Dict(_))) && config.get("rope_theta").is_none() {
+        return None;
+    }
+    let int = |name: &str| match config.get(name) {
+        Some(Value::Int(i)) if i > 0 => Some(i),
+        _ => None,
+    };
+    let head_dim = int("head_dim").or_else(|| {
+        let (h, n) = (int("hidden_size")?, int("num_attention_heads")?);
+        (h % n == 0).then_some(h / n)
+    })?;
+    let from_rope = || match &rope {
+        Some(Value::Dict(d)) => d.borrow().iter().find_map(|(k, v)| match (k, v) {
+            (Value::Str(k), Value::Float(f)) if &**k == "partial_rotary_factor" => Some(*f),
+            _ => None,
+        }),
+        _ => None,
+    };
+    let factor = match config.get("partial_rotary_factor") {
+        Some(Value::Float(f)) => Some(f),
+        _ => from_rope(),
+    };
+    match factor {
+        Some(f) if f > 0.0 && f < 1.0 => Some((head_dim as f64 * f) as i64),
+        _ => Some(head_dim),
+    }
 }
 
 /// Whether `root` is a module holding a transformers configuration as `self.config`.

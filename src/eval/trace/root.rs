@@ -119,13 +119,14 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
 
 /// Per-class mode: required constructor arguments are unknown, defaults are used. A required
 /// `config` is the config class's defaults (`default_config`), and with it a required
-/// `layer_idx` is the first layer's.
+/// `layer_idx` is the first layer's. Returns the module and the config it was given, if any
+/// (a decoder layer reads its config in `__init__` and keeps none of it as `self.config`).
 pub fn instantiate_per_class(
     interp: &mut Interp,
     file: FileId,
     class: &Value,
     span: Span,
-) -> Value {
+) -> (Value, Option<Value>) {
     let f = interp.project.file(file);
     let ns = interp.load_module(file).expect("loaded");
     let frame = Frame {
@@ -137,6 +138,7 @@ pub fn instantiate_per_class(
         receiver: None,
     };
     let mut kwargs = Vec::new();
+    let mut given_config = None;
     if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
         let mut has_config = false;
         for p in init.params.iter().skip(1) {
@@ -148,6 +150,7 @@ pub fn instantiate_per_class(
                 "config" => match default_config(interp, &frame, class, &init, span) {
                     Some(config) => {
                         has_config = true;
+                        given_config = Some(config.clone());
                         config
                     }
                     None => Value::unknown("constructor argument `config`"),
@@ -158,13 +161,14 @@ pub fn instantiate_per_class(
             kwargs.push((p.name.clone(), value));
         }
     }
-    match interp.instantiate(&frame, class, vec![], kwargs, span) {
+    let module = match interp.instantiate(&frame, class, vec![], kwargs, span) {
         Ok(v) => v,
         Err(e) => {
             interp.note_error(&e);
             Value::unknown(e.message)
         }
-    }
+    };
+    (module, given_config)
 }
 
 /// Traces `root.forward` with placeholders for its inputs. Inputs without a given shape get a
