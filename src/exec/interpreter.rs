@@ -40,6 +40,18 @@ impl ExecError {
     }
 }
 
+/// How a `call_*` node is run.
+#[derive(Clone, Copy)]
+enum Dispatch<'a> {
+    /// Placeholders, attributes and the output, handled inline.
+    Inline,
+    Fused(fused::CtxOpFn),
+    Op(super::ops::OpFn),
+    Module(&'a ModuleSummary),
+    /// No implementation: the node fails when it is reached, with this message.
+    Missing,
+}
+
 /// A graph ready to run: node order, last uses, and parameters bound by name.
 pub struct Program<'a> {
     result: &'a GraphResult,
@@ -47,6 +59,14 @@ pub struct Program<'a> {
     params: HashMap<String, RValue>,
     /// For each position in the order, the nodes whose last use it is.
     frees: Vec<Vec<NodeId>>,
+    /// For each position, how its node is run, resolved once here rather than by a string
+    /// lookup on every run (small models spend a good part of a forward in dispatch).
+    dispatch: Vec<Dispatch<'a>>,
+    /// For each position, which top-level arguments may be moved out of the environment:
+    /// their last use is here and they appear once among the node's inputs.
+    moves: Vec<Vec<bool>>,
+    /// Size of the environment: one slot per node index of the graph.
+    slots: usize,
     folded: fused::FoldCache,
     /// Print time per op kind to stderr after each run (`STATICFX_EXEC_PROFILE=1`), and
     /// every node's time and output with `STATICFX_EXEC_PROFILE=nodes`.
@@ -96,15 +116,61 @@ impl<'a> Program<'a> {
         for (id, pos) in last {
             frees[pos].push(id);
         }
+        let modules: HashMap<&'a str, &'a ModuleSummary> = result
+            .modules
+            .iter()
+            .map(|m| (m.path.as_str(), m))
+            .collect();
+        let mut dispatch = Vec::with_capacity(graph.len());
+        let mut moves = Vec::with_capacity(graph.len());
+        let mut slots = 0;
+        for (pos, (id, n)) in graph.nodes().enumerate() {
+            slots = slots.max(id.index() + 1);
+            dispatch.push(match n.op {
+                Op::Placeholder | Op::GetAttr | Op::Output => Dispatch::Inline,
+                Op::CallFunction | Op::CallMethod => {
+                    let key = OpKey::of(n.op, &n.target).expect("a call").key();
+                    if let Some(f) = fused::table_ctx().get(&*key) {
+                        Dispatch::Fused(*f)
+                    } else if let Some(f) = table().get(&*key) {
+                        Dispatch::Op(*f)
+                    } else {
+                        Dispatch::Missing
+                    }
+                }
+                Op::CallModule => match modules.get(n.target.as_str()) {
+                    Some(m) => Dispatch::Module(m),
+                    None => Dispatch::Missing,
+                },
+            });
+            let mut uses = Vec::new();
+            n.args.iter().for_each(|a| a.nodes(&mut uses));
+            n.kwargs.iter().for_each(|(_, a)| a.nodes(&mut uses));
+            moves.push(
+                n.args
+                    .iter()
+                    .map(|a| match a {
+                        Arg::Node(id) => {
+                            frees[pos].contains(id) && uses.iter().filter(|u| *u == id).count() == 1
+                        }
+                        _ => false,
+                    })
+                    .collect(),
+            );
+        }
+        for f in &frees {
+            for id in f {
+                slots = slots.max(id.index() + 1);
+            }
+        }
         Ok(Program {
             result,
-            modules: result
-                .modules
-                .iter()
-                .map(|m| (m.path.as_str(), m))
-                .collect(),
+            modules,
             params,
             frees,
+            dispatch,
+            moves,
+            slots,
             folded: Default::default(),
             profile: std::env::var_os("STATICFX_EXEC_PROFILE").is_some(),
             profile_nodes: std::env::var_os("STATICFX_EXEC_PROFILE").is_some_and(|v| v == "nodes"),
@@ -119,7 +185,7 @@ impl<'a> Program<'a> {
     /// Runs the graph once. `inputs` are keyed by placeholder (forward parameter) name.
     pub fn run(&self, inputs: &HashMap<String, RValue>) -> Result<RValue, ExecError> {
         let graph = &self.result.graph;
-        let mut env: HashMap<NodeId, RValue> = HashMap::with_capacity(graph.len());
+        let mut env = Env(vec![None; self.slots]);
         let mut profile: Vec<(String, std::time::Duration)> = Vec::new();
         for (pos, (id, n)) in graph.nodes().enumerate() {
             let started = self.profile.then(std::time::Instant::now);
@@ -158,42 +224,44 @@ impl<'a> Program<'a> {
                     }
                     return Ok(out);
                 }
-                Op::CallFunction | Op::CallMethod => {
+                Op::CallFunction | Op::CallMethod | Op::CallModule => {
                     let mut call = self.call(&mut env, pos, &n.args, &n.kwargs).map_err(fail)?;
-                    let key = OpKey::of(n.op, &n.target).expect("a call").key();
-                    if let Some(f) = fused::table_ctx().get(&*key) {
-                        let ctx = fused::Ctx {
-                            modules: &self.modules,
-                            params: &self.params,
-                            folded: &self.folded,
-                        };
-                        f(&ctx, &mut call).map_err(fail)?
-                    } else {
-                        let f = table().get(&*key).ok_or_else(|| {
-                            fail(format!(
+                    match self.dispatch[pos] {
+                        Dispatch::Fused(f) => {
+                            let ctx = fused::Ctx {
+                                modules: &self.modules,
+                                params: &self.params,
+                                folded: &self.folded,
+                            };
+                            f(&ctx, &mut call).map_err(fail)?
+                        }
+                        Dispatch::Op(f) => f(&mut call).map_err(fail)?,
+                        Dispatch::Module(m) => {
+                            let mc = ModCall {
+                                module: m,
+                                params: &self.params,
+                                args: call.args.into(),
+                                kwargs: call.kwargs,
+                            };
+                            call_module(&m.class, &mc).map_err(fail)?
+                        }
+                        Dispatch::Missing if n.op == Op::CallModule => {
+                            return Err(fail(format!(
+                                "no module at `{}` in the module tree",
+                                n.target
+                            )))
+                        }
+                        Dispatch::Missing | Dispatch::Inline => {
+                            return Err(fail(format!(
                                 "the executor does not support `{}`",
                                 if n.op == Op::CallMethod {
                                     format!("Tensor.{}", n.target)
                                 } else {
                                     n.target.clone()
                                 }
-                            ))
-                        })?;
-                        f(&mut call).map_err(fail)?
+                            )))
+                        }
                     }
-                }
-                Op::CallModule => {
-                    let m = self.modules.get(n.target.as_str()).ok_or_else(|| {
-                        fail(format!("no module at `{}` in the module tree", n.target))
-                    })?;
-                    let call = self.call(&mut env, pos, &n.args, &n.kwargs).map_err(fail)?;
-                    let mc = ModCall {
-                        module: m,
-                        params: &self.params,
-                        args: call.args.into(),
-                        kwargs: call.kwargs,
-                    };
-                    call_module(&m.class, &mc).map_err(fail)?
                 }
             };
             if let Some(t0) = started {
@@ -221,7 +289,7 @@ impl<'a> Program<'a> {
             }
             env.insert(id, value);
             for dead in &self.frees[pos] {
-                env.remove(dead);
+                env.remove(*dead);
             }
         }
         Err(ExecError::Graph(
@@ -233,22 +301,17 @@ impl<'a> Program<'a> {
     /// argument, is moved out of `env` rather than shared, so ops may reuse its buffer.
     fn call(
         &self,
-        env: &mut HashMap<NodeId, RValue>,
+        env: &mut Env,
         pos: usize,
         args: &[Arg],
         kwargs: &[(String, Arg)],
     ) -> Result<Call, String> {
-        let mut uses = Vec::new();
-        args.iter().for_each(|a| a.nodes(&mut uses));
-        kwargs.iter().for_each(|(_, a)| a.nodes(&mut uses));
-        let frees = &self.frees[pos];
+        let moves = &self.moves[pos];
         let mut out_args = Vec::with_capacity(args.len());
-        for a in args {
+        for (a, &moved) in args.iter().zip(moves) {
             match a {
-                Arg::Node(id)
-                    if frees.contains(id) && uses.iter().filter(|u| *u == id).count() == 1 =>
-                {
-                    out_args.push(env.remove(id).ok_or_else(|| {
+                Arg::Node(id) if moved => {
+                    out_args.push(env.remove(*id).ok_or_else(|| {
                         format!(
                             "internal: the value of `{}` is not available",
                             self.result.graph.node(*id).name
@@ -268,7 +331,7 @@ impl<'a> Program<'a> {
         })
     }
 
-    fn arg(&self, env: &HashMap<NodeId, RValue>, a: &Arg) -> Result<RValue, String> {
+    fn arg(&self, env: &Env, a: &Arg) -> Result<RValue, String> {
         Ok(match a {
             Arg::Node(id) => env.get(id).cloned().ok_or_else(|| {
                 format!(
@@ -298,6 +361,23 @@ impl<'a> Program<'a> {
             Arg::Device(d) => RValue::Device(d.clone()),
             Arg::Repr(r) => return Err(format!("an argument the executor cannot evaluate: {r}")),
         })
+    }
+}
+
+/// Node values by node index, `None` before a node runs and after its last use.
+struct Env(Vec<Option<RValue>>);
+
+impl Env {
+    fn get(&self, id: &NodeId) -> Option<&RValue> {
+        self.0.get(id.index())?.as_ref()
+    }
+
+    fn insert(&mut self, id: NodeId, value: RValue) {
+        self.0[id.index()] = Some(value);
+    }
+
+    fn remove(&mut self, id: NodeId) -> Option<RValue> {
+        self.0.get_mut(id.index())?.take()
     }
 }
 

@@ -877,6 +877,9 @@ fn shape_op(c: &Call, f: impl Fn(&Tensor) -> k::Result<Tensor>) -> OpResult {
 
 fn op_view(c: &mut Call) -> OpResult {
     let s = isizes(c.var_ints(1, "shape")?);
+    if let Some(x) = take_unique(c, 0) {
+        return t(k::reshape_owned(x, &s).map_err(kerr)?);
+    }
     shape_op(c, |x| k::reshape(x, &s))
 }
 

@@ -147,7 +147,8 @@ pub use pool::{
 };
 pub use reduce::{amax, amin, argmax, argmin, mean, prod, std, sum, var, var_correction};
 pub use shape_ops::{
-    cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, select, slice,
-    slice_dim, split, split_sizes, squeeze, stack, transpose, unsqueeze, view, SliceSpec,
+    cat, chunk, contiguous, expand, flatten, narrow, pad, permute, repeat, reshape, reshape_owned,
+    select, slice, slice_dim, split, split_sizes, squeeze, stack, transpose, unsqueeze, view,
+    SliceSpec,
 };
 pub use softmax::{log_softmax, softmax};

@@ -78,6 +78,18 @@ pub fn reshape(x: &Tensor, shape: &[isize]) -> Result<Tensor> {
     from_vec("reshape", &out, contiguous_data(x).into_owned())
 }
 
+/// [`reshape`] of a tensor the caller owns: a row-major buffer is kept and only the shape
+/// changes, where [`reshape`] of a shared tensor has to copy.
+pub fn reshape_owned(x: Tensor, shape: &[isize]) -> Result<Tensor> {
+    let out = infer_shape("reshape", &x, shape)?;
+    if x.is_standard_layout() {
+        return x
+            .into_shape_with_order(IxDyn(&out))
+            .map_err(|e| KernelError::invalid("reshape", &out, format!("internal: {e}")));
+    }
+    from_vec("reshape", &out, contiguous_data(&x).into_owned())
+}
+
 /// `x.view(shape)`: the same as [`reshape`] here (see the module docs on
 /// aliasing), but reported under its own name.
 pub fn view(x: &Tensor, shape: &[isize]) -> Result<Tensor> {

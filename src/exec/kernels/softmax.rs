@@ -71,27 +71,53 @@ fn exp_f32(x: f32) -> f32 {
     p * pow2(n1) * pow2(n2)
 }
 
-/// Softmax of one contiguous row (the last dimension, as in attention scores).
-fn softmax_row(row: &mut [f32]) {
+/// Softmax of each contiguous row of `len` elements (the last dimension, as in attention
+/// scores), all rows in one call so that short rows do not each pay for the dispatch.
+fn softmax_rows(data: &mut [f32], len: usize) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has just been checked to support AVX2 and FMA.
-        unsafe { softmax_row_avx2(row) };
+        unsafe { softmax_rows_avx2(data, len) };
         return;
     }
-    softmax_row_body(row);
+    data.chunks_exact_mut(len).for_each(softmax_row_body);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn softmax_row_avx2(row: &mut [f32]) {
-    softmax_row_body(row);
+unsafe fn softmax_rows_avx2(data: &mut [f32], len: usize) {
+    data.chunks_exact_mut(len).for_each(softmax_row_body);
+}
+
+/// The maximum of a row, NaN if any element is (as [`nan_max`] folds it), taken over
+/// independent lanes rather than one compare chain.
+#[inline(always)]
+fn row_max(row: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let mut nan = false;
+    let blocks = row.chunks_exact(LANES);
+    let rest = blocks.remainder();
+    for block in blocks {
+        for (m, &v) in lanes.iter_mut().zip(block) {
+            nan |= v.is_nan();
+            *m = if v > *m { v } else { *m };
+        }
+    }
+    if nan {
+        return f32::NAN;
+    }
+    lanes
+        .iter()
+        .chain(rest)
+        .copied()
+        .fold(f32::NEG_INFINITY, nan_max)
 }
 
 #[inline(always)]
 fn softmax_row_body(row: &mut [f32]) {
     const LANES: usize = 8;
-    let m = row.iter().copied().fold(f32::NEG_INFINITY, nan_max);
+    let m = row_max(row);
     if m.is_nan() {
         row.fill(f32::NAN);
         return;
@@ -123,7 +149,7 @@ fn normalize_block(
     sums: &mut [f64],
 ) {
     if inner == 1 && matches!(kind, Kind::Softmax) {
-        softmax_row(chunk);
+        softmax_rows(chunk, chunk.len());
         return;
     }
     maxes.copy_from_slice(&chunk[..inner]);
@@ -189,6 +215,8 @@ fn run(op: &'static str, x: &Tensor, dim: isize, kind: Kind) -> Result<Tensor> {
             .for_each_init(scratch, |(maxes, sums), chunk| {
                 normalize_block(chunk, inner, kind, maxes, sums)
             });
+    } else if inner == 1 && matches!(kind, Kind::Softmax) {
+        softmax_rows(&mut data, block);
     } else {
         let (mut maxes, mut sums) = scratch();
         for chunk in data.chunks_exact_mut(block) {

@@ -42,7 +42,56 @@ pub(crate) fn normalize_dims(op: &'static str, dims: &[isize], rank: usize) -> R
 pub(crate) fn contiguous_data(x: &Tensor) -> Cow<'_, [f32]> {
     match x.as_slice() {
         Some(s) => Cow::Borrowed(s),
-        None => Cow::Owned(x.iter().copied().collect()),
+        None => Cow::Owned(strided_copy(x.view())),
+    }
+}
+
+/// The elements of `view` in row-major order. ndarray's own iterator over a dynamic-rank
+/// view steps a multi-index per element, which costs more than the copy itself on the
+/// transposed heads of attention; this walks the last axis as a plain strided loop and
+/// steps the outer index once per row.
+fn strided_copy(view: ArrayViewD<'_, f32>) -> Vec<f32> {
+    let len = view.len();
+    let mut out = Vec::with_capacity(len);
+    if len == 0 {
+        return out;
+    }
+    if view.ndim() == 0 {
+        out.push(view[IxDyn(&[])]);
+        return out;
+    }
+    let shape = view.shape();
+    let strides = view.strides();
+    let last = shape.len() - 1;
+    let (row_len, row_stride) = (shape[last], strides[last]);
+    let base = view.as_ptr();
+    let mut index = vec![0usize; last];
+    let mut offset = 0isize;
+    loop {
+        // SAFETY: `offset` is the element offset of `index` (kept in step below), and every
+        // element of the row it starts lies inside the view, so each pointer is in bounds.
+        unsafe {
+            let row = base.offset(offset);
+            if row_stride == 1 {
+                out.extend_from_slice(std::slice::from_raw_parts(row, row_len));
+            } else {
+                out.extend((0..row_len as isize).map(|j| *row.offset(j * row_stride)));
+            }
+        }
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return out;
+            }
+            d -= 1;
+            index[d] += 1;
+            offset += strides[d];
+            if index[d] < shape[d] {
+                break;
+            }
+            offset -= strides[d] * shape[d] as isize;
+            index[d] = 0;
+        }
     }
 }
 
@@ -60,7 +109,12 @@ pub(crate) fn from_vec(op: &'static str, shape: &[usize], data: Vec<f32>) -> Res
 
 /// Owned row-major copy of a view, whatever its strides.
 pub(crate) fn to_standard(view: ArrayViewD<'_, f32>) -> Tensor {
-    view.as_standard_layout().into_owned()
+    if view.is_standard_layout() {
+        return view.to_owned();
+    }
+    let shape = view.shape().to_vec();
+    ArrayD::from_shape_vec(IxDyn(&shape), strided_copy(view))
+        .expect("a row-major copy fills its shape")
 }
 
 /// Validates an optional per-channel parameter such as a norm's weight.
