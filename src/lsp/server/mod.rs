@@ -56,9 +56,14 @@ struct State {
     results: DashMap<Uri, Arc<Output>>,
     /// The documents in `results`, least recently analysed first.
     recent: std::sync::Mutex<std::collections::VecDeque<Uri>>,
-    /// Highest (version, configuration generation) whose diagnostics were published, so an old
-    /// result never lands last and one result is not published twice.
-    published: DashMap<Uri, (i32, u64)>,
+    /// The highest (version, configuration generation, stage) whose diagnostics were
+    /// published, and what was sent: an old result never lands last, one result is not
+    /// published twice, and the complete stage of a staged analysis is not sent again when it
+    /// found nothing the first stage had not.
+    published: DashMap<Uri, (PublishKey, Vec<Diagnostic>)>,
+    /// One publication per document at a time (apart from `locks`: the first stage of an
+    /// analysis is published while the analysis goes on).
+    publishing: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
     /// Bumped on every settings change: an analysis started under older settings may finish
     /// after the change and must not be reused as current.
     config_gen: AtomicU64,
@@ -147,8 +152,25 @@ async fn analyze(
     // when it starts, so an edit made meanwhile costs nothing here.
     let current = state.clone();
     let key = uri.clone();
+    // The first stage of a staged analysis (the default traces' findings, before the flagged
+    // retraces) is published while the analysis goes on.
+    let (first_tx, mut first_rx) = tokio::sync::mpsc::unbounded_channel::<Output>();
+    {
+        let (state, client, uri) = (state.clone(), client.clone(), uri.clone());
+        tokio::spawn(async move {
+            if let Some(first) = first_rx.recv().await {
+                publish(&state, &client, &uri, &first).await;
+            }
+        });
+    }
     let job = super::workers::run_keyed(uri, move |host| {
-        (current_version(&current, &key) == Some(version)).then(|| host.analyze(&snap))
+        let still_current = || current_version(&current, &key) == Some(version);
+        still_current().then(|| {
+            host.analyze_staged(&snap, |first| {
+                let _ = first_tx.send(first.diagnostics_only());
+                still_current()
+            })
+        })
     });
     let out = match job.await {
         Ok(Some(out)) => Arc::new(out),
@@ -171,9 +193,17 @@ async fn analyze(
             )
             .await;
     }
+    if !out.complete {
+        // Superseded between the stages: the newer version's analysis finishes it.
+        return Err("superseded".into());
+    }
     keep_result(state, uri, out.clone());
     Ok(out)
 }
+
+/// Orders publications of one document: a later version, settings generation or stage
+/// (the complete one after the first) is newer.
+type PublishKey = (i32, u64, bool);
 
 /// Analyses kept for requests: the documents analysed last (being edited or looked at).
 const KEPT_RESULTS: usize = 8;
@@ -217,28 +247,27 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
 }
 
 async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
-    let lock = state.locks.entry(uri.clone()).or_default().clone();
+    let lock = state.publishing.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
     if current_version(state, uri) != Some(out.version)
         || out.config_gen != state.config_gen.load(Ordering::SeqCst)
     {
         return;
     }
-    if state
-        .published
-        .get(uri)
-        .map(|v| *v >= (out.version, out.config_gen))
-        .unwrap_or(false)
-    {
-        return;
-    }
-    state
-        .published
-        .insert(uri.clone(), (out.version, out.config_gen));
+    let key: PublishKey = (out.version, out.config_gen, out.complete);
     let diags = convert::diagnostics(out, *state.encoding.read().unwrap());
-    client
-        .publish_diagnostics(uri.clone(), diags, Some(out.version))
-        .await;
+    let repeat = match state.published.get(uri) {
+        Some(last) if last.0 >= key => return,
+        // the same version's first stage said it all already
+        Some(last) => last.0 .0 == key.0 && last.0 .1 == key.1 && last.1 == diags,
+        None => false,
+    };
+    state.published.insert(uri.clone(), (key, diags.clone()));
+    if !repeat {
+        client
+            .publish_diagnostics(uri.clone(), diags, Some(out.version))
+            .await;
+    }
 }
 
 impl Server {
@@ -414,6 +443,7 @@ impl LanguageServer for Server {
         self.state.results.remove(&uri);
         self.state.published.remove(&uri);
         self.state.locks.remove(&uri);
+        self.state.publishing.remove(&uri);
         self.client.publish_diagnostics(uri, vec![], None).await;
     }
 }
