@@ -129,6 +129,8 @@ pub struct Interp {
     allowed_in_graph: HashSet<(FileId, Span)>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
+    /// Instances and call scopes, to break their cycles when the interpreter is dropped.
+    pub(crate) created: release::Created,
 }
 
 impl Drop for Interp {
@@ -137,6 +139,7 @@ impl Drop for Interp {
         for ns in self.modules.values() {
             s.module(ns);
         }
+        s.created(&self.created);
         s.drain();
     }
 }
@@ -163,6 +166,7 @@ impl Interp {
             star_lookups: Vec::new(),
             allowed_in_graph: HashSet::new(),
             reuse: None,
+            created: Default::default(),
         }
     }
 
