@@ -91,13 +91,13 @@ impl Server {
             .and_then(Json::as_str)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| Error::invalid_params("expected {uri}"))?;
-        let doc = self
+        let mut doc = self
             .state
             .docs
-            .get(&uri)
+            .get_mut(&uri)
             .ok_or_else(|| Error::invalid_params("document not open"))?;
         let fresh = crate::syntax::parse(&doc.text, None);
-        let tree_ok = fresh.root_node().to_sexp() == doc.tree.root_node().to_sexp();
+        let tree_ok = fresh.root_node().to_sexp() == doc.tree().root_node().to_sexp();
         Ok(
             json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}),
         )
@@ -205,7 +205,8 @@ async fn analyze(
 /// (the complete one after the first) is newer.
 type PublishKey = (i32, u64, bool);
 
-/// Analyses kept for requests: the documents analysed last (being edited or looked at).
+/// Analyses kept for requests: the documents analysed last (being edited or looked at). The
+/// others' trees are dropped too, until they are edited or analysed again.
 const KEPT_RESULTS: usize = 8;
 
 fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
@@ -216,6 +217,9 @@ fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
     while recent.len() > KEPT_RESULTS {
         if let Some(old) = recent.pop_front() {
             state.results.remove(&old);
+            if let Some(mut doc) = state.docs.get_mut(&old) {
+                doc.forget_tree();
+            }
         }
     }
 }
@@ -228,12 +232,13 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let root = host::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
     let environment = Some(config.environment(&root));
-    let doc = state.docs.get(uri)?;
+    let mut doc = state.docs.get_mut(uri)?;
+    let tree = doc.tree();
     Some(Snapshot {
         path,
         root,
         text: doc.text.clone(),
-        tree: doc.tree.clone(),
+        tree,
         version: doc.version,
         filter: config.filter(),
         class_inputs: config.example_inputs,
@@ -275,12 +280,12 @@ impl Server {
     async fn current_analysis(&self, uri: &Uri) -> Result<(Arc<Output>, tree_sitter::Tree)> {
         loop {
             let (version, tree) = {
-                let doc = self
+                let mut doc = self
                     .state
                     .docs
-                    .get(uri)
+                    .get_mut(uri)
                     .ok_or_else(|| Error::invalid_params("document not open"))?;
-                (doc.version, doc.tree.clone())
+                (doc.version, doc.tree())
             };
             match analyze(&self.state, &self.client, uri, version).await {
                 Ok(out) => return Ok((out, tree)),
