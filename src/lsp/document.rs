@@ -219,7 +219,19 @@ mod tests {
         );
         assert_eq!(&*d.text, "def gé(x):\n    return x + 1\n");
         let fresh = crate::syntax::parse(&d.text, None);
-        assert_eq!(d.tree.root_node().to_sexp(), fresh.root_node().to_sexp());
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
         assert_eq!(d.version, 2);
+    }
+
+    #[test]
+    fn an_edit_after_the_tree_was_forgotten_parses_the_whole_new_text() {
+        let mut d = Document::new("def f(x):\n    return x\n", 1);
+        d.forget_tree();
+        d.apply_changes(&[change(1, 11, 1, 12, "x + 1")], 2, Encoding::Utf16);
+        assert_eq!(&*d.text, "def f(x):\n    return x + 1\n");
+        let fresh = crate::syntax::parse(&d.text, None);
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
+        d.forget_tree();
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
     }
 }
