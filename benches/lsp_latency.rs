@@ -1,21 +1,23 @@
-//! Edit → publishDiagnostics latency of `staticfx lsp` over stdio, as an editor sees it.
-//!
-//! Opens a large real file (default: the biggest transformers `modeling_*.py` under
-//! `$STATICFX_CORPUS/transformers`), then sends single-character edits inside a forward one at a
-//! time and times each until the diagnostics for that version arrive.
+//! Edit → publishDiagnostics latency of `staticfx lsp` over stdio, as an editor sees it, beside
+//! `ruff server` on the same file, the same keystrokes and the same layouts in the same run.
 //!
 //! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS] [--open-all DIR]
 //!
-//! Then one keystroke (and its undo) in every forward of the file, and the same keystrokes on
-//! a top-level line (an import), which the server cannot follow
-//! incrementally: that full re-analysis is the anchor the body-edit latency is compared with.
+//! FILE defaults to the biggest transformers `modeling_*.py` under `$STATICFX_CORPUS/transformers`.
+//! Each server is started with its default settings (staticfx's debounce only if `--debounce`
+//! asks for one) and a space is typed and deleted, N keystrokes per site, at three sites: the
+//! first statement of the first forward, of the forward in the middle of the file, and the end
+//! of the first top-level import. Both servers do this twice:
+//! - **in its package**: the file where it lies, the workspace root `--root` or else the folder
+//!   above the file's top package (so `from ...modeling_utils import` resolves);
+//! - **alone**: the file copied by itself into an empty folder, which is the workspace.
 //!
-//! `--open-all DIR` then opens every `modeling_*.py` under DIR, waits until each has been
-//! analysed, and reports the server's resident memory.
+//! The anchor is `ruff server` (`$STATICFX_RUFF`, else `ruff` on PATH); without it the ruff
+//! column says so. staticfx then also types the keystroke once in every forward of the file (the
+//! cost depends on how many classes inline the edited one).
 //!
-//! `--root` is the workspace folder (default: the file's own directory, so sibling imports
-//! resolve but the package above does not; pass the package root to measure whole-project
-//! analysis).
+//! `--open-all DIR` then opens every `modeling_*.py` under DIR in the staticfx server of the
+//! first layout, waits until each has been analysed, and reports its resident memory.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -43,14 +45,13 @@ fn send(stdin: &Mutex<ChildStdin>, msg: &Value) {
 }
 
 impl Lsp {
-    fn start(bin: &Path) -> Lsp {
-        let mut child = Command::new(bin)
-            .arg("lsp")
+    fn start(mut command: Command) -> Lsp {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("start staticfx lsp");
+            .expect("start the language server");
         let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let (tx, rx) = channel();
@@ -178,11 +179,166 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
+/// Where a keystroke is typed: the end of a line.
+struct Site {
+    name: &'static str,
+    line: usize,
+    col: u32,
+}
+
+/// Types a space at the end of `site`'s line and deletes it again, `edits` keystrokes in all,
+/// timing each until the diagnostics of its version arrive.
+fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64) -> Vec<f64> {
+    let mut samples = Vec::with_capacity(edits);
+    for i in 0..edits {
+        *version += 1;
+        let (end, text) = if i % 2 == 0 {
+            (site.col, " ")
+        } else {
+            (site.col + 1, "")
+        };
+        let change = json!({"range": {"start": {"line": site.line, "character": site.col}, "end": {"line": site.line, "character": end}}, "text": text});
+        let t = Instant::now();
+        lsp.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": *version}, "contentChanges": [change]}),
+        );
+        lsp.diagnostics(*version);
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    samples
+}
+
+/// (p50, p95) in ms.
+fn quantiles(samples: &[f64]) -> (f64, f64) {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (percentile(&sorted, 0.5), percentile(&sorted, 0.95))
+}
+
+/// The folder above `file`'s top package: the root a user opens for a file in place.
+fn package_root(file: &Path) -> PathBuf {
+    let mut dir = file.parent().unwrap().to_path_buf();
+    while dir.join("__init__.py").exists() && dir.parent().is_some() {
+        dir = dir.parent().unwrap().to_path_buf();
+    }
+    dir
+}
+
+fn ruff_command() -> Option<Command> {
+    let bin = std::env::var_os("STATICFX_RUFF").unwrap_or_else(|| "ruff".into());
+    let found = Command::new(&bin)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    found.then(|| {
+        let mut c = Command::new(bin);
+        c.arg("server");
+        c
+    })
+}
+
+struct Session {
+    open_ms: f64,
+    diagnostics: usize,
+    /// Latencies per site, in the order of the sites.
+    sites: Vec<Vec<f64>>,
+    every_forward: Vec<f64>,
+    memory: Option<(usize, f64, Option<(f64, f64)>)>,
+}
+
+struct Run<'a> {
+    file: &'a Path,
+    root: &'a Path,
+    text: &'a str,
+    sites: &'a [Site],
+    edits: usize,
+    initialization: Value,
+}
+
+impl Run<'_> {
+    fn session(
+        &self,
+        command: Command,
+        every_forward: &[Site],
+        open_all: Option<&Path>,
+    ) -> Session {
+        let mut lsp = Lsp::start(command);
+        let uri = format!("file://{}", self.file.display());
+        let root_uri = format!("file://{}", self.root.display());
+        lsp.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root_uri, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": self.initialization}),
+        );
+        lsp.notify("initialized", json!({}));
+        let t = Instant::now();
+        lsp.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": self.text}}),
+        );
+        let diagnostics = lsp.diagnostics(1);
+        let open_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut version = 1;
+        let sites = self
+            .sites
+            .iter()
+            .map(|site| keystrokes(&lsp, &uri, site, self.edits, &mut version))
+            .collect();
+        let every_forward = every_forward
+            .iter()
+            .flat_map(|site| keystrokes(&lsp, &uri, site, 2, &mut version))
+            .collect();
+        let memory = open_all.map(|dir| open_every_modeling_file(&lsp, dir));
+        lsp.request("shutdown", Value::Null);
+        lsp.notify("exit", Value::Null);
+        let _ = lsp.child.wait();
+        Session {
+            open_ms,
+            diagnostics,
+            sites,
+            every_forward,
+            memory,
+        }
+    }
+}
+
+/// Memory with every modeling file of a package open, as when a user opens them all.
+fn open_every_modeling_file(lsp: &Lsp, dir: &Path) -> (usize, f64, Option<(f64, f64)>) {
+    let files = modeling_files(dir);
+    let t = Instant::now();
+    let mut waiting = std::collections::HashSet::new();
+    for f in &files {
+        let uri = format!("file://{}", f.display());
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        lsp.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+        );
+        waiting.insert(uri);
+    }
+    while !waiting.is_empty() {
+        let m = lsp
+            .rx
+            .recv_timeout(Duration::from_secs(600))
+            .expect("diagnostics for every opened file");
+        if m["method"] == "textDocument/publishDiagnostics" {
+            waiting.remove(m["params"]["uri"].as_str().unwrap_or(""));
+        }
+    }
+    (
+        files.len(),
+        t.elapsed().as_secs_f64(),
+        rss_mb(lsp.child.id()),
+    )
+}
+
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut file = None;
     let mut open_all = None;
-    let mut edits = 40usize;
+    let mut edits = 20usize;
     let mut root = None;
     // The server's default unless `--debounce` asks for one.
     let mut debounce: Option<u64> = None;
@@ -209,10 +365,8 @@ fn main() {
         return;
     };
     let file = std::fs::canonicalize(&file).unwrap();
-    let root = root.unwrap_or_else(|| file.parent().unwrap().to_path_buf());
+    let in_package_root = root.unwrap_or_else(|| package_root(&file));
     let text = std::fs::read_to_string(&file).unwrap();
-    // An edit point inside a forward: the end of the first statement line of a forward in
-    // the middle of the file.
     let lines: Vec<&str> = text.lines().collect();
     let forwards: Vec<usize> = lines
         .iter()
@@ -233,162 +387,136 @@ fn main() {
                 && lines[i].starts_with("        ")
         })
     };
-    let def = forwards[forwards.len() / 2];
-    let body = first_statement(def).expect("a statement in forward");
-    let col = lines[body].encode_utf16().count() as u32;
-    // Every forward of the file, for the second phase: the cost depends on how many classes
-    // inline the edited one.
-    let spread: Vec<(usize, u32)> = forwards
+    let end_of = |line: usize| lines[line].encode_utf16().count() as u32;
+    let at = |name, line| Site {
+        name,
+        line,
+        col: end_of(line),
+    };
+    let Some(first_body) = forwards.first().and_then(|&d| first_statement(d)) else {
+        println!(
+            "lsp_latency: skipped, {} has no forward with a statement to edit",
+            file.display()
+        );
+        return;
+    };
+    let middle_body = first_statement(forwards[forwards.len() / 2]).unwrap_or(first_body);
+    let Some(import) = lines
+        .iter()
+        .position(|l| l.starts_with("import ") || l.starts_with("from "))
+    else {
+        println!(
+            "lsp_latency: skipped, {} has no top-level import to edit",
+            file.display()
+        );
+        return;
+    };
+    let sites = [
+        at("first forward's body", first_body),
+        at("middle forward's body", middle_body),
+        at("top-level import", import),
+    ];
+    let every_forward: Vec<Site> = forwards
         .iter()
         .filter_map(|&d| first_statement(d))
-        .map(|b| (b, lines[b].encode_utf16().count() as u32))
+        .map(|b| at("a forward", b))
         .collect();
 
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_staticfx"));
-    let mut lsp = Lsp::start(&bin);
-    let uri = format!("file://{}", file.display());
-    let root_uri = format!("file://{}", root.display());
-    let options = match debounce {
+    let alone_dir =
+        std::env::temp_dir().join(format!("staticfx-lsp-latency-{}", std::process::id()));
+    std::fs::create_dir_all(&alone_dir).unwrap();
+    let alone_file = alone_dir.join(file.file_name().unwrap());
+    std::fs::write(&alone_file, &text).unwrap();
+    let layouts = [
+        ("in its package", file.as_path(), in_package_root.as_path()),
+        (
+            "alone in a folder",
+            alone_file.as_path(),
+            alone_dir.as_path(),
+        ),
+    ];
+    let staticfx_bin = PathBuf::from(env!("CARGO_BIN_EXE_staticfx"));
+    let initialization = match debounce {
         Some(ms) => json!({"debounceMs": ms}),
         None => json!({}),
     };
-    lsp.request("initialize", json!({"processId": null, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": options}));
-    lsp.notify("initialized", json!({}));
-    let t = Instant::now();
-    lsp.notify(
-        "textDocument/didOpen",
-        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-    );
-    let n = lsp.diagnostics(1);
-    let open_ms = t.elapsed().as_secs_f64() * 1e3;
+    let ruff_available = ruff_command().is_some();
 
-    let mut samples = Vec::new();
-    for i in 0..edits {
-        let version = i as i64 + 2;
-        // Type a space at the end of the line, then delete it: every edit changes the text.
-        let change = if i % 2 == 0 {
-            json!({"range": {"start": {"line": body, "character": col}, "end": {"line": body, "character": col}}, "text": " "})
-        } else {
-            json!({"range": {"start": {"line": body, "character": col}, "end": {"line": body, "character": col + 1}}, "text": ""})
-        };
-        let t = Instant::now();
-        lsp.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
-        );
-        lsp.diagnostics(version);
-        samples.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    // The same keystroke once in every forward of the file.
-    let mut across = Vec::new();
-    for (k, &(line, c)) in spread.iter().enumerate() {
-        for (j, text) in [" ", ""].into_iter().enumerate() {
-            let version = 100_000 + (2 * k + j) as i64;
-            let end = if text.is_empty() { c + 1 } else { c };
-            let change = json!({"range": {"start": {"line": line, "character": c}, "end": {"line": line, "character": end}}, "text": text});
-            let t = Instant::now();
-            lsp.notify(
-                "textDocument/didChange",
-                json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
-            );
-            lsp.diagnostics(version);
-            across.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
-    // The anchor, in the same run: the same kind of keystroke on a top-level line (the
-    // first import), which no session can follow, so every edit is analysed in full.
-    let top = lines
-        .iter()
-        .position(|l| l.starts_with("import ") || l.starts_with("from "))
-        .expect("an import line");
-    let top_col = lines[top].encode_utf16().count() as u32;
-    let mut full = Vec::new();
-    for i in 0..(edits / 4).max(4) {
-        let version = 200_000 + i as i64;
-        let change = if i % 2 == 0 {
-            json!({"range": {"start": {"line": top, "character": top_col}, "end": {"line": top, "character": top_col}}, "text": " "})
-        } else {
-            json!({"range": {"start": {"line": top, "character": top_col}, "end": {"line": top, "character": top_col + 1}}, "text": ""})
-        };
-        let t = Instant::now();
-        lsp.notify(
-            "textDocument/didChange",
-            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}),
-        );
-        lsp.diagnostics(version);
-        full.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    // Memory with every modeling file of a package open, as when a user opens them all.
-    let memory = open_all.map(|dir| {
-        let files = modeling_files(&dir);
-        let t = Instant::now();
-        let mut waiting = std::collections::HashSet::new();
-        for f in &files {
-            let uri = format!("file://{}", f.display());
-            let text = std::fs::read_to_string(f).unwrap_or_default();
-            lsp.notify(
-                "textDocument/didOpen",
-                json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-            );
-            waiting.insert(uri);
-        }
-        while !waiting.is_empty() {
-            let m = lsp
-                .rx
-                .recv_timeout(Duration::from_secs(600))
-                .expect("diagnostics for every opened file");
-            if m["method"] == "textDocument/publishDiagnostics" {
-                waiting.remove(m["params"]["uri"].as_str().unwrap_or(""));
-            }
-        }
-        (files.len(), t.elapsed().as_secs_f64(), rss_mb(lsp.child.id()))
-    });
-    lsp.request("shutdown", Value::Null);
-    lsp.notify("exit", Value::Null);
-    let _ = lsp.child.wait();
-    let mut sorted = samples.clone();
-    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
     println!(
         "file: {} ({} lines, {} bytes)",
         file.display(),
         lines.len(),
         text.len()
     );
-    println!("workspace root: {}", root.display());
+    for site in &sites {
+        println!("site {:<22} line {}", site.name, site.line + 1);
+    }
     println!(
-        "edit point: line {} (forward at line {}), debounce {}",
-        body + 1,
-        def + 1,
+        "{edits} keystrokes per site; staticfx debounce: {}",
         debounce.map_or("server default".to_string(), |ms| format!("{ms} ms"))
     );
-    println!("open → first diagnostics: {open_ms:.1} ms ({n} diagnostics)");
-    println!(
-        "edit → publishDiagnostics over {} edits: p50 {:.1} ms, p95 {:.1} ms, min {:.1} ms, max {:.1} ms",
-        sorted.len(),
-        percentile(&sorted, 0.5),
-        percentile(&sorted, 0.95),
-        sorted[0],
-        sorted[sorted.len() - 1]
-    );
-    let mut across_sorted = across.clone();
-    across_sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!(
-        "the same keystroke in each of the {} forwards ({} edits): p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
-        spread.len(),
-        across_sorted.len(),
-        percentile(&across_sorted, 0.5),
-        percentile(&across_sorted, 0.95),
-        across_sorted[across_sorted.len() - 1]
-    );
-    let mut full_sorted = full.clone();
-    full_sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    println!(
-        "anchor, edits on a top-level line (full analysis each) over {} edits: p50 {:.1} ms, p95 {:.1} ms; body edits p50 / full p50 = {:.3}",
-        full_sorted.len(),
-        percentile(&full_sorted, 0.5),
-        percentile(&full_sorted, 0.95),
-        percentile(&sorted, 0.5) / percentile(&full_sorted, 0.5)
-    );
+    if !ruff_available {
+        println!(
+            "ruff server: not found (set STATICFX_RUFF or put ruff on PATH); no anchor column"
+        );
+    }
+    let mut memory = None;
+    for (k, (layout, file, root)) in layouts.iter().enumerate() {
+        let run = Run {
+            file,
+            root,
+            text: &text,
+            sites: &sites,
+            edits,
+            initialization: initialization.clone(),
+        };
+        let mut staticfx = Command::new(&staticfx_bin);
+        staticfx.arg("lsp");
+        let ours = run.session(
+            staticfx,
+            if k == 0 { &every_forward } else { &[] },
+            if k == 0 { open_all.as_deref() } else { None },
+        );
+        let ruff = ruff_command().map(|c| run.session(c, &[], None));
+        println!();
+        println!("## {layout} (workspace root {})", root.display());
+        println!(
+            "open → first diagnostics: staticfx {:.1} ms ({} diagnostics){}",
+            ours.open_ms,
+            ours.diagnostics,
+            ruff.as_ref().map_or(String::new(), |r| format!(
+                ", ruff server {:.1} ms ({} diagnostics)",
+                r.open_ms, r.diagnostics
+            ))
+        );
+        println!(
+            "| site | staticfx p50 | staticfx p95 | ruff server p50 | ruff server p95 | p95 ratio |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for (i, site) in sites.iter().enumerate() {
+            let (p50, p95) = quantiles(&ours.sites[i]);
+            let anchor = ruff.as_ref().map(|r| quantiles(&r.sites[i]));
+            match anchor {
+                Some((r50, r95)) => println!(
+                    "| {} | {p50:.1} ms | {p95:.1} ms | {r50:.1} ms | {r95:.1} ms | {:.2}× |",
+                    site.name,
+                    p95 / r95
+                ),
+                None => println!("| {} | {p50:.1} ms | {p95:.1} ms | | | |", site.name),
+            }
+        }
+        if !ours.every_forward.is_empty() {
+            let (p50, p95) = quantiles(&ours.every_forward);
+            println!(
+                "staticfx, the same keystroke in each of the {} forwards: p50 {p50:.1} ms, p95 {p95:.1} ms",
+                every_forward.len()
+            );
+        }
+        if ours.memory.is_some() {
+            memory = ours.memory;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&alone_dir);
     if let Some((n, secs, rss)) = memory {
         match rss {
             Some((now, peak)) => println!(

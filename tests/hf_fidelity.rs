@@ -17,6 +17,12 @@
 //!   reads (`getattr`) are not operations; an op returning several tensors (`chunk`) is one,
 //!   and the `getitem`s torch.fx unpacks its tuple with are not.
 //!
+//! Where model code branches on `torch.compiler.is_compiling()`, staticfx takes Dynamo's side
+//! and the recording eager's: the mixture-of-experts models' `grouped_mm` dispatch calls
+//! `torch._grouped_mm` in eager and the custom op `transformers::grouped_mm_fallback` under
+//! Dynamo (float32 weights), one op per expert projection that differs by name.
+//! `STATICFX_HF_DIFF=mixtral,olmoe` (or `all`) prints those cases' op sequences aligned.
+//!
 //! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
 //! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
 //! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
@@ -51,6 +57,13 @@ const HF_AGREE: &[&str] = &[
     "albert",
     "vit",
     "deit",
+    // sliding-window cache layers, and mixture of experts (grouped_mm dispatch)
+    "mistral",
+    "mixtral",
+    "qwen2_moe",
+    "olmoe",
+    "qwen3_moe",
+    "granitemoe",
 ];
 
 fn manifest_dir() -> PathBuf {
@@ -87,6 +100,8 @@ struct Outcome {
     leaves: Vec<(String, Value)>,
     output: Vec<Value>,
     ops: Vec<String>,
+    /// The output shape of each of `ops`, for the diff `STATICFX_HF_DIFF` prints.
+    op_shapes: Vec<Value>,
 }
 
 fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
@@ -127,6 +142,7 @@ fn build_entry(
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap().clone();
     let mut leaves = Vec::new();
     let mut ops = Vec::new();
+    let mut op_shapes = Vec::new();
     let mut output = Vec::new();
     let shapes: std::collections::HashMap<String, Value> = nodes
         .iter()
@@ -166,7 +182,8 @@ fn build_entry(
             {
                 let name = target.rsplit('.').next().unwrap_or(target);
                 if name != "getattr" {
-                    ops.push(name.to_string());
+                    ops.push(op_family(name).to_string());
+                    op_shapes.push(n["shape"].clone());
                 }
             }
             "output" => {
@@ -186,7 +203,26 @@ fn build_entry(
         leaves,
         output,
         ops,
+        op_shapes,
     })
+}
+
+/// One name for the spellings of one operation on the two sides. Eager reports `a / b` as
+/// torch's `div` (and `2 / a` as `rdiv`), torch.fx as `operator.truediv`; an augmented
+/// assignment `a += b` runs the in-place `add_` in eager, while on a torch.fx proxy, which has
+/// no in-place operators, it is `operator.add`; `a & b` is `__and__` in eager and
+/// `operator.and_` in torch.fx.
+fn op_family(name: &str) -> &str {
+    match name {
+        "truediv" | "rdiv" | "div_" | "itruediv" => "div",
+        "add_" | "iadd" => "add",
+        "sub_" | "isub" => "sub",
+        "mul_" | "imul" => "mul",
+        // `operator.and_` is `a & b`, which eager reports as `__and__`.
+        "and_" | "iand" => "and",
+        "or_" | "ior" => "or",
+        n => n,
+    }
 }
 
 fn collect_refs(v: &Value, out: &mut Vec<String>) {
@@ -212,6 +248,47 @@ fn lcs(a: &[String], b: &[String]) -> usize {
     row[b.len()]
 }
 
+/// The op sequences aligned by their longest common subsequence, one line per op: `  ` both,
+/// `- ` only in the recording, `+ ` only in staticfx's graph, each with its output shape.
+fn op_diff(recorded: &Value, got: &Outcome) -> String {
+    let want: Vec<(String, Value)> = recorded["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let op = op_family(o["op"].as_str().unwrap()).to_string();
+            (op, o["shape"].clone())
+        })
+        .collect();
+    let (n, m) = (want.len(), got.ops.len());
+    // suffix[i][j]: the LCS length of want[i..] and got.ops[j..].
+    let mut suffix = vec![vec![0usize; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            suffix[i][j] = if want[i].0 == got.ops[j] {
+                suffix[i + 1][j + 1] + 1
+            } else {
+                suffix[i + 1][j].max(suffix[i][j + 1])
+            };
+        }
+    }
+    let mut lines = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && want[i].0 == got.ops[j] {
+            lines.push(format!("  {} {}", want[i].0, want[i].1));
+            (i, j) = (i + 1, j + 1);
+        } else if j == m || (i < n && suffix[i + 1][j] >= suffix[i][j + 1]) {
+            lines.push(format!("- {} {}", want[i].0, want[i].1));
+            i += 1;
+        } else {
+            lines.push(format!("+ {} {}", got.ops[j], got.op_shapes[j]));
+            j += 1;
+        }
+    }
+    lines.join("\n")
+}
+
 /// The three comparisons of one case: leaf calls equal, output equal, op agreement in %.
 fn compare(recorded: &Value, got: &Outcome) -> (bool, bool, f64) {
     let want_leaves: Vec<(String, Value)> = recorded["leaves"]
@@ -230,7 +307,7 @@ fn compare(recorded: &Value, got: &Outcome) -> (bool, bool, f64) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["op"].as_str().unwrap().to_string())
+        .map(|o| op_family(o["op"].as_str().unwrap()).to_string())
         .collect();
     let longer = want_ops.len().max(got.ops.len()).max(1);
     let agreement = 100.0 * lcs(&want_ops, &got.ops) as f64 / longer as f64;
@@ -276,6 +353,11 @@ fn transformers_models_match_eager_recordings() {
             Ok(got) => {
                 let (leaves, output, agreement) = compare(&recorded, &got);
                 eprintln!("{id} | {leaves} | {output} | {agreement:.1}");
+                // `STATICFX_HF_DIFF=mistral,mixtral` (or `all`) prints those cases' op diff.
+                let diff_ids = std::env::var("STATICFX_HF_DIFF").unwrap_or_default();
+                if diff_ids == "all" || diff_ids.split(',').any(|d| d == id) {
+                    eprintln!("{}", op_diff(&recorded, &got));
+                }
                 if asserted && !(leaves && output && agreement >= 95.0) {
                     failures.push(format!(
                         "{id}: leaves equal {leaves}, output equal {output}, ops {agreement:.1}%"

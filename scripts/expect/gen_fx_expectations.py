@@ -12,6 +12,10 @@ and scripts/expect/torchvision_cases.json (torchvision models) this script:
      ``torchvision.<path>``),
   2. evaluates the case's ``entry`` expression in the module's namespace,
   3. puts the model in ``.eval()`` mode and runs ``torch.fx.symbolic_trace``,
+     with every defaulted forward parameter the case gives no input for passed as
+     ``concrete_args`` at its default: the graph of ``model(x)``, which is what
+     staticfx builds. Without them torch.fx would trace such a parameter as a tensor
+     (``attn_mask is not None`` would be true, as it never is for ``model(x)``),
   4. runs ``torch.fx.passes.shape_prop.ShapeProp(gm).propagate(*inputs)`` with
      inputs drawn from a fixed seed,
   5. writes tests/expected/fx/<id>.json.
@@ -29,6 +33,7 @@ updated in place for those ids.
 import builtins
 import importlib
 import importlib.util
+import inspect
 import json
 import math
 import operator
@@ -260,6 +265,18 @@ def import_case_module(case):
     return importlib.import_module(f"{package}.{rel}")
 
 
+def defaults_left_alone(model, inputs):
+    """The forward parameters `model(**inputs)` leaves at their defaults, with those defaults."""
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    params = inspect.signature(model.forward).parameters.items()
+    concrete = {
+        name: p.default
+        for name, p in params
+        if name not in inputs and p.kind in kinds and p.default is not inspect.Parameter.empty
+    }
+    return concrete or None
+
+
 def make_inputs(spec):
     """Inputs in forward-parameter order, drawn from the fixed seed."""
     gen = torch.Generator().manual_seed(SEED)
@@ -301,7 +318,7 @@ def run_case(case):
         model = eval(case["entry"], module.__dict__)
         model.eval()
         stage = "symbolic_trace"
-        gm = torch.fx.symbolic_trace(model)
+        gm = torch.fx.symbolic_trace(model, concrete_args=defaults_left_alone(model, case["inputs"]))
         stage = "shape_prop"
         inputs = make_inputs(case["inputs"])
         with torch.no_grad():

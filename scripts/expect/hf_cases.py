@@ -39,6 +39,9 @@ CASES = [
     case("mixtral", "MixtralForCausalLM", "MixtralConfig", {**DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}),
     case("qwen2_moe", "Qwen2MoeForCausalLM", "Qwen2MoeConfig", {**DECODER, "num_key_value_heads": 2, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 32}),
     case("olmoe", "OlmoeForCausalLM", "OlmoeConfig", {**DECODER, "num_key_value_heads": 2, "num_experts": 4, "num_experts_per_tok": 2}),
+    case("qwen3_moe", "Qwen3MoeForCausalLM", "Qwen3MoeConfig", {**DECODER, "num_key_value_heads": 2, "head_dim": 8, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32}),
+    case("granitemoe", "GraniteMoeForCausalLM", "GraniteMoeConfig", {**DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}),
+    case("phimoe", "PhimoeForCausalLM", "PhimoeConfig", {**DECODER, "num_key_value_heads": 2, "num_local_experts": 4, "num_experts_per_tok": 2}),
     # encoder-only
     case("bert", "BertModel", "BertConfig", DECODER),
     case("roberta", "RobertaModel", "RobertaConfig", DECODER),

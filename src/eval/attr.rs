@@ -8,7 +8,7 @@ use super::trace::is_tensor_attribute;
 use super::value::{FnKind, ObjKind, TensorConst, Unknown, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::shapes::DType;
+use crate::shapes::{DType, Meta};
 use crate::syntax::Span;
 
 /// The attribute of a `__code__` record holding the function it is the code of.
@@ -27,8 +27,18 @@ impl Interp {
         span: Span,
     ) -> EResult<Value> {
         match obj {
-            Value::Proxy(_) => {
-                if is_tensor_attribute(name) {
+            Value::Proxy(n) => {
+                let device = match self.tracer.as_ref().map(|t| t.meta(*n)) {
+                    Some(Meta::Device(d)) => Some(d.to_string()),
+                    _ => None,
+                };
+                if let Some(device) = device.filter(|_| matches!(name, "type" | "index")) {
+                    // A device's fields are constants, as Dynamo reads them: no node.
+                    Ok(match name {
+                        "type" => Value::str(&device),
+                        _ => Value::None,
+                    })
+                } else if is_tensor_attribute(name) {
                     self.trace_attribute(frame, obj, name, span)
                 } else {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))

@@ -1031,19 +1031,7 @@ impl Interp {
                 } else {
                     FnKind::StaticMethod
                 };
-                Ok(Value::Function(Rc::new(super::value::Function {
-                    name: f.name.clone(),
-                    qualname: f.qualname.clone(),
-                    file: f.file.clone(),
-                    file_id: f.file_id,
-                    span: f.span,
-                    params: f.params.clone(),
-                    closure: f.closure.clone(),
-                    globals: f.globals.clone(),
-                    kind,
-                    is_lambda: f.is_lambda,
-                    is_generator: f.is_generator,
-                })))
+                Ok(Value::Function(Rc::new(f.with_kind(kind))))
             }
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"

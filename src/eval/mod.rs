@@ -127,6 +127,9 @@ pub struct Interp {
     /// Functions registered with `allow_in_graph`, by identity: Dynamo records their calls as
     /// one node each (`trace::allow_in_graph`).
     allowed_in_graph: HashSet<(FileId, Span)>,
+    /// The fake implementation registered for each custom op (`ns::name`), which gives a
+    /// call's output shape (`trace::custom_op`).
+    custom_op_fakes: HashMap<String, Value>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
     /// Instances and call scopes, to break their cycles when the interpreter is dropped.
@@ -165,6 +168,7 @@ impl Interp {
             wrapped: HashMap::new(),
             star_lookups: Vec::new(),
             allowed_in_graph: HashSet::new(),
+            custom_op_fakes: HashMap::new(),
             reuse: None,
             created: Default::default(),
         }

@@ -997,6 +997,13 @@ impl Interp {
             | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
             "torch._C._get_tracing_state" => return Ok(Value::None),
             p if crate::eval::trace::is_allow_in_graph(p) => return Ok(self.allow_in_graph(&a0)),
+            "torch.library.register_fake" | "torch.library.impl_abstract" => {
+                return Ok(self.register_fake(&args))
+            }
+            p if self.tracing() && self.custom_op_fake(p).is_some() => {
+                let fake = self.custom_op_fake(p).expect("checked");
+                return self.call_custom_op(frame, p, &fake, args, kwargs, span);
+            }
             // Dynamo captures a checkpointed call as the higher-order op
             // `tag_activation_checkpoint` over a subgraph of the function; torch.fx, which never
             // sees the wrapper, records the function's own nodes in place. The graph shows

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 mod allow_in_graph;
+mod custom_op;
 pub mod default_config;
 pub mod root;
 

@@ -107,6 +107,7 @@ pub enum FnKind {
     Property,
 }
 
+#[derive(Clone)]
 pub struct Function {
     pub name: String,
     pub qualname: String,
@@ -120,6 +121,16 @@ pub struct Function {
     pub kind: FnKind,
     pub is_lambda: bool,
     pub is_generator: bool,
+}
+
+impl Function {
+    /// The same function bound another way (`classmethod(f)`, `types.FunctionType(f.__code__, …)`).
+    pub fn with_kind(&self, kind: FnKind) -> Function {
+        Function {
+            kind,
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Clone)]

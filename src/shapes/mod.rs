@@ -191,6 +191,8 @@ pub enum Meta {
     Size(Shape),
     Str(String),
     Dtype(DType),
+    /// A `torch.device`, by its type (`cpu`).
+    Device(String),
     Slice(Box<[Meta; 3]>),
     Ellipsis,
     Seq(Vec<Meta>),
@@ -307,6 +309,7 @@ impl Meta {
             Meta::None => "None".into(),
             Meta::Str(s) => format!("{s:?}"),
             Meta::Dtype(d) => format!("torch.{}", d.as_str()),
+            Meta::Device(d) => format!("device(type='{d}')"),
             Meta::Slice(_) => "slice".into(),
             Meta::Ellipsis => "...".into(),
             Meta::Unknown => "?".into(),

@@ -1,5 +1,5 @@
 //! Standard-library classes whose behaviour is plain Python over other protocols (the
-//! `Mapping` mixins over `__getitem__` and `__iter__`), written in Python that ships with
+//! `Mapping` and `Sequence` mixins over `__getitem__`, `__iter__` and `__len__`), written in Python that ships with
 //! staticfx and evaluated like any library source. A class statement naming one of these as
 //! a base inherits the Python version's methods.
 
@@ -23,6 +23,8 @@ const BUNDLED: &[Bundled] = &[
             ("collections.abc.MutableMapping", "MutableMapping"),
             ("typing.Mapping", "Mapping"),
             ("typing.MutableMapping", "MutableMapping"),
+            ("collections.abc.Sequence", "Sequence"),
+            ("typing.Sequence", "Sequence"),
         ],
     },
     Bundled {

@@ -90,19 +90,7 @@ impl Interp {
                     return None;
                 };
                 Some(Ok(Value::Function(std::rc::Rc::new(
-                    super::value::Function {
-                        name: f.name.clone(),
-                        qualname: f.qualname.clone(),
-                        file: f.file.clone(),
-                        file_id: f.file_id,
-                        span: f.span,
-                        params: f.params.clone(),
-                        closure: f.closure.clone(),
-                        globals: f.globals.clone(),
-                        kind: super::value::FnKind::Plain,
-                        is_lambda: f.is_lambda,
-                        is_generator: f.is_generator,
-                    },
+                    f.with_kind(super::value::FnKind::Plain),
                 ))))
             }
             "functools.update_wrapper" => {

@@ -96,6 +96,24 @@ impl Interp {
         kwargs: &[(String, Value)],
         span: Span,
     ) -> EResult<Meta> {
+        // The registration is lifted while the body runs, or the call would find itself.
+        let identity = (f.file_id, f.span);
+        self.allowed_in_graph.remove(&identity);
+        let meta = self.scratch_output_meta(frame, &Value::Function(f.clone()), args, kwargs, span);
+        self.allowed_in_graph.insert(identity);
+        meta
+    }
+
+    /// What `callee(*args, **kwargs)` returns, run on a scratch tracer whose placeholders stand
+    /// for the traced arguments: only the output's abstract value is kept, no node or event.
+    pub(in crate::eval) fn scratch_output_meta(
+        &mut self,
+        frame: &Frame,
+        callee: &Value,
+        args: &[Value],
+        kwargs: &[(String, Value)],
+        span: Span,
+    ) -> EResult<Meta> {
         let Some(main) = self.tracer.take() else {
             return Ok(Meta::Unknown);
         };
@@ -115,11 +133,7 @@ impl Interp {
             })
             .collect();
         self.tracer = Some(scratch);
-        // The registration is lifted while the body runs, or the call would find itself.
-        let identity = (f.file_id, f.span);
-        self.allowed_in_graph.remove(&identity);
-        let result = self.call_function(frame, f, None, args, kwargs, span);
-        self.allowed_in_graph.insert(identity);
+        let result = self.call_value(frame, callee, args, kwargs, span);
         let scratch = self.tracer.replace(main).expect("scratch tracer");
         match result {
             Ok(v) => Ok(output_meta(&scratch, &v)),

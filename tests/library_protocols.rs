@@ -1,0 +1,84 @@
+//! What library code relies on that the evaluator follows as Python and torch do: a
+//! `collections.abc.Sequence` subclass iterates through its `__getitem__` until IndexError,
+//! a tensor's device is a constant (`x.device.type` is `"cpu"`, no node), and a custom op
+//! (`torch.library.custom_op`) is one node shaped by its registered fake.
+
+use serde_json::Value;
+use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+
+const MODEL: &str = r#"from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+
+class Layers(Sequence["int"]):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i >= self.n:
+            raise IndexError("list index out of range")
+        return i * 10
+
+
+def _pair(a, b):
+    return torch.zeros(a.size(0), b.size(1))
+
+
+def _pair_fake(a, b):
+    return torch.empty(a.size(0), b.size(1), dtype=a.dtype)
+
+
+torch.library.custom_op("demo::pair", _pair, mutates_args=(), schema="(Tensor a, Tensor b) -> Tensor")
+torch.library.register_fake("demo::pair", _pair_fake)
+
+
+class M(nn.Module):
+    def forward(self, x):
+        layers = Layers(3)
+        seen = [v for v in layers]
+        h = x * 2 if x.device.type == "cpu" else x * 3
+        y = torch.ops.demo.pair(h, x.t())
+        return y, seen, 20 in layers, layers.index(20), list(reversed(layers))
+"#;
+
+#[test]
+fn sequences_devices_and_custom_ops_follow_python_and_torch() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(&file, MODEL).unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=4x6".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    assert!(a.graphs[0].error.is_none(), "{:?}", a.graphs[0].error);
+    let json: Value =
+        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
+    let calls: Vec<(&str, &Value)> = nodes
+        .iter()
+        .filter(|n| matches!(n["op"].as_str(), Some("call_function" | "call_method")))
+        .map(|n| (n["target"].as_str().unwrap(), &n["shape"]))
+        .collect();
+    // Only the CPU side of the branch (reading the device leaves no node), and the custom op
+    // once, shaped [4, 4] by its fake (`_pair`'s own body is never traced: no `zeros`).
+    let targets: Vec<&str> = calls.iter().map(|(t, _)| *t).collect();
+    assert_eq!(
+        targets,
+        ["operator.mul", "t", "torch.ops.demo.pair"],
+        "{calls:?}"
+    );
+    assert_eq!(calls[2].1, &serde_json::json!([4, 4]));
+    let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
+    let shown = output["args"].to_string();
+    for want in ["[0,10,20]", "true", "2", "[20,10,0]"] {
+        assert!(shown.contains(want), "{want} not in {shown}");
+    }
+}
