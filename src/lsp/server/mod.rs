@@ -3,7 +3,8 @@
 //! tower-lsp-server runs handlers concurrently and an await before the edit could reorder
 //! changes) and analysis scheduling: at once (unless `debounce-ms` asks for a quiet time), on
 //! a large-stack worker; a version superseded before its analysis starts is dropped, and only
-//! the newest version's diagnostics reach the client. The other requests have a file each: `hover`,
+//! the newest version's diagnostics reach the client. A file whose classes are built from a
+//! config gets its default traces' diagnostics first and the flagged retraces' after. The other requests have a file each: `hover`,
 //! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `settings`.
 
 mod code_action;
