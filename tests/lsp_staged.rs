@@ -8,11 +8,42 @@ mod lsp_support;
 use lsp_support::TestClient;
 use serde_json::Value;
 
+// Not a file under tests/fixtures: `tests/surfaces_agree` compares the first publication,
+// which for this file lacks the flagged break by design.
+const FLAG_ONLY_BREAK: &str = r#"# A break only `output_attentions=True` reaches, in a module built from a config (a local
+# `PreTrainedConfig` base stands for transformers' own).
+import torch
+from torch import nn
+
+
+class PreTrainedConfig:
+    pass
+
+
+class TinyConfig(PreTrainedConfig):
+    def __init__(self, hidden_size=8, output_attentions=False):
+        self.hidden_size = hidden_size
+        self.output_attentions = output_attentions
+
+
+class Block(nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.config = config
+        self.proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        out = self.proj(hidden_states)
+        if self.config.output_attentions:
+            print("attention weights", out)
+        return out
+"#;
+
 const URI: &str = "file:///tmp/staticfx-staged/flag_only_break.py";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn breaks_only_a_config_flag_reaches_are_published() {
-    let text = include_str!("fixtures/lsp/flag_only_break.py");
+    let text = FLAG_ONLY_BREAK;
     let mut c = TestClient::start(Value::Null);
     c.initialize(None, serde_json::json!({}), false).await;
     c.open(URI, text).await;
