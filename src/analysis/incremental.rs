@@ -25,7 +25,9 @@ use std::sync::Arc;
 
 use tree_sitter::{Node, Tree};
 
-use super::{trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult};
+use super::{
+    flagged_findings, trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult, Retrace,
+};
 use crate::diagnostics::{codes, Diagnostic};
 use crate::eval::value::ModuleNs;
 use crate::eval::{contains_yield, find_node, Interp};
@@ -146,6 +148,8 @@ pub struct Session {
     /// which only the tree can tell.
     live_spans: Vec<Option<Span>>,
     classes: Vec<ClassEntry>,
+    /// The flagged retraces [`Session::start`] left for [`Session::finish_retraces`], by class.
+    retraces: Vec<Option<Retrace>>,
     /// False when the full analysis ran out of budget: what a class saw then depended on
     /// the others, so no part of it can be reused.
     reusable: bool,
@@ -217,20 +221,51 @@ impl Session {
             live_spans: sites.iter().map(|s| Some(s.span)).collect(),
             sites,
             classes: vec![],
+            retraces: vec![],
             reusable: true,
         };
         for i in 0..session.sites.len() {
             let spent = session.interp.steps_used();
-            let entry = session.trace(i, spent);
+            let (entry, retrace) = session.trace_default(i, spent);
             session.classes.push(entry);
+            session.retraces.push(retrace);
         }
-        session.reusable = !session
-            .top_diagnostics
-            .iter()
-            .chain(session.classes.iter().flat_map(|c| &c.diagnostics))
-            .any(|d| d.code == codes::BUDGET);
+        session.note_budget();
         let analysis = session.analysis();
         Ok((session, analysis))
+    }
+
+    /// Whether [`Session::finish_retraces`] has work left: the analysis [`Session::start`]
+    /// returned lacks the breaks only a config flag reaches.
+    pub fn has_pending_retraces(&self) -> bool {
+        self.retraces.iter().any(Option::is_some)
+    }
+
+    /// Runs the flagged retraces `start` left (as a full analysis runs them, after every
+    /// default trace) and returns the complete analysis; None when none were left.
+    pub fn finish_retraces(&mut self) -> Option<FileAnalysis> {
+        if !self.has_pending_retraces() {
+            return None;
+        }
+        self.interp.limits.deadline = deadline(&self.opts);
+        for i in 0..self.retraces.len() {
+            let Some(retrace) = self.retraces[i].take() else {
+                continue;
+            };
+            let spent = self.interp.steps_used();
+            self.retrace(i, &retrace, spent);
+        }
+        self.note_budget();
+        Some(self.analysis())
+    }
+
+    /// A full analysis that ran out of budget cannot be reused in part.
+    fn note_budget(&mut self) {
+        self.reusable = !self
+            .top_diagnostics
+            .iter()
+            .chain(self.classes.iter().flat_map(|c| &c.diagnostics))
+            .any(|d| d.code == codes::BUDGET);
     }
 
     pub fn path(&self) -> &Path {
@@ -246,6 +281,8 @@ impl Session {
     /// not one a session can follow: the session is then spent, and the caller starts a
     /// new one.
     pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
+        // the retraces ran on the base text, as the full analysis this update continues
+        self.finish_retraces();
         if !self.reusable || self.edits.len() >= MAX_EDITS {
             return None;
         }
@@ -291,7 +328,7 @@ impl Session {
                         .filter(|(j, _)| *j != i)
                         .map(|(_, c)| c.steps)
                         .sum::<u64>();
-                self.classes[i] = self.trace(i, others);
+                self.trace_again(i, others);
                 // A full analysis shares one budget across classes: running out here would
                 // have starved the classes after this one too.
                 if self.classes[i]
@@ -366,37 +403,46 @@ impl Session {
             // The rules read only what the class ran, which did not change; the line
             // numbers follow the text.
             crate::breaks::locate(&self.interp.project, &mut g.breaks);
+            crate::breaks::locate(&self.interp.project, &mut g.flagged_breaks);
         }
     }
 
-    /// Builds and traces class `i` with the newest text of every edited function, after
-    /// `spent` steps of the file's budget.
-    fn trace(&mut self, i: usize, spent: u64) -> ClassEntry {
+    /// Builds and traces class `i` again with the newest text of every edited function,
+    /// after `spent` steps of the file's budget, flagged retraces included.
+    fn trace_again(&mut self, i: usize, spent: u64) {
+        let (entry, retrace) = self.trace_default(i, spent);
+        self.classes[i] = entry;
+        self.retraces[i] = None;
+        if let Some(retrace) = retrace {
+            let spent = self.interp.steps_used();
+            self.retrace(i, &retrace, spent);
+        }
+    }
+
+    /// Class `i`'s default trace (with the newest text of every edited function, after
+    /// `spent` steps of the file's budget), and what its flagged retraces need.
+    fn trace_default(&mut self, i: usize, spent: u64) -> (ClassEntry, Option<Retrace>) {
         let deadline = self.interp.limits.deadline;
         self.interp.reset_for_analysis(deadline);
         self.interp.set_steps_used(spent);
         self.interp.touched = Some(HashSet::new());
-        let graph = trace_class(
+        let traced = trace_class(
             &mut self.interp,
             self.base,
             &self.ns,
             &self.sites[i],
             &self.opts,
         );
+        let (graph, retrace) = match traced {
+            Some((g, r)) => (Some(g), r),
+            None => (None, None),
+        };
         let touched = self.interp.touched.take().unwrap_or_default();
         let steps = self.interp.steps_used().saturating_sub(spent);
         let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
-        // Spans of functions never edited are in the base's coordinates, the others in the
-        // live file's already.
-        let (base, live, edits) = (self.base, self.live, &self.edits);
-        let to_live = |file: &mut FileId, span: &mut Span| {
-            if *file == base {
-                for e in edits {
-                    *span = e.span(*span);
-                }
-                *file = live;
-            }
-        };
+        let edits = self.edits.clone();
+        let to_live = live_mover(self.base, self.live, &edits);
+        let live = self.live;
         let mut reach = 0;
         for d in &mut diagnostics {
             to_live(&mut d.file, &mut d.span);
@@ -406,19 +452,62 @@ impl Session {
         }
         let class_span = self.live_spans[i];
         let graph = graph.map(|mut g| {
-            reach = reach.max(for_each_span(&mut g, live, to_live));
+            reach = reach.max(for_each_span(&mut g, live, &to_live));
             if let Some(span) = class_span {
                 g.class_span = span;
             }
             g.breaks = crate::breaks::annotate(&self.interp.project, &g, &self.opts.torch_target);
             Arc::new(g)
         });
-        ClassEntry {
+        let entry = ClassEntry {
             graph,
             diagnostics,
             touched,
             steps,
             reach,
+        };
+        (entry, retrace)
+    }
+
+    /// Runs class `i`'s flagged retraces after `spent` steps and adds what they found to its
+    /// entry: the breaks, the functions they called, their steps and diagnostics.
+    fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) {
+        let deadline = self.interp.limits.deadline;
+        self.interp.reset_for_analysis(deadline);
+        self.interp.set_steps_used(spent);
+        self.interp.touched = Some(HashSet::new());
+        let mut flagged = flagged_findings(&mut self.interp, retrace, &self.opts);
+        let touched = self.interp.touched.take().unwrap_or_default();
+        let steps = self.interp.steps_used().saturating_sub(spent);
+        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let edits = self.edits.clone();
+        let to_live = live_mover(self.base, self.live, &edits);
+        let live = self.live;
+        let entry = &mut self.classes[i];
+        for d in &mut diagnostics {
+            to_live(&mut d.file, &mut d.span);
+            if d.file == live {
+                entry.reach = entry.reach.max(d.span.end);
+            }
+        }
+        for f in &mut flagged {
+            to_live(&mut f.file, &mut f.span);
+            for (rf, rs, _) in &mut f.related {
+                to_live(rf, rs);
+            }
+            if f.file == live {
+                entry.reach = entry.reach.max(f.span.end);
+            }
+        }
+        crate::breaks::locate(&self.interp.project, &mut flagged);
+        entry.touched.extend(touched);
+        entry.steps += steps;
+        entry.diagnostics.extend(diagnostics);
+        if let Some(g) = &mut entry.graph {
+            let g = Arc::make_mut(g);
+            // spans already in live coordinates, as the merged breaks are
+            g.flagged_breaks = flagged.clone();
+            crate::breaks::add_flagged(&mut g.breaks, &flagged);
         }
     }
 
@@ -443,6 +532,19 @@ impl Session {
             file: live,
             graphs,
             diagnostics,
+        }
+    }
+}
+
+/// Moves a (file, span) of the base into the live file's coordinates: spans of functions
+/// never edited are in the base's, the others in the live file's already.
+fn live_mover(base: FileId, live: FileId, edits: &[Edit]) -> impl Fn(&mut FileId, &mut Span) + '_ {
+    move |file: &mut FileId, span: &mut Span| {
+        if *file == base {
+            for e in edits {
+                *span = e.span(*span);
+            }
+            *file = live;
         }
     }
 }
@@ -545,7 +647,7 @@ fn for_each_span(
     if let Some(d) = &mut g.error {
         at(&mut d.file, &mut d.span);
     }
-    for b in &mut g.breaks {
+    for b in g.breaks.iter_mut().chain(&mut g.flagged_breaks) {
         at(&mut b.file, &mut b.span);
         for (rf, rs, _) in &mut b.related {
             at(rf, rs);

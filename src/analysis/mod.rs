@@ -199,6 +199,7 @@ fn run(
     let file_ref = interp.project.file(file);
     let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree, &file_ref.text);
     let mut out = Vec::new();
+    let mut retraces = Vec::new();
     let mut found_requested = false;
     for site in &sites {
         if let Some(want) = &opts.class {
@@ -207,15 +208,33 @@ fn run(
             }
             found_requested = true;
         }
-        out.extend(trace_class(interp, file, &ns, site, opts));
+        if let Some((g, retrace)) = trace_class(interp, file, &ns, site, opts) {
+            out.push(g);
+            retraces.push(retrace);
+        }
     }
     if let (Some(want), false) = (&opts.class, found_requested) {
         return Err(AnalysisError::NoSuchClass(want.clone()));
     }
+    // Every default trace first, then the flagged retraces, in the order the editor's
+    // session runs them (it publishes the default traces' findings before the retraces).
+    for (g, retrace) in out.iter_mut().zip(&retraces) {
+        if let Some(retrace) = retrace {
+            g.flagged_breaks = flagged_findings(interp, retrace, opts);
+        }
+    }
     Ok(out)
 }
 
-/// Per-class mode for one class of the module `ns` of `file`: None when the name is not a
+/// What the flagged retraces of one class need: the instance its default trace built.
+pub(crate) struct Retrace {
+    root: Value,
+    inputs: Vec<InputSpec>,
+    seeds: Vec<(String, crate::shapes::Meta)>,
+}
+
+/// Per-class mode for one class of the module `ns` of `file`: its default trace, and for a
+/// module built from a config what [`flagged_findings`] retraces. None when the name is not a
 /// module class with something to trace.
 pub(crate) fn trace_class(
     interp: &mut Interp,
@@ -223,7 +242,7 @@ pub(crate) fn trace_class(
     ns: &ModuleNs,
     site: &crate::syntax::queries::ClassSite,
     opts: &GraphOptions,
-) -> Option<GraphResult> {
+) -> Option<(GraphResult, Option<Retrace>)> {
     let class = ns.vars.borrow().get(&site.name).cloned();
     let Some(class @ Value::Class(_)) = class else {
         return None;
@@ -238,27 +257,44 @@ pub(crate) fn trace_class(
         .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
         .collect();
     let mut g = trace_root_seeded(interp, &value, inputs, &seeds);
-    if is_built_from_config(&value) {
-        for flag in Flag::ALL {
-            let Some(flagged) = trace_flagged(interp, &value, inputs, &seeds, flag) else {
-                continue;
-            };
-            for mut f in crate::breaks::annotate(&interp.project, &flagged, &opts.torch_target) {
-                // the retrace's nodes and regions are not the graph's
-                f.node = None;
-                f.region = None;
-                f.impact_nodes = 0;
-                f.message = format!("{} (only {})", f.message, flag.condition());
-                g.flagged_breaks.push(f);
-            }
-        }
-    }
     g.name = format!("{}.forward", site.name);
     g.class = site.name.clone();
     g.file = file;
     g.class_span = site.span;
     own_unplaced_error(&mut g, file);
-    Some(g)
+    let retrace = is_built_from_config(&value).then(|| Retrace {
+        root: value,
+        inputs: inputs.clone(),
+        seeds,
+    });
+    Some((g, retrace))
+}
+
+/// The breaks a class's forward reaches only under a config flag (gradient checkpointing in
+/// training, `output_attentions=True`), each message naming its condition: the graph's
+/// `flagged_breaks`, which `breaks::annotate` merges with the default trace's.
+pub(crate) fn flagged_findings(
+    interp: &mut Interp,
+    retrace: &Retrace,
+    opts: &GraphOptions,
+) -> Vec<crate::breaks::Finding> {
+    let mut out = Vec::new();
+    for flag in Flag::ALL {
+        let Some(flagged) =
+            trace_flagged(interp, &retrace.root, &retrace.inputs, &retrace.seeds, flag)
+        else {
+            continue;
+        };
+        for mut f in crate::breaks::annotate(&interp.project, &flagged, &opts.torch_target) {
+            // the retrace's nodes and regions are not the graph's
+            f.node = None;
+            f.region = None;
+            f.impact_nodes = 0;
+            f.message = format!("{} (only {})", f.message, flag.condition());
+            out.push(f);
+        }
+    }
+    out
 }
 
 /// A trace that could not start (the module was not constructed) reports its error at the

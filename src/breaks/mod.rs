@@ -244,19 +244,25 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();
     out.retain(|f| seen.insert(f.site_key()));
-    // Breaks only a flag reaches (their own trace annotated them), at sites the default trace
-    // does not report: after the default trace's filters, which are about its own frames.
-    let flagged: Vec<Finding> = result
-        .flagged_breaks
-        .iter()
-        .filter(|f| seen.insert(f.site_key()))
-        .cloned()
-        .collect();
-    if !flagged.is_empty() {
-        out.extend(flagged);
-        out.sort_by_key(|f| (f.file, f.span.start, f.code));
-    }
+    // after the default trace's filters, which are about its own frames
+    add_flagged(&mut out, &result.flagged_breaks);
     out
+}
+
+/// Adds to a graph's breaks those only a flag reaches (their own trace annotated them), at
+/// sites the default trace does not report.
+pub fn add_flagged(breaks: &mut Vec<Finding>, flagged: &[Finding]) {
+    let mut seen: std::collections::HashSet<_> = breaks.iter().map(Finding::site_key).collect();
+    let before = breaks.len();
+    breaks.extend(
+        flagged
+            .iter()
+            .filter(|f| seen.insert(f.site_key()))
+            .cloned(),
+    );
+    if breaks.len() > before {
+        breaks.sort_by_key(|f| (f.file, f.span.start, f.code));
+    }
 }
 
 /// Sets the findings' line and column numbers from their spans.

@@ -453,6 +453,7 @@ impl Interp {
             vars: RefCell::new(bound.into_iter().collect()),
             parent: f.closure.clone(),
         });
+        self.created.scope(&scope);
         let class = self.defining_class(f);
         let receiver = f
             .params

@@ -544,6 +544,22 @@ impl Interp {
                 if let Some(found) = super::stdlib::os::environ_contains(&b) {
                     return Ok(Value::Bool(found == (op == "in")));
                 }
+                // Python asks `__contains__` before iterating: transformers' lazy auto mappings
+                // answer it from names, while iterating them imports every model.
+                let contains = match &b {
+                    Value::Object(o) => match self.class_lookup(&o.class, "__contains__") {
+                        Some(Value::Function(f)) => Some(f),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if let Some(f) = contains {
+                    let r = self.call_function(frame, &f, Some(b), vec![a], vec![], span)?;
+                    return Ok(match self.truth(frame, &r, span)? {
+                        Truth::Known(v) => Value::Bool(v == (op == "in")),
+                        _ => Value::unknown("membership test on an unknown value"),
+                    });
+                }
                 let r = match &b {
                     Value::Proxy(_) => {
                         return self.trace_function(

@@ -143,6 +143,8 @@ pub struct Interp {
     functools: stdlib::functools::FunctoolsState,
     /// `@contextmanager` wrappers and the generator managers `with` statements entered.
     contextlib: stdlib::contextlib::ContextlibState,
+    /// Instances and call scopes, to break their cycles when the interpreter is dropped.
+    pub(crate) created: release::Created,
 }
 
 impl Drop for Interp {
@@ -151,6 +153,7 @@ impl Drop for Interp {
         for ns in self.modules.values() {
             s.module(ns);
         }
+        s.created(&self.created);
         s.drain();
     }
 }
@@ -182,6 +185,7 @@ impl Interp {
             init_skips: (usize::MAX, 0),
             functools: Default::default(),
             contextlib: Default::default(),
+            created: Default::default(),
         }
     }
 

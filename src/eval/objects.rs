@@ -56,12 +56,14 @@ fn spec_params(spec: &ModuleSpec) -> Vec<FnParam> {
 impl Interp {
     fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
         let id = self.new_object_id();
-        Rc::new(Object {
+        let o = Rc::new(Object {
             id,
             class,
             kind,
             attrs: RefCell::new(Default::default()),
-        })
+        });
+        self.created.object(&o);
+        o
     }
 
     /// `SomeClass(...)` for a user class.

@@ -5,9 +5,45 @@
 //! every mutable container reachable from the loaded modules lets them drop.
 
 use std::collections::HashSet;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
-use super::value::{ModuleNs, Scope, Value};
+use super::value::{ModuleNs, Object, Scope, Value};
+
+/// What an interpreter created that no module need reach: instances (a module holding a bound
+/// method of itself, a config shared by layers that point back at it) and call scopes (a
+/// closure kept in the scope it closes over, as every decorator's wrapper is). Cycles among
+/// them outlived the interpreter: each analysis of the language server leaked its models.
+/// Held weakly, so they free as usual while the interpreter runs.
+#[derive(Default)]
+pub struct Created {
+    objects: Vec<Weak<Object>>,
+    scopes: Vec<Weak<Scope>>,
+    /// How many handles were left after the last pruning.
+    live: usize,
+}
+
+impl Created {
+    pub fn object(&mut self, o: &Rc<Object>) {
+        self.objects.push(Rc::downgrade(o));
+        self.prune();
+    }
+
+    pub fn scope(&mut self, s: &Rc<Scope>) {
+        self.scopes.push(Rc::downgrade(s));
+        self.prune();
+    }
+
+    /// Drops the handles of what was freed: a weak handle keeps its allocation, so they must
+    /// not pile up (amortised: after the handles doubled).
+    fn prune(&mut self) {
+        if self.objects.len() + self.scopes.len() < (2 * self.live).max(4096) {
+            return;
+        }
+        self.objects.retain(|w| w.strong_count() > 0);
+        self.scopes.retain(|w| w.strong_count() > 0);
+        self.live = self.objects.len() + self.scopes.len();
+    }
+}
 
 #[derive(Default)]
 pub struct Scrubber {
@@ -18,6 +54,16 @@ pub struct Scrubber {
 impl Scrubber {
     fn first_visit<T: ?Sized>(&mut self, rc: &Rc<T>) -> bool {
         self.seen.insert(Rc::as_ptr(rc) as *const u8 as usize)
+    }
+
+    /// Everything `created` holds that is still alive.
+    pub fn created(&mut self, created: &Created) {
+        for o in created.objects.iter().filter_map(Weak::upgrade) {
+            self.stack.push(Value::Object(o));
+        }
+        for s in created.scopes.iter().filter_map(Weak::upgrade) {
+            self.scope(&s);
+        }
     }
 
     pub fn module(&mut self, ns: &Rc<ModuleNs>) {

@@ -120,6 +120,26 @@ pub struct Output {
     pub graphs: Vec<GraphView>,
     /// Set when the file could not be analysed at all.
     pub failure: Option<String>,
+    /// False for the first stage of a staged analysis: the breaks only a config flag reaches
+    /// (gradient checkpointing, `output_attentions`) are still to come.
+    pub complete: bool,
+}
+
+impl Output {
+    /// What a client is shown of this output (diagnostics and the files their chains point
+    /// into), without the graphs.
+    pub fn diagnostics_only(&self) -> Output {
+        Output {
+            version: self.version,
+            config_gen: self.config_gen,
+            text: self.text.clone(),
+            diagnostics: self.diagnostics.clone(),
+            files: self.files.clone(),
+            graphs: vec![],
+            failure: self.failure.clone(),
+            complete: self.complete,
+        }
+    }
 }
 
 pub const PANIC_MARKER: &str = "# staticfx-test: panic";
@@ -161,20 +181,63 @@ impl AnalysisHost {
     /// evaluator recurses). The host keeps a session for the document, so the next version's
     /// analysis can reuse this one.
     pub fn analyze(&mut self, snap: &Snapshot) -> Output {
-        analyze_with(snap, Some(self))
+        self.analyze_staged(snap, |_| true)
+    }
+
+    /// Like [`AnalysisHost::analyze`], in two stages when a new session has flagged retraces
+    /// to run (a module built from a config): `first` gets the output of the default traces
+    /// (not `complete`) and says whether to go on. When it says no (the document changed
+    /// meanwhile), that output is returned and the session runs the retraces with its next
+    /// update.
+    pub fn analyze_staged(
+        &mut self,
+        snap: &Snapshot,
+        first: impl FnOnce(&Output) -> bool,
+    ) -> Output {
+        if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
+            panic!("test hook: panic requested by the document");
+        }
+        let opts = options(snap);
+        if !super::may_define_module(&snap.text) {
+            return output(snap, analysis::parse_only(project_of(snap), &snap.path));
+        }
+        let mut out = output(snap, self.kept_analysis(snap, &opts));
+        let Some(kept) = self
+            .sessions
+            .last_mut()
+            .filter(|k| k.session.path() == snap.path && k.session.has_pending_retraces())
+        else {
+            return out;
+        };
+        out.complete = false;
+        if !first(&out) {
+            return out;
+        }
+        match kept.session.finish_retraces() {
+            Some(a) => output(snap, Ok(a)),
+            None => {
+                out.complete = true;
+                out
+            }
+        }
     }
 
     /// Analyses a file once (a workspace check of unopened files), keeping nothing.
     pub fn analyze_once(snap: &Snapshot) -> Output {
-        analyze_with(snap, None)
+        if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
+            panic!("test hook: panic requested by the document");
+        }
+        let analysis = if super::may_define_module(&snap.text) {
+            analysis::analyze_in_project(project_of(snap), &snap.path, &options(snap))
+        } else {
+            analysis::parse_only(project_of(snap), &snap.path)
+        };
+        output(snap, analysis)
     }
 }
 
-fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
-    if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
-        panic!("test hook: panic requested by the document");
-    }
-    let opts = GraphOptions {
+fn options(snap: &Snapshot) -> GraphOptions {
+    GraphOptions {
         root: Some(snap.root.clone()),
         class_inputs: snap.class_inputs.clone(),
         // The analysis threads are shared: one pathological file must not hold one for long.
@@ -184,7 +247,11 @@ fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
             snap.environment.as_deref(),
         ),
         ..Default::default()
-    };
+    }
+}
+
+/// The plain data of an analysis of `snap`.
+fn output(snap: &Snapshot, analysis: Result<FileAnalysis, AnalysisError>) -> Output {
     let mut out = Output {
         version: snap.version,
         config_gen: snap.config_gen,
@@ -193,13 +260,7 @@ fn analyze_with(snap: &Snapshot, host: Option<&mut AnalysisHost>) -> Output {
         files: HashMap::new(),
         graphs: vec![],
         failure: None,
-    };
-    let analysis = if !super::may_define_module(&snap.text) {
-        analysis::parse_only(project_of(snap), &snap.path)
-    } else if let Some(host) = host {
-        host.kept_analysis(snap, &opts)
-    } else {
-        analysis::analyze_in_project(project_of(snap), &snap.path, &opts)
+        complete: true,
     };
     match analysis {
         Ok(a) => {

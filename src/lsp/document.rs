@@ -17,7 +17,10 @@ pub enum Encoding {
 
 pub struct Document {
     pub rope: Rope,
-    pub tree: Tree,
+    /// None while the document is idle ([`Document::forget_tree`]): a tree takes about 20
+    /// bytes per byte of text, which with hundreds of files open was most of the server's
+    /// memory. The next edit or analysis parses it again.
+    tree: Option<Tree>,
     pub version: i32,
     /// The rope's text at `version`, shared with analysis tasks without copying again.
     pub text: Arc<str>,
@@ -29,7 +32,7 @@ impl Document {
         let tree = crate::syntax::parse(&text, None);
         Document {
             rope: Rope::from_str(&text),
-            tree,
+            tree: Some(tree),
             version,
             text,
         }
@@ -43,7 +46,7 @@ impl Document {
         version: i32,
         enc: Encoding,
     ) {
-        let mut incremental = true;
+        let mut incremental = self.tree.is_some();
         for change in changes {
             match change.range {
                 None => {
@@ -71,8 +74,8 @@ impl Document {
                     self.rope.remove(start_char..end_char);
                     self.rope.insert(start_char, &change.text);
                     let new_end = start + change.text.len();
-                    if incremental {
-                        self.tree.edit(&InputEdit {
+                    if let (true, Some(tree)) = (incremental, &mut self.tree) {
+                        tree.edit(&InputEdit {
                             start_byte: tree_start,
                             old_end_byte: end,
                             new_end_byte: new_end,
@@ -85,8 +88,21 @@ impl Document {
             }
         }
         self.text = Arc::from(self.rope.to_string());
-        self.tree = crate::syntax::parse(&self.text, incremental.then_some(&self.tree));
+        let old = self.tree.take().filter(|_| incremental);
+        self.tree = Some(crate::syntax::parse(&self.text, old.as_ref()));
         self.version = version;
+    }
+
+    /// The tree of the current text, parsed again if it was forgotten.
+    pub fn tree(&mut self) -> Tree {
+        self.tree
+            .get_or_insert_with(|| crate::syntax::parse(&self.text, None))
+            .clone()
+    }
+
+    /// Drops the tree of an idle document (see the field).
+    pub fn forget_tree(&mut self) {
+        self.tree = None;
     }
 
     pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
@@ -203,7 +219,19 @@ mod tests {
         );
         assert_eq!(&*d.text, "def gé(x):\n    return x + 1\n");
         let fresh = crate::syntax::parse(&d.text, None);
-        assert_eq!(d.tree.root_node().to_sexp(), fresh.root_node().to_sexp());
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
         assert_eq!(d.version, 2);
+    }
+
+    #[test]
+    fn an_edit_after_the_tree_was_forgotten_parses_the_whole_new_text() {
+        let mut d = Document::new("def f(x):\n    return x\n", 1);
+        d.forget_tree();
+        d.apply_changes(&[change(1, 11, 1, 12, "x + 1")], 2, Encoding::Utf16);
+        assert_eq!(&*d.text, "def f(x):\n    return x + 1\n");
+        let fresh = crate::syntax::parse(&d.text, None);
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
+        d.forget_tree();
+        assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
     }
 }

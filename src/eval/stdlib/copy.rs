@@ -91,6 +91,7 @@ impl Interp {
                     kind: o.kind.clone(),
                     attrs: Default::default(),
                 });
+                self.created.object(&copy);
                 memo.insert(Rc::as_ptr(o) as usize, Value::Object(copy.clone()));
                 let attrs: Vec<(String, Value)> = o
                     .attrs

@@ -3,7 +3,8 @@
 //! tower-lsp-server runs handlers concurrently and an await before the edit could reorder
 //! changes) and analysis scheduling: at once (unless `debounce-ms` asks for a quiet time), on
 //! a large-stack worker; a version superseded before its analysis starts is dropped, and only
-//! the newest version's diagnostics reach the client. The other requests have a file each: `hover`,
+//! the newest version's diagnostics reach the client. A file whose classes are built from a
+//! config gets its default traces' diagnostics first and the flagged retraces' after. The other requests have a file each: `hover`,
 //! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `settings`.
 
 mod code_action;
@@ -56,9 +57,14 @@ struct State {
     results: DashMap<Uri, Arc<Output>>,
     /// The documents in `results`, least recently analysed first.
     recent: std::sync::Mutex<std::collections::VecDeque<Uri>>,
-    /// Highest (version, configuration generation) whose diagnostics were published, so an old
-    /// result never lands last and one result is not published twice.
-    published: DashMap<Uri, (i32, u64)>,
+    /// The highest (version, configuration generation, stage) whose diagnostics were
+    /// published, and what was sent: an old result never lands last, one result is not
+    /// published twice, and the complete stage of a staged analysis is not sent again when it
+    /// found nothing the first stage had not.
+    published: DashMap<Uri, (PublishKey, Vec<Diagnostic>)>,
+    /// One publication per document at a time (apart from `locks`: the first stage of an
+    /// analysis is published while the analysis goes on).
+    publishing: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
     /// Bumped on every settings change: an analysis started under older settings may finish
     /// after the change and must not be reused as current.
     config_gen: AtomicU64,
@@ -86,13 +92,13 @@ impl Server {
             .and_then(Json::as_str)
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| Error::invalid_params("expected {uri}"))?;
-        let doc = self
+        let mut doc = self
             .state
             .docs
-            .get(&uri)
+            .get_mut(&uri)
             .ok_or_else(|| Error::invalid_params("document not open"))?;
         let fresh = crate::syntax::parse(&doc.text, None);
-        let tree_ok = fresh.root_node().to_sexp() == doc.tree.root_node().to_sexp();
+        let tree_ok = fresh.root_node().to_sexp() == doc.tree().root_node().to_sexp();
         Ok(
             json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}),
         )
@@ -147,8 +153,25 @@ async fn analyze(
     // when it starts, so an edit made meanwhile costs nothing here.
     let current = state.clone();
     let key = uri.clone();
+    // The first stage of a staged analysis (the default traces' findings, before the flagged
+    // retraces) is published while the analysis goes on.
+    let (first_tx, mut first_rx) = tokio::sync::mpsc::unbounded_channel::<Output>();
+    {
+        let (state, client, uri) = (state.clone(), client.clone(), uri.clone());
+        tokio::spawn(async move {
+            if let Some(first) = first_rx.recv().await {
+                publish(&state, &client, &uri, &first).await;
+            }
+        });
+    }
     let job = super::workers::run_keyed(uri, move |host| {
-        (current_version(&current, &key) == Some(version)).then(|| host.analyze(&snap))
+        let still_current = || current_version(&current, &key) == Some(version);
+        still_current().then(|| {
+            host.analyze_staged(&snap, |first| {
+                let _ = first_tx.send(first.diagnostics_only());
+                still_current()
+            })
+        })
     });
     let out = match job.await {
         Ok(Some(out)) => Arc::new(out),
@@ -171,11 +194,20 @@ async fn analyze(
             )
             .await;
     }
+    if !out.complete {
+        // Superseded between the stages: the newer version's analysis finishes it.
+        return Err("superseded".into());
+    }
     keep_result(state, uri, out.clone());
     Ok(out)
 }
 
-/// Analyses kept for requests: the documents analysed last (being edited or looked at).
+/// Orders publications of one document: a later version, settings generation or stage
+/// (the complete one after the first) is newer.
+type PublishKey = (i32, u64, bool);
+
+/// Analyses kept for requests: the documents analysed last (being edited or looked at). The
+/// others' trees are dropped too, until they are edited or analysed again.
 const KEPT_RESULTS: usize = 8;
 
 fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
@@ -186,6 +218,9 @@ fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
     while recent.len() > KEPT_RESULTS {
         if let Some(old) = recent.pop_front() {
             state.results.remove(&old);
+            if let Some(mut doc) = state.docs.get_mut(&old) {
+                doc.forget_tree();
+            }
         }
     }
 }
@@ -198,12 +233,13 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let root = host::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
     let environment = Some(config.environment(&root));
-    let doc = state.docs.get(uri)?;
+    let mut doc = state.docs.get_mut(uri)?;
+    let tree = doc.tree();
     Some(Snapshot {
         path,
         root,
         text: doc.text.clone(),
-        tree: doc.tree.clone(),
+        tree,
         version: doc.version,
         filter: config.filter(),
         class_inputs: config.example_inputs,
@@ -217,28 +253,27 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
 }
 
 async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
-    let lock = state.locks.entry(uri.clone()).or_default().clone();
+    let lock = state.publishing.entry(uri.clone()).or_default().clone();
     let _guard = lock.lock().await;
     if current_version(state, uri) != Some(out.version)
         || out.config_gen != state.config_gen.load(Ordering::SeqCst)
     {
         return;
     }
-    if state
-        .published
-        .get(uri)
-        .map(|v| *v >= (out.version, out.config_gen))
-        .unwrap_or(false)
-    {
-        return;
-    }
-    state
-        .published
-        .insert(uri.clone(), (out.version, out.config_gen));
+    let key: PublishKey = (out.version, out.config_gen, out.complete);
     let diags = convert::diagnostics(out, *state.encoding.read().unwrap());
-    client
-        .publish_diagnostics(uri.clone(), diags, Some(out.version))
-        .await;
+    let repeat = match state.published.get(uri) {
+        Some(last) if last.0 >= key => return,
+        // the same version's first stage said it all already
+        Some(last) => last.0 .0 == key.0 && last.0 .1 == key.1 && last.1 == diags,
+        None => false,
+    };
+    state.published.insert(uri.clone(), (key, diags.clone()));
+    if !repeat {
+        client
+            .publish_diagnostics(uri.clone(), diags, Some(out.version))
+            .await;
+    }
 }
 
 impl Server {
@@ -246,12 +281,12 @@ impl Server {
     async fn current_analysis(&self, uri: &Uri) -> Result<(Arc<Output>, tree_sitter::Tree)> {
         loop {
             let (version, tree) = {
-                let doc = self
+                let mut doc = self
                     .state
                     .docs
-                    .get(uri)
+                    .get_mut(uri)
                     .ok_or_else(|| Error::invalid_params("document not open"))?;
-                (doc.version, doc.tree.clone())
+                (doc.version, doc.tree())
             };
             match analyze(&self.state, &self.client, uri, version).await {
                 Ok(out) => return Ok((out, tree)),
@@ -414,6 +449,7 @@ impl LanguageServer for Server {
         self.state.results.remove(&uri);
         self.state.published.remove(&uri);
         self.state.locks.remove(&uri);
+        self.state.publishing.remove(&uri);
         self.client.publish_diagnostics(uri, vec![], None).await;
     }
 }

@@ -50,7 +50,7 @@ impl Server {
     }
 
     /// Asks the client for `workspace/configuration`, merges it over the initial settings
-    /// and re-analyses the open documents under the new settings.
+    /// and, when that changes them, re-analyses the open documents under the new settings.
     pub(super) fn reload_config(&self) {
         let state = self.state.clone();
         let client = self.client.clone();
@@ -73,8 +73,14 @@ impl Server {
                             .await;
                     }
                 }
-                *state.config.write().unwrap() = c;
-                state.config_gen.fetch_add(1, Ordering::SeqCst);
+                // The answer usually repeats the settings the documents opened so far were
+                // analysed under: those analyses stay current (a cold open is not analysed
+                // twice), and the loop below finds them done.
+                let changed = *state.config.read().unwrap() != c;
+                if changed {
+                    *state.config.write().unwrap() = c;
+                    state.config_gen.fetch_add(1, Ordering::SeqCst);
+                }
                 let open: Vec<(Uri, i32)> = state
                     .docs
                     .iter()
