@@ -335,13 +335,17 @@ fn per_class_mode_builds_a_default_config() {
     };
     // no annotation: the module's one config class
     assert_eq!(shape("TinyMLP.forward", "up"), r#"["s0","11008"]"#);
-    // `config: TinyConfig`; `layer_idx` 0 takes the first layer's branch
-    assert_eq!(shape("TinyLayer.forward", "q_proj"), r#"["s0","4096"]"#);
-    assert_eq!(shape("TinyLayer.forward", "mul"), r#"["s0","4096"]"#);
+    // `config: TinyConfig`; `layer_idx` 0 takes the first layer's branch; the layer keeps no
+    // `self.config`, and its `hidden_states` is still the convention's `[batch, seq, hidden]`
+    assert_eq!(
+        shape("TinyLayer.forward", "q_proj"),
+        r#"["s0","s1","4096"]"#
+    );
+    assert_eq!(shape("TinyLayer.forward", "mul"), r#"["s0","s1","4096"]"#);
     // the class-body annotation of the base, and num_hidden_layers=2 from the defaults
     assert_eq!(
         shape("TinyModel.forward", "layers_1_mlp_down"),
-        r#"["s0","4096"]"#
+        r#"["s0","s1","4096"]"#
     );
     // an annotation naming a plain class: the argument stays unknown, so does the shape
     assert_eq!(shape("NotAConfig.forward", "fc"), "null");

@@ -34,6 +34,17 @@ impl Expr {
         Expr::normalize(vec![(vec![], c)])
     }
 
+    /// `n` when the expression is the bare symbol `s{n}`.
+    pub fn as_sym(&self) -> Option<u32> {
+        match self.terms.as_slice() {
+            [(m, 1)] => match m.as_slice() {
+                [Atom::Sym(n)] => Some(*n),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The value when the expression has no symbols.
     pub fn as_const(&self) -> Option<i64> {
         match self.terms.as_slice() {

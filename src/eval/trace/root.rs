@@ -252,13 +252,21 @@ fn trace_root_twice(
     before: &AttributeSnapshot,
 ) -> GraphResult {
     let (first, hints) = trace_root_with(interp, root, inputs, seeds);
-    // Seeds use the first symbols; hinted inputs number theirs after them.
+    // Seeds use the first symbols; hinted inputs number theirs after them. A seed for an
+    // argument forward does not take (a module built from a config is seeded with every
+    // convention input) is not an input and numbers nothing.
+    let taken = |name: &str| {
+        first
+            .graph
+            .nodes()
+            .any(|(_, n)| n.op == crate::graph::Op::Placeholder && n.name == name)
+    };
+    let seeds: Vec<(String, Meta)> = seeds.iter().filter(|(n, _)| taken(n)).cloned().collect();
     let seeded_symbols = seeds
         .iter()
-        .filter_map(|(_, m)| m.as_tensor().and_then(|t| t.shape.clone()))
-        .flatten()
-        .filter(|d| matches!(d, crate::shapes::Dim::Sym(_)))
-        .count() as u32;
+        .flat_map(|(_, m)| symbols_of(m))
+        .max()
+        .map_or(0, |s| s + 1);
     if first.error.is_some() || hints.is_empty() {
         return first;
     }
@@ -268,7 +276,7 @@ fn trace_root_twice(
             break;
         }
         let mut next_sym = seeded_symbols;
-        let mut sym_inputs = seeds.to_vec();
+        let mut sym_inputs = seeds.clone();
         for (id, h) in &hints {
             let extra = if h.grow { extra } else { 0 };
             let name = first.graph.node(*id).name.clone();
@@ -302,6 +310,23 @@ fn trace_root_twice(
         }
     }
     first
+}
+
+/// The indices of the symbols in a seed's dims (`[s0, s1, 4096]` gives 0 and 1).
+fn symbols_of(meta: &Meta) -> Vec<u32> {
+    match meta {
+        Meta::Tensor(t) => t
+            .shape
+            .iter()
+            .flatten()
+            .filter_map(|d| match d {
+                crate::shapes::Dim::Sym(e) => e.as_sym(),
+                _ => None,
+            })
+            .collect(),
+        Meta::Seq(items) => items.iter().flat_map(symbols_of).collect(),
+        _ => vec![],
+    }
 }
 
 /// Same nodes, arguments and graph breaks: only the shapes may differ.
