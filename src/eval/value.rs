@@ -395,3 +395,15 @@ impl fmt::Debug for Value {
         }
     }
 }
+
+/// A dict's string-keyed entries as keyword arguments (`**kwds`, a class namespace); other
+/// keys are left out.
+pub fn str_keyed(items: &[(Value, Value)]) -> Vec<(String, Value)> {
+    items
+        .iter()
+        .filter_map(|(k, v)| match k {
+            Value::Str(k) => Some((k.to_string(), v.clone())),
+            _ => None,
+        })
+        .collect()
+}

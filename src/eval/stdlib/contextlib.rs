@@ -15,7 +15,7 @@ use tree_sitter::Node;
 
 use super::super::call::Kwargs;
 use super::super::stmt::Truth;
-use super::super::value::{Function, ObjKind, Object, Value};
+use super::super::value::{str_keyed, Function, Object, Value};
 use super::super::{EResult, EvalError, Flow, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
@@ -134,27 +134,14 @@ impl Interp {
                             .map(|(_, v)| v.clone())
                     })
                     .unwrap_or(Value::None);
-                Some(self.context_record("contextlib.nullcontext", vec![("enter_result", enter)]))
+                Some(self.record("contextlib.nullcontext", vec![("enter_result", enter)]))
             }
-            ("suppress", _) => Some(self.context_record(
+            ("suppress", _) => Some(self.record(
                 "contextlib.suppress",
                 vec![("_exceptions", Value::tuple(args.to_vec()))],
             )),
             _ => None,
         }
-    }
-
-    fn context_record(&mut self, class: &str, attrs: Vec<(&str, Value)>) -> Value {
-        let o = Object {
-            id: self.new_object_id(),
-            class: Value::External(Rc::from(class)),
-            kind: ObjKind::Plain,
-            attrs: Default::default(),
-        };
-        for (k, v) in attrs {
-            o.attrs.borrow_mut().insert(k.into(), v);
-        }
-        Value::Object(Rc::new(o))
     }
 
     /// Calling a `@contextmanager` function: the manager, holding the call (the generator
@@ -174,7 +161,7 @@ impl Interp {
             .iter()
             .map(|(k, v)| (Value::str(k), v.clone()))
             .collect();
-        Some(self.context_record(
+        Some(self.record(
             GENERATOR_CM,
             vec![
                 ("func", Value::Function(generator)),
@@ -332,14 +319,7 @@ impl Interp {
             _ => vec![],
         };
         let kwargs: Kwargs = match manager.get("kwds") {
-            Some(Value::Dict(d)) => d
-                .borrow()
-                .iter()
-                .filter_map(|(k, v)| match k {
-                    Value::Str(k) => Some((k.to_string(), v.clone())),
-                    _ => None,
-                })
-                .collect(),
+            Some(Value::Dict(d)) => str_keyed(&d.borrow()),
             _ => vec![],
         };
         self.contextlib.entered.push(Entered {

@@ -21,7 +21,8 @@ impl Interp {
         Some(self.signature(&f, bound))
     }
 
-    fn record(&mut self, class: &str, attrs: Vec<(&str, Value)>) -> Value {
+    /// A plain instance of the library class `class` with these attributes.
+    pub(super) fn record(&mut self, class: &str, attrs: Vec<(&str, Value)>) -> Value {
         let o = Object {
             id: self.new_object_id(),
             class: Value::External(Rc::from(class)),

@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::super::call::Kwargs;
-use super::super::value::{Class, Value};
+use super::super::value::{str_keyed, Class, Value};
 use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
@@ -63,14 +63,7 @@ impl Interp {
         let recv = Some(meta.clone());
         let ns = self.call_function(frame, &prepare, recv, args, keywords.clone(), span)?;
         Ok(match ns {
-            Value::Dict(d) => d
-                .borrow()
-                .iter()
-                .filter_map(|(k, v)| match k {
-                    Value::Str(k) => Some((k.to_string(), v.clone())),
-                    _ => None,
-                })
-                .collect(),
+            Value::Dict(d) => str_keyed(&d.borrow()),
             _ => vec![],
         })
     }
@@ -228,14 +221,8 @@ impl Interp {
                 ))
             }
         };
-        let mut ns: indexmap::IndexMap<String, Value> = namespace
-            .borrow()
-            .iter()
-            .filter_map(|(k, v)| match k {
-                Value::Str(k) => Some((k.to_string(), v.clone())),
-                _ => None,
-            })
-            .collect();
+        let mut ns: indexmap::IndexMap<String, Value> =
+            str_keyed(&namespace.borrow()).into_iter().collect();
         let qualname = match ns.shift_remove("__qualname__") {
             Some(Value::Str(q)) => q.to_string(),
             _ => name.to_string(),
