@@ -419,13 +419,36 @@ impl Session {
         }
     }
 
-    /// Class `i`'s default trace (with the newest text of every edited function, after
-    /// `spent` steps of the file's budget), and what its flagged retraces need.
-    fn trace_default(&mut self, i: usize, spent: u64) -> (ClassEntry, Option<Retrace>) {
+    /// Starts one trace of the file's budget after `spent` steps, recording the functions it
+    /// calls.
+    fn start_run(&mut self, spent: u64) {
         let deadline = self.interp.limits.deadline;
         self.interp.reset_for_analysis(deadline);
         self.interp.set_steps_used(spent);
         self.interp.touched = Some(HashSet::new());
+    }
+
+    /// What the trace begun by `start_run(spent)` left: the functions it called, its steps,
+    /// its diagnostics moved to the live text, and how far into the live file they reach.
+    fn finish_run(&mut self, spent: u64) -> (HashSet<(FileId, Span)>, u64, Vec<Diagnostic>, usize) {
+        let touched = self.interp.touched.take().unwrap_or_default();
+        let steps = self.interp.steps_used().saturating_sub(spent);
+        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let to_live = live_mover(self.base, self.live, &self.edits);
+        let mut reach = 0;
+        for d in &mut diagnostics {
+            to_live(&mut d.file, &mut d.span);
+            if d.file == self.live {
+                reach = reach.max(d.span.end);
+            }
+        }
+        (touched, steps, diagnostics, reach)
+    }
+
+    /// Class `i`'s default trace (with the newest text of every edited function, after
+    /// `spent` steps of the file's budget), and what its flagged retraces need.
+    fn trace_default(&mut self, i: usize, spent: u64) -> (ClassEntry, Option<Retrace>) {
+        self.start_run(spent);
         let traced = trace_class(
             &mut self.interp,
             self.base,
@@ -437,19 +460,10 @@ impl Session {
             Some((g, r)) => (Some(g), r),
             None => (None, None),
         };
-        let touched = self.interp.touched.take().unwrap_or_default();
-        let steps = self.interp.steps_used().saturating_sub(spent);
-        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let (touched, steps, diagnostics, mut reach) = self.finish_run(spent);
         let edits = self.edits.clone();
         let to_live = live_mover(self.base, self.live, &edits);
         let live = self.live;
-        let mut reach = 0;
-        for d in &mut diagnostics {
-            to_live(&mut d.file, &mut d.span);
-            if d.file == live {
-                reach = reach.max(d.span.end);
-            }
-        }
         let class_span = self.live_spans[i];
         let graph = graph.map(|mut g| {
             reach = reach.max(for_each_span(&mut g, live, &to_live));
@@ -472,24 +486,14 @@ impl Session {
     /// Runs class `i`'s flagged retraces after `spent` steps and adds what they found to its
     /// entry: the breaks, the functions they called, their steps and diagnostics.
     fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) {
-        let deadline = self.interp.limits.deadline;
-        self.interp.reset_for_analysis(deadline);
-        self.interp.set_steps_used(spent);
-        self.interp.touched = Some(HashSet::new());
+        self.start_run(spent);
         let mut flagged = flagged_findings(&mut self.interp, retrace, &self.opts);
-        let touched = self.interp.touched.take().unwrap_or_default();
-        let steps = self.interp.steps_used().saturating_sub(spent);
-        let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let (touched, steps, diagnostics, reach) = self.finish_run(spent);
         let edits = self.edits.clone();
         let to_live = live_mover(self.base, self.live, &edits);
         let live = self.live;
         let entry = &mut self.classes[i];
-        for d in &mut diagnostics {
-            to_live(&mut d.file, &mut d.span);
-            if d.file == live {
-                entry.reach = entry.reach.max(d.span.end);
-            }
-        }
+        entry.reach = entry.reach.max(reach);
         for f in &mut flagged {
             to_live(&mut f.file, &mut f.span);
             for (rf, rs, _) in &mut f.related {
