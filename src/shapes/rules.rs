@@ -26,6 +26,13 @@ impl Inputs<'_> {
     fn int(&self, pos: usize, name: &str) -> Option<i64> {
         self.get(pos, name).and_then(Meta::as_int)
     }
+    /// The `dtype=` keyword, when it is a known dtype.
+    fn dtype_kwarg(&self) -> Option<DType> {
+        self.kwargs.iter().find_map(|(k, m)| match m {
+            Meta::Dtype(d) if k == "dtype" => Some(*d),
+            _ => None,
+        })
+    }
     fn flag(&self, pos: usize, name: &str) -> bool {
         matches!(
             self.get(pos, name),
@@ -996,15 +1003,10 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                     }
                 }
                 // `dtype=` casts the input before the operation (`cumsum`, `softmax`).
-                if let Some(Meta::Dtype(d)) = inp
-                    .kwargs
-                    .iter()
-                    .find(|(k, _)| k == "dtype")
-                    .map(|(_, v)| v)
-                {
+                if let Some(d) = inp.dtype_kwarg() {
                     if matches!(name, "cumsum" | "softmax" | "log_softmax") {
                         if let Meta::Tensor(tm) = &mut m {
-                            tm.dtype = *d;
+                            tm.dtype = d;
                         }
                     }
                 }
@@ -1548,17 +1550,7 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
         "_assert" | "print" => Meta::None,
         // `torch.tensor(data)`: the shape is the nesting of the data (`[]` is `[0]`).
         "tensor" => {
-            let dtype = inp
-                .kwargs
-                .iter()
-                .find(|(k, _)| k == "dtype")
-                .and_then(|(_, m)| {
-                    if let Meta::Dtype(d) = m {
-                        Some(*d)
-                    } else {
-                        None
-                    }
-                });
+            let dtype = inp.dtype_kwarg();
             let data = inp.args.first().unwrap_or(&Meta::Unknown);
             let floating = data_is_floating(data);
             let default = if floating || matches!(data, Meta::Seq(v) if v.is_empty()) {
@@ -1576,17 +1568,7 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
             } else {
                 varargs_dims(inp, 0, "size")
             };
-            let dtype = inp
-                .kwargs
-                .iter()
-                .find(|(k, _)| k == "dtype")
-                .and_then(|(_, m)| {
-                    if let Meta::Dtype(d) = m {
-                        Some(*d)
-                    } else {
-                        None
-                    }
-                });
+            let dtype = inp.dtype_kwarg();
             // `full` without a dtype takes the fill value's: int64 for an int, bool for a bool.
             let fill = (name == "full")
                 .then(|| inp.get(1, "fill_value").and_then(scalar_dtype))
@@ -1602,10 +1584,7 @@ pub fn call(name: &str, inp: &Inputs) -> Meta {
                 _ => None,
             };
             // int64 unless a dtype is given or a bound is a float.
-            let dtype = inp.kwargs.iter().find_map(|(k, m)| match m {
-                Meta::Dtype(d) if k == "dtype" => Some(*d),
-                _ => None,
-            });
+            let dtype = inp.dtype_kwarg();
             let floating = inp
                 .args
                 .iter()
