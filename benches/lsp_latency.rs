@@ -1,7 +1,7 @@
 //! Edit → publishDiagnostics latency of `staticfx lsp` over stdio, as an editor sees it, beside
 //! `ruff server` on the same file, the same keystrokes and the same layouts in the same run.
 //!
-//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS] [--open-all DIR]
+//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS]
 //!
 //! FILE defaults to the biggest transformers `modeling_*.py` under `$STATICFX_CORPUS/transformers`.
 //! Each server is started with its default settings (staticfx's debounce only if `--debounce`
@@ -16,141 +16,16 @@
 //! column says so. staticfx then also types the keystroke once in every forward of the file (the
 //! cost depends on how many classes inline the edited one).
 //!
-//! `--open-all DIR` then opens every `modeling_*.py` under DIR in the staticfx server of the
-//! first layout, waits until each has been analysed, and reports its resident memory.
+//! Memory with every modeling file open is `benches/lsp_memory.rs`.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
 mod support;
-
-struct Lsp {
-    child: Child,
-    stdin: Arc<Mutex<ChildStdin>>,
-    rx: Receiver<Value>,
-    next_id: i64,
-}
-
-fn send(stdin: &Mutex<ChildStdin>, msg: &Value) {
-    let body = msg.to_string();
-    let mut w = stdin.lock().unwrap();
-    write!(w, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
-    w.flush().unwrap();
-}
-
-impl Lsp {
-    fn start(mut command: Command) -> Lsp {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the language server");
-        let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let (tx, rx) = channel();
-        let answer = stdin.clone();
-        std::thread::spawn(move || loop {
-            let mut len = 0;
-            loop {
-                let mut line = String::new();
-                if out.read_line(&mut line).unwrap_or(0) == 0 {
-                    return;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some(v) = line.strip_prefix("Content-Length: ") {
-                    len = v.parse().unwrap();
-                }
-            }
-            let mut body = vec![0; len];
-            if out.read_exact(&mut body).is_err() {
-                return;
-            }
-            let msg: Value = serde_json::from_slice(&body).unwrap();
-            if let (Some(id), Some(_)) = (msg.get("id"), msg.get("method")) {
-                send(
-                    &answer,
-                    &json!({"jsonrpc": "2.0", "id": id, "result": [null]}),
-                );
-                continue;
-            }
-            if tx.send(msg).is_err() {
-                return;
-            }
-        });
-        Lsp {
-            child,
-            stdin,
-            rx,
-            next_id: 0,
-        }
-    }
-
-    fn notify(&self, method: &str, params: Value) {
-        send(
-            &self.stdin,
-            &json!({"jsonrpc": "2.0", "method": method, "params": params}),
-        );
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        send(
-            &self.stdin,
-            &json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}),
-        );
-        loop {
-            let m = self
-                .rx
-                .recv_timeout(Duration::from_secs(600))
-                .expect("response");
-            if m.get("id") == Some(&json!(self.next_id)) {
-                return m;
-            }
-        }
-    }
-
-    /// Waits for the diagnostics of `version`; returns how many there were.
-    fn diagnostics(&self, version: i64) -> usize {
-        loop {
-            let m = self
-                .rx
-                .recv_timeout(Duration::from_secs(600))
-                .expect("publishDiagnostics in time");
-            if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version
-            {
-                return m["params"]["diagnostics"]
-                    .as_array()
-                    .map(Vec::len)
-                    .unwrap_or(0);
-            }
-        }
-    }
-}
-
-fn modeling_files(dir: &Path) -> Vec<PathBuf> {
-    support::files_under(dir, support::is_modeling_file)
-}
-
-/// Resident memory of a process, from /proc (Linux): (current, peak) in MB.
-fn rss_mb(pid: u32) -> Option<(f64, f64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb / 1024.0)
-    };
-    Some((field("VmRSS:")?, field("VmHWM:")?))
-}
+use support::lsp::{ruff_command, staticfx_command, Lsp};
 
 fn largest_modeling_file(dir: &Path) -> Option<PathBuf> {
     let mut best: Option<(u64, PathBuf)> = None;
@@ -225,28 +100,12 @@ fn package_root(file: &Path) -> PathBuf {
     dir
 }
 
-fn ruff_command() -> Option<Command> {
-    let bin = std::env::var_os("STATICFX_RUFF").unwrap_or_else(|| "ruff".into());
-    let found = Command::new(&bin)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    found.then(|| {
-        let mut c = Command::new(bin);
-        c.arg("server");
-        c
-    })
-}
-
 struct Session {
     open_ms: f64,
     diagnostics: usize,
     /// Latencies per site, in the order of the sites.
     sites: Vec<Vec<f64>>,
     every_forward: Vec<f64>,
-    memory: Option<(usize, f64, Option<(f64, f64)>)>,
 }
 
 struct Run<'a> {
@@ -259,25 +118,12 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn session(
-        &self,
-        command: Command,
-        every_forward: &[Site],
-        open_all: Option<&Path>,
-    ) -> Session {
+    fn session(&self, command: Command, every_forward: &[Site]) -> Session {
         let mut lsp = Lsp::start(command);
-        let uri = format!("file://{}", self.file.display());
-        let root_uri = format!("file://{}", self.root.display());
-        lsp.request(
-            "initialize",
-            json!({"processId": null, "rootUri": root_uri, "capabilities": {}, "workspaceFolders": [{"uri": root_uri, "name": "bench"}], "initializationOptions": self.initialization}),
-        );
-        lsp.notify("initialized", json!({}));
+        let uri = support::lsp::file_uri(self.file);
+        lsp.initialize(self.root, self.initialization.clone());
         let t = Instant::now();
-        lsp.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": self.text}}),
-        );
+        lsp.open(&uri, self.text);
         let diagnostics = lsp.diagnostics(1);
         let open_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut version = 1;
@@ -290,54 +136,19 @@ impl Run<'_> {
             .iter()
             .flat_map(|site| keystrokes(&lsp, &uri, site, 2, &mut version))
             .collect();
-        let memory = open_all.map(|dir| open_every_modeling_file(&lsp, dir));
-        lsp.request("shutdown", Value::Null);
-        lsp.notify("exit", Value::Null);
-        let _ = lsp.child.wait();
+        lsp.stop();
         Session {
             open_ms,
             diagnostics,
             sites,
             every_forward,
-            memory,
         }
     }
-}
-
-/// Memory with every modeling file of a package open, as when a user opens them all.
-fn open_every_modeling_file(lsp: &Lsp, dir: &Path) -> (usize, f64, Option<(f64, f64)>) {
-    let files = modeling_files(dir);
-    let t = Instant::now();
-    let mut waiting = std::collections::HashSet::new();
-    for f in &files {
-        let uri = format!("file://{}", f.display());
-        let text = std::fs::read_to_string(f).unwrap_or_default();
-        lsp.notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
-        );
-        waiting.insert(uri);
-    }
-    while !waiting.is_empty() {
-        let m = lsp
-            .rx
-            .recv_timeout(Duration::from_secs(600))
-            .expect("diagnostics for every opened file");
-        if m["method"] == "textDocument/publishDiagnostics" {
-            waiting.remove(m["params"]["uri"].as_str().unwrap_or(""));
-        }
-    }
-    (
-        files.len(),
-        t.elapsed().as_secs_f64(),
-        rss_mb(lsp.child.id()),
-    )
 }
 
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut file = None;
-    let mut open_all = None;
     let mut edits = 20usize;
     let mut root = None;
     // The server's default unless `--debounce` asks for one.
@@ -347,7 +158,6 @@ fn main() {
             "--edits" => edits = args.next().unwrap().parse().unwrap(),
             "--root" => root = args.next().map(PathBuf::from),
             "--debounce" => debounce = Some(args.next().unwrap().parse().unwrap()),
-            "--open-all" => open_all = args.next().map(PathBuf::from),
             _ => file = Some(PathBuf::from(a)),
         }
     }
@@ -435,7 +245,6 @@ fn main() {
             alone_dir.as_path(),
         ),
     ];
-    let staticfx_bin = PathBuf::from(env!("CARGO_BIN_EXE_staticfx"));
     let initialization = match debounce {
         Some(ms) => json!({"debounceMs": ms}),
         None => json!({}),
@@ -460,7 +269,6 @@ fn main() {
             "ruff server: not found (set STATICFX_RUFF or put ruff on PATH); no anchor column"
         );
     }
-    let mut memory = None;
     for (k, (layout, file, root)) in layouts.iter().enumerate() {
         let run = Run {
             file,
@@ -470,14 +278,11 @@ fn main() {
             edits,
             initialization: initialization.clone(),
         };
-        let mut staticfx = Command::new(&staticfx_bin);
-        staticfx.arg("lsp");
         let ours = run.session(
-            staticfx,
+            staticfx_command(),
             if k == 0 { &every_forward } else { &[] },
-            if k == 0 { open_all.as_deref() } else { None },
         );
-        let ruff = ruff_command().map(|c| run.session(c, &[], None));
+        let ruff = ruff_command().map(|c| run.session(c, &[]));
         println!();
         println!("## {layout} (workspace root {})", root.display());
         println!(
@@ -512,17 +317,6 @@ fn main() {
                 every_forward.len()
             );
         }
-        if ours.memory.is_some() {
-            memory = ours.memory;
-        }
     }
     let _ = std::fs::remove_dir_all(&alone_dir);
-    if let Some((n, secs, rss)) = memory {
-        match rss {
-            Some((now, peak)) => println!(
-                "opened {n} more files, all analysed in {secs:.1} s: server memory {now:.0} MB resident ({peak:.0} MB peak)"
-            ),
-            None => println!("opened {n} more files in {secs:.1} s (memory not readable here)"),
-        }
-    }
 }

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 /// Every file under `root` whose name satisfies `keep`, sorted.
+#[allow(dead_code)] // not every bench reads a package
 pub fn files_under(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -27,3 +28,5 @@ pub fn files_under(root: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
 pub fn is_modeling_file(name: &str) -> bool {
     name.starts_with("modeling_") && name.ends_with(".py")
 }
+
+pub mod lsp;

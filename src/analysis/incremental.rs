@@ -18,7 +18,7 @@
 //! out of the body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the
 //! base are carried through every edit since).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -153,6 +153,15 @@ pub struct Session {
     /// False when the full analysis ran out of budget: what a class saw then depended on
     /// the others, so no part of it can be reused.
     reusable: bool,
+    /// What the session keeps of the interpreter while it is parked (see [`Session::park`]).
+    parked: Option<Parked>,
+}
+
+/// A parked session's own part of a shared interpreter: its functions' redirects to the live
+/// text, and the modules its analysis reached (charged to its budget already).
+struct Parked {
+    redirects: HashMap<FnKey, (Arc<SourceFile>, FileId, Span)>,
+    reached: HashSet<FileId>,
 }
 
 impl Session {
@@ -169,8 +178,34 @@ impl Session {
                 path: path.to_path_buf(),
                 source,
             })?;
-        let mut interp = Interp::new(project.clone());
-        interp.reset_for_analysis(deadline(opts));
+        Session::begin(Interp::new(project), base, path, opts)
+    }
+
+    /// Like [`Session::start`], for `text` as the file at `path`, in an interpreter that
+    /// reuses modules and serves other documents' sessions as well
+    /// (`Interp::enable_module_reuse`): the modules they share are evaluated once and charged
+    /// to each analysis that reaches them. Imports of the document's own module resolve to
+    /// the project's copy of it, not to this text. The session holds the interpreter until
+    /// it is parked.
+    pub fn start_shared(
+        interp: Interp,
+        path: &Path,
+        text: Arc<str>,
+        tree: Option<Tree>,
+        opts: &GraphOptions,
+    ) -> Result<(Session, FileAnalysis), AnalysisError> {
+        let base = interp.project.load_unregistered(path, text, tree);
+        Session::begin(interp, base, path, opts)
+    }
+
+    fn begin(
+        mut interp: Interp,
+        base: FileId,
+        path: &Path,
+        opts: &GraphOptions,
+    ) -> Result<(Session, FileAnalysis), AnalysisError> {
+        let project = interp.project.clone();
+        interp.start_next_analysis(deadline(opts));
         interp.touched = Some(HashSet::new());
         let ns = interp
             .load_module(base)
@@ -223,6 +258,7 @@ impl Session {
             classes: vec![],
             retraces: vec![],
             reusable: true,
+            parked: None,
         };
         for i in 0..session.sites.len() {
             let spent = session.interp.steps_used();
@@ -275,6 +311,40 @@ impl Session {
     /// The project the session evaluates in (its overlays and root are fixed).
     pub fn project(&self) -> &Arc<Project> {
         &self.interp.project
+    }
+
+    /// Hands out the interpreter of a session started with [`Session::start_shared`], for
+    /// other sessions to run in, keeping what is the session's own; [`Session::resume`]
+    /// gives it back before the session's next update.
+    pub fn park(&mut self) -> Interp {
+        let placeholder = Interp::new(self.interp.project.clone());
+        let mut interp = std::mem::replace(&mut self.interp, placeholder);
+        self.parked = Some(Parked {
+            redirects: std::mem::take(&mut interp.redirects),
+            reached: interp.take_reached(),
+        });
+        interp.diagnostics.clear();
+        interp
+    }
+
+    /// Gives a parked session its interpreter back (the one [`Session::park`] handed out).
+    pub fn resume(&mut self, mut interp: Interp) {
+        debug_assert!(Arc::ptr_eq(&interp.project, &self.interp.project));
+        if let Some(p) = self.parked.take() {
+            interp.redirects = p.redirects;
+            interp.restore_reached(p.reached);
+        }
+        self.interp = interp;
+    }
+
+    /// The slots of the document's text in the project: the base and the live version.
+    pub fn document_files(&self) -> [FileId; 2] {
+        [self.base, self.live]
+    }
+
+    /// Whether the session's interpreter is handed out (see [`Session::park`]).
+    pub fn is_parked(&self) -> bool {
+        self.parked.is_some()
     }
 
     /// Analyses the file's new text by reusing the last analysis, or None when the edit is

@@ -206,6 +206,22 @@ impl Interp {
         }
     }
 
+    /// The modules the current analysis has reached, taken out, when another analysis is to
+    /// run in this reusing interpreter before this one goes on (the language server's
+    /// documents share one); [`Interp::restore_reached`] puts them back.
+    pub fn take_reached(&mut self) -> HashSet<FileId> {
+        self.reuse
+            .as_mut()
+            .map(|r| std::mem::take(&mut r.reached))
+            .unwrap_or_default()
+    }
+
+    pub fn restore_reached(&mut self, reached: HashSet<FileId>) {
+        if let Some(r) = &mut self.reuse {
+            r.reached = reached;
+        }
+    }
+
     /// Readies a kept interpreter for another analysis: a fresh budget and deadline, no
     /// diagnostics or trace left from the last one.
     pub fn reset_for_analysis(&mut self, deadline: Option<std::time::Instant>) {

@@ -11,6 +11,7 @@ use tree_sitter::Tree;
 
 use super::diagnostics::Diagnostic;
 use crate::analysis::incremental::Session;
+use crate::analysis::shared::Library;
 use crate::analysis::{
     self, AnalysisError, FileAnalysis, GraphOptions, GraphResult, InputSpec, ModuleSummary,
 };
@@ -163,10 +164,15 @@ fn project_of(snap: &Snapshot) -> Project {
 
 /// Sessions kept for the documents analysed last: a keystroke inside a function body then
 /// costs the classes that call it, not the whole file and its imports. Each analysis thread
-/// has its own host, and a document is always analysed on the same thread.
+/// has its own host, and a document is always analysed on the same thread. The sessions run
+/// in the host's libraries (`analysis::shared`), so the modules open documents import are
+/// evaluated once per thread, not once per document.
 #[derive(Default)]
 pub struct AnalysisHost {
     sessions: Vec<Kept>,
+    /// The libraries the kept sessions run in; new sessions start in the last one.
+    libraries: Vec<Library>,
+    libraries_made: u64,
 }
 
 /// How many documents' sessions a host keeps.
@@ -202,24 +208,52 @@ impl AnalysisHost {
             return output(snap, analysis::parse_only(project_of(snap), &snap.path));
         }
         let mut out = output(snap, self.kept_analysis(snap, &opts));
-        let Some(kept) = self
+        let pending = self
             .sessions
-            .last_mut()
-            .filter(|k| k.session.path() == snap.path && k.session.has_pending_retraces())
-        else {
+            .last()
+            .is_some_and(|k| k.session.path() == snap.path && k.session.has_pending_retraces());
+        if !pending {
             return out;
-        };
+        }
         out.complete = false;
         if !first(&out) {
             return out;
         }
-        match kept.session.finish_retraces() {
+        // Taken out while it runs, as for an update.
+        let mut kept = self.sessions.pop().expect("the session just analysed");
+        if !self.resume(&mut kept) {
+            out.complete = true;
+            return out;
+        }
+        let finished = kept.session.finish_retraces();
+        self.park(&mut kept);
+        self.sessions.push(kept);
+        match finished {
             Some(a) => output(snap, Ok(a)),
             None => {
                 out.complete = true;
                 out
             }
         }
+    }
+
+    /// Drops the session of a document (closed), and the libraries no session needs.
+    pub fn forget(&mut self, path: &Path) {
+        self.sessions.retain(|k| k.session.path() != path);
+        self.drop_unused_libraries(None);
+    }
+
+    /// Drops the sessions not used for `idle`, and the libraries no session needs that
+    /// have not served one for as long. The documents' diagnostics stay published; their
+    /// next edit or request starts a session again.
+    pub fn evict_idle(&mut self, idle: std::time::Duration) {
+        self.sessions.retain(|k| k.used.elapsed() < idle);
+        self.drop_unused_libraries(Some(idle));
+    }
+
+    /// How many sessions and libraries the host keeps (for tests and the memory bench).
+    pub fn kept(&self) -> (usize, usize) {
+        (self.sessions.len(), self.libraries.len())
     }
 
     /// Analyses a file once (a workspace check of unopened files), keeping nothing.
@@ -281,6 +315,9 @@ fn output(snap: &Snapshot, analysis: Result<FileAnalysis, AnalysisError>) -> Out
 
 struct Kept {
     session: Session,
+    /// The library the session runs in, None for a session with its own interpreter.
+    library: Option<u64>,
+    used: std::time::Instant,
     root: PathBuf,
     config_gen: u64,
     class_inputs: HashMap<String, Vec<analysis::InputSpec>>,
@@ -332,24 +369,29 @@ impl AnalysisHost {
         snap: &Snapshot,
         opts: &GraphOptions,
     ) -> Result<FileAnalysis, AnalysisError> {
-        let sessions = &mut self.sessions;
-        if let Some(i) = sessions.iter().position(|k| k.serves(snap)) {
-            // Taken out first: a panic while updating drops it rather than keep it half-done.
-            let mut kept = sessions.remove(i);
-            if kept.disk_unchanged() {
-                if let Some(a) = kept
+        self.drop_unused_libraries(None);
+        if let Some(i) = self.sessions.iter().position(|k| k.serves(snap)) {
+            // Taken out first: a panic while updating drops it rather than keep it half-done
+            // (and leaves its library without an interpreter, which drops the library).
+            let mut kept = self.sessions.remove(i);
+            if kept.disk_unchanged() && self.resume(&mut kept) {
+                let updated = kept
                     .session
-                    .update(snap.text.clone(), Some(snap.tree.clone()))
-                {
-                    sessions.push(kept);
+                    .update(snap.text.clone(), Some(snap.tree.clone()));
+                self.park(&mut kept);
+                if let Some(a) = updated {
+                    kept.used = std::time::Instant::now();
+                    self.sessions.push(kept);
                     return Ok(a);
                 }
             }
         }
-        sessions.retain(|k| k.session.path() != snap.path);
-        let (session, a) = Session::start(project_of(snap), &snap.path, opts)?;
+        self.sessions.retain(|k| k.session.path() != snap.path);
+        let (session, a, library) = self.start_session(snap, opts)?;
         let mut kept = Kept {
             session,
+            library,
+            used: std::time::Instant::now(),
             root: snap.root.clone(),
             config_gen: snap.config_gen,
             class_inputs: snap.class_inputs.clone(),
@@ -357,11 +399,103 @@ impl AnalysisHost {
             stamps: HashMap::new(),
         };
         kept.disk_unchanged();
-        sessions.push(kept);
-        if sessions.len() > KEPT_SESSIONS {
-            sessions.remove(0);
+        self.sessions.push(kept);
+        if self.sessions.len() > KEPT_SESSIONS {
+            self.sessions.remove(0);
         }
+        self.drop_unused_libraries(None);
         Ok(a)
+    }
+
+    /// A new session for the snapshot: in the newest library when it serves the document,
+    /// in a new one when that library is retired, else (the library holds the document's
+    /// module as an import) with an interpreter of its own.
+    fn start_session(
+        &mut self,
+        snap: &Snapshot,
+        opts: &GraphOptions,
+    ) -> Result<(Session, FileAnalysis, Option<u64>), AnalysisError> {
+        let buffers: HashMap<PathBuf, Arc<str>> = (snap.overlays.iter().cloned())
+            .chain([(snap.path.clone(), snap.text.clone())])
+            .collect();
+        let environment = snap.environment.as_ref();
+        let parse_cache = Some(&snap.parse_cache);
+        let serves = |l: &mut Library| {
+            l.serves(&snap.root, environment, parse_cache, &snap.path, &buffers)
+        };
+        if !self.libraries.last_mut().is_some_and(serves) {
+            if self.libraries.last().is_some_and(|l| !l.is_retired()) {
+                let (session, a) = Session::start(project_of(snap), &snap.path, opts)?;
+                return Ok((session, a, None));
+            }
+            self.libraries_made += 1;
+            self.libraries.push(Library::new(
+                self.libraries_made,
+                snap.root.clone(),
+                snap.environment.clone(),
+                Some(snap.parse_cache.clone()),
+            ));
+        }
+        let library = self.libraries.last_mut().expect("a library that serves");
+        let interp = library
+            .lend_for_start(buffers)
+            .expect("a library that serves has its interpreter");
+        let started = Session::start_shared(
+            interp,
+            &snap.path,
+            snap.text.clone(),
+            Some(snap.tree.clone()),
+            opts,
+        );
+        // On an error the interpreter is gone with the session: the library is dropped.
+        let (mut session, a) = started?;
+        let files = session.document_files();
+        library.started(session.park(), files);
+        Ok((session, a, Some(library.id)))
+    }
+
+    /// Gives a kept session its library's interpreter; false when that library is gone.
+    fn resume(&mut self, kept: &mut Kept) -> bool {
+        let Some(id) = kept.library else {
+            return true;
+        };
+        let lent = (self.libraries.iter_mut())
+            .find(|l| l.id == id)
+            .and_then(Library::lend);
+        match lent {
+            Some(interp) => {
+                kept.session.resume(interp);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Hands a session's interpreter back to its library.
+    fn park(&mut self, kept: &mut Kept) {
+        let Some(id) = kept.library else { return };
+        let interp = kept.session.park();
+        if let Some(l) = self.libraries.iter_mut().find(|l| l.id == id) {
+            l.give_back(interp);
+        }
+    }
+
+    /// Drops the libraries that lost their interpreter (a panic) with their sessions, and
+    /// the ones no session needs: retired, or idle for `idle`.
+    fn drop_unused_libraries(&mut self, idle: Option<std::time::Duration>) {
+        let poisoned: Vec<u64> = (self.libraries.iter())
+            .filter(|l| l.is_poisoned())
+            .map(|l| l.id)
+            .collect();
+        self.sessions
+            .retain(|k| k.library.is_none_or(|id| !poisoned.contains(&id)));
+        let sessions = &self.sessions;
+        let newest = self.libraries.last().map(|l| l.id);
+        self.libraries.retain(|l| {
+            let used = sessions.iter().any(|k| k.library == Some(l.id));
+            let idle = idle.is_some_and(|d| l.idle_for() >= d);
+            !l.is_poisoned() && (used || (Some(l.id) == newest && !l.is_retired() && !idle))
+        });
     }
 }
 

@@ -4,7 +4,8 @@
 
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Sender};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::time::Duration;
 use std::sync::{Mutex, OnceLock};
 
 use crate::ide::AnalysisHost;
@@ -13,6 +14,16 @@ use crate::ide::AnalysisHost;
 type Job = Box<dyn FnOnce(&mut AnalysisHost) + Send>;
 
 const THREADS: usize = 2;
+
+/// How long a document's session (and a library no session needs) is kept without use
+/// before a thread with nothing to do drops it. `STATICFX_SESSION_IDLE_MS` sets it (tests).
+fn idle_after() -> Duration {
+    let ms = std::env::var("STATICFX_SESSION_IDLE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5 * 60 * 1000);
+    Duration::from_millis(ms)
+}
 
 /// One queue per thread: a document's analyses always go to the same thread, which keeps
 /// that document's incremental session (in the thread's `ide::AnalysisHost`).
@@ -27,11 +38,16 @@ fn pool() -> &'static Pool {
         let queues = (0..THREADS)
             .map(|i| {
                 let (tx, rx) = channel::<Job>();
+                let idle = idle_after();
                 crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
                         let mut host = AnalysisHost::new();
-                        while let Ok(job) = rx.recv() {
-                            job(&mut host);
+                        loop {
+                            match rx.recv_timeout(idle) {
+                                Ok(job) => job(&mut host),
+                                Err(RecvTimeoutError::Timeout) => host.evict_idle(idle),
+                                Err(RecvTimeoutError::Disconnected) => break,
+                            }
                         }
                     })
                     .expect("start an analysis thread");

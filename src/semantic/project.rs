@@ -60,7 +60,9 @@ pub type FileId = usize;
 #[derive(Debug)]
 pub struct Project {
     pub root: PathBuf,
-    overlays: HashMap<PathBuf, (Arc<str>, Option<Tree>)>,
+    /// Behind a lock so a project shared by many documents' analyses (the language server's
+    /// `analysis::shared::Library`) can follow the editor's buffers.
+    overlays: RwLock<HashMap<PathBuf, (Arc<str>, Option<Tree>)>>,
     files: RwLock<Vec<Arc<SourceFile>>>,
     by_module: RwLock<HashMap<String, Option<FileId>>>,
     parse_cache: Option<ParseCache>,
@@ -93,7 +95,7 @@ impl Project {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Project {
             root: root.into(),
-            overlays: HashMap::new(),
+            overlays: RwLock::new(HashMap::new()),
             files: RwLock::new(Vec::new()),
             by_module: RwLock::new(HashMap::new()),
             parse_cache: None,
@@ -175,13 +177,56 @@ impl Project {
 
     /// Registers an in-memory version of a file (used by the language server).
     pub fn add_overlay(&mut self, path: impl Into<PathBuf>, text: Arc<str>, tree: Option<Tree>) {
-        self.overlays.insert(normalize(&path.into()), (text, tree));
+        let path = normalize(&path.into());
+        self.overlays.get_mut().unwrap().insert(path, (text, tree));
+    }
+
+    /// Replaces every overlay: the files loaded from now on read these buffers (the ones
+    /// loaded already keep the text they were read with).
+    pub fn set_overlays(&self, overlays: HashMap<PathBuf, Arc<str>>) {
+        let overlays = overlays
+            .into_iter()
+            .map(|(path, text)| (normalize(&path), (text, None)))
+            .collect();
+        *self.overlays.write().unwrap() = overlays;
+    }
+
+    /// Loads `text` as the file at `path` in a slot of its own that imports never resolve
+    /// to: a document analysed in a project shared with other documents' analyses, whose
+    /// imports of its module get the module as the others see it.
+    pub fn load_unregistered(&self, path: &Path, text: Arc<str>, tree: Option<Tree>) -> FileId {
+        let path = normalize(path);
+        let module = self.module_name(&path);
+        let mut files = self.files.write().unwrap();
+        files.push(Arc::new(SourceFile::new(path, module, text, tree)));
+        files.len() - 1
+    }
+
+    /// The file imports of `path`'s module resolve to, if it is loaded and is that file.
+    pub fn registered_file(&self, path: &Path) -> Option<FileId> {
+        let path = normalize(path);
+        let id = self.is_loaded(&self.module_name(&path))?;
+        (self.files.read().unwrap()[id].path == path).then_some(id)
     }
 
     /// Every file read so far (what an analysis depended on).
     pub fn files(&self) -> Vec<Arc<SourceFile>> {
         let files = self.files.read().unwrap();
         files.iter().filter(|f| !f.bundled).cloned().collect()
+    }
+
+    /// Every file read so far with its id, as [`Project::files`].
+    pub fn files_with_ids(&self) -> Vec<(FileId, Arc<SourceFile>)> {
+        let files = self.files.read().unwrap();
+        (files.iter().enumerate())
+            .filter(|(_, f)| !f.bundled)
+            .map(|(id, f)| (id, f.clone()))
+            .collect()
+    }
+
+    /// Whether `path` (normalized, as a loaded file's) is read from an overlay.
+    pub fn has_overlay(&self, path: &Path) -> bool {
+        self.overlays.read().unwrap().contains_key(path)
     }
 
     /// Loads (once) Python source that ships with staticfx under the module name `module`
@@ -290,13 +335,9 @@ impl Project {
         {
             return Ok(id);
         }
-        let file = match self.overlays.get(&path) {
-            Some((t, tree)) => Arc::new(SourceFile::new(
-                path,
-                module.clone(),
-                t.clone(),
-                tree.clone(),
-            )),
+        let overlay = self.overlays.read().unwrap().get(&path).cloned();
+        let file = match overlay {
+            Some((t, tree)) => Arc::new(SourceFile::new(path, module.clone(), t, tree)),
             None => match &self.parse_cache {
                 Some(cache) => {
                     let key = (path.clone(), module.clone());
@@ -446,7 +487,9 @@ impl Project {
         let candidates = [base.with_extension("py"), base.join("__init__.py")];
         candidates
             .into_iter()
-            .find(|c| self.overlays.contains_key(&normalize(c)) || c.is_file())
+            .find(|c| {
+                self.overlays.read().unwrap().contains_key(&normalize(c)) || c.is_file()
+            })
     }
 
     /// Resolves a relative import (`from ..ops import x` is level 2, module "ops") seen in `from`.

@@ -450,6 +450,13 @@ impl LanguageServer for Server {
         self.state.published.remove(&uri);
         self.state.locks.remove(&uri);
         self.state.publishing.remove(&uri);
+        if let Some(path) = uri.to_file_path().map(|p| p.into_owned()) {
+            // Its session, on the thread that analysed it, once that thread is free.
+            let key = uri.clone();
+            tokio::spawn(async move {
+                let _ = super::workers::run_keyed(&key, move |host| host.forget(&path)).await;
+            });
+        }
         self.client.publish_diagnostics(uri, vec![], None).await;
     }
 }

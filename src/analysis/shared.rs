@@ -1,0 +1,212 @@
+//! One interpreter for the sessions of many open documents, as the language server keeps on
+//! each of its analysis threads.
+//!
+//! Every model file of a package imports the same modules (transformers' `modeling_utils`,
+//! timm's layers); a session per document with its own interpreter evaluated them, and held
+//! them, once per open document. A [`Library`] is a project and a module-reusing interpreter
+//! (`Interp::enable_module_reuse`, as `warm` uses for `check`) that sessions started with
+//! `Session::start_shared` run in one after another: a module one document's analysis
+//! evaluated is handed to the next as it is, its steps charged to each analysis that
+//! reaches it. Between analyses a session is parked (`Session::park`) and the interpreter
+//! sits here.
+//!
+//! A library serves the documents of one root, environment and parse cache while every file
+//! it read is as it was read: an open buffer's text, or the disk's modification stamp. A
+//! document whose own module the library loaded as an import gets a session of its own (its
+//! top level is evaluated in its own analysis, as `warm` does). After
+//! [`DOCUMENTS_PER_LIBRARY`] documents a library is retired: it serves its sessions until they
+//! end, then it is dropped, which bounds what the documents' own modules and analyses leave
+//! in it.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::eval::Interp;
+use crate::semantic::project::{disk_stamp, ParseCache};
+use crate::semantic::{EnvironmentHandle, FileId, Project};
+
+/// Documents whose sessions a library starts before it is retired.
+pub const DOCUMENTS_PER_LIBRARY: usize = 32;
+
+/// Where a file the library read came from.
+enum Source {
+    /// An open buffer.
+    Buffer,
+    /// The disk, with its modification time and length then.
+    Disk(Option<(std::time::SystemTime, u64)>),
+}
+
+pub struct Library {
+    /// Tells libraries apart (the sessions that run in one name it).
+    pub id: u64,
+    root: PathBuf,
+    environment: Option<Arc<EnvironmentHandle>>,
+    parse_cache: Option<ParseCache>,
+    /// None while a session runs in it, and for good when that session never gave it back
+    /// (a panic): the library is then unusable, and so are its sessions.
+    interp: Option<Interp>,
+    project: Arc<Project>,
+    /// How many documents' sessions started here.
+    documents: usize,
+    retired: bool,
+    /// The documents' own file slots: their text is the session's concern, not the library's.
+    document_files: HashSet<FileId>,
+    /// Where each file was read from.
+    sources: HashMap<FileId, Source>,
+    /// How many of the project's files `sources` has looked at.
+    recorded: usize,
+    /// When a session last ran here.
+    used: std::time::Instant,
+}
+
+impl Library {
+    pub fn new(
+        id: u64,
+        root: PathBuf,
+        environment: Option<Arc<EnvironmentHandle>>,
+        parse_cache: Option<ParseCache>,
+    ) -> Library {
+        let mut project = Project::new(root.clone());
+        if let Some(cache) = &parse_cache {
+            project = project.with_parse_cache(cache.clone());
+        }
+        if let Some(env) = &environment {
+            project = project.with_environment(env.clone());
+        }
+        let project = Arc::new(project);
+        let mut interp = Interp::new(project.clone());
+        interp.enable_module_reuse();
+        Library {
+            id,
+            root,
+            environment,
+            parse_cache,
+            interp: Some(interp),
+            project,
+            documents: 0,
+            retired: false,
+            document_files: HashSet::new(),
+            sources: HashMap::new(),
+            recorded: 0,
+            used: std::time::Instant::now(),
+        }
+    }
+
+    pub fn project(&self) -> &Arc<Project> {
+        &self.project
+    }
+
+    /// Whether a session that ran here never gave the interpreter back.
+    pub fn is_poisoned(&self) -> bool {
+        self.interp.is_none()
+    }
+
+    pub fn is_retired(&self) -> bool {
+        self.retired
+    }
+
+    pub fn retire(&mut self) {
+        self.retired = true;
+    }
+
+    /// Whether this library may start the session of `path` under `root` with `environment`
+    /// and `parse_cache`, the editor's buffers being `buffers` (the document's own among
+    /// them). A library that never can again is retired.
+    pub fn serves(
+        &mut self,
+        root: &Path,
+        environment: Option<&Arc<EnvironmentHandle>>,
+        parse_cache: Option<&ParseCache>,
+        path: &Path,
+        buffers: &HashMap<PathBuf, Arc<str>>,
+    ) -> bool {
+        if self.retired || self.is_poisoned() {
+            return false;
+        }
+        let same_environment = match (&self.environment, environment) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        let same_parse_cache = match (&self.parse_cache, parse_cache) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        if self.root != root
+            || !same_environment
+            || !same_parse_cache
+            || self.documents >= DOCUMENTS_PER_LIBRARY
+            || !self.unchanged(buffers)
+        {
+            self.retired = true;
+            return false;
+        }
+        self.project.registered_file(path).is_none()
+    }
+
+    /// Whether every file the library read is as it was read: the text of an open buffer,
+    /// else the stamp on disk.
+    fn unchanged(&self, buffers: &HashMap<PathBuf, Arc<str>>) -> bool {
+        let files = self.project.files_with_ids();
+        files.iter().all(|(id, f)| {
+            if self.document_files.contains(id) || f.library && f.text.is_empty() {
+                return true;
+            }
+            match (buffers.get(&f.path), self.sources.get(id)) {
+                // A file with syntax errors holds its text with them blanked: no match.
+                (Some(text), _) => Arc::ptr_eq(text, &f.text) || **text == *f.text,
+                (None, Some(Source::Disk(seen))) => *seen == disk_stamp(&f.path),
+                // a buffer closed: the disk may hold another text
+                (None, Some(Source::Buffer)) => false,
+                (None, None) => true,
+            }
+        })
+    }
+
+    /// Lends the interpreter out, with the editor's buffers as the project's overlays, to
+    /// start the session of a document; [`Library::started`] takes it back.
+    pub fn lend_for_start(&mut self, buffers: HashMap<PathBuf, Arc<str>>) -> Option<Interp> {
+        let interp = self.lend()?;
+        self.project.set_overlays(buffers);
+        Some(interp)
+    }
+
+    /// Lends the interpreter to a parked session of this library.
+    pub fn lend(&mut self) -> Option<Interp> {
+        self.used = std::time::Instant::now();
+        self.interp.take()
+    }
+
+    /// How long since a session last ran here.
+    pub fn idle_for(&self) -> std::time::Duration {
+        self.used.elapsed()
+    }
+
+    /// Takes the interpreter back after a session's start, with that document's file slots.
+    pub fn started(&mut self, interp: Interp, document_files: [FileId; 2]) {
+        self.documents += 1;
+        self.document_files.extend(document_files);
+        self.give_back(interp);
+    }
+
+    /// Takes the interpreter back after a session ran, noting where the files read
+    /// since came from.
+    pub fn give_back(&mut self, interp: Interp) {
+        debug_assert!(Arc::ptr_eq(&interp.project, &self.project));
+        let files = self.project.files_with_ids();
+        for (id, f) in files.iter().filter(|(id, _)| *id >= self.recorded) {
+            if !self.document_files.contains(id) {
+                let source = if self.project.has_overlay(&f.path) {
+                    Source::Buffer
+                } else {
+                    Source::Disk(disk_stamp(&f.path))
+                };
+                self.sources.insert(*id, source);
+            }
+        }
+        self.recorded = files.last().map_or(self.recorded, |(id, _)| id + 1);
+        self.interp = Some(interp);
+    }
+}
