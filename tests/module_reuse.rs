@@ -106,13 +106,17 @@ def f(x):
 ";
 
 fn package() -> (tempfile::TempDir, Vec<PathBuf>) {
+    package_with(HEAVY)
+}
+
+fn package_with(heavy: &str) -> (tempfile::TempDir, Vec<PathBuf>) {
     let dir = tempfile::tempdir().unwrap();
     let pkg = dir.path().join("pkg");
     std::fs::create_dir(&pkg).unwrap();
     let files = [
         ("__init__.py", ""),
         ("common.py", COMMON),
-        ("heavy.py", HEAVY),
+        ("heavy.py", heavy),
         ("lazy.py", LAZY),
         ("a.py", A),
         ("b.py", B),
@@ -297,4 +301,124 @@ fn fixtures_give_the_same_messages_with_reuse() {
             assert_eq!(reused[i], fresh[i], "{}", f.display());
         }
     }
+}
+
+/// What the editor gets from one output, with file ids as paths (the host's library and a
+/// fresh analysis number their files differently).
+fn editor_view(out: &staticfx::ide::Output) -> String {
+    let path = |f: usize| match out.files.get(&f) {
+        Some((p, _)) => p.display().to_string(),
+        None => "<the document>".to_string(),
+    };
+    let mut s = String::new();
+    if let Some(f) = &out.failure {
+        s.push_str(&format!("failure {f}\n"));
+    }
+    for d in &out.diagnostics {
+        let chain: Vec<String> = (d.chain.iter())
+            .map(|&(f, sp)| format!("{}:{}-{}", path(f), sp.start, sp.end))
+            .collect();
+        s.push_str(&format!(
+            "{} {}-{} {:?} {chain:?} {:?}\n",
+            d.code, d.span.start, d.span.end, d.message, d.fixes
+        ));
+    }
+    for g in &out.graphs {
+        s.push_str(&staticfx::render::text::render(&g.traced));
+    }
+    s
+}
+
+/// The documents of a package open in the editor, analysed on one thread in the order given
+/// (their sessions share the host's library, and each is edited in a function body), and
+/// each analysed in a host of its own: the same diagnostics and graphs.
+fn host_and_fresh(
+    root: PathBuf,
+    files: Vec<PathBuf>,
+    edit: Option<(&'static str, &'static str)>,
+) -> Vec<(PathBuf, String, String)> {
+    on_large_stack("test", move || {
+        let mut host = staticfx::ide::AnalysisHost::new();
+        let texts: Vec<String> = files
+            .iter()
+            .map(|f| std::fs::read_to_string(f).unwrap())
+            .collect();
+        let snapshot = |i: usize, text: &str, version: i32| {
+            let mut snap = staticfx::ide::Snapshot::new(files[i].clone(), root.clone(), text);
+            snap.version = version;
+            snap.target_version = Some("torch==2.15".parse::<TorchVersion>().unwrap());
+            // the other documents are open too, as on disk
+            snap.overlays = (files.iter().zip(&texts))
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, (f, t))| (f.clone(), std::sync::Arc::from(t.as_str())))
+                .collect();
+            snap
+        };
+        let mut out = vec![];
+        for (i, text) in texts.iter().enumerate() {
+            let mut snaps = vec![snapshot(i, text, 1)];
+            if let Some((from, to)) = edit.filter(|(from, _)| text.contains(from)) {
+                snaps.push(snapshot(i, &text.replacen(from, to, 1), 2));
+            }
+            for snap in &snaps {
+                let kept = editor_view(&host.analyze(snap));
+                // a session with nothing before it, as every document had its own
+                let fresh = editor_view(&staticfx::ide::AnalysisHost::new().analyze(snap));
+                out.push((files[i].clone(), kept, fresh));
+            }
+        }
+        out
+    })
+    .unwrap()
+}
+
+#[test]
+fn documents_sharing_a_library_get_the_analysis_of_fresh_ones() {
+    // The server's analyses have a time limit: a top level near the budget would stop
+    // where the machine's speed says.
+    let (dir, files) = package_with("TOTAL = 7\n");
+    let root = dir.path().to_path_buf();
+    // b is left out: its budget test costs seconds in a debug build. c reaches a as an
+    // import after a's own session, common is imported by everyone before its own.
+    let files: Vec<PathBuf> = files.into_iter().filter(|f| !f.ends_with("b.py")).collect();
+    let seen = host_and_fresh(root, files, Some(("return helper(h)", "return helper(h * 2)")));
+    assert!(seen.len() > 5, "{}", seen.len());
+    for (i, (path, kept, fresh)) in seen.iter().enumerate() {
+        let differs = kept.lines().zip(fresh.lines()).find(|(k, f)| k != f);
+        assert!(kept == fresh, "{i} {}: {differs:?}", path.display());
+    }
+    // A difference would show: breaks through the shared helper and a deferred import.
+    assert!(seen[0].2.contains("FX105"), "{}", seen[0].2);
+    assert!(seen.iter().any(|(p, _, f)| p.ends_with("c.py") && f.contains("FX103")));
+}
+
+#[test]
+fn a_host_shares_one_library_between_documents() {
+    let (dir, files) = package();
+    let root = dir.path().to_path_buf();
+    let kept = on_large_stack("test", move || {
+        let mut host = staticfx::ide::AnalysisHost::new();
+        let mut kept = vec![];
+        // a, lazy and c share a library; common, which a imported, gets a session of its
+        // own; closing c leaves the library, which is dropped once idle.
+        for name in ["a.py", "lazy.py", "c.py", "common.py"] {
+            let path = files.iter().find(|f| f.ends_with(name)).unwrap();
+            let text = std::fs::read_to_string(path).unwrap();
+            let snap = staticfx::ide::Snapshot::new(path.clone(), root.clone(), &text);
+            let out = host.analyze(&snap);
+            assert!(out.failure.is_none(), "{name}: {:?}", out.failure);
+            kept.push(host.kept());
+        }
+        let c = files.iter().find(|f| f.ends_with("c.py")).unwrap();
+        host.forget(c);
+        kept.push(host.kept());
+        host.evict_idle(std::time::Duration::ZERO);
+        kept.push(host.kept());
+        kept
+    })
+    .unwrap();
+    // (sessions, libraries): lazy defines no module, so it has no session; at most two
+    // sessions are kept; common's is private.
+    assert_eq!(kept, [(1, 1), (1, 1), (2, 1), (2, 1), (1, 1), (0, 0)]);
 }

@@ -10,7 +10,7 @@
 //! reaches it. Between analyses a session is parked (`Session::park`) and the interpreter
 //! sits here.
 //!
-//! A library serves the documents of one root, environment and parse cache while every file
+//! A library serves the documents of one root and environment while every file
 //! it read is as it was read: an open buffer's text, or the disk's modification stamp. A
 //! document whose own module the library loaded as an import gets a session of its own (its
 //! top level is evaluated in its own analysis, as `warm` does). After
@@ -42,7 +42,6 @@ pub struct Library {
     pub id: u64,
     root: PathBuf,
     environment: Option<Arc<EnvironmentHandle>>,
-    parse_cache: Option<ParseCache>,
     /// None while a session runs in it, and for good when that session never gave it back
     /// (a panic): the library is then unusable, and so are its sessions.
     interp: Option<Interp>,
@@ -81,7 +80,6 @@ impl Library {
             id,
             root,
             environment,
-            parse_cache,
             interp: Some(interp),
             project,
             documents: 0,
@@ -110,14 +108,13 @@ impl Library {
         self.retired = true;
     }
 
-    /// Whether this library may start the session of `path` under `root` with `environment`
-    /// and `parse_cache`, the editor's buffers being `buffers` (the document's own among
-    /// them). A library that never can again is retired.
+    /// Whether this library may start the session of `path` under `root` with `environment`,
+    /// the editor's buffers being `buffers` (the document's own among them). A library that
+    /// never can again is retired. (Which parse cache it reads through changes no result.)
     pub fn serves(
         &mut self,
         root: &Path,
         environment: Option<&Arc<EnvironmentHandle>>,
-        parse_cache: Option<&ParseCache>,
         path: &Path,
         buffers: &HashMap<PathBuf, Arc<str>>,
     ) -> bool {
@@ -129,14 +126,8 @@ impl Library {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
-        let same_parse_cache = match (&self.parse_cache, parse_cache) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
         if self.root != root
             || !same_environment
-            || !same_parse_cache
             || self.documents >= DOCUMENTS_PER_LIBRARY
             || !self.unchanged(buffers)
         {

@@ -419,10 +419,7 @@ impl AnalysisHost {
             .chain([(snap.path.clone(), snap.text.clone())])
             .collect();
         let environment = snap.environment.as_ref();
-        let parse_cache = Some(&snap.parse_cache);
-        let serves = |l: &mut Library| {
-            l.serves(&snap.root, environment, parse_cache, &snap.path, &buffers)
-        };
+        let serves = |l: &mut Library| l.serves(&snap.root, environment, &snap.path, &buffers);
         if !self.libraries.last_mut().is_some_and(serves) {
             if self.libraries.last().is_some_and(|l| !l.is_retired()) {
                 let (session, a) = Session::start(project_of(snap), &snap.path, opts)?;
