@@ -382,7 +382,11 @@ fn documents_sharing_a_library_get_the_analysis_of_fresh_ones() {
     // b is left out: its budget test costs seconds in a debug build. c reaches a as an
     // import after a's own session, common is imported by everyone before its own.
     let files: Vec<PathBuf> = files.into_iter().filter(|f| !f.ends_with("b.py")).collect();
-    let seen = host_and_fresh(root, files, Some(("return helper(h)", "return helper(h * 2)")));
+    let seen = host_and_fresh(
+        root,
+        files,
+        Some(("return helper(h)", "return helper(h * 2)")),
+    );
     assert!(seen.len() > 5, "{}", seen.len());
     for (i, (path, kept, fresh)) in seen.iter().enumerate() {
         let differs = kept.lines().zip(fresh.lines()).find(|(k, f)| k != f);
@@ -390,7 +394,9 @@ fn documents_sharing_a_library_get_the_analysis_of_fresh_ones() {
     }
     // A difference would show: breaks through the shared helper and a deferred import.
     assert!(seen[0].2.contains("FX105"), "{}", seen[0].2);
-    assert!(seen.iter().any(|(p, _, f)| p.ends_with("c.py") && f.contains("FX103")));
+    assert!(seen
+        .iter()
+        .any(|(p, _, f)| p.ends_with("c.py") && f.contains("FX103")));
 }
 
 #[test]

@@ -24,7 +24,9 @@ pub struct Snapshot {
     pub path: PathBuf,
     pub root: PathBuf,
     pub text: Arc<str>,
-    pub tree: Tree,
+    /// None when the document has no tree at hand: it is parsed when the analysis runs, so
+    /// queued analyses do not hold a tree each.
+    pub tree: Option<Tree>,
     pub version: i32,
     pub class_inputs: HashMap<String, Vec<InputSpec>>,
     /// The codes the settings select.
@@ -49,7 +51,7 @@ impl Snapshot {
         Snapshot {
             path,
             root,
-            tree: crate::syntax::parse(text, None),
+            tree: Some(crate::syntax::parse(text, None)),
             text: Arc::from(text),
             version: 1,
             class_inputs: HashMap::new(),
@@ -158,7 +160,7 @@ fn project_of(snap: &Snapshot) -> Project {
     for (path, text) in &snap.overlays {
         project.add_overlay(path, text.clone(), None);
     }
-    project.add_overlay(&snap.path, snap.text.clone(), Some(snap.tree.clone()));
+    project.add_overlay(&snap.path, snap.text.clone(), snap.tree.clone());
     project
 }
 
@@ -375,9 +377,7 @@ impl AnalysisHost {
             // (and leaves its library without an interpreter, which drops the library).
             let mut kept = self.sessions.remove(i);
             if kept.disk_unchanged() && self.resume(&mut kept) {
-                let updated = kept
-                    .session
-                    .update(snap.text.clone(), Some(snap.tree.clone()));
+                let updated = kept.session.update(snap.text.clone(), snap.tree.clone());
                 self.park(&mut kept);
                 if let Some(a) = updated {
                     kept.used = std::time::Instant::now();
@@ -441,7 +441,7 @@ impl AnalysisHost {
             interp,
             &snap.path,
             snap.text.clone(),
-            Some(snap.tree.clone()),
+            snap.tree.clone(),
             opts,
         );
         // On an error the interpreter is gone with the session: the library is dropped.

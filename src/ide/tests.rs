@@ -24,7 +24,7 @@ fn analyse(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> (Snapshot, usize,
 
 fn hover(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> Option<String> {
     let (snap, at, out) = analyse(fixture, edit);
-    super::hover::hover(&out, &snap.tree, at).map(|(markdown, _)| markdown)
+    super::hover::hover(&out, snap.tree.as_ref().unwrap(), at).map(|(markdown, _)| markdown)
 }
 
 fn with_inputs(snap: &mut Snapshot) {

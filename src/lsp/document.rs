@@ -17,9 +17,9 @@ pub enum Encoding {
 
 pub struct Document {
     pub rope: Rope,
-    /// None while the document is idle ([`Document::forget_tree`]): a tree takes about 20
-    /// bytes per byte of text, which with hundreds of files open was most of the server's
-    /// memory. The next edit or analysis parses it again.
+    /// None until the document is edited or analysed, and again while it is idle
+    /// ([`Document::forget_tree`]): a tree takes about 20 bytes per byte of text, which with
+    /// hundreds of files open was most of the server's memory.
     tree: Option<Tree>,
     pub version: i32,
     /// The rope's text at `version`, shared with analysis tasks without copying again.
@@ -29,10 +29,9 @@ pub struct Document {
 impl Document {
     pub fn new(text: &str, version: i32) -> Self {
         let text: Arc<str> = Arc::from(text);
-        let tree = crate::syntax::parse(&text, None);
         Document {
             rope: Rope::from_str(&text),
-            tree: Some(tree),
+            tree: None,
             version,
             text,
         }
@@ -98,6 +97,11 @@ impl Document {
         self.tree
             .get_or_insert_with(|| crate::syntax::parse(&self.text, None))
             .clone()
+    }
+
+    /// The tree if the document has one now (an analysis parses a missing one when it runs).
+    pub fn parsed_tree(&self) -> Option<Tree> {
+        self.tree.clone()
     }
 
     /// Drops the tree of an idle document (see the field).

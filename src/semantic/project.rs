@@ -76,12 +76,76 @@ pub struct Project {
 /// parsing them again for each file (each keystroke) dominated the run time. Keyed by path and
 /// module name (the name depends on the root); an entry is used only while the file's
 /// modification time and length are those it was read with.
-pub type ParseCache = Arc<std::sync::Mutex<HashMap<(PathBuf, String), CachedFile>>>;
+pub type ParseCache = Arc<std::sync::Mutex<ParsedFiles>>;
+
+/// Text the parse cache holds trees for, at most: a tree takes about 20 bytes per byte of
+/// text, and a server with a package open would otherwise keep every file it ever imported.
+/// The least recently used leave first (a project that loaded one keeps its own reference).
+pub const PARSE_CACHE_BYTES: usize = 4 << 20;
+
+#[derive(Debug, Default)]
+pub struct ParsedFiles {
+    entries: HashMap<(PathBuf, String), CachedFile>,
+    /// Text bytes of the entries.
+    bytes: usize,
+    /// Counts uses, to tell the least recently used.
+    clock: u64,
+}
 
 #[derive(Clone, Debug)]
-pub struct CachedFile {
+struct CachedFile {
     file: Arc<SourceFile>,
     stamp: Option<(std::time::SystemTime, u64)>,
+    used: u64,
+}
+
+impl ParsedFiles {
+    /// The parse of `key` read at `stamp`, if it is here.
+    fn get(
+        &mut self,
+        key: &(PathBuf, String),
+        stamp: Option<(std::time::SystemTime, u64)>,
+    ) -> Option<Arc<SourceFile>> {
+        self.clock += 1;
+        let e = self.entries.get_mut(key)?;
+        if e.stamp.is_none() || e.stamp != stamp {
+            return None;
+        }
+        e.used = self.clock;
+        Some(e.file.clone())
+    }
+
+    fn insert(
+        &mut self,
+        key: (PathBuf, String),
+        file: Arc<SourceFile>,
+        stamp: Option<(std::time::SystemTime, u64)>,
+    ) {
+        self.clock += 1;
+        self.bytes += file.text.len();
+        let entry = CachedFile {
+            file,
+            stamp,
+            used: self.clock,
+        };
+        if let Some(old) = self.entries.insert(key, entry) {
+            self.bytes -= old.file.text.len();
+        }
+        while self.bytes > PARSE_CACHE_BYTES && self.entries.len() > 1 {
+            let oldest = (self.entries.iter())
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+                .expect("entries");
+            if let Some(e) = self.entries.remove(&oldest) {
+                self.bytes -= e.file.text.len();
+            }
+        }
+    }
+
+    /// Text bytes of the parses held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
 }
 
 /// A file's modification time and length: what a cached parse or evaluation of it is
@@ -342,12 +406,7 @@ impl Project {
                 Some(cache) => {
                     let key = (path.clone(), module.clone());
                     let stamp = disk_stamp(&path);
-                    let hit = cache
-                        .lock()
-                        .unwrap()
-                        .get(&key)
-                        .filter(|c| c.stamp.is_some() && c.stamp == stamp)
-                        .map(|c| c.file.clone());
+                    let hit = cache.lock().unwrap().get(&key, stamp);
                     match hit {
                         Some(f) => f,
                         None => {
@@ -358,11 +417,7 @@ impl Project {
                                 None,
                             ));
                             if keep_parse {
-                                let entry = CachedFile {
-                                    file: f.clone(),
-                                    stamp,
-                                };
-                                cache.lock().unwrap().insert(key, entry);
+                                cache.lock().unwrap().insert(key, f.clone(), stamp);
                             }
                             f
                         }
@@ -487,9 +542,7 @@ impl Project {
         let candidates = [base.with_extension("py"), base.join("__init__.py")];
         candidates
             .into_iter()
-            .find(|c| {
-                self.overlays.read().unwrap().contains_key(&normalize(c)) || c.is_file()
-            })
+            .find(|c| self.overlays.read().unwrap().contains_key(&normalize(c)) || c.is_file())
     }
 
     /// Resolves a relative import (`from ..ops import x` is level 2, module "ops") seen in `from`.
@@ -526,4 +579,40 @@ pub fn read_lossy(path: &Path) -> std::io::Result<String> {
         Ok(s) => s,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(name: &str, bytes: usize) -> Arc<SourceFile> {
+        let text: Arc<str> = Arc::from("x = 1\n".repeat(bytes / 6).as_str());
+        Arc::new(SourceFile::new(
+            PathBuf::from(name),
+            name.into(),
+            text,
+            None,
+        ))
+    }
+
+    #[test]
+    fn the_parse_cache_keeps_the_recently_used_within_its_bound() {
+        let mut cache = ParsedFiles::default();
+        let stamp = Some((std::time::SystemTime::UNIX_EPOCH, 1));
+        let key = |n: &str| (PathBuf::from(n), n.to_string());
+        let third = PARSE_CACHE_BYTES / 3;
+        cache.insert(key("a"), parsed("a", third), stamp);
+        cache.insert(key("b"), parsed("b", third), stamp);
+        assert!(cache.get(&key("a"), stamp).is_some());
+        // c makes it too big: b, used least recently, leaves
+        cache.insert(key("c"), parsed("c", third + 600), stamp);
+        assert!(cache.bytes() <= PARSE_CACHE_BYTES, "{}", cache.bytes());
+        assert!(cache.get(&key("b"), stamp).is_none());
+        assert!(cache.get(&key("a"), stamp).is_some());
+        assert!(cache.get(&key("c"), stamp).is_some());
+        // another stamp is another file
+        assert!(cache
+            .get(&key("a"), Some((std::time::SystemTime::UNIX_EPOCH, 2)))
+            .is_none());
+    }
 }

@@ -278,7 +278,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
     Some(Snapshot {
         path: path.to_path_buf(),
         root,
-        tree: crate::syntax::parse(&text, None),
+        tree: None,
         text,
         version: 0,
         filter: config.filter(),

@@ -233,8 +233,8 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
     let root = host::root_for(&path, &workspace, &config);
     let overlays = open_buffers(state, Some(uri));
     let environment = Some(config.environment(&root));
-    let mut doc = state.docs.get_mut(uri)?;
-    let tree = doc.tree();
+    let doc = state.docs.get(uri)?;
+    let tree = doc.parsed_tree();
     Some(Snapshot {
         path,
         root,
