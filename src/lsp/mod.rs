@@ -12,11 +12,13 @@ pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
 
 use tower_lsp_server::{ClientSocket, LspService};
 
-/// The service with its test-only request `staticfx/documentText` (harmless in production:
-/// it only echoes the client's own buffer back).
+/// The service with its test-only requests `staticfx/documentText` and
+/// `staticfx/keptAnalyses` (harmless in production: they echo the client's own buffer back,
+/// and count the sessions and libraries the analysis threads keep).
 pub fn service() -> (LspService<Server>, ClientSocket) {
     LspService::build(Server::new)
         .custom_method("staticfx/documentText", Server::document_text)
+        .custom_method("staticfx/keptAnalyses", Server::kept_analyses)
         .finish()
 }
 

@@ -80,6 +80,19 @@ pub async fn run_keyed<T: Send + 'static>(
     run_on(h.finish() as usize, f).await
 }
 
+/// Runs `f` on every analysis thread, after the jobs queued there; the panics left out.
+pub async fn on_every_thread<T: Send + 'static>(
+    f: impl Fn(&mut AnalysisHost) -> T + Send + Clone + 'static,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(THREADS);
+    for t in 0..THREADS {
+        if let Ok(v) = run_on(t, f.clone()).await {
+            out.push(v);
+        }
+    }
+    out
+}
+
 async fn run_on<T: Send + 'static>(
     thread: usize,
     f: impl FnOnce(&mut AnalysisHost) -> T + Send + 'static,

@@ -104,6 +104,17 @@ impl Server {
         )
     }
 
+    /// Test-only: how many incremental sessions and libraries the analysis threads keep, in
+    /// all (after the jobs queued before this request).
+    pub async fn kept_analyses(&self, _: Json) -> Result<Json> {
+        let (mut sessions, mut libraries) = (0, 0);
+        for (s, l) in super::workers::on_every_thread(|host| host.kept()).await {
+            sessions += s;
+            libraries += l;
+        }
+        Ok(json!({"sessions": sessions, "libraries": libraries}))
+    }
+
     fn schedule(&self, uri: Uri, version: i32) {
         let state = self.state.clone();
         let client = self.client.clone();
