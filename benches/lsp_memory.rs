@@ -1,7 +1,7 @@
 //! Resident memory of `staticfx lsp` with every transformers modeling file open, beside
 //! `ruff server` with the same files open, in the same run.
 //!
-//! STATICFX_CORPUS=<dir holding the transformers package> cargo bench --bench lsp_memory -- [--timeout SECS]
+//! STATICFX_CORPUS=<dir holding the transformers package> cargo bench --bench lsp_memory -- [--timeout SECS] [--limit N]
 //!
 //! Each server starts with its default settings, the corpus directory as its workspace root
 //! (so `from ...modeling_utils import` resolves; `VIRTUAL_ENV` is passed on, so do the
@@ -10,7 +10,8 @@
 //! default, then it reports how many answered), then until the server has used no CPU for a
 //! second. It reports the time until every file answered and the resident memory from
 //! /proc/PID/status: the peak (VmHWM) and at the end (VmRSS). The anchor is `ruff server`
-//! (`$STATICFX_RUFF`, else `ruff` on PATH); without it the anchor column says so.
+//! (`$STATICFX_RUFF`, else `ruff` on PATH); without it the anchor column says so. `--limit N`
+//! opens only the first N files (in path order), for a quicker look.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -81,12 +82,14 @@ fn open_all(
 fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let mut timeout = Duration::from_secs(1800);
+    let mut limit = usize::MAX;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--timeout" => {
                 timeout =
                     Duration::from_secs(args.next().and_then(|s| s.parse().ok()).unwrap_or(1800))
             }
+            "--limit" => limit = args.next().and_then(|s| s.parse().ok()).unwrap_or(limit),
             other => eprintln!("lsp_memory: unknown argument {other}"),
         }
     }
@@ -104,8 +107,7 @@ fn main() {
         return;
     };
     let root = std::fs::canonicalize(&root).unwrap();
-    let files: Vec<(String, String)> = files
-        .iter()
+    let files: Vec<(String, String)> = (files.iter().take(limit))
         .map(|f| {
             let f = std::fs::canonicalize(f).unwrap();
             (
