@@ -26,8 +26,21 @@ use crate::eval::Interp;
 use crate::semantic::project::{disk_stamp, ParseCache};
 use crate::semantic::{EnvironmentHandle, FileId, Project};
 
-/// Documents whose sessions a library starts before it is retired.
+/// Documents whose sessions a library starts before it is retired: what their analyses
+/// leave in the interpreter (instances that point at each other) is freed only with it.
+/// `STATICFX_LIBRARY_DOCUMENTS` sets it (the memory bench compares).
 pub const DOCUMENTS_PER_LIBRARY: usize = 32;
+
+fn documents_per_library() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("STATICFX_LIBRARY_DOCUMENTS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .unwrap_or(DOCUMENTS_PER_LIBRARY)
+    })
+}
 
 /// Where a file the library read came from.
 enum Source {
@@ -128,7 +141,7 @@ impl Library {
         };
         if self.root != root
             || !same_environment
-            || self.documents >= DOCUMENTS_PER_LIBRARY
+            || self.documents >= documents_per_library()
             || !self.unchanged(buffers)
         {
             self.retired = true;
