@@ -451,7 +451,8 @@ impl Interp {
         if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
             return r;
         }
-        if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
+        if matches!(method, "__setattr__" | "__delattr__" | "__getattribute__") && path == "object"
+        {
             let mut all = vec![(**recv).clone()];
             all.extend(args);
             return self.call_object_method(frame, method, &all, span);
@@ -464,7 +465,7 @@ impl Interp {
             return self.dict_base_method(frame, obj, method, args, kwargs, span);
         }
         match method {
-            "__setattr__" => {
+            "__setattr__" | "__delattr__" => {
                 let mut all = vec![(**recv).clone()];
                 all.extend(args);
                 self.call_object_method(frame, method, &all, span)
