@@ -33,8 +33,9 @@ impl Interp {
                 // a constructor or forward still leaves a useful module tree and graph.
                 Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
                     self.note_error(&e);
-                    if self.call_depth >= self.init_skips.0 {
-                        self.init_skips.1 += 1;
+                    if self.call_depth >= self.init_skips.depth {
+                        self.init_skips.count += 1;
+                        self.init_skips.first.get_or_insert_with(|| e.clone());
                     }
                     if s.kind() == "return_statement" {
                         return Ok(Flow::Return(Value::unknown(e.message)));
