@@ -184,6 +184,11 @@ impl Interp {
                 if o.is_module() {
                     return self.call_module_object(frame, o, args, kwargs, span);
                 }
+                if kwargs.is_empty() {
+                    if let Some(r) = self.call_context_decorator(frame, o, &args, span) {
+                        return r;
+                    }
+                }
                 match self.class_lookup(&o.class, "__call__") {
                     Some(Value::Function(f)) => {
                         self.call_function(frame, &f, Some(func.clone()), args, kwargs, span)

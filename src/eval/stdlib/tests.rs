@@ -480,6 +480,17 @@ del table["b"]
 items = [1, 2, 3, 4]
 del items[0], items[-1]
 m19 = (hasattr(rn, "encoder_width"), rn.width, hasattr(rn, "depth"), rn.log, twice, table, items)
+decorated = []
+@contextlib.contextmanager
+def tagged(name):
+    decorated.append("enter " + name)
+    yield
+    decorated.append("exit " + name)
+@tagged("w")
+def work(x):
+    decorated.append("work")
+    return x * 2
+m20 = (work(3), work(4), decorated)
 "#;
 
 #[test]
@@ -534,6 +545,10 @@ fn object_model_matches_cpython() {
         (
             "m19",
             r#"(False, 4, False, ['encoder_width', 'depth', 'depth'], 'AttributeError', {'a': 1, 'c': 3}, [2, 3])"#,
+        ),
+        (
+            "m20",
+            r#"(6, 8, ['enter w', 'work', 'exit w', 'enter w', 'work', 'exit w'])"#,
         ),
     ];
     let mut failures = Vec::new();
