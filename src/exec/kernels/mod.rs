@@ -25,6 +25,7 @@
 //! matrixmultiply (limit with `MATMUL_NUM_THREADS`) and the kernels stop
 //! splitting products themselves.
 
+pub mod attention;
 pub mod conv;
 pub mod elementwise;
 pub mod embedding;
@@ -128,6 +129,7 @@ impl KernelError {
     }
 }
 
+pub use attention::{scaled_dot_product_attention, AttnMask};
 pub use conv::{
     conv1d, conv2d, conv2d_act, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams,
     ConvPadding, ConvTranspose2dParams,
