@@ -65,14 +65,11 @@ fn broadcasts_into(b: &[usize], a: &[usize]) -> bool {
 /// `a <op> b` written into `a`'s buffer when `a` is owned by this call alone and the result
 /// has `a`'s shape (the common residual `x + y` and scalar arithmetic).
 pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
-    let f: fn(f32, f32) -> f32 = match op {
-        BinaryOp::Add => |x, y| x + y,
-        BinaryOp::Sub => |x, y| x - y,
-        BinaryOp::Mul => |x, y| x * y,
-        BinaryOp::Div => |x, y| x / y,
-        _ => return None,
-    };
-    if c.args.len() != 2 {
+    if !matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+    ) || c.args.len() != 2
+    {
         return None;
     }
     let lhs_shape = match &c.args[0] {
@@ -87,18 +84,38 @@ pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
         return None;
     }
     let mut a = take_unique(c, 0)?;
-    match &c.args[1] {
-        RValue::F32(b) => {
-            ndarray::Zip::from(&mut a)
+    let rhs = &c.args[1];
+    // One monomorphised loop per op: through a function pointer every element was an
+    // indirect call, and the residual adds of a ViT cost more than its layer norms.
+    match op {
+        BinaryOp::Add => combine_into(&mut a, rhs, |x, y| x + y)?,
+        BinaryOp::Sub => combine_into(&mut a, rhs, |x, y| x - y)?,
+        BinaryOp::Mul => combine_into(&mut a, rhs, |x, y| x * y)?,
+        BinaryOp::Div => combine_into(&mut a, rhs, |x, y| x / y)?,
+        _ => unreachable!("checked above"),
+    }
+    Some(Ok(RValue::f32(a)))
+}
+
+/// `a = f(a, rhs)` for a tensor `rhs` that broadcasts into `a`, or a Python number.
+fn combine_into(a: &mut Tensor, rhs: &RValue, f: impl Fn(f32, f32) -> f32) -> Option<()> {
+    match rhs {
+        RValue::F32(b) => match (a.as_slice_mut(), b.as_slice()) {
+            (Some(xs), Some(ys)) if xs.len() == ys.len() => {
+                for (x, &y) in xs.iter_mut().zip(ys) {
+                    *x = f(*x, y);
+                }
+            }
+            _ => ndarray::Zip::from(a)
                 .and_broadcast(&**b)
-                .for_each(|x, &y| *x = f(*x, y));
-        }
+                .for_each(|x, &y| *x = f(*x, y)),
+        },
         v => {
             let s = v.as_f64()? as f32;
             a.mapv_inplace(|x| f(x, s));
         }
     }
-    Some(Ok(RValue::f32(a)))
+    Some(())
 }
 
 fn unary_op(c: &mut Call, op: Unary) -> OpResult {

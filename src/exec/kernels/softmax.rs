@@ -67,10 +67,19 @@ fn exp_f32(x: f32) -> f32 {
     ] {
         p = p * r + c;
     }
-    let n = n as i32;
-    let (n1, n2) = (n / 2, n - n / 2);
-    let pow2 = |k: i32| f32::from_bits(((k + 127) as u32) << 23);
-    p * pow2(n1) * pow2(n2)
+    // The halves stay floats: `as i32` saturates, which x86 has no vector instruction for.
+    let n1 = (n * 0.5).trunc();
+    let n2 = n - n1;
+    p * pow2_f32(n1) * pow2_f32(n2)
+}
+
+/// `2^k` for an integral `k` in [-126, 127], built in the float domain: adding `1.5 · 2^23`
+/// leaves `k + 127` in the low mantissa bits, and the shift moves them to the exponent
+/// field (the bits above it fall off the top).
+#[inline(always)]
+fn pow2_f32(k: f32) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0 + 127.0;
+    f32::from_bits((k + SHIFTER).to_bits() << 23)
 }
 
 /// Softmax of each contiguous row of `len` elements (the last dimension, as in attention
