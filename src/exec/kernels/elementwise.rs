@@ -558,9 +558,10 @@ fn gelu_erf_slice_body(s: &mut [f32]) {
     for block in &mut blocks {
         let input: [f32; LANES] = std::array::from_fn(|i| block[i]);
         // NaN fails the comparison too, and goes to the scalar path below.
+        let central = |x: f32| x.abs() <= std::f32::consts::SQRT_2;
         let mut all_central = true;
         for &x in &input {
-            all_central &= x.abs() <= std::f32::consts::SQRT_2;
+            all_central &= central(x);
         }
         for (y, &x) in block.iter_mut().zip(&input) {
             *y = gelu_erf_central(x);
@@ -570,7 +571,7 @@ fn gelu_erf_slice_body(s: &mut [f32]) {
         }
         let tail: [f32; LANES] = std::array::from_fn(|i| gelu_erf_tail(input[i]));
         for i in 0..LANES {
-            if !(input[i].abs() <= std::f32::consts::SQRT_2) {
+            if !central(input[i]) {
                 block[i] = if input[i].is_finite() {
                     tail[i]
                 } else {
