@@ -101,6 +101,8 @@ fn fresh_view(root: &Path, path: &Path, text: &str) -> String {
 }
 
 enum Expect {
+    /// The edit changes no token the evaluator reads: served without tracing any class.
+    Cutoff,
     /// The edit lies in a function body the top level does not call: served incrementally.
     Incremental,
     /// The session must give up (the caller starts over with a full analysis).
@@ -129,6 +131,7 @@ fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
             c.find
         );
         text = text.replacen(c.find, c.replace, 1);
+        let traces = session.traces_run();
         let got = match session.update(Arc::from(text.as_str()), None) {
             Some(a) => {
                 assert!(
@@ -136,11 +139,17 @@ fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
                     "{}: should restart",
                     c.what
                 );
+                let traced = session.traces_run() - traces;
+                match c.expect {
+                    Expect::Cutoff => assert_eq!(traced, 0, "{}: should trace nothing", c.what),
+                    Expect::Incremental => assert!(traced > 0, "{}: should trace", c.what),
+                    _ => {}
+                }
                 view(&a, &text)
             }
             None => {
                 assert!(
-                    !matches!(c.expect, Expect::Incremental),
+                    !matches!(c.expect, Expect::Incremental | Expect::Cutoff),
                     "{}: should be served incrementally",
                     c.what
                 );
@@ -190,9 +199,9 @@ fn edits_inside_bodies_match_a_full_analysis() {
             replace: "        y = self.fc(x)\n        if y.sum() > 0:\n            y = y * 2\n        return F.relu(y)",
             expect: Incremental,
         },
-        Case { what: "non-ASCII comment", find: "        h = self.proj(x)\n", replace: "        # größe, 幅\n        h = self.proj(x)\n", expect: Incremental },
-        Case { what: "typing one character", find: "return torch.sigmoid(h) * x", replace: "return torch.sigmoid(h) * x ", expect: Incremental },
-        Case { what: "and deleting it", find: "return torch.sigmoid(h) * x ", replace: "return torch.sigmoid(h) * x", expect: Incremental },
+        Case { what: "non-ASCII comment", find: "        h = self.proj(x)\n", replace: "        # größe, 幅\n        h = self.proj(x)\n", expect: Cutoff },
+        Case { what: "typing a space", find: "return torch.sigmoid(h) * x", replace: "return torch.sigmoid(h) * x ", expect: Cutoff },
+        Case { what: "and deleting it", find: "return torch.sigmoid(h) * x ", replace: "return torch.sigmoid(h) * x", expect: Cutoff },
         Case { what: "a half-typed call", find: "        h = self.norm(x)\n", replace: "        h = self.norm(\n        h = self.norm(x)\n", expect: Either },
         Case { what: "the call completed", find: "        h = self.norm(\n", replace: "", expect: Either },
         Case { what: "edit after the syntax error is gone", find: "x + h", replace: "x - h", expect: Incremental },
@@ -201,6 +210,99 @@ fn edits_inside_bodies_match_a_full_analysis() {
         Case { what: "a yield makes a generator", find: "return torch.sigmoid(h) * x", replace: "yield torch.sigmoid(h) * x", expect: Restart },
         Case { what: "a signature", find: "def forward(self, x):\n        y = self.conv(x)", replace: "def forward(self, x, z=None):\n        y = self.conv(x)", expect: Restart },
         Case { what: "a body edit after restarts", find: "print(y)", replace: "y = y.item()", expect: Incremental },
+    ];
+    on_big_stack(move || run_cases(&root, &path, &text, &cases));
+}
+
+#[test]
+fn edits_that_change_no_token_are_cut_off() {
+    let (root, path, text) = fixture("incremental/gated_model.py");
+    use Expect::*;
+    let cases = [
+        Case {
+            what: "a space after an import",
+            find: "import torch\n",
+            replace: "import torch \n",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a space inside an import",
+            find: "import torch.nn as nn",
+            replace: "import torch.nn as  nn",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a comment after a constant",
+            find: "WIDTH = make_width(8)\n",
+            replace: "WIDTH = make_width(8)  # größe\n",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a comment line between classes",
+            find: "\n\nclass Model(",
+            replace: "\n# the whole model\n\nclass Model(",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a blank line in a constructor",
+            find: "        self.gate = Gate(dim)\n",
+            replace: "        self.gate = Gate(dim)\n\n",
+            expect: Cutoff,
+        },
+        Case {
+            what: "spaces inside a forward's call",
+            find: "return torch.sigmoid(h) * x",
+            replace: "return torch.sigmoid( h ) * x",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a space at the end of a body's last line",
+            find: "return self.head(x)",
+            replace: "return self.head(x) ",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a real change after the shifts",
+            find: "h = scale(h)",
+            replace: "h = scale(h, 3.0)",
+            expect: Incremental,
+        },
+        Case {
+            what: "a space in the edited body",
+            find: "h = scale(h, 3.0)",
+            replace: "h = scale(h,  3.0)",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a space in a string is a change",
+            find: "share helpers",
+            replace: "share  helpers",
+            expect: Either,
+        },
+        Case {
+            what: "indentation is a change",
+            find: "        h = self._mix(h)",
+            replace: "         h = self._mix(h)",
+            expect: Either,
+        },
+        Case {
+            what: "and undone",
+            find: "         h = self._mix(h)",
+            replace: "        h = self._mix(h)",
+            expect: Either,
+        },
+        Case {
+            what: "a space deleted again",
+            find: "import torch \n",
+            replace: "import torch\n",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a digit in the last class",
+            find: "nn.Conv2d(3, 8, 3",
+            replace: "nn.Conv2d(3, 9, 3",
+            expect: Incremental,
+        },
     ];
     on_big_stack(move || run_cases(&root, &path, &text, &cases));
 }

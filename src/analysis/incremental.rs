@@ -82,6 +82,8 @@ impl Edit {
         })
     }
 
+    /// Where the end of a span at `p` lies after the edit: text inserted right after it is
+    /// not part of it.
     fn pos(&self, p: usize) -> usize {
         if p <= self.start {
             p
@@ -92,10 +94,21 @@ impl Edit {
         }
     }
 
+    /// Where the start of a span at `p` lies after the edit: text inserted right before it
+    /// pushes it on.
+    fn start_pos(&self, p: usize) -> usize {
+        if p >= self.old_end {
+            p - self.old_end + self.new_end
+        } else {
+            self.pos(p)
+        }
+    }
+
     fn span(&self, s: Span) -> Span {
+        let start = self.start_pos(s.start);
         Span {
-            start: self.pos(s.start),
-            end: self.pos(s.end),
+            start,
+            end: self.pos(s.end).max(start),
         }
     }
 }
@@ -153,6 +166,8 @@ pub struct Session {
     /// False when the full analysis ran out of budget: what a class saw then depended on
     /// the others, so no part of it can be reused.
     reusable: bool,
+    /// Default traces of classes run since the session started (its own included).
+    traces: u64,
 }
 
 impl Session {
@@ -223,6 +238,7 @@ impl Session {
             classes: vec![],
             retraces: vec![],
             reusable: true,
+            traces: 0,
         };
         for i in 0..session.sites.len() {
             let spent = session.interp.steps_used();
@@ -268,6 +284,12 @@ impl Session {
             .any(|d| d.code == codes::BUDGET);
     }
 
+    /// How many times a class was traced since the session started: what an edit cost, for
+    /// tests of early cutoff.
+    pub fn traces_run(&self) -> u64 {
+        self.traces
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -301,6 +323,12 @@ impl Session {
             project.replace_file(self.live, new);
             return Some(self.analysis());
         };
+        if same_syntax(&old, &new, edit) {
+            // Early cutoff: whitespace or a comment changed, and the evaluator reads neither.
+            // Every value stays right; only the spans move.
+            self.shift(edit, &new);
+            return Some(self.analysis());
+        }
         let (unit, def_now) = self.edited_unit(&old.tree, &new.tree, edit)?;
         let key = self.units[unit].key;
         if self.top_touched.contains(&key) {
@@ -341,6 +369,24 @@ impl Session {
             }
         }
         Some(self.analysis())
+    }
+
+    /// Follows an edit that changed no value: the live file becomes `new`, and the units, the
+    /// redirected functions and what the classes keep move with the text.
+    fn shift(&mut self, edit: Edit, new: &Arc<SourceFile>) {
+        self.interp.project.replace_file(self.live, new.clone());
+        self.edits.push(edit);
+        // The trees hold the same definitions in the same order: the new one says where each
+        // now ends (text typed at the end of a body's last line is not part of it).
+        for (u, now) in self.units.iter_mut().zip(units_of(&new.tree)) {
+            u.now = now;
+        }
+        for u in self.units.iter().filter(|u| u.redirected) {
+            self.interp
+                .redirects
+                .insert(u.key, (new.clone(), self.live, u.now));
+        }
+        self.move_kept(edit, new);
     }
 
     /// The unit whose body holds the whole edit, in the old tree and the new one alike, and
@@ -448,6 +494,7 @@ impl Session {
     /// Class `i`'s default trace (with the newest text of every edited function, after
     /// `spent` steps of the file's budget), and what its flagged retraces need.
     fn trace_default(&mut self, i: usize, spent: u64) -> (ClassEntry, Option<Retrace>) {
+        self.traces += 1;
         self.start_run(spent);
         let traced = trace_class(
             &mut self.interp,
@@ -555,6 +602,58 @@ fn live_mover(base: FileId, live: FileId, edits: &[Edit]) -> impl Fn(&mut FileId
 
 fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
     opts.time_limit.map(|d| std::time::Instant::now() + d)
+}
+
+/// Whether `new` holds the same program as `old`, which differ by `edit`: the top-level
+/// statements around the edit have the same syntax trees (node kinds, token texts, whole
+/// string literals), comments and the whitespace between tokens aside. Text outside the edit
+/// is byte-for-byte the same, and so is its parse when the statements around the edit are.
+fn same_syntax(old: &SourceFile, new: &SourceFile, edit: Edit) -> bool {
+    let (old_root, new_root) = (old.tree.root_node(), new.tree.root_node());
+    let (old_stmts, new_stmts) = (code_children(old_root), code_children(new_root));
+    if old_stmts.len() != new_stmts.len() {
+        return false;
+    }
+    let touches =
+        |n: &Node, start: usize, end: usize| n.start_byte() <= end && start <= n.end_byte();
+    old_stmts.iter().zip(&new_stmts).all(|(a, b)| {
+        let (in_old, in_new) = (
+            touches(a, edit.start, edit.old_end),
+            touches(b, edit.start, edit.new_end),
+        );
+        in_old == in_new && (!in_old || same_tokens(*a, &old.text, *b, &new.text))
+    })
+}
+
+/// A node's children, comments left out.
+fn code_children(n: Node) -> Vec<Node> {
+    let mut w = n.walk();
+    n.children(&mut w)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+/// Whether two subtrees have the same shape, kinds and token texts. A string literal is
+/// compared whole: inside an f-string's `{x = }` the spaces are part of the value.
+fn same_tokens(a: Node, a_text: &str, b: Node, b_text: &str) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some((x, y)) = stack.pop() {
+        if x.kind_id() != y.kind_id() || x.is_missing() != y.is_missing() {
+            return false;
+        }
+        if x.child_count() == 0 || x.kind() == "string" {
+            if a_text.get(x.byte_range()) != b_text.get(y.byte_range()) {
+                return false;
+            }
+            continue;
+        }
+        let (xs, ys) = (code_children(x), code_children(y));
+        if xs.len() != ys.len() {
+            return false;
+        }
+        stack.extend(xs.into_iter().zip(ys));
+    }
+    true
 }
 
 /// The function definition starting at `start`.
@@ -673,6 +772,11 @@ mod tests {
         assert_eq!(e.pos(1), 1);
         assert_eq!(e.pos(2), 2);
         assert_eq!(e.pos(3), 4);
+        // "c" starts where "x" was inserted: it moves, and a span ending there does not.
+        let c = e.span(Span { start: 2, end: 3 });
+        assert_eq!((c.start, c.end), (3, 4));
+        let b = e.span(Span { start: 1, end: 2 });
+        assert_eq!((b.start, b.end), (1, 2));
         assert!(Edit::between("same", "same").is_none());
     }
 
