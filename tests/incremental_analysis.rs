@@ -145,6 +145,7 @@ fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
                     Expect::Incremental => assert!(traced > 0, "{}: should trace", c.what),
                     _ => {}
                 }
+                let a = session.finish_retraces().unwrap_or(a);
                 view(&a, &text)
             }
             None => {
@@ -383,6 +384,7 @@ fn random_edits(name: &str, seed: u64, bursts: usize) {
             let got = match session.update(Arc::from(text.as_str()), None) {
                 Some(a) => {
                     incremental += 1;
+                    let a = session.finish_retraces().unwrap_or(a);
                     view(&a, &text)
                 }
                 None => {
@@ -416,4 +418,106 @@ fn random_edits(name: &str, seed: u64, bursts: usize) {
 fn random_keystrokes_match_a_full_analysis() {
     on_big_stack(|| random_edits("incremental/gated_model.py", 0x9e3779b97f4a7c15, 40));
     on_big_stack(|| random_edits("models/transformer_block.py", 0x2545f4914f6cdd1d, 40));
+}
+
+/// A module built from a config, with a break only `output_attentions=True` reaches (the
+/// flagged retraces find it). Not a fixture file: `tests/surfaces_agree` compares first
+/// publications, which lack that break by design.
+const FLAG_ONLY_BREAK: &str = r#"import torch
+from torch import nn
+
+
+class PreTrainedConfig:
+    pass
+
+
+class TinyConfig(PreTrainedConfig):
+    def __init__(self, hidden_size=8, output_attentions=False):
+        self.hidden_size = hidden_size
+        self.output_attentions = output_attentions
+
+
+class Block(nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.config = config
+        self.proj = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, hidden_states):
+        out = self.proj(hidden_states)
+        if self.config.output_attentions:
+            print("attention weights", out)
+        return out
+
+
+class Other(nn.Module):
+    def __init__(self, config: TinyConfig):
+        super().__init__()
+        self.fc = nn.Linear(config.hidden_size, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"#;
+
+/// The server publishes a new session's default traces first and stops before the flagged
+/// retraces when the document changes: they stay pending across updates and then run on the
+/// newest text, which must give what a full analysis of that text gives.
+#[test]
+fn retraces_left_pending_run_on_the_newest_text() {
+    on_big_stack(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+        let path = root.join("flag_only_break_in_memory.py");
+        let mut text = FLAG_ONLY_BREAK.to_string();
+        let (mut session, _) =
+            Session::start(project(&root, &path, &text), &path, &opts(&root)).unwrap();
+        assert!(
+            session.has_pending_retraces(),
+            "the config-built classes have retraces to run"
+        );
+        let edits = [
+            // cut off: nothing traced, the retraces still pending
+            (
+                "out = self.proj(hidden_states)",
+                "out = self.proj( hidden_states )",
+            ),
+            // inside the branch only the flagged retrace reaches
+            (
+                "print(\"attention weights\", out)",
+                "print(\"weights\", out.sum())",
+            ),
+            // in a class whose default trace reads it
+            ("return self.fc(x)", "return self.fc(x) * 2"),
+        ];
+        for (k, (find, replace)) in edits.into_iter().enumerate() {
+            text = text.replacen(find, replace, 1);
+            let partial = session
+                .update(Arc::from(text.as_str()), None)
+                .unwrap_or_else(|| panic!("edit {k} should be served incrementally"));
+            if k == 0 {
+                assert!(
+                    session.has_pending_retraces(),
+                    "a cut-off edit runs no retrace"
+                );
+                assert!(session.finish_retraces_while(|| false).is_none());
+                assert!(
+                    session.has_pending_retraces(),
+                    "an interrupted finish keeps them"
+                );
+                let _ = partial;
+                continue;
+            }
+            let a = session.finish_retraces().unwrap_or(partial);
+            assert_eq!(
+                view(&a, &text),
+                fresh_view(&root, &path, &text),
+                "edit {k}: the retraces after updates differ from a full analysis"
+            );
+            assert!(!session.has_pending_retraces());
+        }
+        let full = fresh_view(&root, &path, &text);
+        assert!(
+            full.contains("print"),
+            "the flagged break is in the full analysis:\n{full}"
+        );
+    });
 }

@@ -260,15 +260,34 @@ impl Session {
     /// Runs the flagged retraces `start` left (as a full analysis runs them, after every
     /// default trace) and returns the complete analysis; None when none were left.
     pub fn finish_retraces(&mut self) -> Option<FileAnalysis> {
+        self.finish_retraces_while(|| true)
+    }
+
+    /// Like [`Session::finish_retraces`], asking `go_on` before each class's retraces: when
+    /// it says no (the text changed meanwhile), the rest stay pending and None is returned.
+    /// Left pending across [`Session::update`]s, a retrace runs on the newest text, with the
+    /// newest text of every edited function, as a full analysis of that text would.
+    pub fn finish_retraces_while(
+        &mut self,
+        mut go_on: impl FnMut() -> bool,
+    ) -> Option<FileAnalysis> {
         if !self.has_pending_retraces() {
             return None;
         }
         self.interp.limits.deadline = deadline(&self.opts);
         for i in 0..self.retraces.len() {
+            if self.retraces[i].is_none() {
+                continue;
+            }
+            if !go_on() {
+                return None;
+            }
             let Some(retrace) = self.retraces[i].take() else {
                 continue;
             };
-            let spent = self.interp.steps_used();
+            // A full analysis runs the retraces after every default trace and the retraces
+            // before: all but the ones still pending.
+            let spent = self.top_steps + self.classes.iter().map(|c| c.steps).sum::<u64>();
             self.retrace(i, &retrace, spent);
         }
         self.note_budget();
@@ -301,10 +320,11 @@ impl Session {
 
     /// Analyses the file's new text by reusing the last analysis, or None when the edit is
     /// not one a session can follow: the session is then spent, and the caller starts a
-    /// new one.
+    /// new one. While [`Session::has_pending_retraces`], the analysis lacks the breaks only
+    /// the flagged retraces find, as the first stage of [`Session::start`]'s does.
     pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
-        // the retraces ran on the base text, as the full analysis this update continues
-        self.finish_retraces();
+        // Retraces still pending (the last version was superseded before they ran) stay so:
+        // they run after this update, on its text (`finish_retraces_while`).
         if !self.reusable || self.edits.len() >= MAX_EDITS {
             return None;
         }

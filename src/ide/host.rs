@@ -181,18 +181,19 @@ impl AnalysisHost {
     /// evaluator recurses). The host keeps a session for the document, so the next version's
     /// analysis can reuse this one.
     pub fn analyze(&mut self, snap: &Snapshot) -> Output {
-        self.analyze_staged(snap, |_| true)
+        self.analyze_staged(snap, |_| true, || true)
     }
 
-    /// Like [`AnalysisHost::analyze`], in two stages when a new session has flagged retraces
+    /// Like [`AnalysisHost::analyze`], in two stages when the session has flagged retraces
     /// to run (a module built from a config): `first` gets the output of the default traces
-    /// (not `complete`) and says whether to go on. When it says no (the document changed
-    /// meanwhile), that output is returned and the session runs the retraces with its next
-    /// update.
+    /// (not `complete`) and says whether to go on, and `still_current` is asked again before
+    /// each class's retraces. When either says no (the document changed meanwhile), the
+    /// first stage's output is returned and the session runs the rest after its next update.
     pub fn analyze_staged(
         &mut self,
         snap: &Snapshot,
         first: impl FnOnce(&Output) -> bool,
+        still_current: impl FnMut() -> bool,
     ) -> Output {
         if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
             panic!("test hook: panic requested by the document");
@@ -213,8 +214,9 @@ impl AnalysisHost {
         if !first(&out) {
             return out;
         }
-        match kept.session.finish_retraces() {
+        match kept.session.finish_retraces_while(still_current) {
             Some(a) => output(snap, Ok(a)),
+            None if kept.session.has_pending_retraces() => out,
             None => {
                 out.complete = true;
                 out
