@@ -497,7 +497,10 @@ fn main() {
             !l.starts_with([' ', '\t', '#', '"', '\'', ')', ']', '}']) && !l.is_empty()
         })
         .find_map(|i| first_number(&lines, i, i + 1));
-    sites.extend(digit_site("first forward's body, a digit", forward_number(forwards[0])));
+    sites.extend(digit_site(
+        "first forward's body, a digit",
+        forward_number(forwards[0]),
+    ));
     sites.extend(digit_site(
         "middle forward's body, a digit",
         forward_number(forwards[forwards.len() / 2]),

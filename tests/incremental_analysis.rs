@@ -105,6 +105,8 @@ enum Expect {
     Cutoff,
     /// The edit lies in a function body the top level does not call: served incrementally.
     Incremental,
+    /// Served incrementally by tracing exactly this many classes again.
+    Retraces(u64),
     /// The session must give up (the caller starts over with a full analysis).
     Restart,
     /// Either is fine; only the result is checked.
@@ -143,6 +145,7 @@ fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
                 match c.expect {
                     Expect::Cutoff => assert_eq!(traced, 0, "{}: should trace nothing", c.what),
                     Expect::Incremental => assert!(traced > 0, "{}: should trace", c.what),
+                    Expect::Retraces(n) => assert_eq!(traced, n, "{}: classes traced", c.what),
                     _ => {}
                 }
                 let a = session.finish_retraces().unwrap_or(a);
@@ -150,7 +153,10 @@ fn run_cases(root: &Path, path: &Path, start: &str, cases: &[Case]) {
             }
             None => {
                 assert!(
-                    !matches!(c.expect, Expect::Incremental | Expect::Cutoff),
+                    !matches!(
+                        c.expect,
+                        Expect::Incremental | Expect::Cutoff | Expect::Retraces(_)
+                    ),
                     "{}: should be served incrementally",
                     c.what
                 );
@@ -306,6 +312,147 @@ fn edits_that_change_no_token_are_cut_off() {
         },
     ];
     on_big_stack(move || run_cases(&root, &path, &text, &cases));
+}
+
+const TOP_LEVEL: &str = r#"import math
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HIDDEN = 16
+SCALE = 0.5
+UNUSED = 3
+DOUBLE = HIDDEN * 2
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(HIDDEN, HIDDEN)
+
+    def forward(self, x):
+        return self.fc(x) * SCALE
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return F.relu(self.fc(x))
+
+
+class UsesMath(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x) / math.sqrt(4)
+"#;
+
+/// Top-level edits run the changed statement again in the kept module: nothing else when its
+/// names keep their values, the classes that read them when they do not, a full analysis
+/// when the top level itself reads them.
+#[test]
+fn top_level_edits_rerun_only_what_reads_them() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/incremental");
+    let path = root.join("top_level_in_memory.py");
+    use Expect::*;
+    let cases = [
+        Case {
+            what: "whitespace in an import",
+            find: "import math\n",
+            replace: "import  math\n",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a constant a class's forward reads",
+            find: "SCALE = 0.5",
+            replace: "SCALE = 0.25",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "a constant nobody reads",
+            find: "UNUSED = 3",
+            replace: "UNUSED = 4",
+            expect: Retraces(0),
+        },
+        Case {
+            what: "the same value spelled otherwise",
+            find: "UNUSED = 4",
+            replace: "UNUSED = (4)",
+            expect: Retraces(0),
+        },
+        Case {
+            what: "an added import",
+            find: "import  math\n",
+            replace: "import  math\nimport collections\n",
+            expect: Retraces(0),
+        },
+        Case {
+            what: "a removed import a class uses",
+            find: "import  math\n",
+            replace: "",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "and added back",
+            find: "import collections\n",
+            replace: "import collections\nimport math\n",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "an import bound to another name",
+            find: "import torch.nn.functional as F",
+            replace: "import torch.nn.functional as G",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "and back",
+            find: "import torch.nn.functional as G",
+            replace: "import torch.nn.functional as F",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "a syntax error typed in a top-level line",
+            find: "SCALE = 0.25",
+            replace: "SCALE = 0.25 +",
+            expect: Either,
+        },
+        Case {
+            what: "and removed again",
+            find: "SCALE = 0.25 +",
+            replace: "SCALE = 0.25",
+            expect: Either,
+        },
+        Case {
+            what: "a constant the top level reads",
+            find: "HIDDEN = 16",
+            replace: "HIDDEN = 8",
+            expect: Restart,
+        },
+        Case {
+            what: "a second binding of a name",
+            find: "UNUSED = (4)\n",
+            replace: "UNUSED = (4)\nSCALE = 2\n",
+            expect: Restart,
+        },
+        Case {
+            what: "a constant computed by a call",
+            find: "UNUSED = (4)",
+            replace: "UNUSED = abs(4)",
+            expect: Restart,
+        },
+        Case {
+            what: "a body edit after all that",
+            find: "* SCALE",
+            replace: "* SCALE * 2",
+            expect: Retraces(1),
+        },
+    ];
+    on_big_stack(move || run_cases(&root, &path, TOP_LEVEL, &cases));
 }
 
 #[test]
