@@ -5,6 +5,7 @@
 mod rng;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use staticfx::analysis::incremental::Session;
@@ -592,6 +593,9 @@ class Block(nn.Module):
 
     def forward(self, hidden_states):
         out = self.proj(hidden_states)
+        # long enough for a retrace to be stopped as it runs
+        for _ in range(400):
+            out = out * 1.0
         if self.config.output_attentions:
             print("attention weights", out)
         return out
@@ -649,6 +653,21 @@ fn retraces_left_pending_run_on_the_newest_text() {
                 assert!(
                     session.has_pending_retraces(),
                     "an interrupted finish keeps them"
+                );
+                // Wanted when the retraces start, no longer once they run: the evaluator
+                // stops them midway, and what they did must leave no trace.
+                let asked = Arc::new(AtomicUsize::new(0));
+                let counter = asked.clone();
+                let stopped = session
+                    .finish_retraces_while(move || counter.fetch_add(1, Ordering::SeqCst) == 0);
+                assert!(stopped.is_none());
+                assert!(
+                    asked.load(Ordering::SeqCst) > 1,
+                    "the evaluator asked as it ran"
+                );
+                assert!(
+                    session.has_pending_retraces(),
+                    "a stopped retrace stays pending"
                 );
                 let _ = partial;
                 continue;

@@ -302,18 +302,21 @@ impl Session {
         self.finish_retraces_while(|| true)
     }
 
-    /// Like [`Session::finish_retraces`], asking `go_on` before each class's retraces: when
-    /// it says no (the text changed meanwhile), the rest stay pending and None is returned.
-    /// Left pending across [`Session::update`]s, a retrace runs on the newest text, with the
-    /// newest text of every edited function, as a full analysis of that text would.
+    /// Like [`Session::finish_retraces`], while `go_on` says the work is still wanted (the
+    /// text has not changed meanwhile): asked before each class's retraces and, through the
+    /// interpreter, as they run. When it says no, the retrace under way is dropped as if it
+    /// never ran, the rest stay pending and None is returned. Left pending across
+    /// [`Session::update`]s, a retrace runs on the newest text, with the newest text of
+    /// every edited function, as a full analysis of that text would.
     pub fn finish_retraces_while(
         &mut self,
-        mut go_on: impl FnMut() -> bool,
+        go_on: impl Fn() -> bool + 'static,
     ) -> Option<FileAnalysis> {
         if !self.has_pending_retraces() {
             return None;
         }
         self.interp.limits.deadline = deadline(&self.opts);
+        let go_on: Rc<dyn Fn() -> bool> = Rc::new(go_on);
         for i in 0..self.retraces.len() {
             if self.retraces[i].is_none() {
                 continue;
@@ -327,7 +330,13 @@ impl Session {
             // A full analysis runs the retraces after every default trace and the retraces
             // before: all but the ones still pending.
             let spent = self.top_steps + self.classes.iter().map(|c| c.steps).sum::<u64>();
-            self.retrace(i, &retrace, spent);
+            self.interp.cancel = Some(go_on.clone());
+            let ran = self.retrace(i, &retrace, spent);
+            self.interp.cancel = None;
+            if !ran {
+                self.retraces[i] = Some(retrace);
+                return None;
+            }
         }
         self.note_budget();
         Some(self.analysis())
@@ -798,11 +807,15 @@ impl Session {
     }
 
     /// Runs class `i`'s flagged retraces after `spent` steps and adds what they found to its
-    /// entry: the breaks, the functions they called, their steps and diagnostics.
-    fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) {
+    /// entry: the breaks, the functions they called, their steps and diagnostics. False when
+    /// the interpreter's `cancel` stopped them: then nothing is added.
+    fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) -> bool {
         self.start_run(spent);
         let mut flagged = flagged_findings(&mut self.interp, retrace, &self.opts);
         let (touched, steps, diagnostics, reach) = self.finish_run(spent);
+        if self.interp.take_cancelled() {
+            return false;
+        }
         let edits = self.edits.clone();
         let to_live = live_mover(self.base, self.live, &edits);
         let live = self.live;
@@ -827,6 +840,7 @@ impl Session {
             g.flagged_breaks = flagged.clone();
             crate::breaks::add_flagged(&mut g.breaks, &flagged);
         }
+        true
     }
 
     /// The analysis of the newest text, as `analyze_in_project` reports it.

@@ -193,7 +193,7 @@ impl AnalysisHost {
         &mut self,
         snap: &Snapshot,
         first: impl FnOnce(&Output) -> bool,
-        still_current: impl FnMut() -> bool,
+        still_current: impl Fn() -> bool + 'static,
     ) -> Output {
         if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
             panic!("test hook: panic requested by the document");
