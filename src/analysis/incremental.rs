@@ -13,10 +13,15 @@
 //! newest text: edited functions run from it and every kept span is in its coordinates, so
 //! a class the edit does not reach is handed out again as it was.
 //!
-//! Whatever else changes — text outside a function body, a signature or decorator, a
-//! `yield` appearing, a function the top level itself calls, a syntax error that spills
-//! out of the body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the
-//! base are carried through every edit since).
+//! An edit that leaves the syntax trees around it the same (whitespace, comments) changes
+//! no value: only spans move (early cutoff). One top-level import or constant assignment
+//! changed, added or removed runs again in the kept module; the classes whose functions
+//! name a name it bound differently are traced again (see `top_level`).
+//!
+//! Whatever else changes — other top-level statements, a signature or decorator, a `yield`
+//! appearing, a function the top level itself calls, a syntax error that spills out of the
+//! body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the base are
+//! carried through every edit since).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
