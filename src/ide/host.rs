@@ -82,7 +82,9 @@ pub struct GraphView {
     pub name: String,
     pub class: String,
     pub class_span: Span,
-    pub nodes: Vec<NodeView>,
+    /// Made on the first request (a hover): a keystroke's analysis is mostly only published,
+    /// and a transformers file's graphs hold tens of thousands of nodes.
+    nodes: std::sync::OnceLock<Vec<NodeView>>,
     pub modules: Vec<ModuleSummary>,
     /// The traced graph itself, for on-demand work (the optimized graph).
     pub traced: Arc<GraphResult>,
@@ -90,6 +92,12 @@ pub struct GraphView {
 }
 
 impl GraphView {
+    /// The graph's nodes as hover shows them.
+    pub fn nodes(&self) -> &[NodeView] {
+        self.nodes
+            .get_or_init(|| node_views(&self.traced, self.file))
+    }
+
     /// DOT of the traced graph, node classes carrying source lines of `text` (the analysed
     /// document's). Rendered on request: most analyses are never shown as a graph.
     pub fn dot(&self, text: &str) -> String {
@@ -402,8 +410,19 @@ impl<'t> LineStarts<'t> {
 }
 
 fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
-    let nodes = g
-        .graph
+    GraphView {
+        name: g.name.clone(),
+        class: g.class.clone(),
+        class_span: g.class_span,
+        nodes: Default::default(),
+        modules: g.modules.clone(),
+        traced: g,
+        file,
+    }
+}
+
+fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
+    g.graph
         .nodes()
         .map(|(_, n)| {
             let (shape, dtype) = match n.meta.as_tensor() {
@@ -449,16 +468,7 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
                 chain,
             }
         })
-        .collect();
-    GraphView {
-        name: g.name.clone(),
-        class: g.class.clone(),
-        class_span: g.class_span,
-        nodes,
-        modules: g.modules.clone(),
-        traced: g,
-        file,
-    }
+        .collect()
 }
 
 /// The project root for a file: the workspace folder containing it, else the nearest
