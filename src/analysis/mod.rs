@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub mod incremental;
+pub mod top_level;
 pub mod warm;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};
