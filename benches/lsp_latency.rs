@@ -7,7 +7,10 @@
 //! Each server is started with its default settings (staticfx's debounce only if `--debounce`
 //! asks for one) and a space is typed and deleted, N keystrokes per site, at three sites: the
 //! first statement of the first forward, of the forward in the middle of the file, and the end
-//! of the first top-level import. Both servers do this twice:
+//! of the first top-level import. A space changes no value (the server may cut the work off
+//! there), so the same is done with a digit changed and changed back: the first number in the
+//! first forward (or the next forward that has one), in the middle one, and at the top level.
+//! Both servers do this twice:
 //! - **in its package**: the file where it lies, the workspace root `--root` or else the folder
 //!   above the file's top package (so `from ...modeling_utils import` resolves);
 //! - **alone**: the file copied by itself into an empty folder, which is the workspace.
@@ -54,23 +57,27 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i]
 }
 
-/// Where a keystroke is typed: the end of a line.
+/// Where a keystroke is typed.
 struct Site {
     name: &'static str,
     line: usize,
     col: u32,
+    /// None: a space typed at `col` (the end of the line) and deleted again. Some(d): the
+    /// digit `d` at `col` changed to another and back, which changes what the code computes.
+    digit: Option<char>,
 }
 
-/// Types a space at the end of `site`'s line and deletes it again, `edits` keystrokes in all,
-/// timing each until the diagnostics of its version arrive.
+/// Types `site`'s keystroke and undoes it, `edits` keystrokes in all, timing each until the
+/// diagnostics of its version arrive.
 fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64) -> Vec<f64> {
     let mut samples = Vec::with_capacity(edits);
     for i in 0..edits {
         *version += 1;
-        let (end, text) = if i % 2 == 0 {
-            (site.col, " ")
-        } else {
-            (site.col + 1, "")
+        let (end, text) = match site.digit {
+            Some(d) if i % 2 == 0 => (site.col + 1, other_digit(d).to_string()),
+            Some(d) => (site.col + 1, d.to_string()),
+            None if i % 2 == 0 => (site.col, " ".to_string()),
+            None => (site.col + 1, String::new()),
         };
         let change = json!({"range": {"start": {"line": site.line, "character": site.col}, "end": {"line": site.line, "character": end}}, "text": text});
         let t = Instant::now();
@@ -82,6 +89,53 @@ fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64
         samples.push(t.elapsed().as_secs_f64() * 1e3);
     }
     samples
+}
+
+fn other_digit(d: char) -> char {
+    if d == '9' {
+        '8'
+    } else {
+        (d as u8 + 1) as char
+    }
+}
+
+/// The first digit in `lines[from..to]` that starts a number literal outside comments and
+/// strings, as (line, UTF-16 column, digit).
+fn first_number(lines: &[&str], from: usize, to: usize) -> Option<(usize, u32, char)> {
+    (from..to.min(lines.len())).find_map(|i| {
+        let line = lines[i];
+        let mut prev = ' ';
+        let mut quote = None;
+        for (col, c) in line.char_indices() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == '#' => return None,
+                None if c == '"' || c == '\'' => quote = Some(c),
+                None if c.is_ascii_digit()
+                    && !(prev.is_alphanumeric() || prev == '_' || prev == '.') =>
+                {
+                    return Some((i, line[..col].encode_utf16().count() as u32, c));
+                }
+                None => {}
+            }
+            prev = c;
+        }
+        None
+    })
+}
+
+/// The line after the last of the function defined at `def`: the first code line indented no
+/// deeper than its `def`.
+fn end_of_function(lines: &[&str], def: usize) -> usize {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(lines[def]);
+    (def + 1..lines.len())
+        .find(|&i| {
+            let l = lines[i].trim();
+            !l.is_empty() && !l.starts_with('#') && !l.starts_with(')') && indent(lines[i]) <= depth
+        })
+        .unwrap_or(lines.len())
 }
 
 /// (p50, p95) in ms.
@@ -202,6 +256,7 @@ fn main() {
         name,
         line,
         col: end_of(line),
+        digit: None,
     };
     let Some(first_body) = forwards.first().and_then(|&d| first_statement(d)) else {
         println!(
@@ -221,11 +276,46 @@ fn main() {
         );
         return;
     };
-    let sites = [
+    let mut sites = vec![
         at("first forward's body", first_body),
         at("middle forward's body", middle_body),
         at("top-level import", import),
     ];
+    // The same places, with a keystroke that changes a value: a digit of a number in the
+    // forward (the one after it when it has none) and the first number at the top level.
+    let digit_site = |name, found: Option<(usize, u32, char)>| {
+        found.map(|(line, col, d)| Site {
+            name,
+            line,
+            col,
+            digit: Some(d),
+        })
+    };
+    let forward_number = |def: usize| {
+        let mut d = def;
+        loop {
+            let end = end_of_function(&lines, d);
+            if let Some(found) = first_number(&lines, d + 1, end) {
+                return Some(found);
+            }
+            d = *forwards.iter().find(|&&f| f > d)?;
+        }
+    };
+    let top_level_number = (0..lines.len())
+        .filter(|&i| {
+            let l = lines[i];
+            !l.starts_with([' ', '\t', '#', '"', '\'', ')', ']', '}']) && !l.is_empty()
+        })
+        .find_map(|i| first_number(&lines, i, i + 1));
+    sites.extend(digit_site(
+        "first forward's body, a digit",
+        forward_number(forwards[0]),
+    ));
+    sites.extend(digit_site(
+        "middle forward's body, a digit",
+        forward_number(forwards[forwards.len() / 2]),
+    ));
+    sites.extend(digit_site("top level, a digit", top_level_number));
     let every_forward: Vec<Site> = forwards
         .iter()
         .filter_map(|&d| first_statement(d))
@@ -258,7 +348,16 @@ fn main() {
         text.len()
     );
     for site in &sites {
-        println!("site {:<22} line {}", site.name, site.line + 1);
+        let what = match site.digit {
+            Some(d) => format!("{d} → {} and back", other_digit(d)),
+            None => "a space typed and deleted".into(),
+        };
+        println!(
+            "site {:<32} line {:>5}: {what}: {}",
+            site.name,
+            site.line + 1,
+            lines[site.line].trim()
+        );
     }
     println!(
         "{edits} keystrokes per site; staticfx debounce: {}",

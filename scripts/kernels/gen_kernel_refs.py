@@ -453,9 +453,32 @@ def init():
     return fam
 
 
+def attention():
+    fam = Family("attention")
+    # Head counts and lengths that leave partial blocks of query rows (the kernel takes 32
+    # at a time), L != S, a value width unlike the key width, and batch dims that broadcast.
+    q, k, v = rnd(1, 3, 37, 8), rnd(1, 3, 37, 8), rnd(1, 3, 37, 8)
+    fam.add("plain", {"q": q, "k": k, "v": v}, F.scaled_dot_product_attention(r(q), r(k), r(v)))
+    fam.add("causal", {"q": q, "k": k, "v": v},
+            F.scaled_dot_product_attention(r(q), r(k), r(v), is_causal=True), {"is_causal": True})
+    fam.add("scale", {"q": q, "k": k, "v": v},
+            F.scaled_dot_product_attention(r(q), r(k), r(v), scale=0.3), {"scale": 0.3})
+    q2, k2, v2 = rnd(2, 1, 5, 6), rnd(1, 4, 11, 6), rnd(4, 11, 3)
+    fam.add("broadcast_batch", {"q": q2, "k": k2, "v": v2},
+            F.scaled_dot_product_attention(r(q2), r(k2), r(v2)))
+    add = rnd(5, 11)
+    fam.add("float_mask", {"q": q2, "k": k2, "v": v2, "mask": add},
+            F.scaled_dot_product_attention(r(q2), r(k2), r(v2), attn_mask=r(add)))
+    keep = torch.rand(2, 4, 5, 11, generator=GEN) > 0.3
+    keep[..., 0] = True  # no fully masked rows (NaN in torch)
+    fam.add("bool_mask", {"q": q2, "k": k2, "v": v2, "keep": keep.to(torch.float32)},
+            F.scaled_dot_product_attention(r(q2), r(k2), r(v2), attn_mask=keep))
+    return fam
+
+
 def main():
     total = 0
-    for build in [elementwise, linear, conv, norm, pool, softmax, reduce, shape_ops, embedding, init]:
+    for build in [elementwise, linear, conv, norm, pool, softmax, reduce, shape_ops, embedding, init, attention]:
         path, size = build().write()
         total += size
         print(f"{os.path.relpath(path)}: {size} bytes")

@@ -13,10 +13,15 @@
 //! newest text: edited functions run from it and every kept span is in its coordinates, so
 //! a class the edit does not reach is handed out again as it was.
 //!
-//! Whatever else changes — text outside a function body, a signature or decorator, a
-//! `yield` appearing, a function the top level itself calls, a syntax error that spills
-//! out of the body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the
-//! base are carried through every edit since).
+//! An edit that leaves the syntax trees around it the same (whitespace, comments) changes
+//! no value: only spans move (early cutoff). One top-level import or constant assignment
+//! changed, added or removed runs again in the kept module; the classes whose functions
+//! name a name it bound differently are traced again (see `top_level`).
+//!
+//! Whatever else changes — other top-level statements, a signature or decorator, a `yield`
+//! appearing, a function the top level itself calls, a syntax error that spills out of the
+//! body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the base are
+//! carried through every edit since).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -25,12 +30,13 @@ use std::sync::Arc;
 
 use tree_sitter::{Node, Tree};
 
+use super::top_level;
 use super::{
     flagged_findings, trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult, Retrace,
 };
 use crate::diagnostics::{codes, Diagnostic};
-use crate::eval::value::ModuleNs;
-use crate::eval::{contains_yield, find_node, Interp};
+use crate::eval::value::{ModuleNs, PendingImport};
+use crate::eval::{contains_yield, find_node, Frame, Interp, Value};
 use crate::semantic::{FileId, Project, SourceFile};
 use crate::syntax::queries::{top_level_class_sites, ClassSite};
 use crate::syntax::Span;
@@ -82,6 +88,46 @@ impl Edit {
         })
     }
 
+    /// The same insertion or deletion moved as far left as the text allows: a line added
+    /// after `import a` is found by the smallest change as `…a\nimport b` inserted inside
+    /// the next statement's `import`, which would move that statement's spans wrongly; moved
+    /// left, it is `\nimport b` inserted after the line, where statements end.
+    fn slid_left(self, old: &str, new: &str) -> Edit {
+        let (moved, text) = if self.old_end == self.start {
+            (self.new_end, new)
+        } else if self.new_end == self.start {
+            (self.old_end, old)
+        } else {
+            return self;
+        };
+        let (bytes, before) = (text.as_bytes(), old.as_bytes());
+        let (mut start, mut end) = (self.start, moved);
+        while start > 0 && before[start - 1] == bytes[end - 1] {
+            start -= 1;
+            end -= 1;
+        }
+        while !(old.is_char_boundary(start) && text.is_char_boundary(end)) {
+            start += 1;
+            end += 1;
+        }
+        let len = moved - self.start;
+        if self.old_end == self.start {
+            Edit {
+                start,
+                old_end: start,
+                new_end: start + len,
+            }
+        } else {
+            Edit {
+                start,
+                old_end: start + len,
+                new_end: start,
+            }
+        }
+    }
+
+    /// Where the end of a span at `p` lies after the edit: text inserted right after it is
+    /// not part of it.
     fn pos(&self, p: usize) -> usize {
         if p <= self.start {
             p
@@ -92,10 +138,21 @@ impl Edit {
         }
     }
 
+    /// Where the start of a span at `p` lies after the edit: text inserted right before it
+    /// pushes it on.
+    fn start_pos(&self, p: usize) -> usize {
+        if p >= self.old_end {
+            p - self.old_end + self.new_end
+        } else {
+            self.pos(p)
+        }
+    }
+
     fn span(&self, s: Span) -> Span {
+        let start = self.start_pos(s.start);
         Span {
-            start: self.pos(s.start),
-            end: self.pos(s.end),
+            start,
+            end: self.pos(s.end).max(start),
         }
     }
 }
@@ -155,6 +212,8 @@ pub struct Session {
     reusable: bool,
     /// What the session keeps of the interpreter while it is parked (see [`Session::park`]).
     parked: Option<Parked>,
+    /// Default traces of classes run since the session started (its own included).
+    traces: u64,
 }
 
 /// A parked session's own part of a shared interpreter: its functions' redirects to the live
@@ -259,6 +318,7 @@ impl Session {
             retraces: vec![],
             reusable: true,
             parked: None,
+            traces: 0,
         };
         for i in 0..session.sites.len() {
             let spent = session.interp.steps_used();
@@ -280,16 +340,44 @@ impl Session {
     /// Runs the flagged retraces `start` left (as a full analysis runs them, after every
     /// default trace) and returns the complete analysis; None when none were left.
     pub fn finish_retraces(&mut self) -> Option<FileAnalysis> {
+        self.finish_retraces_while(|| true)
+    }
+
+    /// Like [`Session::finish_retraces`], while `go_on` says the work is still wanted (the
+    /// text has not changed meanwhile): asked before each class's retraces and, through the
+    /// interpreter, as they run. When it says no, the retrace under way is dropped as if it
+    /// never ran, the rest stay pending and None is returned. Left pending across
+    /// [`Session::update`]s, a retrace runs on the newest text, with the newest text of
+    /// every edited function, as a full analysis of that text would.
+    pub fn finish_retraces_while(
+        &mut self,
+        go_on: impl Fn() -> bool + 'static,
+    ) -> Option<FileAnalysis> {
         if !self.has_pending_retraces() {
             return None;
         }
         self.interp.limits.deadline = deadline(&self.opts);
+        let go_on: Rc<dyn Fn() -> bool> = Rc::new(go_on);
         for i in 0..self.retraces.len() {
+            if self.retraces[i].is_none() {
+                continue;
+            }
+            if !go_on() {
+                return None;
+            }
             let Some(retrace) = self.retraces[i].take() else {
                 continue;
             };
-            let spent = self.interp.steps_used();
-            self.retrace(i, &retrace, spent);
+            // A full analysis runs the retraces after every default trace and the retraces
+            // before: all but the ones still pending.
+            let spent = self.top_steps + self.classes.iter().map(|c| c.steps).sum::<u64>();
+            self.interp.cancel = Some(go_on.clone());
+            let ran = self.retrace(i, &retrace, spent);
+            self.interp.cancel = None;
+            if !ran {
+                self.retraces[i] = Some(retrace);
+                return None;
+            }
         }
         self.note_budget();
         Some(self.analysis())
@@ -302,6 +390,12 @@ impl Session {
             .iter()
             .chain(self.classes.iter().flat_map(|c| &c.diagnostics))
             .any(|d| d.code == codes::BUDGET);
+    }
+
+    /// How many times a class was traced since the session started: what an edit cost, for
+    /// tests of early cutoff.
+    pub fn traces_run(&self) -> u64 {
+        self.traces
     }
 
     pub fn path(&self) -> &Path {
@@ -349,10 +443,11 @@ impl Session {
 
     /// Analyses the file's new text by reusing the last analysis, or None when the edit is
     /// not one a session can follow: the session is then spent, and the caller starts a
-    /// new one.
+    /// new one. While [`Session::has_pending_retraces`], the analysis lacks the breaks only
+    /// the flagged retraces find, as the first stage of [`Session::start`]'s does.
     pub fn update(&mut self, text: Arc<str>, tree: Option<Tree>) -> Option<FileAnalysis> {
-        // the retraces ran on the base text, as the full analysis this update continues
-        self.finish_retraces();
+        // Retraces still pending (the last version was superseded before they ran) stay so:
+        // they run after this update, on its text (`finish_retraces_while`).
         if !self.reusable || self.edits.len() >= MAX_EDITS {
             return None;
         }
@@ -371,7 +466,15 @@ impl Session {
             project.replace_file(self.live, new);
             return Some(self.analysis());
         };
-        let (unit, def_now) = self.edited_unit(&old.tree, &new.tree, edit)?;
+        if same_syntax(&old, &new, edit) {
+            // Early cutoff: whitespace or a comment changed, and the evaluator reads neither.
+            // Every value stays right; only the spans move.
+            self.shift(edit, &new);
+            return Some(self.analysis());
+        }
+        let Some((unit, def_now)) = self.edited_unit(&old.tree, &new.tree, edit) else {
+            return self.update_top_level(&old, &new, edit);
+        };
         let key = self.units[unit].key;
         if self.top_touched.contains(&key) {
             return None;
@@ -392,25 +495,249 @@ impl Session {
         }
         self.move_kept(edit, &new);
         for i in 0..self.classes.len() {
-            if self.classes[i].touched.contains(&key) {
-                let others: u64 = self.top_steps
-                    + (self.classes.iter().enumerate())
-                        .filter(|(j, _)| *j != i)
-                        .map(|(_, c)| c.steps)
-                        .sum::<u64>();
-                self.trace_again(i, others);
-                // A full analysis shares one budget across classes: running out here would
-                // have starved the classes after this one too.
-                if self.classes[i]
-                    .diagnostics
-                    .iter()
-                    .any(|d| d.code == codes::BUDGET)
-                {
-                    return None;
-                }
+            if self.classes[i].touched.contains(&key) && !self.trace_again_within_budget(i) {
+                return None;
             }
         }
         Some(self.analysis())
+    }
+
+    /// An edit of one top-level statement: an import or an assignment of a constant (see
+    /// `top_level::simple_statement`), changed, added or removed. The statement runs again in
+    /// the kept module; when every name it binds keeps its value (the same object, an equal
+    /// constant) nothing else runs, otherwise the classes whose construction or trace ran a
+    /// function naming one of them are traced again. None (a full analysis) when that cannot
+    /// be decided: another statement binds or mutates one of the names, the top level itself
+    /// reads one, the statement reads a name bound after it, or an import is left deferred.
+    fn update_top_level(
+        &mut self,
+        old: &Arc<SourceFile>,
+        new: &Arc<SourceFile>,
+        edit: Edit,
+    ) -> Option<FileAnalysis> {
+        let edit = edit.slid_left(&old.text, &new.text);
+        let (old_stmts, new_stmts) = (
+            code_children(old.tree.root_node()),
+            code_children(new.tree.root_node()),
+        );
+        let before = |stmts: &[Node], start: usize| {
+            stmts.iter().take_while(|n| n.end_byte() < start).count()
+        };
+        let after = |stmts: &[Node], end: usize| {
+            stmts
+                .iter()
+                .rev()
+                .take_while(|n| n.start_byte() > end)
+                .count()
+        };
+        let (lead, trail) = (
+            before(&old_stmts, edit.start),
+            after(&old_stmts, edit.old_end),
+        );
+        if lead != before(&new_stmts, edit.start)
+            || trail != after(&new_stmts, edit.new_end)
+            || lead + trail > old_stmts.len().min(new_stmts.len())
+        {
+            return None;
+        }
+        let mut changed_old = &old_stmts[lead..old_stmts.len() - trail];
+        let mut changed_new = &new_stmts[lead..new_stmts.len() - trail];
+        // A statement added or removed next to one the edit touches without changing it.
+        let mut lead = lead;
+        while let ([a, rest_old @ ..], [b, rest_new @ ..]) = (changed_old, changed_new) {
+            if !same_tokens(*a, &old.text, *b, &new.text) {
+                break;
+            }
+            (changed_old, changed_new, lead) = (rest_old, rest_new, lead + 1);
+        }
+        while let ([rest_old @ .., a], [rest_new @ .., b]) = (changed_old, changed_new) {
+            if !same_tokens(*a, &old.text, *b, &new.text) {
+                break;
+            }
+            (changed_old, changed_new) = (rest_old, rest_new);
+        }
+        if changed_old.len() > 1 || changed_new.len() > 1 {
+            return None;
+        }
+        let simple_old = match changed_old.first() {
+            Some(&n) => Some(top_level::simple_statement(n, &old.text)?),
+            None => None,
+        };
+        let simple_new = match changed_new.first() {
+            Some(&n) => Some(top_level::simple_statement(n, &new.text)?),
+            None => None,
+        };
+        let names: HashSet<String> = (simple_old.iter().chain(&simple_new))
+            .flat_map(|s| s.binds.iter().cloned())
+            .collect();
+        let reads: HashSet<String> = simple_new
+            .iter()
+            .flat_map(|s| s.reads.iter().cloned())
+            .collect();
+        if names.is_empty() || reads.iter().any(|r| names.contains(r)) {
+            return None;
+        }
+        // No other statement may bind or mutate those names, or those the statement reads
+        // after it (it now runs after the whole top level, not in its place), and the top
+        // level itself must not read them: what it built from them would change too.
+        for (k, &stmt) in new_stmts.iter().enumerate() {
+            if k >= lead && k < lead + changed_new.len() {
+                continue;
+            }
+            let mut bound = HashSet::new();
+            top_level::names_bound(stmt, &new.text, &mut bound);
+            if bound.contains("*")
+                || bound.iter().any(|b| names.contains(b))
+                || (k >= lead && bound.iter().any(|b| reads.contains(b)))
+                || top_level::top_level_mentions(stmt, &new.text, &names)
+            {
+                return None;
+            }
+        }
+        let base_file = self.interp.project.file(self.base);
+        let base = self.base;
+        let body_of = move |key: &FnKey| -> Option<String> {
+            (key.0 == base).then(|| {
+                base_file
+                    .text
+                    .get(key.1.start..key.1.end)
+                    .unwrap_or("")
+                    .to_string()
+            })
+        };
+        if (self.top_touched.iter())
+            .filter_map(|k| body_of(k))
+            .any(|body| top_level::mentions_word(&body, &names))
+        {
+            return None;
+        }
+
+        // Run the new statement in place of the old one.
+        let saved: Vec<(String, Option<Value>, Option<PendingImport>)> = (names.iter())
+            .map(|n| {
+                (
+                    n.clone(),
+                    self.ns.vars.borrow_mut().shift_remove(n),
+                    self.ns.pending.borrow_mut().remove(n),
+                )
+            })
+            .collect();
+        let deadline = self.interp.limits.deadline;
+        self.interp.reset_for_analysis(deadline);
+        self.interp.set_steps_used(self.top_steps);
+        if let Some(&stmt) = changed_new.first() {
+            let frame = Frame {
+                file: new.clone(),
+                file_id: self.live,
+                globals: self.ns.clone(),
+                locals: None,
+                class: None,
+                receiver: None,
+            };
+            if !self.interp.exec_module_stmt(&frame, stmt) {
+                return None;
+            }
+        }
+        let diagnostics = std::mem::take(&mut self.interp.diagnostics);
+        let mut changed = HashSet::new();
+        for (name, old_value, old_pending) in saved {
+            let new_pending = self.ns.pending.borrow().get(&name).cloned();
+            match (old_pending, new_pending) {
+                // Deferred both times, from the same module: keep the old entry, whose span
+                // is in the base's coordinates as the module's others are.
+                (Some(a), Some(b))
+                    if a.module == b.module && a.attr == b.attr && a.also_load == b.also_load =>
+                {
+                    self.ns.pending.borrow_mut().insert(name.clone(), a);
+                    continue;
+                }
+                // A deferred import's span would be the live text's under the base's id.
+                (_, Some(_)) => return None,
+                (Some(_), None) => {}
+                (None, None) => {
+                    let now = self.ns.vars.borrow().get(&name).cloned();
+                    if let (Some(a), Some(b)) = (&old_value, &now) {
+                        if same_value(a, b) {
+                            continue;
+                        }
+                    } else if old_value.is_none() && now.is_none() {
+                        continue;
+                    }
+                }
+            }
+            changed.insert(name);
+        }
+        self.top_steps = self.interp.steps_used();
+
+        // The old statement's diagnostics go, the new one's come (already in live text).
+        if let Some(&stmt) = changed_old.first() {
+            let (start, end) = (stmt.start_byte(), stmt.end_byte());
+            self.top_diagnostics
+                .retain(|d| !(d.file == self.live && d.span.start >= start && d.span.end <= end));
+        }
+        self.shift(edit, new);
+        self.top_diagnostics.extend(diagnostics);
+        if changed.is_empty() {
+            return Some(self.analysis());
+        }
+        // `globals()` and the like read any name.
+        changed.extend(["globals", "vars", "__dict__"].map(String::from));
+        let live_text = new.text.clone();
+        let redirected: Vec<(FnKey, Span)> = (self.units.iter())
+            .filter(|u| u.redirected)
+            .map(|u| (u.key, u.now))
+            .collect();
+        let reads_changed = |key: &FnKey| {
+            let body = match redirected.iter().find(|(k, _)| k == key) {
+                Some((_, now)) => live_text.get(now.start..now.end).map(str::to_string),
+                None => body_of(key),
+            };
+            body.is_some_and(|b| top_level::mentions_word(&b, &changed))
+        };
+        let readers: Vec<usize> = (self.classes.iter().enumerate())
+            .filter(|(_, c)| c.touched.iter().any(&reads_changed))
+            .map(|(i, _)| i)
+            .collect();
+        for i in readers {
+            if !self.trace_again_within_budget(i) {
+                return None;
+            }
+        }
+        Some(self.analysis())
+    }
+
+    /// Traces class `i` again after the steps every other part of the analysis took; false
+    /// when that ran out of the file's budget, which would have starved the classes after it
+    /// in a full analysis too.
+    fn trace_again_within_budget(&mut self, i: usize) -> bool {
+        let others: u64 = self.top_steps
+            + (self.classes.iter().enumerate())
+                .filter(|(j, _)| *j != i)
+                .map(|(_, c)| c.steps)
+                .sum::<u64>();
+        self.trace_again(i, others);
+        !self.classes[i]
+            .diagnostics
+            .iter()
+            .any(|d| d.code == codes::BUDGET)
+    }
+
+    /// Follows an edit that changed no value: the live file becomes `new`, and the units, the
+    /// redirected functions and what the classes keep move with the text.
+    fn shift(&mut self, edit: Edit, new: &Arc<SourceFile>) {
+        self.interp.project.replace_file(self.live, new.clone());
+        self.edits.push(edit);
+        // The trees hold the same definitions in the same order: the new one says where each
+        // now ends (text typed at the end of a body's last line is not part of it).
+        for (u, now) in self.units.iter_mut().zip(units_of(&new.tree)) {
+            u.now = now;
+        }
+        for u in self.units.iter().filter(|u| u.redirected) {
+            self.interp
+                .redirects
+                .insert(u.key, (new.clone(), self.live, u.now));
+        }
+        self.move_kept(edit, new);
     }
 
     /// The unit whose body holds the whole edit, in the old tree and the new one alike, and
@@ -518,6 +845,7 @@ impl Session {
     /// Class `i`'s default trace (with the newest text of every edited function, after
     /// `spent` steps of the file's budget), and what its flagged retraces need.
     fn trace_default(&mut self, i: usize, spent: u64) -> (ClassEntry, Option<Retrace>) {
+        self.traces += 1;
         self.start_run(spent);
         let traced = trace_class(
             &mut self.interp,
@@ -554,11 +882,15 @@ impl Session {
     }
 
     /// Runs class `i`'s flagged retraces after `spent` steps and adds what they found to its
-    /// entry: the breaks, the functions they called, their steps and diagnostics.
-    fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) {
+    /// entry: the breaks, the functions they called, their steps and diagnostics. False when
+    /// the interpreter's `cancel` stopped them: then nothing is added.
+    fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) -> bool {
         self.start_run(spent);
         let mut flagged = flagged_findings(&mut self.interp, retrace, &self.opts);
         let (touched, steps, diagnostics, reach) = self.finish_run(spent);
+        if self.interp.take_cancelled() {
+            return false;
+        }
         let edits = self.edits.clone();
         let to_live = live_mover(self.base, self.live, &edits);
         let live = self.live;
@@ -583,6 +915,7 @@ impl Session {
             g.flagged_breaks = flagged.clone();
             crate::breaks::add_flagged(&mut g.breaks, &flagged);
         }
+        true
     }
 
     /// The analysis of the newest text, as `analyze_in_project` reports it.
@@ -610,6 +943,30 @@ impl Session {
     }
 }
 
+/// Whether a name bound again keeps its value: the same object, or an equal constant.
+fn same_value(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (None, None) | (Ellipsis, Ellipsis) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(x), Int(y)) => x == y,
+        (Float(x), Float(y)) => x.to_bits() == y.to_bits(),
+        (Str(x), Str(y)) | (External(x), External(y)) | (Builtin(x), Builtin(y)) => x == y,
+        (Dtype(x), Dtype(y)) => x == y,
+        (Tuple(x), Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(a, b)| same_value(a, b))
+        }
+        (Function(x), Function(y)) => Rc::ptr_eq(x, y),
+        (Class(x), Class(y)) => Rc::ptr_eq(x, y),
+        (Object(x), Object(y)) => Rc::ptr_eq(x, y),
+        (Module(x), Module(y)) => Rc::ptr_eq(x, y),
+        (List(x), List(y)) => Rc::ptr_eq(x, y),
+        (Dict(x), Dict(y)) => Rc::ptr_eq(x, y),
+        (Unknown(x), Unknown(y)) => x.reason == y.reason && x.path == y.path,
+        _ => false,
+    }
+}
+
 /// Moves a (file, span) of the base into the live file's coordinates: spans of functions
 /// never edited are in the base's, the others in the live file's already.
 fn live_mover(base: FileId, live: FileId, edits: &[Edit]) -> impl Fn(&mut FileId, &mut Span) + '_ {
@@ -625,6 +982,58 @@ fn live_mover(base: FileId, live: FileId, edits: &[Edit]) -> impl Fn(&mut FileId
 
 fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
     opts.time_limit.map(|d| std::time::Instant::now() + d)
+}
+
+/// Whether `new` holds the same program as `old`, which differ by `edit`: the top-level
+/// statements around the edit have the same syntax trees (node kinds, token texts, whole
+/// string literals), comments and the whitespace between tokens aside. Text outside the edit
+/// is byte-for-byte the same, and so is its parse when the statements around the edit are.
+fn same_syntax(old: &SourceFile, new: &SourceFile, edit: Edit) -> bool {
+    let (old_root, new_root) = (old.tree.root_node(), new.tree.root_node());
+    let (old_stmts, new_stmts) = (code_children(old_root), code_children(new_root));
+    if old_stmts.len() != new_stmts.len() {
+        return false;
+    }
+    let touches =
+        |n: &Node, start: usize, end: usize| n.start_byte() <= end && start <= n.end_byte();
+    old_stmts.iter().zip(&new_stmts).all(|(a, b)| {
+        let (in_old, in_new) = (
+            touches(a, edit.start, edit.old_end),
+            touches(b, edit.start, edit.new_end),
+        );
+        in_old == in_new && (!in_old || same_tokens(*a, &old.text, *b, &new.text))
+    })
+}
+
+/// A node's children, comments left out.
+fn code_children(n: Node) -> Vec<Node> {
+    let mut w = n.walk();
+    n.children(&mut w)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+/// Whether two subtrees have the same shape, kinds and token texts. A string literal is
+/// compared whole: inside an f-string's `{x = }` the spaces are part of the value.
+fn same_tokens(a: Node, a_text: &str, b: Node, b_text: &str) -> bool {
+    let mut stack = vec![(a, b)];
+    while let Some((x, y)) = stack.pop() {
+        if x.kind_id() != y.kind_id() || x.is_missing() != y.is_missing() {
+            return false;
+        }
+        if x.child_count() == 0 || x.kind() == "string" {
+            if a_text.get(x.byte_range()) != b_text.get(y.byte_range()) {
+                return false;
+            }
+            continue;
+        }
+        let (xs, ys) = (code_children(x), code_children(y));
+        if xs.len() != ys.len() {
+            return false;
+        }
+        stack.extend(xs.into_iter().zip(ys));
+    }
+    true
 }
 
 /// The function definition starting at `start`.
@@ -743,6 +1152,11 @@ mod tests {
         assert_eq!(e.pos(1), 1);
         assert_eq!(e.pos(2), 2);
         assert_eq!(e.pos(3), 4);
+        // "c" starts where "x" was inserted: it moves, and a span ending there does not.
+        let c = e.span(Span { start: 2, end: 3 });
+        assert_eq!((c.start, c.end), (3, 4));
+        let b = e.span(Span { start: 1, end: 2 });
+        assert_eq!((b.start, b.end), (1, 2));
         assert!(Edit::between("same", "same").is_none());
     }
 
@@ -751,5 +1165,17 @@ mod tests {
         // "é" is two bytes that share their first byte with "è".
         let e = Edit::between("aéb", "aèb").unwrap();
         assert_eq!((e.start, e.old_end, e.new_end), (1, 3, 3));
+    }
+
+    #[test]
+    fn slid_left_puts_an_added_line_after_the_one_before() {
+        let (old, new) = ("import a\nimport c\n", "import a\nimport b\nimport c\n");
+        let e = Edit::between(old, new).unwrap();
+        assert_eq!((e.start, e.old_end, e.new_end), (16, 16, 25));
+        let e = e.slid_left(old, new);
+        assert_eq!((e.start, e.old_end, e.new_end), (8, 8, 17));
+        assert_eq!(e.start_pos(9), 18, "`import c` starts after the new line");
+        let back = Edit::between(new, old).unwrap().slid_left(new, old);
+        assert_eq!((back.start, back.old_end, back.new_end), (8, 17, 8));
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 pub mod incremental;
 pub mod shared;
+pub mod top_level;
 pub mod warm;
 
 use crate::diagnostics::{codes, Diagnostic, Severity};

@@ -136,18 +136,7 @@ impl<'a> Ctx<'a> {
     pub fn related(&self, chain: &[(FileId, Span)]) -> Vec<(FileId, Span, String)> {
         chain
             .iter()
-            .map(|&(file, span)| {
-                let call = self.source(file, span);
-                let call = call.lines().next().unwrap_or("").trim().to_string();
-                let f = self.project.file(file);
-                let line = f.lines.line_of(span.start) + 1;
-                let name = f
-                    .path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().to_string())
-                    .unwrap_or_default();
-                (file, span, format!("called from {name}:{line}: `{call}`"))
-            })
+            .map(|&(file, span)| (file, span, called_from(self.project, file, span)))
             .collect()
     }
 
@@ -275,7 +264,25 @@ pub fn locate(project: &Project, findings: &mut [Finding]) {
         );
         (f.line, f.column, f.end_line, f.end_column) =
             (a.line + 1, a.col + 1, b.line + 1, b.col + 1);
+        for (file, span, message) in &mut f.related {
+            *message = called_from(project, *file, *span);
+        }
     }
+}
+
+/// The message of one call site of a finding's chain: the file's name, the line and the
+/// call's first line of text.
+fn called_from(project: &Project, file: FileId, span: Span) -> String {
+    let f = project.file(file);
+    let call = f.text.get(span.start..span.end).unwrap_or("");
+    let call = call.lines().next().unwrap_or("").trim();
+    let line = f.lines.line_of(span.start) + 1;
+    let name = f
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    format!("called from {name}:{line}: `{call}`")
 }
 
 /// Whether a finding sits in code Dynamo never traces: the body of

@@ -168,6 +168,11 @@ pub struct Interp {
     contextlib: stdlib::contextlib::ContextlibState,
     /// Instances and call scopes, to break their cycles when the interpreter is dropped.
     pub(crate) created: release::Created,
+    /// Asked with the deadline: whether the work under way is still wanted (the language
+    /// server's document has not changed meanwhile). Once it says no, every step fails
+    /// until [`Interp::take_cancelled`], so the evaluation unwinds as from the budget.
+    pub cancel: Option<Rc<dyn Fn() -> bool>>,
+    cancelled: bool,
 }
 
 impl Drop for Interp {
@@ -209,7 +214,14 @@ impl Interp {
             functools: Default::default(),
             contextlib: Default::default(),
             created: Default::default(),
+            cancel: None,
+            cancelled: false,
         }
+    }
+
+    /// Whether `cancel` stopped the evaluation since the last call; clears it.
+    pub fn take_cancelled(&mut self) -> bool {
+        std::mem::take(&mut self.cancelled)
     }
 
     /// Keeps evaluated modules for later analyses in this interpreter: each analysis then
@@ -319,6 +331,12 @@ impl Interp {
                 codes::BUDGET,
                 "evaluation budget exceeded (a loop with a huge or unknown bound?)",
             ));
+        }
+        if self.cancelled
+            || (self.steps % 1024 == 0 && self.cancel.as_ref().is_some_and(|still| !still()))
+        {
+            self.cancelled = true;
+            return Err(self.error(frame, span, codes::BUDGET, "cancelled: the text changed"));
         }
         if self.steps % 1024 == 0 {
             if let Some(deadline) = self.limits.deadline {

@@ -197,21 +197,31 @@ impl Interp {
         let mut cursor = root.walk();
         let stmts: Vec<_> = root.named_children(&mut cursor).collect();
         for stmt in stmts {
-            if stmt.kind() == "ERROR" || stmt.is_missing() {
-                continue;
-            }
-            if let Err(e) = self.exec_stmt(&frame, stmt) {
-                if e.code == codes::BUDGET {
-                    self.note_error(&e);
-                    break;
-                }
-                self.note_error(&e);
-                self.bind_unknown_targets(&frame, stmt, &e.message);
+            if !self.exec_module_stmt(&frame, stmt) {
+                break;
             }
         }
         self.tracer = tracer;
         ns.state.set(LoadState::Loaded);
         Ok(ns)
+    }
+
+    /// Runs one top-level statement of the module `frame` is at, as its evaluation does: a
+    /// failing statement is recorded and its targets become unknown. False when the budget
+    /// ran out (the module stops there).
+    pub fn exec_module_stmt(&mut self, frame: &Frame, stmt: tree_sitter::Node) -> bool {
+        if stmt.kind() == "ERROR" || stmt.is_missing() {
+            return true;
+        }
+        let Err(e) = self.exec_stmt(frame, stmt) else {
+            return true;
+        };
+        self.note_error(&e);
+        if e.code == codes::BUDGET {
+            return false;
+        }
+        self.bind_unknown_targets(frame, stmt, &e.message);
+        true
     }
 
     /// The value of `import a.b.c` for the dotted path: a project module or an external name.

@@ -65,14 +65,11 @@ fn broadcasts_into(b: &[usize], a: &[usize]) -> bool {
 /// `a <op> b` written into `a`'s buffer when `a` is owned by this call alone and the result
 /// has `a`'s shape (the common residual `x + y` and scalar arithmetic).
 pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
-    let f: fn(f32, f32) -> f32 = match op {
-        BinaryOp::Add => |x, y| x + y,
-        BinaryOp::Sub => |x, y| x - y,
-        BinaryOp::Mul => |x, y| x * y,
-        BinaryOp::Div => |x, y| x / y,
-        _ => return None,
-    };
-    if c.args.len() != 2 {
+    if !matches!(
+        op,
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+    ) || c.args.len() != 2
+    {
         return None;
     }
     let lhs_shape = match &c.args[0] {
@@ -87,18 +84,38 @@ pub(crate) fn binary_inplace(c: &mut Call, op: BinaryOp) -> Option<OpResult> {
         return None;
     }
     let mut a = take_unique(c, 0)?;
-    match &c.args[1] {
-        RValue::F32(b) => {
-            ndarray::Zip::from(&mut a)
+    let rhs = &c.args[1];
+    // One monomorphised loop per op: through a function pointer every element was an
+    // indirect call, and the residual adds of a ViT cost more than its layer norms.
+    match op {
+        BinaryOp::Add => combine_into(&mut a, rhs, |x, y| x + y)?,
+        BinaryOp::Sub => combine_into(&mut a, rhs, |x, y| x - y)?,
+        BinaryOp::Mul => combine_into(&mut a, rhs, |x, y| x * y)?,
+        BinaryOp::Div => combine_into(&mut a, rhs, |x, y| x / y)?,
+        _ => unreachable!("checked above"),
+    }
+    Some(Ok(RValue::f32(a)))
+}
+
+/// `a = f(a, rhs)` for a tensor `rhs` that broadcasts into `a`, or a Python number.
+fn combine_into(a: &mut Tensor, rhs: &RValue, f: impl Fn(f32, f32) -> f32) -> Option<()> {
+    match rhs {
+        RValue::F32(b) => match (a.as_slice_mut(), b.as_slice()) {
+            (Some(xs), Some(ys)) if xs.len() == ys.len() => {
+                for (x, &y) in xs.iter_mut().zip(ys) {
+                    *x = f(*x, y);
+                }
+            }
+            _ => ndarray::Zip::from(a)
                 .and_broadcast(&**b)
-                .for_each(|x, &y| *x = f(*x, y));
-        }
+                .for_each(|x, &y| *x = f(*x, y)),
+        },
         v => {
             let s = v.as_f64()? as f32;
             a.mapv_inplace(|x| f(x, s));
         }
     }
-    Some(Ok(RValue::f32(a)))
+    Some(())
 }
 
 fn unary_op(c: &mut Call, op: Unary) -> OpResult {
@@ -702,44 +719,35 @@ fn op_dropout(c: &mut Call) -> OpResult {
     Ok(c.req(0, "input")?.clone())
 }
 
-/// `F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale)`,
-/// composed from matmul and softmax (dropout is off in inference).
+/// `F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale)`
+/// (dropout is off in inference).
 fn op_sdpa(c: &mut Call) -> OpResult {
     let q = c.tensor(0, "query")?;
     let kk = c.tensor(1, "key")?;
     let v = c.tensor(2, "value")?;
     let e = q.shape().last().copied().unwrap_or(1);
     let scale = c.float(6, "scale", 1.0 / (e as f64).sqrt())? as f32;
-    let kt = k::transpose(kk, -2, -1).map_err(kerr)?;
-    let mut s = k::matmul(q, &kt).map_err(kerr)?;
-    s.mapv_inplace(|x| x * scale);
-    let (l, sl) = (s.shape()[s.ndim() - 2], s.shape()[s.ndim() - 1]);
-    if c.bool(5, "is_causal", false)? {
-        let mask = Tensor::from_shape_fn(IxDyn(&[l, sl]), |ix| {
-            if ix[1] > ix[0] {
-                f32::NEG_INFINITY
-            } else {
-                0.0
-            }
-        });
-        s = k::add(&s, &mask).map_err(kerr)?;
-    }
-    match c.opt(3, "attn_mask") {
-        None => {}
-        Some(RValue::Bool(m)) => {
-            let bias = m.mapv(|b| if b != 0.0 { 0.0 } else { f32::NEG_INFINITY });
-            s = k::add(&s, &bias).map_err(kerr)?;
-        }
-        Some(RValue::F32(m)) => s = k::add(&s, m).map_err(kerr)?,
+    let causal = c.bool(5, "is_causal", false)?;
+    let mask = match c.opt(3, "attn_mask") {
+        None => None,
+        Some(RValue::Bool(m)) => Some(k::AttnMask::Keep(m)),
+        Some(RValue::F32(m)) => Some(k::AttnMask::Add(m)),
         Some(o) => {
             return Err(format!(
                 "attn_mask should be a tensor, got {}",
                 o.describe()
             ))
         }
-    }
-    let p = k::softmax(&s, -1).map_err(kerr)?;
-    t(k::matmul(&p, v).map_err(kerr)?)
+    };
+    let mask = match (mask, causal) {
+        (Some(_), true) => {
+            return Err("an explicit attn_mask cannot be combined with is_causal=True".into())
+        }
+        (Some(m), false) => m,
+        (None, true) => k::AttnMask::Causal,
+        (None, false) => k::AttnMask::None,
+    };
+    t(k::scaled_dot_product_attention(q, kk, v, scale, mask).map_err(kerr)?)
 }
 
 // ---------------------------------------------------------------------------------------

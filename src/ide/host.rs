@@ -85,7 +85,9 @@ pub struct GraphView {
     pub name: String,
     pub class: String,
     pub class_span: Span,
-    pub nodes: Vec<NodeView>,
+    /// Made on the first request (a hover): a keystroke's analysis is mostly only published,
+    /// and a transformers file's graphs hold tens of thousands of nodes.
+    nodes: std::sync::OnceLock<Vec<NodeView>>,
     pub modules: Vec<ModuleSummary>,
     /// The traced graph itself, for on-demand work (the optimized graph).
     pub traced: Arc<GraphResult>,
@@ -93,6 +95,12 @@ pub struct GraphView {
 }
 
 impl GraphView {
+    /// The graph's nodes as hover shows them.
+    pub fn nodes(&self) -> &[NodeView] {
+        self.nodes
+            .get_or_init(|| node_views(&self.traced, self.file))
+    }
+
     /// DOT of the traced graph, node classes carrying source lines of `text` (the analysed
     /// document's). Rendered on request: most analyses are never shown as a graph.
     pub fn dot(&self, text: &str) -> String {
@@ -189,18 +197,19 @@ impl AnalysisHost {
     /// evaluator recurses). The host keeps a session for the document, so the next version's
     /// analysis can reuse this one.
     pub fn analyze(&mut self, snap: &Snapshot) -> Output {
-        self.analyze_staged(snap, |_| true)
+        self.analyze_staged(snap, |_| true, || true)
     }
 
-    /// Like [`AnalysisHost::analyze`], in two stages when a new session has flagged retraces
+    /// Like [`AnalysisHost::analyze`], in two stages when the session has flagged retraces
     /// to run (a module built from a config): `first` gets the output of the default traces
-    /// (not `complete`) and says whether to go on. When it says no (the document changed
-    /// meanwhile), that output is returned and the session runs the retraces with its next
-    /// update.
+    /// (not `complete`) and says whether to go on, and `still_current` is asked again before
+    /// each class's retraces. When either says no (the document changed meanwhile), the
+    /// first stage's output is returned and the session runs the rest after its next update.
     pub fn analyze_staged(
         &mut self,
         snap: &Snapshot,
         first: impl FnOnce(&Output) -> bool,
+        still_current: impl Fn() -> bool + 'static,
     ) -> Output {
         if snap.test_hooks && snap.text.contains(PANIC_MARKER) {
             panic!("test hook: panic requested by the document");
@@ -227,11 +236,13 @@ impl AnalysisHost {
             out.complete = true;
             return out;
         }
-        let finished = kept.session.finish_retraces();
+        let finished = kept.session.finish_retraces_while(still_current);
+        let left_pending = kept.session.has_pending_retraces();
         self.park(&mut kept);
         self.sessions.push(kept);
         match finished {
             Some(a) => output(snap, Ok(a)),
+            None if left_pending => out,
             None => {
                 out.complete = true;
                 out
@@ -531,8 +542,19 @@ impl<'t> LineStarts<'t> {
 }
 
 fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
-    let nodes = g
-        .graph
+    GraphView {
+        name: g.name.clone(),
+        class: g.class.clone(),
+        class_span: g.class_span,
+        nodes: Default::default(),
+        modules: g.modules.clone(),
+        traced: g,
+        file,
+    }
+}
+
+fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
+    g.graph
         .nodes()
         .map(|(_, n)| {
             let (shape, dtype) = match n.meta.as_tensor() {
@@ -578,16 +600,7 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
                 chain,
             }
         })
-        .collect();
-    GraphView {
-        name: g.name.clone(),
-        class: g.class.clone(),
-        class_span: g.class_span,
-        nodes,
-        modules: g.modules.clone(),
-        traced: g,
-        file,
-    }
+        .collect()
 }
 
 /// The project root for a file: the workspace folder containing it, else the nearest

@@ -35,7 +35,7 @@ pub fn hover(out: &Output, tree: &Tree, offset: usize) -> Option<(String, Span)>
     // Otherwise the innermost expression with nodes: its own, or those of a call it inlined.
     let mut best: Option<(Span, Vec<&NodeView>)> = None;
     for g in &graphs {
-        for n in &g.nodes {
+        for n in g.nodes() {
             for s in n.span.iter().chain(n.chain.iter()) {
                 if !s.contains(offset) || n.op == "output" || n.op == "placeholder" {
                     continue;
@@ -184,7 +184,7 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
             // The outermost node produced inside the assigned expression is the value.
             let mut best: Option<Span> = None;
             for g in graphs {
-                for n in &g.nodes {
+                for n in g.nodes() {
                     if let Some(s) = n.span.filter(|s| v.start <= s.start && s.end <= v.end) {
                         if best
                             .map(|b| s.end - s.start > b.end - b.start)
@@ -198,7 +198,7 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
             let best = best?;
             for g in graphs {
                 nodes.extend(
-                    g.nodes
+                    g.nodes()
                         .iter()
                         .filter(|n| n.span == Some(best) && n.op != "output"),
                 );
@@ -207,7 +207,7 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
         None if fname == "forward" => {
             for g in graphs {
                 nodes.extend(
-                    g.nodes
+                    g.nodes()
                         .iter()
                         .filter(|n| n.op == "placeholder" && n.name == name),
                 );

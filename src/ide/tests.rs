@@ -137,7 +137,7 @@ fn the_next_version_through_the_same_host_is_its_own_analysis() {
     };
     assert_eq!(key(&a), key(&b));
     assert_eq!((b.version, &*b.text), (2, text.as_str()));
-    let mul = |o: &Output| o.graphs[0].nodes.iter().any(|n| n.target.contains("mul"));
+    let mul = |o: &Output| o.graphs[0].nodes().iter().any(|n| n.target.contains("mul"));
     assert!(mul(&a) && mul(&b));
 }
 

@@ -15,8 +15,9 @@
 //!
 //! Accuracy: results are f32, but reductions (sums, means, variances,
 //! softmax normalisers) accumulate in f64 and composite activations are
-//! evaluated in f64, so outputs agree with PyTorch's float64 results to
-//! within 1e-5 relative (see `testutil` for how near-zero outputs of
+//! evaluated in f64 (or, like GELU's central range and softmax's exp, in f32
+//! shown to be within 1e-6 of it), so outputs agree with PyTorch's float64
+//! results to within 1e-5 relative (see `testutil` for how near-zero outputs of
 //! accumulating kernels are judged).
 //!
 //! Threading: large products, convolutions, pools, softmax, norms and
@@ -25,6 +26,7 @@
 //! matrixmultiply (limit with `MATMUL_NUM_THREADS`) and the kernels stop
 //! splitting products themselves.
 
+pub mod attention;
 pub mod conv;
 pub mod elementwise;
 pub mod embedding;
@@ -128,6 +130,7 @@ impl KernelError {
     }
 }
 
+pub use attention::{scaled_dot_product_attention, AttnMask};
 pub use conv::{
     conv1d, conv2d, conv2d_act, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams,
     ConvPadding, ConvTranspose2dParams,

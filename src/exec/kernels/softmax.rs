@@ -43,15 +43,17 @@ fn nan_max(a: f32, b: f32) -> f32 {
 const PARALLEL_MIN_ELEMENTS: usize = 1 << 15;
 
 /// `exp(x)` in f32 within 2 ulp, written so that a loop of it vectorises (the libm call
-/// does not): `2^n · e^r` with `n = round(x / ln 2)` and a degree-7 Taylor polynomial for
-/// `|r| ≤ ln 2 / 2`. `2^n` is applied as two halves so that results in the subnormal range
+/// does not): `2^n · e^r` with `n = x / ln 2` rounded to nearest and a degree-7 Taylor
+/// polynomial for `|r| ≤ ln 2 / 2`. Ties go to even because that is one vector
+/// instruction; `f32::round` (ties away from zero) is a libm call per element, which kept
+/// the whole loop scalar. `2^n` is applied as two halves so that results in the subnormal range
 /// and overflow to infinity come out as libm's do.
 #[inline(always)]
 fn exp_f32(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
     let x = x.clamp(-104.0, 89.0);
-    let n = (x * std::f32::consts::LOG2_E).round();
+    let n = (x * std::f32::consts::LOG2_E).round_ties_even();
     let r = (x - n * LN2_HI) - n * LN2_LO;
     let mut p = 1.0 / 5040.0;
     for c in [
@@ -65,28 +67,47 @@ fn exp_f32(x: f32) -> f32 {
     ] {
         p = p * r + c;
     }
-    let n = n as i32;
-    let (n1, n2) = (n / 2, n - n / 2);
-    let pow2 = |k: i32| f32::from_bits(((k + 127) as u32) << 23);
-    p * pow2(n1) * pow2(n2)
+    // The halves stay floats: `as i32` saturates, which x86 has no vector instruction for.
+    let n1 = (n * 0.5).trunc();
+    let n2 = n - n1;
+    p * pow2_f32(n1) * pow2_f32(n2)
+}
+
+/// `2^k` for an integral `k` in [-126, 127], built in the float domain: adding `1.5 · 2^23`
+/// leaves `k + 127` in the low mantissa bits, and the shift moves them to the exponent
+/// field (the bits above it fall off the top).
+#[inline(always)]
+fn pow2_f32(k: f32) -> f32 {
+    const SHIFTER: f32 = 12_582_912.0 + 127.0;
+    f32::from_bits((k + SHIFTER).to_bits() << 23)
 }
 
 /// Softmax of each contiguous row of `len` elements (the last dimension, as in attention
 /// scores), all rows in one call so that short rows do not each pay for the dispatch.
-fn softmax_rows(data: &mut [f32], len: usize) {
+pub(crate) fn softmax_rows(data: &mut [f32], len: usize) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has just been checked to support AVX2 and FMA.
         unsafe { softmax_rows_avx2(data, len) };
         return;
     }
-    data.chunks_exact_mut(len).for_each(softmax_row_body);
+    softmax_rows_body(data, len);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn softmax_rows_avx2(data: &mut [f32], len: usize) {
-    data.chunks_exact_mut(len).for_each(softmax_row_body);
+    softmax_rows_body(data, len);
+}
+
+// Plain `for` loops here and below: `Iterator::for_each` compiles to a `fold` that LLVM
+// may leave out of line, and then it is built without AVX2 (rounding became a libm
+// call per element).
+#[inline(always)]
+fn softmax_rows_body(data: &mut [f32], len: usize) {
+    for row in data.chunks_exact_mut(len) {
+        softmax_row_body(row);
+    }
 }
 
 /// The maximum of a row, NaN if any element is (as [`nan_max`] folds it), taken over
@@ -137,7 +158,9 @@ fn softmax_row_body(row: &mut [f32]) {
         sum += *v as f64;
     }
     let r = 1.0 / sum;
-    row.iter_mut().for_each(|v| *v = (*v as f64 * r) as f32);
+    for v in row.iter_mut() {
+        *v = (*v as f64 * r) as f32;
+    }
 }
 
 /// Softmax of one `(len, inner)` block along its first axis.

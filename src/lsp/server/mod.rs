@@ -176,12 +176,16 @@ async fn analyze(
         });
     }
     let job = super::workers::run_keyed(uri, move |host| {
-        let still_current = || current_version(&current, &key) == Some(version);
+        let still_current = move || current_version(&current, &key) == Some(version);
         still_current().then(|| {
-            host.analyze_staged(&snap, |first| {
-                let _ = first_tx.send(first.diagnostics_only());
-                still_current()
-            })
+            host.analyze_staged(
+                &snap,
+                |first| {
+                    let _ = first_tx.send(first.diagnostics_only());
+                    still_current()
+                },
+                still_current.clone(),
+            )
         })
     });
     let out = match job.await {
