@@ -96,9 +96,11 @@ const HF_AGREE: &[&str] = &[
     // encoder-decoder
     "t5",
     "t5_seq2seq",
-    // bart, mbart, pegasus, marian and blenderbot_small agreed on their branch; since it was
-    // merged with main's evaluator changes (metaclasses, `except` matching by class) their
-    // construction fails with `KeyError: []` in transformers/__init__.py, not yet found.
+    "bart",
+    "mbart",
+    "pegasus",
+    "marian",
+    "blenderbot_small",
     // vision
     "convnext",
     "swin",

@@ -144,6 +144,15 @@ fn the_installed_torch_is_the_default_target() {
     .unwrap();
     let (json, note, _) = check(dir.path(), &["--python", &python, "--no-cache"]);
     assert!(!note.contains("assuming"), "{note}");
+    // `graph` reads the same environment before it says anything about the target.
+    let graph = Command::new(env!("CARGO_BIN_EXE_staticfx"))
+        .arg("graph")
+        .arg(dir.path().join("m.py"))
+        .args(["--python", &python])
+        .output()
+        .unwrap();
+    let graph_note = String::from_utf8_lossy(&graph.stderr);
+    assert!(!graph_note.contains("assuming"), "{graph_note}");
     let found = sites(&json);
     for site in [
         (16, "GB0007"),

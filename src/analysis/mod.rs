@@ -169,21 +169,13 @@ fn run(
             )));
         }
         if let Some(incomplete) = obj.get("__incomplete__") {
-            let _ = incomplete;
             if std::env::var_os("STATICFX_DEBUG_DIAGNOSTICS").is_some() {
                 dump_diagnostics(interp);
             }
-            let why = interp
-                .diagnostics
-                .iter()
-                .rev()
-                .find(|d| d.severity <= Severity::Warning)
-                .map(|d| {
-                    let f = interp.project.file(d.file);
-                    let line = f.lines.line_of(d.span.start) + 1;
-                    format!("{} ({}:{line})", d.message, f.path.display())
-                })
-                .unwrap_or_default();
+            let why = match incomplete {
+                Value::Str(why) => why.to_string(),
+                _ => String::new(),
+            };
             return Err(AnalysisError::Entry(format!(
                 "constructing `{entry}` failed: {why}"
             )));
@@ -423,5 +415,31 @@ fn dump_diagnostics(interp: &Interp) {
         let f = interp.project.file(d.file);
         let line = f.lines.line_of(d.span.start) + 1;
         eprintln!("{}:{line}: {} {}", f.path.display(), d.code, d.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry whose constructor skipped a statement names that statement, not the last
+    /// warning any module it imported happened to note.
+    #[test]
+    fn a_failed_construction_names_the_statement_it_skipped() {
+        let text = "import torch\nfrom torch import nn\n\n\ndef width(cfg):\n    w = undefined_helper(cfg)\n    return 4\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(width(1), 4)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\nlater = {}[0]\n";
+        let mut project = Project::new("/virtual");
+        project.add_overlay("/virtual/m.py", Arc::from(text), None);
+        let opts = GraphOptions {
+            entry: Some("M()".into()),
+            ..Default::default()
+        };
+        let err = analyze_in_project(project, Path::new("/virtual/m.py"), &opts)
+            .err()
+            .expect("a construction that skipped a statement fails");
+        let message = err.to_string();
+        assert!(
+            message.contains("undefined_helper") && message.contains("m.py:6"),
+            "{message}"
+        );
     }
 }

@@ -178,6 +178,13 @@ fn run(cli: Cli) -> ExitCode {
             else {
                 return ExitCode::from(2);
             };
+            // The flags first: the torch the note names is the one in `--python`'s environment.
+            if python.is_some() {
+                settings.python = python;
+            }
+            if root.is_some() {
+                settings.root = root.clone();
+            }
             note_target(&mut settings, target_version, &file);
             let req = ide::graph::GraphRequest {
                 target_version: settings.target_version,
@@ -186,7 +193,7 @@ fn run(cli: Cli) -> ExitCode {
                 entry,
                 inputs,
                 root,
-                python: python.or_else(|| settings.python.clone()),
+                python: settings.python.clone(),
                 format: match format {
                     GraphFormat::Text => ide::graph::GraphFormat::Text,
                     GraphFormat::Dot => ide::graph::GraphFormat::Dot,

@@ -16,7 +16,13 @@ pub(in crate::eval) const CODE_OF: &str = "__code_of__";
 
 /// The methods of `object` a library reads off a class to wrap them (`original_setattr =
 /// cls.__setattr__`), as builtins `object.NAME`.
-const OBJECT_METHODS: &[&str] = &["__setattr__", "__getattribute__", "__init__", "__repr__"];
+const OBJECT_METHODS: &[&str] = &[
+    "__setattr__",
+    "__delattr__",
+    "__getattribute__",
+    "__init__",
+    "__repr__",
+];
 
 impl Interp {
     pub fn get_attr(
@@ -512,6 +518,53 @@ impl Interp {
         }
     }
 
+    /// `delattr(obj, name)` and `del obj.name`: a class's `__delattr__` when it defines one,
+    /// else the instance's own attribute goes, and deleting one it does not have raises
+    /// `AttributeError` as `object.__delattr__` does (a class attribute is not the instance's).
+    pub fn del_attr(&mut self, frame: &Frame, obj: &Value, name: &str, span: Span) -> EResult<()> {
+        match obj {
+            Value::Object(o) => {
+                if let Some(f) = self.user_method(&o.class, "__delattr__") {
+                    let args = vec![Value::str(name)];
+                    self.call_function(frame, &f, Some(obj.clone()), args, vec![], span)?;
+                    return Ok(());
+                }
+                self.object_delattr(frame, o, name, span)
+            }
+            Value::Class(c) => {
+                c.ns.borrow_mut().shift_remove(name);
+                Ok(())
+            }
+            Value::Module(ns) => {
+                ns.vars.borrow_mut().shift_remove(name);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `object.__delattr__`: the instance's own attribute.
+    pub(in crate::eval) fn object_delattr(
+        &mut self,
+        frame: &Frame,
+        o: &Rc<super::value::Object>,
+        name: &str,
+        span: Span,
+    ) -> EResult<()> {
+        if o.attrs.borrow_mut().shift_remove(name).is_none() {
+            return Err(self.error(
+                frame,
+                span,
+                codes::RAISED,
+                format!(
+                    "AttributeError: '{}' object has no attribute '{name}'",
+                    o.class_name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// `object.__setattr__`: a property's setter or a descriptor's `__set__` when the class
     /// has one for `name`, else the instance's own attribute.
     pub(in crate::eval) fn object_setattr(
@@ -573,7 +626,9 @@ impl Interp {
             self.lru_cache_clear(f);
             return Ok(Value::None);
         }
-        if matches!(r, Value::Builtin(b) if &**b == "object") && name == "__setattr__" {
+        if matches!(r, Value::Builtin(b) if &**b == "object")
+            && matches!(name, "__setattr__" | "__delattr__")
+        {
             return self.call_object_method(frame, name, &args, span);
         }
         match r {

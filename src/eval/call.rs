@@ -181,6 +181,11 @@ impl Interp {
                 if o.is_module() {
                     return self.call_module_object(frame, o, args, kwargs, span);
                 }
+                if kwargs.is_empty() {
+                    if let Some(r) = self.call_context_decorator(frame, o, &args, span) {
+                        return r;
+                    }
+                }
                 match self.class_lookup(&o.class, "__call__") {
                     Some(Value::Function(f)) => {
                         self.call_function(frame, &f, Some(func.clone()), args, kwargs, span)
@@ -364,9 +369,13 @@ impl Interp {
             ("__getattribute__", Value::Object(o), Some(Value::Str(k))) => {
                 self.object_getattribute(frame, &obj, o, k, span)
             }
-            ("__setattr__" | "__getattribute__", Value::Object(_), _) => Ok(Value::unknown(
-                format!("`object.{method}` with a computed name"),
-            )),
+            ("__delattr__", Value::Object(o), Some(Value::Str(k))) => {
+                self.object_delattr(frame, o, k, span)?;
+                Ok(Value::None)
+            }
+            ("__setattr__" | "__getattribute__" | "__delattr__", Value::Object(_), _) => Ok(
+                Value::unknown(format!("`object.{method}` with a computed name")),
+            ),
             ("__setattr__", _, _) => self
                 .set_attr(
                     frame,
@@ -377,6 +386,9 @@ impl Interp {
                 )
                 .map(|()| Value::None),
             ("__getattribute__", _, _) => self.get_attr(frame, &obj, &as_str(args.get(1)), span),
+            ("__delattr__", _, _) => self
+                .del_attr(frame, &obj, &as_str(args.get(1)), span)
+                .map(|()| Value::None),
             ("__init__", _, _) => Ok(Value::None),
             _ => Ok(Value::unknown(format!("`object.{method}`"))),
         }
@@ -871,6 +883,13 @@ impl Interp {
                 };
                 let v = args.get(2).cloned().unwrap_or(Value::None);
                 self.set_attr(frame, &a0, n, v, span)?;
+                Ok(Value::None)
+            }
+            "delattr" => {
+                let Some(Value::Str(n)) = args.get(1) else {
+                    return Ok(Value::None);
+                };
+                self.del_attr(frame, &a0, n, span)?;
                 Ok(Value::None)
             }
             "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
@@ -1987,6 +2006,25 @@ impl Interp {
         }
     }
 
+    /// `del obj[key]`: a list's or dict's entry (as its `pop` removes it, raising where that
+    /// raises), or a class's `__delitem__`.
+    pub fn del_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<()> {
+        match obj {
+            Value::List(_) | Value::Dict(_) => {
+                let recv = Rc::new(obj.clone());
+                self.call_method(frame, &recv, "pop", vec![key], vec![], span)?;
+                Ok(())
+            }
+            Value::Object(o) => {
+                if let Some(f) = self.user_method(&o.class, "__delitem__") {
+                    self.call_function(frame, &f, Some(obj.clone()), vec![key], vec![], span)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// An operator a Python class defines (`__eq__`, `__add__`, or the right operand's
     /// `__radd__`), on plain instances; None when neither operand's class defines it.
     fn binary_dunder(
@@ -2392,6 +2430,7 @@ fn builtin_value(name: &str) -> Option<Value> {
         "hasattr",
         "getattr",
         "setattr",
+        "delattr",
         "int",
         "float",
         "bool",

@@ -32,6 +32,29 @@ pub use trace::Tracer;
 pub use value::Value;
 use value::{ModuleNs, Scope};
 
+/// The statements an `__init__` skipped as analysis limits.
+struct InitSkips {
+    /// The call depth of the `__init__`; statements deeper than it count.
+    depth: usize,
+    count: u64,
+    /// Why the first one was skipped: what a construction that fails reports.
+    first: Option<EvalError>,
+}
+
+impl InitSkips {
+    fn outside() -> InitSkips {
+        InitSkips::at(usize::MAX)
+    }
+
+    fn at(depth: usize) -> InitSkips {
+        InitSkips {
+            depth,
+            count: 0,
+            first: None,
+        }
+    }
+}
+
 /// Why evaluation of a statement or expression stopped.
 #[derive(Clone, Debug)]
 pub struct EvalError {
@@ -135,10 +158,10 @@ pub struct Interp {
     /// Class statements whose Python metaclass is being called, innermost last: where the
     /// class `type.__new__` makes for one is defined.
     class_statements: Vec<Rc<value::Class>>,
-    /// The call depth of the `__init__` being run by an instantiation, and how many
-    /// statements it and the helpers it calls skipped as analysis limits (the instance is
-    /// then partly constructed); an instantiation inside counts its own.
-    init_skips: (usize, u64),
+    /// The `__init__` being run by an instantiation: what it and the helpers it calls
+    /// skipped as analysis limits (the instance is then partly constructed); an
+    /// instantiation inside counts its own.
+    init_skips: InitSkips,
     /// `lru_cache` wrappers' caches and `cached_property` getters.
     functools: stdlib::functools::FunctoolsState,
     /// `@contextmanager` wrappers and the generator managers `with` statements entered.
@@ -182,7 +205,7 @@ impl Interp {
             custom_op_fakes: HashMap::new(),
             reuse: None,
             class_statements: Vec::new(),
-            init_skips: (usize::MAX, 0),
+            init_skips: InitSkips::outside(),
             functools: Default::default(),
             contextlib: Default::default(),
             created: Default::default(),
@@ -343,6 +366,13 @@ impl Interp {
 
     pub fn note_error(&mut self, e: &EvalError) {
         self.note(e.file, e.span, e.code, e.message.clone());
+    }
+
+    /// `message (path:line)`, as a failed construction reports its cause.
+    pub fn describe_error(&self, e: &EvalError) -> String {
+        let f = self.project.file(e.file);
+        let line = f.lines.line_of(e.span.start) + 1;
+        format!("{} ({}:{line})", e.message, f.path.display())
     }
 
     fn new_object_id(&mut self) -> usize {

@@ -129,7 +129,10 @@ impl Interp {
         let obj = self.new_object(class.clone(), kind.clone());
         let value = Value::Object(obj.clone());
         let init = self.class_lookup(class, "__init__");
-        let watch = std::mem::replace(&mut self.init_skips, (self.call_depth + 1, 0));
+        let watch = std::mem::replace(
+            &mut self.init_skips,
+            super::InitSkips::at(self.call_depth + 1),
+        );
         let result = match init {
             Some(Value::Builtin(b)) if &*b == super::stdlib::DATACLASS_INIT => {
                 self.dataclass_init(frame, &value, args, kwargs, span)
@@ -163,23 +166,22 @@ impl Interp {
                 },
             },
         };
-        let (_, skipped) = std::mem::replace(&mut self.init_skips, watch);
+        let skipped = std::mem::replace(&mut self.init_skips, watch);
+        // `__incomplete__` holds why, for an entry whose construction fails to report.
         if let Err(e) = result {
             if e.code == codes::BUDGET {
                 return Err(e);
             }
             self.note_error(&e);
-            obj.attrs
-                .borrow_mut()
-                .insert("__incomplete__".into(), Value::Bool(true));
-        } else if skipped > 0 && obj.is_module() {
+            let why = Value::str(&self.describe_error(&e));
+            obj.attrs.borrow_mut().insert("__incomplete__".into(), why);
+        } else if let (Some(first), true) = (&skipped.first, obj.is_module()) {
             // `__init__` skipped a statement it could not evaluate: an attribute that
             // statement would have set is unknown, not missing. Only for modules, whose
             // layers then become opaque calls: a config's `hasattr(self, "decoder")` must stay
             // False (transformers' `get_text_config` raises when it finds several).
-            obj.attrs
-                .borrow_mut()
-                .insert("__incomplete__".into(), Value::Bool(true));
+            let why = Value::str(&self.describe_error(first));
+            obj.attrs.borrow_mut().insert("__incomplete__".into(), why);
         }
         Ok(value)
     }
@@ -451,7 +453,8 @@ impl Interp {
         if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
             return r;
         }
-        if matches!(method, "__setattr__" | "__getattribute__") && path == "object" {
+        if matches!(method, "__setattr__" | "__delattr__" | "__getattribute__") && path == "object"
+        {
             let mut all = vec![(**recv).clone()];
             all.extend(args);
             return self.call_object_method(frame, method, &all, span);
@@ -464,7 +467,7 @@ impl Interp {
             return self.dict_base_method(frame, obj, method, args, kwargs, span);
         }
         match method {
-            "__setattr__" => {
+            "__setattr__" | "__delattr__" => {
                 let mut all = vec![(**recv).clone()];
                 all.extend(args);
                 self.call_object_method(frame, method, &all, span)

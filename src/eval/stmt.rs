@@ -33,8 +33,9 @@ impl Interp {
                 // a constructor or forward still leaves a useful module tree and graph.
                 Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
                     self.note_error(&e);
-                    if self.call_depth >= self.init_skips.0 {
-                        self.init_skips.1 += 1;
+                    if self.call_depth >= self.init_skips.depth {
+                        self.init_skips.count += 1;
+                        self.init_skips.first.get_or_insert_with(|| e.clone());
                     }
                     if s.kind() == "return_statement" {
                         return Ok(Flow::Return(Value::unknown(e.message)));
@@ -189,15 +190,7 @@ impl Interp {
             }
             "delete_statement" => {
                 if let Some(t) = node.named_child(0) {
-                    let mut names = Vec::new();
-                    if t.kind() == "identifier" {
-                        names.push(text(t, &src).to_string());
-                    }
-                    for n in names {
-                        if let Some(l) = &frame.locals {
-                            l.vars.borrow_mut().remove(&n);
-                        }
-                    }
+                    self.delete(frame, t)?;
                 }
                 Ok(Flow::Normal)
             }
@@ -348,6 +341,53 @@ impl Interp {
                 codes::UNSUPPORTED,
                 format!("unsupported assignment target `{kind}`"),
             )),
+        }
+    }
+
+    /// `del target`: a name, an attribute (`delattr`), an item, or several of them.
+    fn delete(&mut self, frame: &Frame, target: Node) -> EResult<()> {
+        let src = frame.file.text.clone();
+        match target.kind() {
+            "identifier" => {
+                let name = text(target, &src);
+                match &frame.locals {
+                    Some(l) => {
+                        l.vars.borrow_mut().remove(name);
+                    }
+                    None => {
+                        frame.globals.vars.borrow_mut().shift_remove(name);
+                    }
+                }
+                Ok(())
+            }
+            "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
+                let mut c = target.walk();
+                let kids: Vec<Node> = target.named_children(&mut c).collect();
+                for k in kids {
+                    self.delete(frame, k)?;
+                }
+                Ok(())
+            }
+            "attribute" => {
+                let (Some(obj), Some(attr)) = (
+                    target.child_by_field_name("object"),
+                    target.child_by_field_name("attribute"),
+                ) else {
+                    return Ok(());
+                };
+                let o = self.eval_expr(frame, obj)?;
+                let name = text(attr, &src).to_string();
+                self.del_attr(frame, &o, &name, Span::of(target))
+            }
+            "subscript" => {
+                let Some(obj) = target.child_by_field_name("value") else {
+                    return Ok(());
+                };
+                let o = self.eval_expr(frame, obj)?;
+                let key = self.eval_subscript_key(frame, target)?;
+                self.del_item(frame, &o, key, Span::of(target))
+            }
+            _ => Ok(()),
         }
     }
 

@@ -95,6 +95,7 @@ const BUNDLED: &[Bundled] = &[
                 "contextlib.AbstractContextManager",
                 "AbstractContextManager",
             ),
+            (super::contextlib::DECORATE_WITH, "_decorate_with"),
         ],
     },
     Bundled {

@@ -4,7 +4,9 @@
 //! swallows what is an `E`. A `@contextlib.contextmanager` generator runs its code before
 //! `yield` at entry; the `with` body runs at the `yield` (its value bound by `as`); an
 //! exception from the body is raised at the `yield`, where the generator's `try` sees it, and
-//! the rest of the generator runs at exit. Generators run to completion here (no suspension),
+//! the rest of the generator runs at exit. A generator manager called on a function
+//! (`@manager()` over a `def`) wraps it to run each call inside a fresh entry, as
+//! `ContextDecorator` does. Generators run to completion here (no suspension),
 //! which is why the body runs inside the yield: a generator manager entered outside a `with`
 //! statement (`ExitStack.enter_context`, `__enter__()` by hand) is not modelled.
 
@@ -22,6 +24,8 @@ use crate::syntax::{FieldExt, Span};
 
 /// The class of what calling a `@contextmanager` function returns.
 const GENERATOR_CM: &str = "contextlib._GeneratorContextManager";
+/// The bundled `_decorate_with(cm, func)`: a manager used as a decorator.
+pub(super) const DECORATE_WITH: &str = "staticfx.contextlib._decorate_with";
 
 #[derive(Default)]
 pub struct ContextlibState {
@@ -172,6 +176,24 @@ impl Interp {
                 ),
             ],
         ))
+    }
+
+    /// A generator manager called on a function (`@manager()` over a `def`): the function
+    /// wrapped to run inside it, as `ContextDecorator` does. None for other calls.
+    pub(in crate::eval) fn call_context_decorator(
+        &mut self,
+        frame: &Frame,
+        manager: &Rc<Object>,
+        args: &[Value],
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        if !matches!(&manager.class, Value::External(p) if &**p == GENERATOR_CM) {
+            return None;
+        }
+        let [func] = args else { return None };
+        let decorate = self.bundled_class(DECORATE_WITH)?;
+        let args = vec![Value::Object(manager.clone()), func.clone()];
+        Some(self.call_value(frame, &decorate, args, vec![], span))
     }
 
     /// A `with` statement.

@@ -457,6 +457,40 @@ class Table(Mapping[str, int]):
     def __len__(self):
         return len(self.d)
 m18 = (Table()["k"], list(Table().keys()), Table().get("zz", 5))
+class Renamed:
+    def __init__(self):
+        self.encoder_width = 4
+        self.depth = 2
+        self.log = []
+    def __delattr__(self, name):
+        self.log.append(name)
+        object.__delattr__(self, name)
+rn = Renamed()
+width = getattr(rn, "encoder_width")
+delattr(rn, "encoder_width")
+setattr(rn, "width", width)
+del rn.depth
+try:
+    del rn.depth
+    twice = "deleted twice"
+except AttributeError:
+    twice = "AttributeError"
+table = {"a": 1, "b": 2, "c": 3}
+del table["b"]
+items = [1, 2, 3, 4]
+del items[0], items[-1]
+m19 = (hasattr(rn, "encoder_width"), rn.width, hasattr(rn, "depth"), rn.log, twice, table, items)
+decorated = []
+@contextlib.contextmanager
+def tagged(name):
+    decorated.append("enter " + name)
+    yield
+    decorated.append("exit " + name)
+@tagged("w")
+def work(x):
+    decorated.append("work")
+    return x * 2
+m20 = (work(3), work(4), decorated)
 "#;
 
 #[test]
@@ -508,6 +542,14 @@ fn object_model_matches_cpython() {
             r#"(('a', 'b'), True, True, True, True, True, True, True, (), True, False, True, True, True)"#,
         ),
         ("m18", r#"(1, ['k'], 5)"#),
+        (
+            "m19",
+            r#"(False, 4, False, ['encoder_width', 'depth', 'depth'], 'AttributeError', {'a': 1, 'c': 3}, [2, 3])"#,
+        ),
+        (
+            "m20",
+            r#"(6, 8, ['enter w', 'work', 'exit w', 'enter w', 'work', 'exit w'])"#,
+        ),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {

@@ -53,3 +53,13 @@ class ExitStack(AbstractContextManager):
 
     def close(self):
         self.__exit__(None, None, None)
+
+
+def _decorate_with(cm, func):
+    # `ContextDecorator.__call__`, which a `@contextmanager` manager inherits: every call of
+    # `func` runs inside the manager (a generator manager is entered anew each time).
+    def inner(*args, **kwds):
+        with cm:
+            return func(*args, **kwds)
+
+    return inner
