@@ -369,10 +369,8 @@ impl Interp {
                 Ok(())
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (
-                    target.child_by_field_name("object"),
-                    target.child_by_field_name("attribute"),
-                ) else {
+                let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
+                else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
@@ -380,7 +378,7 @@ impl Interp {
                 self.del_attr(frame, &o, &name, Span::of(target))
             }
             "subscript" => {
-                let Some(obj) = target.child_by_field_name("value") else {
+                let Some(obj) = target.field("value") else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
