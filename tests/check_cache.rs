@@ -75,6 +75,27 @@ fn a_hit_returns_the_same_messages_without_analysing() {
     );
 }
 
+/// A file whose analysis runs the evaluator's bundled standard-library sources
+/// (`namedtuple`, `contextmanager`) is a hit too: those sources are not files on disk.
+#[test]
+fn a_file_reaching_bundled_sources_is_a_hit() {
+    let dir = tree();
+    let model = format!(
+        "from collections import namedtuple\nfrom contextlib import contextmanager\n\nPair = namedtuple('Pair', 'a b')\n\n\n@contextmanager\ndef nothing():\n    yield\n\n\n{MODEL}"
+    );
+    std::fs::write(dir.path().join("model.py"), model).unwrap();
+    let cache = dir.path().join("c");
+    let c = cache.to_str().unwrap();
+    let fresh = check(dir.path(), &["--cache-dir", c]);
+    assert!(fresh.1.contains("print"), "{}", fresh.1);
+    tamper(&cache);
+    let (_, warm) = check(dir.path(), &["--cache-dir", c]);
+    assert!(
+        warm.contains("TAMPERED"),
+        "a hit is read, not recomputed: {warm}"
+    );
+}
+
 #[test]
 fn editing_the_file_or_an_import_invalidates_its_entry() {
     let dir = tree();

@@ -9,6 +9,7 @@ use tree_sitter::Node;
 
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::syntax::FieldExt;
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for region in &cx.result.regions {
@@ -51,11 +52,9 @@ fn text<'s>(n: Node, src: &'s str) -> &'s str {
 pub fn tensor_condition(n: Node, src: &str) -> String {
     match n.kind() {
         "boolean_operator" => {
-            let (Some(l), Some(r), Some(op)) = (
-                n.child_by_field_name("left"),
-                n.child_by_field_name("right"),
-                n.child_by_field_name("operator"),
-            ) else {
+            let (Some(l), Some(r), Some(op)) =
+                (n.field("left"), n.field("right"), n.field("operator"))
+            else {
                 return text(n, src).to_string();
             };
             let sym = if text(op, src) == "and" { "&" } else { "|" };
@@ -65,7 +64,7 @@ pub fn tensor_condition(n: Node, src: &str) -> String {
                 tensor_condition(r, src)
             )
         }
-        "not_operator" => match n.child_by_field_name("argument") {
+        "not_operator" => match n.field("argument") {
             Some(a) => format!("~({})", tensor_condition(a, src)),
             None => text(n, src).to_string(),
         },
@@ -104,7 +103,7 @@ fn hint_for(cond_node: Node, src: &str, kind: &str) -> (String, bool) {
     }
     let cond = match owner.kind() {
         "conditional_expression" => owner.named_child(1),
-        _ => owner.child_by_field_name("condition"),
+        _ => owner.field("condition"),
     };
     let Some(cond) = cond else {
         return (generic(kind), false);
@@ -121,9 +120,7 @@ fn hint_for(cond_node: Node, src: &str, kind: &str) -> (String, bool) {
             )
         }
         "if_statement" | "elif_clause" => {
-            let then = owner
-                .child_by_field_name("consequence")
-                .and_then(|b| single(b, src));
+            let then = owner.field("consequence").and_then(|b| single(b, src));
             let other = else_single(owner, src);
             match (then, other) {
                 (Some(Simple::Assign(t1, a)), Some(Simple::Assign(t2, b))) if t1 == t2 => (format!("use `{t1} = torch.where({c}, {a}, {b})`"), true),
@@ -154,10 +151,7 @@ fn single(block: Node, src: &str) -> Option<Simple> {
             if a.kind() != "assignment" {
                 return None;
             }
-            let (l, r) = (
-                a.child_by_field_name("left")?,
-                a.child_by_field_name("right")?,
-            );
+            let (l, r) = (a.field("left")?, a.field("right")?);
             (l.kind() == "identifier")
                 .then(|| Simple::Assign(text(l, src).to_string(), text(r, src).to_string()))
         }
@@ -189,9 +183,7 @@ fn else_single(owner: Node, src: &str) -> Option<Simple> {
     let alts: Vec<Node> = ifs.children_by_field_name("alternative", &mut c).collect();
     if owner.kind() == "if_statement" {
         match alts.first() {
-            Some(a) if a.kind() == "else_clause" => {
-                return single(a.child_by_field_name("body")?, src)
-            }
+            Some(a) if a.kind() == "else_clause" => return single(a.field("body")?, src),
             Some(_) => return None,
             None => {}
         }
@@ -199,7 +191,7 @@ fn else_single(owner: Node, src: &str) -> Option<Simple> {
         let pos = alts.iter().position(|a| a.id() == owner.id())?;
         let next = alts.get(pos + 1)?;
         return if next.kind() == "else_clause" {
-            single(next.child_by_field_name("body")?, src)
+            single(next.field("body")?, src)
         } else {
             None
         };

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use super::{Ctx, Finding};
 use crate::semantic::FileId;
-use crate::syntax::Span;
+use crate::syntax::{FieldExt, Span};
 
 type Site = (FileId, Span);
 
@@ -146,9 +146,7 @@ fn in_loop_body(cx: &Ctx, file: FileId, span: Span) -> bool {
         while let Some(n) = cur {
             match n.kind() {
                 "for_statement" | "while_statement" => {
-                    if n.child_by_field_name("body")
-                        .is_some_and(|b| b.id() == child.id())
-                    {
+                    if n.field("body").is_some_and(|b| b.id() == child.id()) {
                         return true;
                     }
                 }

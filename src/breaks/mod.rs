@@ -40,7 +40,7 @@ use tree_sitter::Node as TsNode;
 use crate::diagnostics::{Rule, Severity};
 use crate::graph::{NodeId, Op};
 use crate::semantic::{FileId, Project};
-use crate::syntax::Span;
+use crate::syntax::{FieldExt, Span};
 pub use crate::traced::Finding;
 use crate::traced::GraphResult;
 use crate::traced::{EventKind, TraceEvent};
@@ -298,10 +298,8 @@ fn eager_only(cx: &Ctx, f: &Finding) -> bool {
             match n.kind() {
                 "function_definition" | "lambda" | "class_definition" => return false,
                 "if_statement" => {
-                    if let Some(cond) = n.child_by_field_name("condition") {
-                        let in_body = n
-                            .child_by_field_name("consequence")
-                            .is_some_and(|b| b.id() == child.id());
+                    if let Some(cond) = n.field("condition") {
+                        let in_body = n.field("consequence").is_some_and(|b| b.id() == child.id());
                         let in_else = child.kind() == "else_clause";
                         match compiling_test(cond, src) {
                             Some(false) if in_body => return true,
@@ -333,10 +331,10 @@ fn under_disabled_call(cx: &Ctx, f: &Finding) -> bool {
 /// `is_compiling()` → Some(true), `not is_compiling()` → Some(false), anything else → None.
 fn compiling_test(cond: TsNode, src: &str) -> Option<bool> {
     match cond.kind() {
-        "not_operator" => compiling_test(cond.child_by_field_name("argument")?, src).map(|b| !b),
+        "not_operator" => compiling_test(cond.field("argument")?, src).map(|b| !b),
         "parenthesized_expression" => compiling_test(cond.named_child(0)?, src),
         "call" => {
-            let func = &src[cond.child_by_field_name("function")?.byte_range()];
+            let func = &src[cond.field("function")?.byte_range()];
             matches!(
                 func.rsplit('.').next(),
                 Some("is_compiling" | "is_dynamo_compiling")

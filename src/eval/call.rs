@@ -14,7 +14,7 @@ use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::inline::MAX_INLINE_DEPTH;
 use crate::shapes::{Meta, Scalar, ScalarOrigin};
-use crate::syntax::{text, Span};
+use crate::syntax::{text, FieldExt, Span};
 
 pub type Kwargs = Vec<(String, Value)>;
 
@@ -65,13 +65,13 @@ impl Interp {
 
     pub fn eval_call(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let span = Span::of(node);
-        let Some(fnode) = node.child_by_field_name("function") else {
+        let Some(fnode) = node.field("function") else {
             return Err(self.error(frame, span, codes::SYNTAX_ERROR, "incomplete call"));
         };
         let func = self.eval_expr(frame, fnode)?;
         let mut args = Vec::new();
         let mut kwargs: Kwargs = Vec::new();
-        if let Some(alist) = node.child_by_field_name("arguments") {
+        if let Some(alist) = node.field("arguments") {
             if alist.kind() == "generator_expression" {
                 args.push(self.eval_expr(frame, alist)?);
             } else {
@@ -83,10 +83,7 @@ impl Interp {
                 for a in kids {
                     match a.kind() {
                         "keyword_argument" => {
-                            let (Some(n), Some(v)) = (
-                                a.child_by_field_name("name"),
-                                a.child_by_field_name("value"),
-                            ) else {
+                            let (Some(n), Some(v)) = (a.field("name"), a.field("value")) else {
                                 continue;
                             };
                             let val = self.eval_expr(frame, v)?;
@@ -282,8 +279,8 @@ impl Interp {
         if fnode.kind() != "attribute" {
             return None;
         }
-        let object = fnode.child_by_field_name("object")?;
-        let attr = fnode.child_by_field_name("attribute")?;
+        let object = fnode.field("object")?;
+        let attr = fnode.field("attribute")?;
         if text(attr, &frame.file.text) != "apply"
             || !matches!(object.kind(), "identifier" | "attribute")
         {
@@ -439,7 +436,16 @@ impl Interp {
         if inline && recv.is_none() && self.is_allowed_in_graph(f) {
             return self.call_allowed_in_graph(frame, f, args, kwargs, span);
         }
-        if inline && compiler_disabled(f) {
+        let (file, file_id, def_span) = self.definition_of(f);
+        let tree_node = find_node(&file.tree, def_span);
+        // The definition found for the call is the function's own unless it was redirected
+        // to a newer text: the decorators are read from the node in hand, not found again.
+        let own_definition = std::sync::Arc::ptr_eq(&file, &f.file) && def_span == f.span;
+        let disabled = || match tree_node {
+            Some(def) if own_definition => compiler_disabled_at(def, &f.file.text),
+            _ => compiler_disabled(f),
+        };
+        if inline && disabled() {
             let how = if recv.is_some() { "method" } else { "function" };
             if let Some(t) = self.tracer.as_mut() {
                 t.event(
@@ -475,7 +481,6 @@ impl Interp {
         if let Some(t) = self.touched.as_mut() {
             t.insert(identity);
         }
-        let (file, file_id, def_span) = self.definition_of(f);
         let callee = Frame {
             file: file.clone(),
             file_id,
@@ -484,7 +489,6 @@ impl Interp {
             class,
             receiver,
         };
-        let tree_node = find_node(&file.tree, def_span);
         let Some(def) = tree_node else {
             return Err(self.error(
                 frame,
@@ -516,20 +520,20 @@ impl Interp {
             t.inline_depth += 1;
         }
         let result = if f.is_lambda {
-            match def.child_by_field_name("body") {
+            match def.field("body") {
                 Some(b) => self.eval_expr(&callee, b),
                 None => Ok(Value::None),
             }
         } else if f.is_generator {
             self.yields.push(Vec::new());
-            let run = match def.child_by_field_name("body") {
+            let run = match def.field("body") {
                 Some(b) => self.exec_block(&callee, b).map(|_| ()),
                 None => Ok(()),
             };
             let values = self.yields.pop().unwrap_or_default();
             run.map(|()| Value::list(values))
         } else {
-            match def.child_by_field_name("body") {
+            match def.field("body") {
                 Some(b) => self.exec_block(&callee, b).map(|flow| match flow {
                     Flow::Return(v) => v,
                     _ => Value::None,
@@ -2132,9 +2136,16 @@ impl Interp {
 /// without arguments).
 fn compiler_disabled(f: &Function) -> bool {
     let root = f.file.tree.root_node();
-    let Some(mut def) = root.descendant_for_byte_range(f.span.start, f.span.end) else {
-        return false;
-    };
+    match root.descendant_for_byte_range(f.span.start, f.span.end) {
+        Some(node) => compiler_disabled_at(node, &f.file.text),
+        None => false,
+    }
+}
+
+/// Whether the function definition at or around `node` is decorated with
+/// `torch.compiler.disable`.
+fn compiler_disabled_at(node: Node<'_>, text: &str) -> bool {
+    let mut def = node;
     while def.kind() != "function_definition" {
         match def.parent() {
             Some(p) => def = p,
@@ -2149,7 +2160,7 @@ fn compiler_disabled(f: &Function) -> bool {
         .named_children(&mut c)
         .filter(|n| n.kind() == "decorator")
         .any(|d| {
-            let t = text(d, &f.file.text).trim_start_matches('@').trim();
+            let t = crate::syntax::text(d, text).trim_start_matches('@').trim();
             let name = t.split('(').next().unwrap_or("").trim();
             matches!(
                 name,

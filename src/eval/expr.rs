@@ -9,7 +9,7 @@ use super::stmt::Truth;
 use super::value::{FnKind, Scope, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::syntax::{text, Span};
+use crate::syntax::{text, FieldExt, Span};
 
 pub fn binop_name(sym: &str) -> Option<&'static str> {
     Some(match sym {
@@ -103,9 +103,7 @@ impl Interp {
                 for k in kids {
                     match k.kind() {
                         "pair" => {
-                            let (Some(kn), Some(vn)) =
-                                (k.child_by_field_name("key"), k.child_by_field_name("value"))
-                            else {
+                            let (Some(kn), Some(vn)) = (k.field("key"), k.field("value")) else {
                                 continue;
                             };
                             let key = self.eval_expr(frame, kn)?;
@@ -127,10 +125,8 @@ impl Interp {
                 Ok(Value::Dict(Rc::new(RefCell::new(items))))
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (
-                    node.child_by_field_name("object"),
-                    node.child_by_field_name("attribute"),
-                ) else {
+                let (Some(obj), Some(attr)) = (node.field("object"), node.field("attribute"))
+                else {
                     return Err(self.error(
                         frame,
                         span,
@@ -142,7 +138,7 @@ impl Interp {
                 self.get_attr(frame, &o, text(attr, &src), span)
             }
             "subscript" => {
-                let Some(obj) = node.child_by_field_name("value") else {
+                let Some(obj) = node.field("value") else {
                     return Ok(Value::unknown("subscript"));
                 };
                 let o = self.eval_expr(frame, obj)?;
@@ -152,9 +148,9 @@ impl Interp {
             "call" => self.eval_call(frame, node),
             "binary_operator" => {
                 let (Some(l), Some(r), Some(op)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("operator"),
+                    node.field("left"),
+                    node.field("right"),
+                    node.field("operator"),
                 ) else {
                     return Err(self.error(
                         frame,
@@ -168,10 +164,7 @@ impl Interp {
                 self.binary_op(frame, text(op, &src), a, b, span)
             }
             "unary_operator" => {
-                let (Some(arg), Some(op)) = (
-                    node.child_by_field_name("argument"),
-                    node.child_by_field_name("operator"),
-                ) else {
+                let (Some(arg), Some(op)) = (node.field("argument"), node.field("operator")) else {
                     return Err(self.error(
                         frame,
                         span,
@@ -183,7 +176,7 @@ impl Interp {
                 self.unary_op(frame, text(op, &src), v, span)
             }
             "not_operator" => {
-                let Some(arg) = node.child_by_field_name("argument") else {
+                let Some(arg) = node.field("argument") else {
                     return Ok(Value::unknown("not"));
                 };
                 let v = self.eval_expr(frame, arg)?;
@@ -195,9 +188,9 @@ impl Interp {
             }
             "boolean_operator" => {
                 let (Some(l), Some(r), Some(op)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                    node.child_by_field_name("operator"),
+                    node.field("left"),
+                    node.field("right"),
+                    node.field("operator"),
                 ) else {
                     return Err(self.error(
                         frame,
@@ -295,9 +288,7 @@ impl Interp {
                 }
                 let mut out = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
-                    let body = node
-                        .child_by_field_name("body")
-                        .expect("comprehension body");
+                    let body = node.field("body").expect("comprehension body");
                     out.push(this.eval_expr(f, body)?);
                     Ok(())
                 })?;
@@ -310,13 +301,8 @@ impl Interp {
             "dictionary_comprehension" => {
                 let mut items = Vec::new();
                 self.comprehension(frame, node, &mut |this, f| {
-                    let body = node
-                        .child_by_field_name("body")
-                        .expect("comprehension body");
-                    let (Some(k), Some(v)) = (
-                        body.child_by_field_name("key"),
-                        body.child_by_field_name("value"),
-                    ) else {
+                    let body = node.field("body").expect("comprehension body");
+                    let (Some(k), Some(v)) = (body.field("key"), body.field("value")) else {
                         return Ok(());
                     };
                     let key = this.eval_expr(f, k)?;
@@ -327,10 +313,7 @@ impl Interp {
                 Ok(Value::Dict(Rc::new(RefCell::new(items))))
             }
             "named_expression" => {
-                let (Some(n), Some(v)) = (
-                    node.child_by_field_name("name"),
-                    node.child_by_field_name("value"),
-                ) else {
+                let (Some(n), Some(v)) = (node.field("name"), node.field("value")) else {
                     return Ok(Value::unknown(":="));
                 };
                 let val = self.eval_expr(frame, v)?;
@@ -443,10 +426,7 @@ impl Interp {
         };
         match first.kind() {
             "for_in_clause" => {
-                let (Some(left), Some(right)) = (
-                    first.child_by_field_name("left"),
-                    first.child_by_field_name("right"),
-                ) else {
+                let (Some(left), Some(right)) = (first.field("left"), first.field("right")) else {
                     return Ok(());
                 };
                 let it = self.eval_expr(frame, right)?;
@@ -772,10 +752,10 @@ impl Interp {
                 }
                 "escape_sequence" => out.push_str(&unescape(text(ch, &src))),
                 "interpolation" => {
-                    let Some(e) = ch.child_by_field_name("expression") else {
+                    let Some(e) = ch.field("expression") else {
                         return Ok(Value::unknown("f-string"));
                     };
-                    if ch.child_by_field_name("format_specifier").is_some() {
+                    if ch.field("format_specifier").is_some() {
                         return Ok(Value::unknown("formatted f-string"));
                     }
                     match self.eval_expr(frame, e)? {

@@ -9,6 +9,7 @@ use super::value::{LoadState, ModuleNs, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::semantic::FileId;
+use crate::syntax::FieldExt;
 
 /// Packages whose semantics come from the catalogue, never from reading their source, even
 /// when they sit under the project root (a `site-packages` root holds torch itself).
@@ -435,12 +436,12 @@ fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> boo
 fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
     match node.kind() {
         "function_definition" | "class_definition" => {
-            if let Some(n) = node.child_by_field_name("name") {
+            if let Some(n) = node.field("name") {
                 out.push(crate::syntax::text(n, src).to_string());
             }
         }
         "decorated_definition" => {
-            if let Some(d) = node.child_by_field_name("definition") {
+            if let Some(d) = node.field("definition") {
                 collect_bound_names(d, src, out);
             }
         }
@@ -448,7 +449,7 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
             let mut c = node.walk();
             for ch in node.named_children(&mut c) {
                 if ch.kind() == "assignment" || ch.kind() == "augmented_assignment" {
-                    if let Some(l) = ch.child_by_field_name("left") {
+                    if let Some(l) = ch.field("left") {
                         collect_target_names(l, src, out);
                     }
                 }
@@ -459,7 +460,7 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
             for ch in node.children_by_field_name("name", &mut c) {
                 let n = match ch.kind() {
                     "aliased_import" => ch
-                        .child_by_field_name("alias")
+                        .field("alias")
                         .map(|a| crate::syntax::text(a, src).to_string()),
                     _ => Some(
                         crate::syntax::text(ch, src)
@@ -482,7 +483,7 @@ fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String
         "attribute"
             if crate::syntax::text(node, src).starts_with("self.")
                 && node
-                    .child_by_field_name("object")
+                    .field("object")
                     .map(|o| o.kind() == "identifier")
                     .unwrap_or(false) =>
         {

@@ -10,7 +10,7 @@ use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::RegionRole;
-use crate::syntax::{text, Span};
+use crate::syntax::{text, FieldExt, Span};
 
 /// The truth of a condition as far as static evaluation can tell.
 pub enum Truth {
@@ -115,14 +115,8 @@ impl Interp {
                 for n in names {
                     match n.kind() {
                         "aliased_import" => {
-                            let module = n
-                                .child_by_field_name("name")
-                                .map(|m| text(m, &src))
-                                .unwrap_or("");
-                            let alias = n
-                                .child_by_field_name("alias")
-                                .map(|m| text(m, &src))
-                                .unwrap_or("");
+                            let module = n.field("name").map(|m| text(m, &src)).unwrap_or("");
+                            let alias = n.field("alias").map(|m| text(m, &src)).unwrap_or("");
                             let module = compact(module);
                             let deferred = PendingImport {
                                 module: module.clone(),
@@ -216,10 +210,10 @@ impl Interp {
         let mut targets = vec![];
         let mut cur = node;
         loop {
-            if let Some(l) = cur.child_by_field_name("left") {
+            if let Some(l) = cur.field("left") {
                 targets.push(l);
             }
-            match cur.child_by_field_name("right") {
+            match cur.field("right") {
                 Some(r) if r.kind() == "assignment" => cur = r,
                 Some(r) => {
                     let v = self.eval_expr(frame, r)?;
@@ -235,14 +229,11 @@ impl Interp {
     }
 
     fn exec_augassign(&mut self, frame: &Frame, node: Node) -> EResult<()> {
-        let (Some(left), Some(right)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (node.field("left"), node.field("right")) else {
             return Ok(());
         };
         let op = node
-            .child_by_field_name("operator")
+            .field("operator")
             .map(|o| text(o, &frame.file.text).to_string())
             .unwrap_or_default();
         let cur = self.eval_expr(frame, left)?;
@@ -325,17 +316,15 @@ impl Interp {
                 Ok(())
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (
-                    target.child_by_field_name("object"),
-                    target.child_by_field_name("attribute"),
-                ) else {
+                let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
+                else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
                 self.set_attr(frame, &o, text(attr, &src), v, Span::of(target))
             }
             "subscript" => {
-                let Some(obj) = target.child_by_field_name("value") else {
+                let Some(obj) = target.field("value") else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
@@ -380,10 +369,8 @@ impl Interp {
                 Ok(())
             }
             "attribute" => {
-                let (Some(obj), Some(attr)) = (
-                    target.child_by_field_name("object"),
-                    target.child_by_field_name("attribute"),
-                ) else {
+                let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
+                else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
@@ -391,7 +378,7 @@ impl Interp {
                 self.del_attr(frame, &o, &name, Span::of(target))
             }
             "subscript" => {
-                let Some(obj) = target.child_by_field_name("value") else {
+                let Some(obj) = target.field("value") else {
                     return Ok(());
                 };
                 let o = self.eval_expr(frame, obj)?;
@@ -425,7 +412,7 @@ impl Interp {
         let mut stmts = Vec::new();
         collect_import_froms(body, &mut stmts);
         for stmt in stmts {
-            let Some(module_node) = stmt.child_by_field_name("module_name") else {
+            let Some(module_node) = stmt.field("module_name") else {
                 continue;
             };
             let t = compact(text(module_node, &src));
@@ -484,17 +471,17 @@ impl Interp {
     }
 
     fn exec_if(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let Some(cond) = node.child_by_field_name("condition") else {
+        let Some(cond) = node.field("condition") else {
             return Ok(Flow::Normal);
         };
         if frame.locals.is_none() && is_type_checking(cond, &frame.file.text) {
-            if let Some(body) = node.child_by_field_name("consequence") {
+            if let Some(body) = node.field("consequence") {
                 self.defer_type_checking_imports(frame, body);
             }
         }
         let v = self.eval_expr(frame, cond)?;
         let truth = self.truth(frame, &v, Span::of(cond))?;
-        let body = node.child_by_field_name("consequence");
+        let body = node.field("consequence");
         let mut c = node.walk();
         let alternatives: Vec<Node> = node.children_by_field_name("alternative", &mut c).collect();
         self.branch(frame, truth, Span::of(cond), "if", body, &alternatives)
@@ -518,7 +505,7 @@ impl Interp {
             };
             match first.kind() {
                 "elif_clause" => {
-                    let Some(cond) = first.child_by_field_name("condition") else {
+                    let Some(cond) = first.field("condition") else {
                         return Ok(Flow::Normal);
                     };
                     let v = this.eval_expr(frame, cond)?;
@@ -528,11 +515,11 @@ impl Interp {
                         truth,
                         Span::of(cond),
                         "elif",
-                        first.child_by_field_name("consequence"),
+                        first.field("consequence"),
                         rest,
                     )
                 }
-                _ => match first.child_by_field_name("body") {
+                _ => match first.field("body") {
                     Some(b) => this.exec_block(frame, b),
                     None => Ok(Flow::Normal),
                 },
@@ -616,11 +603,9 @@ impl Interp {
     }
 
     fn exec_for(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let (Some(left), Some(right), Some(body)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-            node.child_by_field_name("body"),
-        ) else {
+        let (Some(left), Some(right), Some(body)) =
+            (node.field("left"), node.field("right"), node.field("body"))
+        else {
             return Ok(Flow::Normal);
         };
         let iterable = self.eval_expr(frame, right)?;
@@ -651,8 +636,8 @@ impl Interp {
                 _ => {}
             }
         }
-        if let Some(alt) = node.child_by_field_name("alternative") {
-            if let Some(b) = alt.child_by_field_name("body") {
+        if let Some(alt) = node.field("alternative") {
+            if let Some(b) = alt.field("body") {
                 return self.exec_block(frame, b);
             }
         }
@@ -660,10 +645,7 @@ impl Interp {
     }
 
     fn exec_while(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let (Some(cond), Some(body)) = (
-            node.child_by_field_name("condition"),
-            node.child_by_field_name("body"),
-        ) else {
+        let (Some(cond), Some(body)) = (node.field("condition"), node.field("body")) else {
             return Ok(Flow::Normal);
         };
         loop {
@@ -707,7 +689,7 @@ impl Interp {
     }
 
     fn exec_try(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let body = node.child_by_field_name("body");
+        let body = node.field("body");
         let mut c = node.walk();
         let clauses: Vec<Node> = node.named_children(&mut c).collect();
         let result = match body {
@@ -718,7 +700,7 @@ impl Interp {
             Ok(flow) => {
                 let else_clause = clauses.iter().find(|c| c.kind() == "else_clause");
                 match (flow, else_clause) {
-                    (Flow::Normal, Some(e)) => match e.child_by_field_name("body") {
+                    (Flow::Normal, Some(e)) => match e.field("body") {
                         Some(b) => self.exec_block(frame, b),
                         None => Ok(Flow::Normal),
                     },
@@ -754,7 +736,7 @@ impl Interp {
 
     fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let src = frame.file.text.clone();
-        let Some(module_node) = node.child_by_field_name("module_name") else {
+        let Some(module_node) = node.field("module_name") else {
             return Ok(Flow::Normal);
         };
         let (level, module) = if module_node.kind() == "relative_import" {
@@ -851,7 +833,7 @@ impl Interp {
 
     fn exec_decorated(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let src = frame.file.text.clone();
-        let Some(def) = node.child_by_field_name("definition") else {
+        let Some(def) = node.field("definition") else {
             return Ok(Flow::Normal);
         };
         let mut kind = FnKind::Plain;
@@ -922,12 +904,12 @@ impl Interp {
         let name = if is_lambda {
             "<lambda>".to_string()
         } else {
-            node.child_by_field_name("name")
+            node.field("name")
                 .map(|n| text(n, &src).to_string())
                 .unwrap_or_default()
         };
         let mut params = Vec::new();
-        if let Some(plist) = node.child_by_field_name("parameters") {
+        if let Some(plist) = node.field("parameters") {
             let mut c = plist.walk();
             let mut seen_star = false;
             let kids: Vec<Node> = plist.named_children(&mut c).collect();
@@ -977,10 +959,10 @@ impl Interp {
                     }
                     "default_parameter" | "typed_default_parameter" => {
                         let n = p
-                            .child_by_field_name("name")
+                            .field("name")
                             .map(|n| text(n, &src).to_string())
                             .unwrap_or_default();
-                        let d = match p.child_by_field_name("value") {
+                        let d = match p.field("value") {
                             Some(v) => Some(
                                 self.eval_expr(frame, v)
                                     .unwrap_or_else(|e| Value::unknown(e.message)),
@@ -1044,7 +1026,7 @@ impl Interp {
         // imported module is defined on each analysis, few of them mention `yield` at all.
         let is_generator = !is_lambda
             && node
-                .child_by_field_name("body")
+                .field("body")
                 .is_some_and(|b| text(b, &frame.file.text).contains("yield") && contains_yield(b));
         Ok(Function {
             name,
@@ -1066,13 +1048,13 @@ impl Interp {
     fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let src = frame.file.text.clone();
         let name = node
-            .child_by_field_name("name")
+            .field("name")
             .map(|n| text(n, &src).to_string())
             .unwrap_or_default();
         let mut bases = Vec::new();
         let mut keywords: Kwargs = Vec::new();
         let mut explicit_metaclass = None;
-        if let Some(args) = node.child_by_field_name("superclasses") {
+        if let Some(args) = node.field("superclasses") {
             let mut c = args.walk();
             let kids: Vec<Node> = args
                 .named_children(&mut c)
@@ -1080,10 +1062,7 @@ impl Interp {
                 .collect();
             for b in kids {
                 if b.kind() == "keyword_argument" {
-                    let (Some(n), Some(v)) = (
-                        b.child_by_field_name("name"),
-                        b.child_by_field_name("value"),
-                    ) else {
+                    let (Some(n), Some(v)) = (b.field("name"), b.field("value")) else {
                         continue;
                     };
                     let v = self.eval_expr(frame, v)?;
@@ -1133,7 +1112,7 @@ impl Interp {
             class: Some(class.clone()),
             ..frame.clone()
         };
-        if let Some(body) = node.child_by_field_name("body") {
+        if let Some(body) = node.field("body") {
             let mut c = body.walk();
             let stmts: Vec<Node> = body.named_children(&mut c).collect();
             for s in stmts {
@@ -1174,7 +1153,7 @@ impl Interp {
     /// The string a class body starts with, evaluated (an f-string docstring is a string too).
     fn docstring(&mut self, frame: &Frame, class: Node) -> EResult<Option<Value>> {
         let first = class
-            .child_by_field_name("body")
+            .field("body")
             .and_then(|b| b.named_child(0))
             .filter(|s| s.kind() == "expression_statement")
             .and_then(|s| s.named_child(0))
@@ -1244,7 +1223,7 @@ impl Interp {
 
 /// The name a class statement binds.
 fn class_name(node: Node, src: &str) -> String {
-    node.child_by_field_name("name")
+    node.field("name")
         .map(|n| text(n, src).to_string())
         .unwrap_or_default()
 }
@@ -1306,12 +1285,8 @@ fn else_flow_if_then_normal(_else_flow: Flow) -> Flow {
 fn import_name_alias(n: Node, src: &str) -> (String, String) {
     match n.kind() {
         "aliased_import" => (
-            compact(
-                n.child_by_field_name("name")
-                    .map(|m| text(m, src))
-                    .unwrap_or_default(),
-            ),
-            n.child_by_field_name("alias")
+            compact(n.field("name").map(|m| text(m, src)).unwrap_or_default()),
+            n.field("alias")
                 .map(|m| text(m, src).to_string())
                 .unwrap_or_default(),
         ),

@@ -129,7 +129,13 @@ fn analyse(path: &Path, settings: &Settings, shared: &Shared) -> Result<Analysed
     };
     let found = diagnostics(&a, &text, &settings.filter());
     let read = match read {
-        Some(ids) => ids.into_iter().map(|id| a.project.file(id)).collect(),
+        // Bundled sources are part of the binary, which every cache key names; they have no
+        // file on disk to hash again, so an entry depending on one would never be hit.
+        Some(ids) => ids
+            .into_iter()
+            .map(|id| a.project.file(id))
+            .filter(|f| !f.bundled)
+            .collect(),
         None => a.project.files(),
     };
     let read = read

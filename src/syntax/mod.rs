@@ -2,9 +2,11 @@
 //! stage shares. Everything downstream speaks byte offsets; conversion to lines and columns
 //! happens only at the edges (CLI output, JSON, the language server).
 
+mod fields;
 mod line_index;
 pub mod queries;
 
+pub use fields::FieldExt;
 pub use line_index::{LineCol, LineIndex};
 
 use tree_sitter::{Node, Parser, Tree};

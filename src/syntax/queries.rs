@@ -1,5 +1,6 @@
 //! Tree-sitter queries from `queries/*.scm`, compiled once per process.
 
+use super::FieldExt;
 use std::sync::OnceLock;
 use tree_sitter::{Query, QueryCursor, StreamingIterator, Tree};
 
@@ -86,23 +87,20 @@ pub fn top_level_class_sites(tree: &Tree, src: &str) -> Vec<ClassSite> {
     for node in root.named_children(&mut w) {
         let class = match node.kind() {
             "class_definition" => node,
-            "decorated_definition" => match node.child_by_field_name("definition") {
+            "decorated_definition" => match node.field("definition") {
                 Some(d) if d.kind() == "class_definition" => d,
                 _ => continue,
             },
             _ => continue,
         };
-        let (Some(name), Some(_body)) = (
-            class.child_by_field_name("name"),
-            class.child_by_field_name("body"),
-        ) else {
+        let (Some(name), Some(_body)) = (class.field("name"), class.field("body")) else {
             continue;
         };
         if name.kind() != "identifier" {
             continue;
         }
         let mut bases = Vec::new();
-        if let Some(args) = class.child_by_field_name("superclasses") {
+        if let Some(args) = class.field("superclasses") {
             let mut aw = args.walk();
             for arg in args.named_children(&mut aw) {
                 if arg.kind() != "keyword_argument" && arg.kind() != "comment" {

@@ -20,7 +20,7 @@ use super::super::stmt::Truth;
 use super::super::value::{str_keyed, Function, Object, Value};
 use super::super::{EResult, EvalError, Flow, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::syntax::Span;
+use crate::syntax::{FieldExt, Span};
 
 /// The class of what calling a `@contextmanager` function returns.
 const GENERATOR_CM: &str = "contextlib._GeneratorContextManager";
@@ -49,12 +49,12 @@ struct Entered {
 
 /// A `with` item's expression and its `as` target.
 fn item_parts(item: Node) -> Option<(Node, Option<Node>)> {
-    let v = item.child_by_field_name("value")?;
+    let v = item.field("value")?;
     if v.kind() != "as_pattern" {
         return Some((v, None));
     }
     let target = v
-        .child_by_field_name("alias")
+        .field("alias")
         .and_then(|a| a.named_child(0))
         .or_else(|| v.named_child(1));
     Some((v.named_child(0)?, target))
@@ -205,7 +205,7 @@ impl Interp {
     fn enter_items(&mut self, frame: &Frame, statement: Node, first: usize) -> EResult<Flow> {
         let items = with_items(statement);
         let Some(&item) = items.get(first) else {
-            return match statement.child_by_field_name("body") {
+            return match statement.field("body") {
                 Some(b) => self.exec_block(frame, b),
                 None => Ok(Flow::Normal),
             };

@@ -14,7 +14,7 @@ use super::super::value::{Class, FnParam, ObjKind, Object, Value};
 use super::super::{EResult, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
-use crate::syntax::{text, Span};
+use crate::syntax::{text, FieldExt, Span};
 
 /// The `__init__` `@dataclass` generates.
 pub const INIT: &str = "dataclasses.__init__";
@@ -215,7 +215,7 @@ impl Interp {
         let Some(node) = super::super::call::find_node(&file.tree, class.span) else {
             return vec![];
         };
-        let Some(body) = node.child_by_field_name("body") else {
+        let Some(body) = node.field("body") else {
             return vec![];
         };
         let mut out = Vec::new();
@@ -228,9 +228,7 @@ impl Interp {
             let Some(a) = s.named_child(0).filter(|a| a.kind() == "assignment") else {
                 continue;
             };
-            let (Some(left), Some(ty)) =
-                (a.child_by_field_name("left"), a.child_by_field_name("type"))
-            else {
+            let (Some(left), Some(ty)) = (a.field("left"), a.field("type")) else {
                 continue;
             };
             let t = text(ty, &file.text);

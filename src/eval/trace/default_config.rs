@@ -15,7 +15,7 @@ use crate::eval::call::find_node;
 use crate::eval::value::{Function, Object, Value};
 use crate::eval::{Frame, Interp};
 use crate::shapes::{DType, Dim, Expr, Meta};
-use crate::syntax::{text, Span};
+use crate::syntax::{text, FieldExt, Span};
 
 /// The base class transformers' configurations share, under its current and its old name.
 const CONFIG_BASES: [&str; 2] = ["PreTrainedConfig", "PretrainedConfig"];
@@ -105,8 +105,8 @@ fn annotation_class(interp: &mut Interp, frame: &Frame, node: Node) -> Option<Va
             matches!(v, Value::Class(_)).then_some(v)
         }
         "binary_operator" => {
-            let left = node.child_by_field_name("left")?;
-            let right = node.child_by_field_name("right")?;
+            let left = node.field("left")?;
+            let right = node.field("right")?;
             annotation_class(interp, frame, left).or_else(|| annotation_class(interp, frame, right))
         }
         "subscript" | "generic_type" => {
@@ -142,7 +142,7 @@ fn function_frame(init: &Function) -> Frame {
 
 fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> Option<Value> {
     let def = find_node(&init.file.tree, init.span)?;
-    let params = def.child_by_field_name("parameters")?;
+    let params = def.field("parameters")?;
     let frame = function_frame(init);
     let src = init.file.text.clone();
     let mut c = params.walk();
@@ -152,12 +152,12 @@ fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> O
         .collect();
     typed.into_iter().find_map(|p| {
         let name = p
-            .child_by_field_name("name")
+            .field("name")
             .or_else(|| p.named_child(0).filter(|n| n.kind() == "identifier"))?;
         if text(name, &src) != param {
             return None;
         }
-        annotation_class(interp, &frame, p.child_by_field_name("type")?)
+        annotation_class(interp, &frame, p.field("type")?)
     })
 }
 
@@ -187,7 +187,7 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
         let Some(def) = find_node(&ns.file.tree, b.span) else {
             continue;
         };
-        let Some(body) = def.child_by_field_name("body") else {
+        let Some(body) = def.field("body") else {
             continue;
         };
         let src = ns.file.text.clone();
@@ -196,12 +196,9 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
             .named_children(&mut cur)
             .filter(|s| s.kind() == "expression_statement")
             .filter_map(|s| s.named_child(0))
-            .filter(|a| a.kind() == "assignment" && a.child_by_field_name("right").is_none())
-            .filter(|a| {
-                a.child_by_field_name("left")
-                    .is_some_and(|l| text(l, &src) == attr)
-            })
-            .filter_map(|a| a.child_by_field_name("type"))
+            .filter(|a| a.kind() == "assignment" && a.field("right").is_none())
+            .filter(|a| a.field("left").is_some_and(|l| text(l, &src) == attr))
+            .filter_map(|a| a.field("type"))
             .collect();
         for ty in annotations {
             if let Some(v) = annotation_class(interp, &frame, ty).filter(is_config_class) {
