@@ -21,6 +21,12 @@ pub enum Truth {
     Unknown,
 }
 
+/// An attribute or an item a statement assigns or deletes.
+enum Place {
+    Attribute(Value, String),
+    Item(Value, Value),
+}
+
 impl Interp {
     pub fn exec_block(&mut self, frame: &Frame, block: Node) -> EResult<Flow> {
         let mut cursor = block.walk();
@@ -315,22 +321,13 @@ impl Interp {
                 }
                 Ok(())
             }
-            "attribute" => {
-                let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
-                else {
-                    return Ok(());
-                };
-                let o = self.eval_expr(frame, obj)?;
-                self.set_attr(frame, &o, text(attr, &src), v, Span::of(target))
-            }
-            "subscript" => {
-                let Some(obj) = target.field("value") else {
-                    return Ok(());
-                };
-                let o = self.eval_expr(frame, obj)?;
-                let key = self.eval_subscript_key(frame, target)?;
-                self.set_item(frame, &o, key, v, Span::of(target))
-            }
+            "attribute" | "subscript" => match self.place(frame, target)? {
+                Some(Place::Attribute(o, name)) => {
+                    self.set_attr(frame, &o, &name, v, Span::of(target))
+                }
+                Some(Place::Item(o, key)) => self.set_item(frame, &o, key, v, Span::of(target)),
+                None => Ok(()),
+            },
             "list_splat_pattern" => match target.named_child(0) {
                 Some(inner) => self.assign(frame, inner, v),
                 None => Ok(()),
@@ -368,25 +365,35 @@ impl Interp {
                 }
                 Ok(())
             }
-            "attribute" => {
-                let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
-                else {
-                    return Ok(());
-                };
-                let o = self.eval_expr(frame, obj)?;
-                let name = text(attr, &src).to_string();
-                self.del_attr(frame, &o, &name, Span::of(target))
-            }
-            "subscript" => {
-                let Some(obj) = target.field("value") else {
-                    return Ok(());
-                };
-                let o = self.eval_expr(frame, obj)?;
-                let key = self.eval_subscript_key(frame, target)?;
-                self.del_item(frame, &o, key, Span::of(target))
-            }
+            "attribute" | "subscript" => match self.place(frame, target)? {
+                Some(Place::Attribute(o, name)) => {
+                    self.del_attr(frame, &o, &name, Span::of(target))
+                }
+                Some(Place::Item(o, key)) => self.del_item(frame, &o, key, Span::of(target)),
+                None => Ok(()),
+            },
             _ => Ok(()),
         }
+    }
+
+    /// What an attribute or subscript target (of `=` or `del`) names: its object evaluated,
+    /// and the attribute's name or the item's key. None for a target missing its parts.
+    fn place(&mut self, frame: &Frame, target: Node) -> EResult<Option<Place>> {
+        if target.kind() == "attribute" {
+            let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
+            else {
+                return Ok(None);
+            };
+            let o = self.eval_expr(frame, obj)?;
+            let name = text(attr, &frame.file.text).to_string();
+            return Ok(Some(Place::Attribute(o, name)));
+        }
+        let Some(obj) = target.field("value") else {
+            return Ok(None);
+        };
+        let o = self.eval_expr(frame, obj)?;
+        let key = self.eval_subscript_key(frame, target)?;
+        Ok(Some(Place::Item(o, key)))
     }
 
     pub fn set_var(&mut self, frame: &Frame, name: &str, v: Value) {
