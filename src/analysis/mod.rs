@@ -64,14 +64,25 @@ pub fn analyze_file(path: &Path, opts: &GraphOptions) -> Result<FileAnalysis, An
         .root
         .clone()
         .unwrap_or_else(|| Project::default_root(path));
+    let project = project_at(root, opts.parse_cache.as_ref(), opts.environment.as_ref());
+    analyze_in_project(project, path, opts)
+}
+
+/// A project of `root` reading through `parse_cache` and resolving outside imports in
+/// `environment`, when given.
+pub(crate) fn project_at(
+    root: PathBuf,
+    parse_cache: Option<&crate::semantic::project::ParseCache>,
+    environment: Option<&Arc<crate::semantic::EnvironmentHandle>>,
+) -> Project {
     let mut project = Project::new(root);
-    if let Some(cache) = &opts.parse_cache {
+    if let Some(cache) = parse_cache {
         project = project.with_parse_cache(cache.clone());
     }
-    if let Some(env) = &opts.environment {
+    if let Some(env) = environment {
         project = project.with_environment(env.clone());
     }
-    analyze_in_project(project, path, opts)
+    project
 }
 
 /// A file that is parsed but not evaluated (see `ide::may_define_module`): its syntax errors,

@@ -79,14 +79,11 @@ impl Library {
         environment: Option<Arc<EnvironmentHandle>>,
         parse_cache: Option<ParseCache>,
     ) -> Library {
-        let mut project = Project::new(root.clone());
-        if let Some(cache) = &parse_cache {
-            project = project.with_parse_cache(cache.clone());
-        }
-        if let Some(env) = &environment {
-            project = project.with_environment(env.clone());
-        }
-        let project = Arc::new(project);
+        let project = Arc::new(super::project_at(
+            root.clone(),
+            parse_cache.as_ref(),
+            environment.as_ref(),
+        ));
         let mut interp = Interp::new(project.clone());
         interp.enable_module_reuse();
         Library {

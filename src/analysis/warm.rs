@@ -43,14 +43,11 @@ pub struct Warm {
 
 impl Warm {
     fn new(root: PathBuf, opts: &GraphOptions) -> Warm {
-        let mut project = Project::new(root.clone());
-        if let Some(cache) = &opts.parse_cache {
-            project = project.with_parse_cache(cache.clone());
-        }
-        if let Some(env) = &opts.environment {
-            project = project.with_environment(env.clone());
-        }
-        let project = Arc::new(project);
+        let project = Arc::new(super::project_at(
+            root.clone(),
+            opts.parse_cache.as_ref(),
+            opts.environment.as_ref(),
+        ));
         let mut interp = Interp::new(project.clone());
         interp.enable_module_reuse();
         Warm {
