@@ -162,3 +162,89 @@ fn unary_1m_elements(bencher: Bencher, op: &str) {
         .counter(ItemsCount::new(1usize << 20))
         .bench_local(|| unary(op, black_box(&x)));
 }
+
+/// Linear-layer products `(m, k) @ (k, n)` with the right operand row-major
+/// (a weight stored `(in, out)`) or column-major (torch's `(out, in)` weight,
+/// transposed): the layout `kernels::prefers_in_out_weight` chooses by.
+/// Classifier heads on small batches, a conv's im2col product, a ViT block.
+const LINEAR_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 2048, 64),
+    (1, 2048, 1000),
+    (2, 2048, 64),
+    (8, 2048, 64),
+    (32, 2048, 64),
+    (128, 2048, 64),
+    (64, 32, 96),
+    (197, 192, 576),
+];
+
+/// `c = a @ b` through the gemm crate on one thread, `b` row-major or
+/// column-major.
+fn gemm_layout(
+    a: &Array2<f32>,
+    b_row_major: &Array2<f32>,
+    b_col_major: &Array2<f32>,
+    row: bool,
+) -> Array2<f32> {
+    let (m, k) = a.dim();
+    let n = b_row_major.dim().1;
+    let mut c = Array2::<f32>::zeros((m, n));
+    // Row-major b is `b_row_major` (k × n); column-major b reads `b_col_major`
+    // (n × k, row-major) with its strides swapped.
+    let (bp, bcs, brs) = if row {
+        (b_row_major.as_ptr(), 1, n as isize)
+    } else {
+        (b_col_major.as_ptr(), k as isize, 1)
+    };
+    // SAFETY: `a` is m×k and `c` m×n, both row-major; `b` is k×n read through
+    // the strides of the array it points into; read_dst = false, so `c` is
+    // only written.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr(),
+            1,
+            k as isize,
+            bp,
+            bcs,
+            brs,
+            0.0f32,
+            1.0f32,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
+    c
+}
+
+fn linear_operands(i: usize) -> (Array2<f32>, Array2<f32>, Array2<f32>, ItemsCount) {
+    let (m, k, n) = LINEAR_SHAPES[i];
+    let a = Array2::from_shape_fn((m, k), |(i, j)| ((i * 7 + j * 13) % 31) as f32 / 31.0 - 0.5);
+    let b = Array2::from_shape_fn((k, n), |(i, j)| ((i * 11 + j * 5) % 29) as f32 / 29.0 - 0.5);
+    let bt = b.t().as_standard_layout().into_owned();
+    (a, b, bt, ItemsCount::new(2 * m * n * k))
+}
+
+#[divan::bench(args = 0..LINEAR_SHAPES.len(), sample_count = 100, sample_size = 5)]
+fn gemm_weight_in_out(bencher: Bencher, i: usize) {
+    let (a, b, bt, flops) = linear_operands(i);
+    bencher
+        .counter(flops)
+        .bench_local(|| gemm_layout(black_box(&a), &b, &bt, true));
+}
+
+#[divan::bench(args = 0..LINEAR_SHAPES.len(), sample_count = 100, sample_size = 5)]
+fn gemm_weight_out_in(bencher: Bencher, i: usize) {
+    let (a, b, bt, flops) = linear_operands(i);
+    bencher
+        .counter(flops)
+        .bench_local(|| gemm_layout(black_box(&a), &b, &bt, false));
+}

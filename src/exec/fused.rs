@@ -17,7 +17,7 @@ use ndarray::{Axis, IxDyn};
 
 use super::call::{Call, OpResult};
 use super::kernels::{self as k, GeluApproximate, Tensor, Unary};
-use super::modules::hyper_value;
+use super::modules::{hyper_value, InOutWeights};
 use super::ops::{binary_inplace, binary_values, conv2d_params, table};
 use super::value::RValue;
 use crate::traced::ModuleSummary;
@@ -31,6 +31,7 @@ pub struct Ctx<'a> {
     /// Folded conv weights and biases by `conv|bn`, computed on first use: weights do not
     /// change between runs of one program.
     pub folded: &'a FoldCache,
+    pub in_out_weights: &'a InOutWeights,
 }
 
 pub type FoldCache = std::sync::Mutex<HashMap<String, (Arc<Tensor>, Arc<Tensor>)>>;
@@ -133,20 +134,28 @@ fn apply(act: Option<Unary>, v: RValue) -> OpResult {
 
 fn linear_act(ctx: &Ctx, c: &mut Call) -> OpResult {
     let x = c.tensor(0, "input")?;
-    let (w, b) = match kw_str(c, "linear") {
-        Some(m) => (
-            ctx.param(m, "weight")
-                .ok_or_else(|| format!("`{m}` has no weight"))?,
-            ctx.param(m, "bias"),
-        ),
+    let (w, b, in_out) = match kw_str(c, "linear") {
+        Some(m) => {
+            let w = ctx
+                .param(m, "weight")
+                .ok_or_else(|| format!("`{m}` has no weight"))?;
+            let key = if m.is_empty() {
+                "weight".to_string()
+            } else {
+                format!("{m}.weight")
+            };
+            let in_out = ctx.in_out_weights.get(&key, &w, x);
+            (w, ctx.param(m, "bias"), in_out)
+        }
         None => (
             c.tensor(1, "weight")?.clone(),
             c.opt_tensor(2, "bias")?.cloned(),
+            None,
         ),
     };
     let act = activation(ctx, c)?.unwrap_or(Unary::Identity);
     Ok(RValue::f32(
-        k::linear_act(x, &w, b.as_deref(), act).map_err(|e| e.to_string())?,
+        k::linear_act(x, &w, in_out.as_deref(), b.as_deref(), act).map_err(|e| e.to_string())?,
     ))
 }
 

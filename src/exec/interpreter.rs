@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::call::Call;
 use super::fused;
-use super::modules::{call_module, ModCall};
+use super::modules::{call_module, InOutWeights, ModCall};
 use super::ops::table;
 use super::value::RValue;
 use crate::graph::{Arg, NodeId, Op, OpKey, Origin};
@@ -68,6 +68,7 @@ pub struct Program<'a> {
     /// Size of the environment: one slot per node index of the graph.
     slots: usize,
     folded: fused::FoldCache,
+    in_out_weights: InOutWeights,
     /// Print time per op kind to stderr after each run (`STATICFX_EXEC_PROFILE=1`), and
     /// every node's time and output with `STATICFX_EXEC_PROFILE=nodes`.
     profile: bool,
@@ -172,6 +173,7 @@ impl<'a> Program<'a> {
             moves,
             slots,
             folded: Default::default(),
+            in_out_weights: Default::default(),
             profile: std::env::var_os("STATICFX_EXEC_PROFILE").is_some(),
             profile_nodes: std::env::var_os("STATICFX_EXEC_PROFILE").is_some_and(|v| v == "nodes"),
             trace: std::env::var_os("STATICFX_EXEC_TRACE").is_some(),
@@ -232,6 +234,7 @@ impl<'a> Program<'a> {
                                 modules: &self.modules,
                                 params: &self.params,
                                 folded: &self.folded,
+                                in_out_weights: &self.in_out_weights,
                             };
                             f(&ctx, &mut call).map_err(fail)?
                         }
@@ -240,6 +243,7 @@ impl<'a> Program<'a> {
                             let mc = ModCall {
                                 module: m,
                                 params: &self.params,
+                                in_out_weights: &self.in_out_weights,
                                 args: call.args.into(),
                                 kwargs: call.kwargs,
                             };

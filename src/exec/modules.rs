@@ -2,6 +2,7 @@
 //! tree) and parameters onto the functional op it wraps.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::call::{Call, OpResult};
 use super::kernels::{self as k, Tensor};
@@ -21,10 +22,33 @@ pub fn hyper_value(h: &HyperValue) -> RValue {
     }
 }
 
+/// Linear weights copied to `(in, out)` by `state_dict` name, made on first use (see
+/// `kernels::prefers_in_out_weight`): weights do not change between runs of one program.
+#[derive(Default)]
+pub struct InOutWeights(std::sync::Mutex<HashMap<String, Arc<Tensor>>>);
+
+impl InOutWeights {
+    /// The `(in, out)` copy of the parameter `key` (= `weight`), when a product with `x`
+    /// prefers it.
+    pub fn get(&self, key: &str, weight: &Tensor, x: &Tensor) -> Option<Arc<Tensor>> {
+        if !k::prefers_in_out_weight(x) || weight.ndim() != 2 {
+            return None;
+        }
+        let mut map = self.0.lock().ok()?;
+        if let Some(t) = map.get(key) {
+            return Some(t.clone());
+        }
+        let t = Arc::new(k::in_out_weight(weight).ok()?);
+        map.insert(key.to_string(), t.clone());
+        Some(t)
+    }
+}
+
 pub struct ModCall<'a> {
     pub module: &'a ModuleSummary,
     /// All parameters by `state_dict` name.
     pub params: &'a HashMap<String, RValue>,
+    pub in_out_weights: &'a InOutWeights,
     pub args: std::cell::RefCell<Vec<RValue>>,
     pub kwargs: Vec<(String, RValue)>,
 }
@@ -39,13 +63,19 @@ impl ModCall<'_> {
             .unwrap_or(RValue::None)
     }
 
-    fn p(&self, name: &str) -> RValue {
-        let key = if self.module.path.is_empty() {
+    fn key(&self, name: &str) -> String {
+        if self.module.path.is_empty() {
             name.to_string()
         } else {
             format!("{}.{}", self.module.path, name)
-        };
-        self.params.get(&key).cloned().unwrap_or(RValue::None)
+        }
+    }
+
+    fn p(&self, name: &str) -> RValue {
+        self.params
+            .get(&self.key(name))
+            .cloned()
+            .unwrap_or(RValue::None)
     }
 
     /// The module's input, moved out (so an op can reuse its buffer when nothing else
@@ -78,6 +108,37 @@ impl ModCall<'_> {
     }
 }
 
+/// `nn.Linear` on the kernel directly, so the product can read the program's `(in, out)`
+/// copy of the weight.
+fn linear(m: &ModCall) -> OpResult {
+    let (RValue::F32(w), bias) = (m.p("weight"), m.p("bias")) else {
+        return m.functional(
+            "torch.nn.functional.linear",
+            vec![m.p("weight"), m.p("bias")],
+            vec![],
+        );
+    };
+    let bias = match bias {
+        RValue::F32(b) => Some(b),
+        RValue::None => None,
+        other => return Err(format!("Linear bias is {}", other.describe())),
+    };
+    let x = m.input()?;
+    let RValue::F32(x) = x else {
+        return Err(format!("Linear input is {}", x.describe()));
+    };
+    let in_out = m.in_out_weights.get(&m.key("weight"), &w, &x);
+    let y = k::linear_act(
+        &x,
+        &w,
+        in_out.as_deref(),
+        bias.as_deref(),
+        k::Unary::Identity,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(RValue::f32(y))
+}
+
 fn check_padding_mode(m: &ModCall) -> Result<(), String> {
     match m.h("padding_mode") {
         RValue::Str(s) if s != "zeros" => {
@@ -91,11 +152,7 @@ fn check_padding_mode(m: &ModCall) -> Result<(), String> {
 pub fn call_module(class: &str, m: &ModCall) -> OpResult {
     let f = |t: &str| m.functional(t, vec![], vec![]);
     match class {
-        "Linear" | "NonDynamicallyQuantizableLinear" | "LazyLinear" => m.functional(
-            "torch.nn.functional.linear",
-            vec![m.p("weight"), m.p("bias")],
-            vec![],
-        ),
+        "Linear" | "NonDynamicallyQuantizableLinear" | "LazyLinear" => linear(m),
         "Conv2d" | "Conv1d" => {
             check_padding_mode(m)?;
             let target = if class == "Conv2d" {

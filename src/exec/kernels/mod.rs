@@ -142,7 +142,9 @@ pub use elementwise::{
     where_, BinaryOp, GeluApproximate, Unary,
 };
 pub use embedding::{embedding, embedding_from_f32};
-pub use linear::{addmm, bmm, linear, linear_act, matmul, mm};
+pub use linear::{
+    addmm, bmm, in_out_weight, linear, linear_act, matmul, mm, prefers_in_out_weight,
+};
 pub use norm::{batch_norm, batch_norm_owned, group_norm, instance_norm, layer_norm, rms_norm};
 pub use pool::{
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d,

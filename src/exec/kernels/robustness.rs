@@ -179,7 +179,12 @@ fn pairwise_kernels_never_panic() {
             guard(
                 &mut fails,
                 || format!("linear_act {}", d()),
-                || drop(linear_act(&a, &b, None, Unary::Relu)),
+                || drop(linear_act(&a, &b, None, None, Unary::Relu)),
+            );
+            guard(
+                &mut fails,
+                || format!("linear_act, (in, out) weight {}", d()),
+                || drop(linear_act(&a, &b, Some(&a), None, Unary::Relu)),
             );
             for p in &conv_params {
                 guard(
