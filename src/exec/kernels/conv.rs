@@ -405,9 +405,13 @@ fn im2col_channel(g: &Geom, plane: &[f32], rows: &mut [f32], first: usize, width
             let row = &mut rows[tap * width..(tap + 1) * width];
             let col_off = (kj * g.dilation[1]) as isize - g.pad[1] as isize;
             let (lo, hi) = valid_range(g.ow, g.stride[1], col_off, g.w);
+            // The segments walk output rows in order, so the position advances instead of
+            // being divided out of `first + done` for every segment.
+            let (mut next_oy, mut next_ox0) = (first / g.ow, first % g.ow);
             let mut done = 0;
             while done < width {
-                let (oy, ox0) = ((first + done) / g.ow, (first + done) % g.ow);
+                let (oy, ox0) = (next_oy, next_ox0);
+                (next_oy, next_ox0) = (oy + 1, 0);
                 let ox1 = (ox0 + width - done).min(g.ow);
                 let seg = &mut row[done..done + ox1 - ox0];
                 done += ox1 - ox0;
@@ -417,8 +421,8 @@ fn im2col_channel(g: &Geom, plane: &[f32], rows: &mut [f32], first: usize, width
                     continue;
                 }
                 let (a, b) = (lo.clamp(ox0, ox1), hi.clamp(ox0, ox1));
-                seg[..a - ox0].fill(0.0);
-                seg[b - ox0..].fill(0.0);
+                zero_padding(&mut seg[..a - ox0]);
+                zero_padding(&mut seg[b - ox0..]);
                 if a < b {
                     let srow = &plane[ih as usize * g.w..(ih as usize + 1) * g.w];
                     let start = ((a * g.stride[1]) as isize + col_off) as usize;
@@ -430,11 +434,35 @@ fn im2col_channel(g: &Geom, plane: &[f32], rows: &mut [f32], first: usize, width
     }
 }
 
+/// Zeroes the padded columns at one end of a segment: usually the padding width, one or
+/// two floats, where a `memset` call cost more than the stores.
+#[inline(always)]
+fn zero_padding(cols: &mut [f32]) {
+    match cols {
+        [] => {}
+        [a] => *a = 0.0,
+        [a, b] => (*a, *b) = (0.0, 0.0),
+        _ => cols.fill(0.0),
+    }
+}
+
 /// `dst[i] = run[i * stride]`, where `run` ends at the last element read.
 #[inline(always)]
 fn strided_copy(dst: &mut [f32], run: &[f32], stride: usize) {
     match stride {
-        1 => dst.copy_from_slice(run),
+        // Segments are one output row, often 7 to 56 floats: a `memcpy` call per segment
+        // cost more than the copy. Fixed-size chunks compile to plain vector moves.
+        1 => {
+            let mut to = dst.chunks_exact_mut(8);
+            let mut from = run.chunks_exact(8);
+            for (d, s) in (&mut to).zip(&mut from) {
+                let d: &mut [f32; 8] = d.try_into().expect("chunks of 8");
+                *d = s.try_into().expect("chunks of 8");
+            }
+            for (d, s) in to.into_remainder().iter_mut().zip(from.remainder()) {
+                *d = *s;
+            }
+        }
         2 => {
             // A constant stride lets the compiler vectorise the gather with
             // shuffles (`step_by` compiles to a scalar loop); the last
