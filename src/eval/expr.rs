@@ -54,7 +54,7 @@ impl Interp {
     }
 
     fn eval_expr_inner(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let span = Span::of(node);
         match node.kind() {
             "identifier" => self.lookup(frame, text(node, &src), span),
@@ -451,7 +451,7 @@ impl Interp {
     }
 
     fn eval_comparison(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut c = node.walk();
         let mut operands = Vec::new();
         let mut ops: Vec<String> = Vec::new();
@@ -723,7 +723,7 @@ impl Interp {
     /// A string literal's value, with f-string interpolations of simple values (module names
     /// like `f"stage{i}"` are built this way); byte strings are unknown.
     fn eval_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut c = node.walk();
         let mut out = String::new();
         let mut prefix = String::new();

@@ -384,7 +384,7 @@ impl Interp {
         stmt: tree_sitter::Node,
         reason: &str,
     ) {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut names = Vec::new();
         collect_bound_names(stmt, &src, &mut names);
         for n in names {

@@ -61,7 +61,7 @@ impl Interp {
 
     pub fn exec_stmt(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         self.step(frame, Span::of(node))?;
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         match node.kind() {
             "expression_statement" => {
                 let mut c = node.walk();
@@ -258,7 +258,7 @@ impl Interp {
     }
 
     pub fn assign(&mut self, frame: &Frame, target: Node, v: Value) -> EResult<()> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         match target.kind() {
             "identifier" => {
                 self.set_var(frame, text(target, &src), v);
@@ -343,7 +343,7 @@ impl Interp {
 
     /// `del target`: a name, an attribute (`delattr`), an item, or several of them.
     fn delete(&mut self, frame: &Frame, target: Node) -> EResult<()> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         match target.kind() {
             "identifier" => {
                 let name = text(target, &src);
@@ -413,7 +413,7 @@ impl Interp {
     /// (transformers' `_LazyModule`) serve exactly those names on first access; deferring
     /// reproduces that without evaluating the whole package.
     fn defer_type_checking_imports(&mut self, frame: &Frame, body: Node) {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         // The imports may sit in nested blocks: transformers guards them with
         // `try: if not is_torch_available(): raise … except …: pass else: from … import …`.
         let mut stmts = Vec::new();
@@ -742,7 +742,7 @@ impl Interp {
     }
 
     fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let Some(module_node) = node.field("module_name") else {
             return Ok(Flow::Normal);
         };
@@ -839,7 +839,7 @@ impl Interp {
     }
 
     fn exec_decorated(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let Some(def) = node.field("definition") else {
             return Ok(Flow::Normal);
         };
@@ -906,7 +906,7 @@ impl Interp {
     }
 
     pub fn make_function(&mut self, frame: &Frame, node: Node, kind: FnKind) -> EResult<Function> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let is_lambda = node.kind() == "lambda";
         let name = if is_lambda {
             "<lambda>".to_string()
@@ -1053,7 +1053,7 @@ impl Interp {
     /// A class statement's value: the class `type` makes, or what its metaclass's call
     /// returns.
     fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let name = node
             .field("name")
             .map(|n| text(n, &src).to_string())

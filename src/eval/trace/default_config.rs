@@ -96,7 +96,7 @@ fn is_config_class(v: &Value) -> bool {
 
 /// The class an annotation names: `X`, `"X"`, `X | None`, `Optional[X]`.
 fn annotation_class(interp: &mut Interp, frame: &Frame, node: Node) -> Option<Value> {
-    let src = frame.file.text.clone();
+    let src = &*frame.file.text;
     match node.kind() {
         "type" => annotation_class(interp, frame, node.named_child(0)?),
         "string" => {
@@ -144,7 +144,7 @@ fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> O
     let def = find_node(&init.file.tree, init.span)?;
     let params = def.field("parameters")?;
     let frame = function_frame(init);
-    let src = init.file.text.clone();
+    let src = &*init.file.text;
     let mut c = params.walk();
     let typed: Vec<Node> = params
         .named_children(&mut c)
@@ -190,7 +190,7 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
         let Some(body) = def.field("body") else {
             continue;
         };
-        let src = ns.file.text.clone();
+        let src = &*ns.file.text;
         let mut cur = body.walk();
         let annotations: Vec<Node> = body
             .named_children(&mut cur)
