@@ -1268,7 +1268,7 @@ pub(crate) fn contains_yield(node: Node) -> bool {
     false
 }
 
-type Snapshot = Option<std::collections::HashMap<String, Value>>;
+type Snapshot = Option<crate::eval::value::Locals>;
 
 fn snapshot(frame: &Frame) -> Snapshot {
     frame.locals.as_ref().map(|l| l.vars.borrow().clone())
