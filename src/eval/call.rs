@@ -1,6 +1,7 @@
 //! Calls: user functions (inlined when tracing), classes, Python builtins, and external
 //! (torch) callables, plus the operators and protocols (`iter`, `[]`) they rely on.
 
+use crate::syntax::KindExt;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -72,16 +73,16 @@ impl Interp {
         let mut args = Vec::new();
         let mut kwargs: Kwargs = Vec::new();
         if let Some(alist) = node.field("arguments") {
-            if alist.kind() == "generator_expression" {
+            if alist.kind_name() == "generator_expression" {
                 args.push(self.eval_expr(frame, alist)?);
             } else {
                 let mut c = alist.walk();
                 let kids: Vec<Node> = alist
                     .named_children(&mut c)
-                    .filter(|k| k.kind() != "comment")
+                    .filter(|k| k.kind_name() != "comment")
                     .collect();
                 for a in kids {
-                    match a.kind() {
+                    match a.kind_name() {
                         "keyword_argument" => {
                             let (Some(n), Some(v)) = (a.field("name"), a.field("value")) else {
                                 continue;
@@ -276,13 +277,13 @@ impl Interp {
         args: &[Value],
         span: Span,
     ) -> Option<Rc<super::value::Class>> {
-        if fnode.kind() != "attribute" {
+        if fnode.kind_name() != "attribute" {
             return None;
         }
         let object = fnode.field("object")?;
         let attr = fnode.field("attribute")?;
         if text(attr, &frame.file.text) != "apply"
-            || !matches!(object.kind(), "identifier" | "attribute")
+            || !matches!(object.kind_name(), "identifier" | "attribute")
         {
             return None;
         }
@@ -2146,19 +2147,22 @@ fn compiler_disabled(f: &Function) -> bool {
 /// `torch.compiler.disable`.
 fn compiler_disabled_at(node: Node<'_>, text: &str) -> bool {
     let mut def = node;
-    while def.kind() != "function_definition" {
+    while def.kind_name() != "function_definition" {
         match def.parent() {
             Some(p) => def = p,
             None => return false,
         }
     }
-    let Some(decorated) = def.parent().filter(|p| p.kind() == "decorated_definition") else {
+    let Some(decorated) = def
+        .parent()
+        .filter(|p| p.kind_name() == "decorated_definition")
+    else {
         return false;
     };
     let mut c = decorated.walk();
     let found = decorated
         .named_children(&mut c)
-        .filter(|n| n.kind() == "decorator")
+        .filter(|n| n.kind_name() == "decorator")
         .any(|d| {
             let t = crate::syntax::text(d, text).trim_start_matches('@').trim();
             let name = t.split('(').next().unwrap_or("").trim();
@@ -2497,7 +2501,7 @@ pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
         if n.start_byte() == span.start
             && n.end_byte() == span.end
             && matches!(
-                n.kind(),
+                n.kind_name(),
                 "function_definition" | "lambda" | "class_definition"
             )
         {

@@ -1,5 +1,6 @@
 //! Expressions.
 
+use crate::syntax::KindExt;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -54,9 +55,9 @@ impl Interp {
     }
 
     fn eval_expr_inner(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let span = Span::of(node);
-        match node.kind() {
+        match node.kind_name() {
             "identifier" => self.lookup(frame, text(node, &src), span),
             "integer" => Ok(parse_int(text(node, &src))
                 .map(Value::Int)
@@ -101,7 +102,7 @@ impl Interp {
                 let kids: Vec<Node> = node.named_children(&mut c).collect();
                 let mut items: Vec<(Value, Value)> = Vec::new();
                 for k in kids {
-                    match k.kind() {
+                    match k.kind_name() {
                         "pair" => {
                             let (Some(kn), Some(vn)) = (k.field("key"), k.field("value")) else {
                                 continue;
@@ -275,7 +276,7 @@ impl Interp {
                 Ok(Value::Function(Rc::new(f)))
             }
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
-                if node.kind() == "generator_expression" {
+                if node.kind_name() == "generator_expression" {
                     // a generator frame of its own when the code around it runs eagerly
                     if let Some(t) = self.tracer.as_mut() {
                         t.event(
@@ -292,7 +293,7 @@ impl Interp {
                     out.push(this.eval_expr(f, body)?);
                     Ok(())
                 })?;
-                Ok(if node.kind() == "generator_expression" {
+                Ok(if node.kind_name() == "generator_expression" {
                     Value::tuple(out)
                 } else {
                     Value::list(out)
@@ -372,11 +373,11 @@ impl Interp {
         let mut c = node.walk();
         let kids: Vec<Node> = node
             .named_children(&mut c)
-            .filter(|k| k.kind() != "comment")
+            .filter(|k| k.kind_name() != "comment")
             .collect();
         let mut out = Vec::with_capacity(kids.len());
         for k in kids {
-            if k.kind() == "list_splat" {
+            if k.kind_name() == "list_splat" {
                 let v = self.eval_expr(frame, k)?;
                 out.extend(self.iterate(frame, &v, Span::of(k))?);
             } else {
@@ -410,7 +411,7 @@ impl Interp {
         let mut c = node.walk();
         let clauses: Vec<Node> = node
             .named_children(&mut c)
-            .filter(|k| k.kind() == "for_in_clause" || k.kind() == "if_clause")
+            .filter(|k| k.kind_name() == "for_in_clause" || k.kind_name() == "if_clause")
             .collect();
         self.comprehension_level(&inner, &clauses, emit)
     }
@@ -424,7 +425,7 @@ impl Interp {
         let Some((first, rest)) = clauses.split_first() else {
             return emit(self, frame);
         };
-        match first.kind() {
+        match first.kind_name() {
             "for_in_clause" => {
                 let (Some(left), Some(right)) = (first.field("left"), first.field("right")) else {
                     return Ok(());
@@ -451,13 +452,13 @@ impl Interp {
     }
 
     fn eval_comparison(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut c = node.walk();
         let mut operands = Vec::new();
         let mut ops: Vec<String> = Vec::new();
         let mut pending = String::new();
         for ch in node.children(&mut c) {
-            if ch.is_named() && ch.kind() != "comment" {
+            if ch.is_named() && ch.kind_name() != "comment" {
                 if !pending.is_empty() {
                     ops.push(std::mem::take(&mut pending));
                 }
@@ -623,7 +624,7 @@ impl Interp {
         let trailing_comma = {
             let mut c2 = node.walk();
             let kids: Vec<Node> = node.children(&mut c2).collect();
-            kids.len() >= 2 && kids[kids.len() - 2].kind() == ","
+            kids.len() >= 2 && kids[kids.len() - 2].kind_name() == ","
         };
         Ok(if vals.len() == 1 && !trailing_comma {
             vals.pop().unwrap()
@@ -637,7 +638,7 @@ impl Interp {
         let mut idx = 0;
         let mut c = node.walk();
         for ch in node.children(&mut c) {
-            if ch.kind() == ":" {
+            if ch.kind_name() == ":" {
                 idx += 1;
             } else if ch.is_named() && idx < 3 {
                 parts[idx] = Some(ch);
@@ -723,13 +724,13 @@ impl Interp {
     /// A string literal's value, with f-string interpolations of simple values (module names
     /// like `f"stage{i}"` are built this way); byte strings are unknown.
     fn eval_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut c = node.walk();
         let mut out = String::new();
         let mut prefix = String::new();
         let kids: Vec<Node> = node.children(&mut c).collect();
         for ch in kids {
-            match ch.kind() {
+            match ch.kind_name() {
                 "string_start" => {
                     prefix = text(ch, &src)
                         .trim_end_matches(['"', '\''])

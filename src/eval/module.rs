@@ -2,6 +2,7 @@
 //! A failing top-level statement is recorded and its targets become unknown; the rest of the
 //! file still loads, so one unsupported line does not hide every class below it.
 
+use crate::syntax::KindExt;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
@@ -211,7 +212,7 @@ impl Interp {
     /// failing statement is recorded and its targets become unknown. False when the budget
     /// ran out (the module stops there).
     pub fn exec_module_stmt(&mut self, frame: &Frame, stmt: tree_sitter::Node) -> bool {
-        if stmt.kind() == "ERROR" || stmt.is_missing() {
+        if stmt.kind_name() == "ERROR" || stmt.is_missing() {
             return true;
         }
         let Err(e) = self.exec_stmt(frame, stmt) else {
@@ -384,7 +385,7 @@ impl Interp {
         stmt: tree_sitter::Node,
         reason: &str,
     ) {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let mut names = Vec::new();
         collect_bound_names(stmt, &src, &mut names);
         for n in names {
@@ -413,12 +414,12 @@ fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> boo
         if names.iter().any(|n| n == name) {
             return true;
         }
-        match stmt.kind() {
+        match stmt.kind_name() {
             "import_from_statement" => {
                 let mut c2 = stmt.walk();
                 let star = stmt
                     .named_children(&mut c2)
-                    .any(|n| n.kind() == "wildcard_import");
+                    .any(|n| n.kind_name() == "wildcard_import");
                 star
             }
             "function_definition" | "class_definition" | "decorated_definition" => false,
@@ -434,7 +435,7 @@ fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> boo
 }
 
 fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
-    match node.kind() {
+    match node.kind_name() {
         "function_definition" | "class_definition" => {
             if let Some(n) = node.field("name") {
                 out.push(crate::syntax::text(n, src).to_string());
@@ -448,7 +449,7 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
         "expression_statement" => {
             let mut c = node.walk();
             for ch in node.named_children(&mut c) {
-                if ch.kind() == "assignment" || ch.kind() == "augmented_assignment" {
+                if ch.kind_name() == "assignment" || ch.kind_name() == "augmented_assignment" {
                     if let Some(l) = ch.field("left") {
                         collect_target_names(l, src, out);
                     }
@@ -458,7 +459,7 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
         "import_statement" | "import_from_statement" => {
             let mut c = node.walk();
             for ch in node.children_by_field_name("name", &mut c) {
-                let n = match ch.kind() {
+                let n = match ch.kind_name() {
                     "aliased_import" => ch
                         .field("alias")
                         .map(|a| crate::syntax::text(a, src).to_string()),
@@ -478,13 +479,13 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
 }
 
 fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>) {
-    match node.kind() {
+    match node.kind_name() {
         "identifier" => out.push(crate::syntax::text(node, src).to_string()),
         "attribute"
             if crate::syntax::text(node, src).starts_with("self.")
                 && node
                     .field("object")
-                    .map(|o| o.kind() == "identifier")
+                    .map(|o| o.kind_name() == "identifier")
                     .unwrap_or(false) =>
         {
             out.push(crate::syntax::text(node, src).to_string())

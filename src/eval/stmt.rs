@@ -1,5 +1,6 @@
 //! Statements.
 
+use crate::syntax::KindExt;
 use std::rc::Rc;
 
 use tree_sitter::Node;
@@ -43,7 +44,7 @@ impl Interp {
                         self.init_skips.count += 1;
                         self.init_skips.first.get_or_insert_with(|| e.clone());
                     }
-                    if s.kind() == "return_statement" {
+                    if s.kind_name() == "return_statement" {
                         return Ok(Flow::Return(Value::unknown(e.message)));
                     }
                     self.bind_unknown_targets(frame, s, &e.message);
@@ -61,13 +62,13 @@ impl Interp {
 
     pub fn exec_stmt(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         self.step(frame, Span::of(node))?;
-        let src = frame.file.text.clone();
-        match node.kind() {
+        let src = &*frame.file.text;
+        match node.kind_name() {
             "expression_statement" => {
                 let mut c = node.walk();
                 let kids: Vec<Node> = node.named_children(&mut c).collect();
                 for k in kids {
-                    match k.kind() {
+                    match k.kind_name() {
                         "assignment" => self.exec_assignment(frame, k)?,
                         "augmented_assignment" => self.exec_augassign(frame, k)?,
                         _ => {
@@ -119,7 +120,7 @@ impl Interp {
                 let mut c = node.walk();
                 let names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
                 for n in names {
-                    match n.kind() {
+                    match n.kind_name() {
                         "aliased_import" => {
                             let module = n.field("name").map(|m| text(m, &src)).unwrap_or("");
                             let alias = n.field("alias").map(|m| text(m, &src)).unwrap_or("");
@@ -220,7 +221,7 @@ impl Interp {
                 targets.push(l);
             }
             match cur.field("right") {
-                Some(r) if r.kind() == "assignment" => cur = r,
+                Some(r) if r.kind_name() == "assignment" => cur = r,
                 Some(r) => {
                     let v = self.eval_expr(frame, r)?;
                     for t in targets {
@@ -258,8 +259,8 @@ impl Interp {
     }
 
     pub fn assign(&mut self, frame: &Frame, target: Node, v: Value) -> EResult<()> {
-        let src = frame.file.text.clone();
-        match target.kind() {
+        let src = &*frame.file.text;
+        match target.kind_name() {
             "identifier" => {
                 self.set_var(frame, text(target, &src), v);
                 Ok(())
@@ -270,7 +271,7 @@ impl Interp {
             | "tuple"
             | "list"
             | "parenthesized_expression" => {
-                if target.kind() == "parenthesized_expression" {
+                if target.kind_name() == "parenthesized_expression" {
                     return match target.named_child(0) {
                         Some(inner) => self.assign(frame, inner, v),
                         None => Ok(()),
@@ -279,11 +280,11 @@ impl Interp {
                 let mut c = target.walk();
                 let kids: Vec<Node> = target
                     .named_children(&mut c)
-                    .filter(|k| k.kind() != "comment")
+                    .filter(|k| k.kind_name() != "comment")
                     .collect();
-                let star = kids
-                    .iter()
-                    .position(|k| k.kind() == "list_splat_pattern" || k.kind() == "list_splat");
+                let star = kids.iter().position(|k| {
+                    k.kind_name() == "list_splat_pattern" || k.kind_name() == "list_splat"
+                });
                 let items = self.unpack(frame, &v, kids.len(), star.is_some(), Span::of(target))?;
                 match star {
                     None => {
@@ -343,8 +344,8 @@ impl Interp {
 
     /// `del target`: a name, an attribute (`delattr`), an item, or several of them.
     fn delete(&mut self, frame: &Frame, target: Node) -> EResult<()> {
-        let src = frame.file.text.clone();
-        match target.kind() {
+        let src = &*frame.file.text;
+        match target.kind_name() {
             "identifier" => {
                 let name = text(target, &src);
                 match &frame.locals {
@@ -379,7 +380,7 @@ impl Interp {
     /// What an attribute or subscript target (of `=` or `del`) names: its object evaluated,
     /// and the attribute's name or the item's key. None for a target missing its parts.
     fn place(&mut self, frame: &Frame, target: Node) -> EResult<Option<Place>> {
-        if target.kind() == "attribute" {
+        if target.kind_name() == "attribute" {
             let (Some(obj), Some(attr)) = (target.field("object"), target.field("attribute"))
             else {
                 return Ok(None);
@@ -413,7 +414,7 @@ impl Interp {
     /// (transformers' `_LazyModule`) serve exactly those names on first access; deferring
     /// reproduces that without evaluating the whole package.
     fn defer_type_checking_imports(&mut self, frame: &Frame, body: Node) {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         // The imports may sit in nested blocks: transformers guards them with
         // `try: if not is_torch_available(): raise … except …: pass else: from … import …`.
         let mut stmts = Vec::new();
@@ -436,7 +437,7 @@ impl Interp {
             let mut c2 = stmt.walk();
             let wildcard = stmt
                 .named_children(&mut c2)
-                .any(|n| n.kind() == "wildcard_import");
+                .any(|n| n.kind_name() == "wildcard_import");
             if wildcard {
                 frame.globals.star_sources.borrow_mut().push(abs);
                 continue;
@@ -510,7 +511,7 @@ impl Interp {
             let Some((first, rest)) = alts.split_first() else {
                 return Ok(Flow::Normal);
             };
-            match first.kind() {
+            match first.kind_name() {
                 "elif_clause" => {
                     let Some(cond) = first.field("condition") else {
                         return Ok(Flow::Normal);
@@ -705,7 +706,7 @@ impl Interp {
         };
         let mut out = match result {
             Ok(flow) => {
-                let else_clause = clauses.iter().find(|c| c.kind() == "else_clause");
+                let else_clause = clauses.iter().find(|c| c.kind_name() == "else_clause");
                 match (flow, else_clause) {
                     (Flow::Normal, Some(e)) => match e.field("body") {
                         Some(b) => self.exec_block(frame, b),
@@ -720,7 +721,7 @@ impl Interp {
                     let mut hc = handler.walk();
                     let block = handler
                         .named_children(&mut hc)
-                        .find(|n| n.kind() == "block");
+                        .find(|n| n.kind_name() == "block");
                     match block {
                         Some(b) => self.exec_block(frame, b),
                         None => Ok(Flow::Normal),
@@ -729,9 +730,11 @@ impl Interp {
                 None => Err(e),
             },
         };
-        if let Some(fin) = clauses.iter().find(|c| c.kind() == "finally_clause") {
+        if let Some(fin) = clauses.iter().find(|c| c.kind_name() == "finally_clause") {
             let mut fc = fin.walk();
-            let block = fin.named_children(&mut fc).find(|n| n.kind() == "block");
+            let block = fin
+                .named_children(&mut fc)
+                .find(|n| n.kind_name() == "block");
             if let Some(b) = block {
                 if let Flow::Return(v) = self.exec_block(frame, b)? {
                     out = Ok(Flow::Return(v));
@@ -742,11 +745,11 @@ impl Interp {
     }
 
     fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let Some(module_node) = node.field("module_name") else {
             return Ok(Flow::Normal);
         };
-        let (level, module) = if module_node.kind() == "relative_import" {
+        let (level, module) = if module_node.kind_name() == "relative_import" {
             let t = compact(text(module_node, &src));
             let level = t.chars().take_while(|c| *c == '.').count();
             (level, t[level..].to_string())
@@ -771,7 +774,7 @@ impl Interp {
             let mut c2 = node.walk();
             let found = node
                 .named_children(&mut c2)
-                .any(|n| n.kind() == "wildcard_import");
+                .any(|n| n.kind_name() == "wildcard_import");
             found
         };
         if !wildcard && frame.locals.is_none() && self.import_is_deferrable(&abs) {
@@ -839,7 +842,7 @@ impl Interp {
     }
 
     fn exec_decorated(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let Some(def) = node.field("definition") else {
             return Ok(Flow::Normal);
         };
@@ -847,7 +850,7 @@ impl Interp {
         let mut c = node.walk();
         let decorators: Vec<Node> = node
             .named_children(&mut c)
-            .filter(|n| n.kind() == "decorator")
+            .filter(|n| n.kind_name() == "decorator")
             .collect();
         for d in &decorators {
             let t = text(*d, &src).trim_start_matches('@').trim();
@@ -858,7 +861,7 @@ impl Interp {
                 _ => kind,
             };
         }
-        match def.kind() {
+        match def.kind_name() {
             "function_definition" => {
                 let f = self.make_function(frame, def, kind)?;
                 let name = f.name.clone();
@@ -906,8 +909,8 @@ impl Interp {
     }
 
     pub fn make_function(&mut self, frame: &Frame, node: Node, kind: FnKind) -> EResult<Function> {
-        let src = frame.file.text.clone();
-        let is_lambda = node.kind() == "lambda";
+        let src = &*frame.file.text;
+        let is_lambda = node.kind_name() == "lambda";
         let name = if is_lambda {
             "<lambda>".to_string()
         } else {
@@ -921,7 +924,7 @@ impl Interp {
             let mut seen_star = false;
             let kids: Vec<Node> = plist.named_children(&mut c).collect();
             for p in kids {
-                let (pname, pkind, default) = match p.kind() {
+                let (pname, pkind, default) = match p.kind_name() {
                     "identifier" => (
                         text(p, &src).to_string(),
                         if seen_star {
@@ -933,7 +936,7 @@ impl Interp {
                     ),
                     "typed_parameter" => {
                         let inner = p.named_child(0);
-                        match inner.map(|i| i.kind()) {
+                        match inner.map(|i| i.kind_name()) {
                             Some("list_splat_pattern") => {
                                 seen_star = true;
                                 (
@@ -1053,7 +1056,7 @@ impl Interp {
     /// A class statement's value: the class `type` makes, or what its metaclass's call
     /// returns.
     fn make_class(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         let name = node
             .field("name")
             .map(|n| text(n, &src).to_string())
@@ -1065,10 +1068,10 @@ impl Interp {
             let mut c = args.walk();
             let kids: Vec<Node> = args
                 .named_children(&mut c)
-                .filter(|k| k.kind() != "comment")
+                .filter(|k| k.kind_name() != "comment")
                 .collect();
             for b in kids {
-                if b.kind() == "keyword_argument" {
+                if b.kind_name() == "keyword_argument" {
                     let (Some(n), Some(v)) = (b.field("name"), b.field("value")) else {
                         continue;
                     };
@@ -1162,9 +1165,9 @@ impl Interp {
         let first = class
             .field("body")
             .and_then(|b| b.named_child(0))
-            .filter(|s| s.kind() == "expression_statement")
+            .filter(|s| s.kind_name() == "expression_statement")
             .and_then(|s| s.named_child(0))
-            .filter(|e| e.kind() == "string" || e.kind() == "concatenated_string");
+            .filter(|e| e.kind_name() == "string" || e.kind_name() == "concatenated_string");
         match first {
             Some(e) => Ok(Some(self.eval_expr(frame, e)?)),
             None => Ok(None),
@@ -1253,7 +1256,7 @@ pub(super) fn truncate(s: &str, n: usize) -> String {
 pub(crate) fn contains_yield(node: Node) -> bool {
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
-        match n.kind() {
+        match n.kind_name() {
             "yield" => return true,
             "function_definition" | "lambda" | "class_definition" => {
                 if n.id() != node.id() {
@@ -1268,7 +1271,7 @@ pub(crate) fn contains_yield(node: Node) -> bool {
     false
 }
 
-type Snapshot = Option<std::collections::HashMap<String, Value>>;
+type Snapshot = Option<crate::eval::value::Locals>;
 
 fn snapshot(frame: &Frame) -> Snapshot {
     frame.locals.as_ref().map(|l| l.vars.borrow().clone())
@@ -1290,7 +1293,7 @@ fn else_flow_if_then_normal(_else_flow: Flow) -> Flow {
 
 /// `name` and the name it is bound to in `from m import name [as alias]`.
 fn import_name_alias(n: Node, src: &str) -> (String, String) {
-    match n.kind() {
+    match n.kind_name() {
         "aliased_import" => (
             compact(n.field("name").map(|m| text(m, src)).unwrap_or_default()),
             n.field("alias")
@@ -1310,7 +1313,7 @@ fn is_type_checking(cond: Node, src: &str) -> bool {
 fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
     let mut c = node.walk();
     for child in node.named_children(&mut c) {
-        match child.kind() {
+        match child.kind_name() {
             "import_from_statement" => out.push(child),
             "function_definition" | "class_definition" | "decorated_definition" => {}
             _ => collect_import_froms(child, out),

@@ -10,6 +10,13 @@ use std::sync::Arc;
 
 use indexmap::IndexMap;
 
+/// What names map to in a namespace, an instance or a scope. Every name and attribute the
+/// evaluator reads hashes its string here, so with foldhash rather than std's SipHash; the
+/// keys are identifiers of the analysed code, and the order of the ordered ones is insertion.
+pub type Names = IndexMap<String, Value, foldhash::fast::RandomState>;
+/// A function's local variables (unordered).
+pub type Locals = HashMap<String, Value, foldhash::fast::RandomState>;
+
 use crate::graph::NodeId;
 use crate::semantic::{FileId, SourceFile};
 use crate::shapes::DType;
@@ -150,7 +157,7 @@ pub struct Class {
     pub file_id: FileId,
     pub span: Span,
     pub bases: Vec<Value>,
-    pub ns: RefCell<IndexMap<String, Value>>,
+    pub ns: RefCell<Names>,
     /// Method resolution order, starting with this class; external bases (`torch.nn.Module`)
     /// are represented by their `Value::External`.
     pub mro: RefCell<Vec<Value>>,
@@ -174,7 +181,7 @@ pub struct Object {
     pub id: usize,
     pub class: Value,
     pub kind: ObjKind,
-    pub attrs: RefCell<IndexMap<String, Value>>,
+    pub attrs: RefCell<Names>,
 }
 
 impl Object {
@@ -209,7 +216,7 @@ impl Object {
 
 /// A function's local scope; closures keep their defining scope alive.
 pub struct Scope {
-    pub vars: RefCell<HashMap<String, Value>>,
+    pub vars: RefCell<Locals>,
     pub parent: Option<Rc<Scope>>,
 }
 
@@ -224,7 +231,7 @@ pub struct ModuleNs {
     pub name: String,
     pub file_id: FileId,
     pub file: Arc<SourceFile>,
-    pub vars: RefCell<IndexMap<String, Value>>,
+    pub vars: RefCell<Names>,
     /// Top-level imports of project modules not yet needed: resolved on first use, so a file
     /// pulls in only the modules it actually touches (a package `__init__` that imports every
     /// model would otherwise load thousands of files).

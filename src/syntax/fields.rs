@@ -3,7 +3,8 @@
 //! `Node::child_by_field_name` finds the field's id by comparing the name with each of the
 //! grammar's field names (`ts_language_field_id_for_name`), and the evaluator asks for
 //! `body`, `left`, `condition`… on every statement and expression it runs: that search was
-//! about a tenth of a `check`. The ids are read from the grammar once.
+//! about a tenth of a `check`. The ids are read from the grammar once, into a map hashed
+//! with foldhash (SipHash of the name was most of what the lookup still cost).
 
 use std::collections::HashMap;
 use std::num::NonZeroU16;
@@ -11,15 +12,16 @@ use std::sync::LazyLock;
 
 use tree_sitter::Node;
 
-static FIELD_IDS: LazyLock<HashMap<String, NonZeroU16>> = LazyLock::new(|| {
-    let language = super::python_language();
-    (1..=language.field_count() as u16)
-        .filter_map(|id| {
-            let name = language.field_name_for_id(id)?;
-            Some((name.to_string(), NonZeroU16::new(id)?))
-        })
-        .collect()
-});
+static FIELD_IDS: LazyLock<HashMap<String, NonZeroU16, foldhash::fast::FixedState>> =
+    LazyLock::new(|| {
+        let language = super::python_language();
+        (1..=language.field_count() as u16)
+            .filter_map(|id| {
+                let name = language.field_name_for_id(id)?;
+                Some((name.to_string(), NonZeroU16::new(id)?))
+            })
+            .collect()
+    });
 
 pub trait FieldExt<'tree> {
     /// The child in field `name`, as `child_by_field_name(name)` gives it (None for a name the

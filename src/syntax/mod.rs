@@ -3,10 +3,12 @@
 //! happens only at the edges (CLI output, JSON, the language server).
 
 mod fields;
+mod kinds;
 mod line_index;
 pub mod queries;
 
 pub use fields::FieldExt;
+pub use kinds::KindExt;
 pub use line_index::{LineCol, LineIndex};
 
 use tree_sitter::{Node, Parser, Tree};

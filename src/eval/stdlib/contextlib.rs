@@ -10,6 +10,7 @@
 //! which is why the body runs inside the yield: a generator manager entered outside a `with`
 //! statement (`ExitStack.enter_context`, `__enter__()` by hand) is not modelled.
 
+use crate::syntax::KindExt;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -50,7 +51,7 @@ struct Entered {
 /// A `with` item's expression and its `as` target.
 fn item_parts(item: Node) -> Option<(Node, Option<Node>)> {
     let v = item.field("value")?;
-    if v.kind() != "as_pattern" {
+    if v.kind_name() != "as_pattern" {
         return Some((v, None));
     }
     let target = v
@@ -63,14 +64,14 @@ fn item_parts(item: Node) -> Option<(Node, Option<Node>)> {
 fn with_items(statement: Node) -> Vec<Node> {
     let Some(clause) = statement
         .named_child(0)
-        .filter(|c| c.kind() == "with_clause")
+        .filter(|c| c.kind_name() == "with_clause")
     else {
         return vec![];
     };
     let mut c = clause.walk();
     clause
         .named_children(&mut c)
-        .filter(|n| n.kind() == "with_item")
+        .filter(|n| n.kind_name() == "with_item")
         .collect()
 }
 
@@ -80,7 +81,9 @@ fn find_statement(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
         .root_node()
         .descendant_for_byte_range(span.start, span.end)?;
     loop {
-        if n.start_byte() == span.start && n.end_byte() == span.end && n.kind() == "with_statement"
+        if n.start_byte() == span.start
+            && n.end_byte() == span.end
+            && n.kind_name() == "with_statement"
         {
             return Some(n);
         }
@@ -440,7 +443,7 @@ impl Interp {
     ) -> Option<Node<'t>> {
         let handlers = clauses
             .iter()
-            .filter(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause");
+            .filter(|c| c.kind_name() == "except_clause" || c.kind_name() == "except_group_clause");
         for &handler in handlers {
             if e.code != codes::RAISED {
                 return Some(handler);
@@ -448,11 +451,11 @@ impl Interp {
             let mut c = handler.walk();
             let classes = handler
                 .named_children(&mut c)
-                .find(|n| n.kind() != "block" && n.kind() != "comment");
+                .find(|n| n.kind_name() != "block" && n.kind_name() != "comment");
             let Some(classes) = classes else {
                 return Some(handler);
             };
-            let classes = match classes.kind() {
+            let classes = match classes.kind_name() {
                 "as_pattern" => classes.named_child(0).unwrap_or(classes),
                 _ => classes,
             };

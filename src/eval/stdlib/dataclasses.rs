@@ -5,6 +5,7 @@
 //! `__dataclass_fields__` as a tuple of `dataclasses.Field` records, and its `__init__` is
 //! the builtin [`INIT`], which binds arguments to those fields.
 
+use crate::syntax::KindExt;
 use std::rc::Rc;
 
 use tree_sitter::Node;
@@ -222,17 +223,17 @@ impl Interp {
         let mut c = body.walk();
         let stmts: Vec<Node> = body.named_children(&mut c).collect();
         for s in stmts {
-            if s.kind() != "expression_statement" {
+            if s.kind_name() != "expression_statement" {
                 continue;
             }
-            let Some(a) = s.named_child(0).filter(|a| a.kind() == "assignment") else {
+            let Some(a) = s.named_child(0).filter(|a| a.kind_name() == "assignment") else {
                 continue;
             };
             let (Some(left), Some(ty)) = (a.field("left"), a.field("type")) else {
                 continue;
             };
             let t = text(ty, &file.text);
-            if left.kind() != "identifier" || t.contains("ClassVar") {
+            if left.kind_name() != "identifier" || t.contains("ClassVar") {
                 continue;
             }
             out.push(text(left, &file.text).to_string());

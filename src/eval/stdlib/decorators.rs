@@ -41,7 +41,7 @@ impl Interp {
         // decorator (transformers' `@can_return_tuple`) runs through its wrapper, and the
         // root's placeholders come from the innermost wrapped function (`__wrapped__`, which
         // `functools.wraps` records), as torch.fx reads a signature.
-        let src = frame.file.text.clone();
+        let src = &*frame.file.text;
         for d in decorators.iter().rev() {
             let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
             if is_binding_decorator(t) {

@@ -221,7 +221,7 @@ impl Interp {
                 ))
             }
         };
-        let mut ns: indexmap::IndexMap<String, Value> =
+        let mut ns: crate::eval::value::Names =
             str_keyed(&namespace.borrow()).into_iter().collect();
         let qualname = match ns.shift_remove("__qualname__") {
             Some(Value::Str(q)) => q.to_string(),

@@ -9,6 +9,7 @@
 //! module can name (modeling_llama.py imports only `LlamaConfig`, and `LlamaMLP(config)` has no
 //! annotation).
 
+use crate::syntax::KindExt;
 use tree_sitter::Node;
 
 use crate::eval::call::find_node;
@@ -96,8 +97,8 @@ fn is_config_class(v: &Value) -> bool {
 
 /// The class an annotation names: `X`, `"X"`, `X | None`, `Optional[X]`.
 fn annotation_class(interp: &mut Interp, frame: &Frame, node: Node) -> Option<Value> {
-    let src = frame.file.text.clone();
-    match node.kind() {
+    let src = &*frame.file.text;
+    match node.kind_name() {
         "type" => annotation_class(interp, frame, node.named_child(0)?),
         "string" => {
             let name = text(node, &src).trim_matches(|c| c == '"' || c == '\'');
@@ -144,16 +145,16 @@ fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> O
     let def = find_node(&init.file.tree, init.span)?;
     let params = def.field("parameters")?;
     let frame = function_frame(init);
-    let src = init.file.text.clone();
+    let src = &*init.file.text;
     let mut c = params.walk();
     let typed: Vec<Node> = params
         .named_children(&mut c)
-        .filter(|p| matches!(p.kind(), "typed_parameter" | "typed_default_parameter"))
+        .filter(|p| matches!(p.kind_name(), "typed_parameter" | "typed_default_parameter"))
         .collect();
     typed.into_iter().find_map(|p| {
         let name = p
             .field("name")
-            .or_else(|| p.named_child(0).filter(|n| n.kind() == "identifier"))?;
+            .or_else(|| p.named_child(0).filter(|n| n.kind_name() == "identifier"))?;
         if text(name, &src) != param {
             return None;
         }
@@ -190,13 +191,13 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
         let Some(body) = def.field("body") else {
             continue;
         };
-        let src = ns.file.text.clone();
+        let src = &*ns.file.text;
         let mut cur = body.walk();
         let annotations: Vec<Node> = body
             .named_children(&mut cur)
-            .filter(|s| s.kind() == "expression_statement")
+            .filter(|s| s.kind_name() == "expression_statement")
             .filter_map(|s| s.named_child(0))
-            .filter(|a| a.kind() == "assignment" && a.field("right").is_none())
+            .filter(|a| a.kind_name() == "assignment" && a.field("right").is_none())
             .filter(|a| a.field("left").is_some_and(|l| text(l, &src) == attr))
             .filter_map(|a| a.field("type"))
             .collect();

@@ -198,7 +198,7 @@ pub fn trace_root_seeded(
 /// Every module's attributes, and the contents of the dicts and lists they hold (a forward
 /// may fill a cache in place: timm's `attention_bias_cache[str(device)] = …`).
 type AttributeSnapshot = (
-    Vec<(Rc<Object>, indexmap::IndexMap<String, Value>)>,
+    Vec<(Rc<Object>, crate::eval::value::Names)>,
     Vec<(Value, Value)>,
 );
 
