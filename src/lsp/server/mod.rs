@@ -201,7 +201,7 @@ async fn analyze(
                     {
                         let _ = published.recv_timeout(Duration::from_millis(200));
                     }
-                    still_current()
+                    quiet_after_first_stage(&still_current)
                 },
                 still_current.clone(),
             )
@@ -234,6 +234,24 @@ async fn analyze(
     }
     keep_result(state, uri, out.clone());
     Ok(out)
+}
+
+/// How long the document must stay unchanged after the first stage of a staged analysis is
+/// handed to the client before the flagged retraces start. Writing the publication and the
+/// editor reading it need the CPU the retraces would take, and a keystroke typed meanwhile
+/// would have to stop them first.
+const SECOND_STAGE_QUIET: Duration = Duration::from_millis(20);
+
+/// Whether the document stayed at the analysed version for [`SECOND_STAGE_QUIET`].
+fn quiet_after_first_stage(still_current: &dyn Fn() -> bool) -> bool {
+    let until = std::time::Instant::now() + SECOND_STAGE_QUIET;
+    while std::time::Instant::now() < until {
+        if !still_current() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    still_current()
 }
 
 /// Orders publications of one document: a later version, settings generation or stage
