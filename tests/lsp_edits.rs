@@ -204,3 +204,49 @@ async fn out_of_range_positions_clamp_instead_of_dropping_the_change() {
 async fn ten_thousand_random_edits_utf16() {
     random_edits(Enc::Utf16, 0x1000_0000_dead_beef, 10_000).await;
 }
+
+/// The tree the first analysis parsed becomes the document's, so the edits after it reparse
+/// incrementally from that tree: they must give what a fresh parse gives, also in CRLF text
+/// with non-ASCII characters and a line the analysis blanked for its syntax error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_after_the_first_analysis_reparse_from_its_tree() {
+    let original = "import torch\r\nfrom torch import nn\r\n\r\n\r\n# é😀 中\r\nclass Net(nn.Module):\r\n    def forward(self, x):\r\n        y = (x +\r\n        return x * 2  # ☕\r\n";
+    let mut c = TestClient::start(Value::Null);
+    c.initialize(None, json!({}), false).await;
+    c.open(URI, original).await;
+    c.diagnostics(URI, 1).await;
+    let mut client = original.to_string();
+    // ((line, UTF-16 column), inserted text)
+    let edits: [((u32, u32), &str); 4] = [
+        ((8, 20), " "),
+        ((4, 5), "x"),
+        ((0, 12), "  # 日本"),
+        ((6, 4), " "),
+    ];
+    for (i, ((line, col), text)) in edits.into_iter().enumerate() {
+        let version = 2 + i as i64;
+        edit(&mut c, version, ((line, col), (line, col)), text).await;
+        let start = client
+            .split("\r\n")
+            .take(line as usize)
+            .map(|l| l.len() + 2)
+            .sum::<usize>();
+        let in_line = client[start..]
+            .char_indices()
+            .scan(0u32, |units, (b, ch)| {
+                let at = *units;
+                *units += ch.len_utf16() as u32;
+                Some((at, b))
+            })
+            .find(|&(at, _)| at == col)
+            .map(|(_, b)| b)
+            .unwrap();
+        client.insert_str(start + in_line, text);
+        let (server, v, tree_ok) = server_text(&mut c).await;
+        assert_eq!((server.as_str(), v), (client.as_str(), version));
+        assert!(
+            tree_ok,
+            "the tree after edit {version} differs from a fresh parse"
+        );
+    }
+}

@@ -285,9 +285,12 @@ pub(crate) fn flagged_findings(
 ) -> Vec<crate::breaks::Finding> {
     let mut out = Vec::new();
     for flag in Flag::ALL {
-        let Some(flagged) =
-            trace_flagged(interp, &retrace.root, &retrace.inputs, &retrace.seeds, flag)
-        else {
+        let flagged = trace_flagged(interp, &retrace.root, &retrace.inputs, &retrace.seeds, flag);
+        if interp.is_cancelled() {
+            // the caller drops what a cancelled retrace found: annotating it is wasted
+            break;
+        }
+        let Some(flagged) = flagged else {
             continue;
         };
         for mut f in crate::breaks::annotate(&interp.project, &flagged, &opts.torch_target) {

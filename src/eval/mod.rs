@@ -219,6 +219,11 @@ impl Interp {
         }
     }
 
+    /// Whether `cancel` stopped the evaluation (until [`Interp::take_cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled
+    }
+
     /// Whether `cancel` stopped the evaluation since the last call; clears it.
     pub fn take_cancelled(&mut self) -> bool {
         std::mem::take(&mut self.cancelled)
@@ -332,8 +337,10 @@ impl Interp {
                 "evaluation budget exceeded (a loop with a huge or unknown bound?)",
             ));
         }
+        // Asked often: the next keystroke's analysis waits for the stop. The question is one
+        // map lookup.
         if self.cancelled
-            || (self.steps % 1024 == 0 && self.cancel.as_ref().is_some_and(|still| !still()))
+            || (self.steps % 128 == 0 && self.cancel.as_ref().is_some_and(|still| !still()))
         {
             self.cancelled = true;
             return Err(self.error(frame, span, codes::BUDGET, "cancelled: the text changed"));

@@ -148,7 +148,15 @@ pub fn for_analysis<'a>(
     a: &'a crate::traced::FileAnalysis,
     src: &str,
 ) -> Vec<(&'a crate::breaks::Finding, SiteFixes)> {
-    let facts = facts_for(a);
+    // Facts walk every node of every graph: only worth it when a fixer reads them.
+    let needs_facts = (a.graphs.iter())
+        .flat_map(|g| &g.breaks)
+        .any(|f| f.file == a.file && reads_facts(f.rule));
+    let facts = if needs_facts {
+        facts_for(a)
+    } else {
+        Facts::default()
+    };
     let file = a.project.file(a.file);
     // The analysed text has lines with syntax errors blanked; fixes need the real text (and
     // its errors, which allow only the noqa suppression).
@@ -185,6 +193,12 @@ fn fixer(rule: Rule) -> Option<Fixer> {
         }
         _ => None,
     }
+}
+
+/// Whether the fixer of `rule` reads the [`Facts`] (the where-rewrite, also tried for an
+/// `.item()` in a condition).
+fn reads_facts(rule: Rule) -> bool {
+    matches!(rule, Rule::DataDependentBranch | Rule::ScalarConversion)
 }
 
 /// Every fix for one finding. `tree` must be the parse of `src`. Never panics on broken input:

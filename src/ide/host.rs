@@ -88,7 +88,6 @@ pub struct GraphView {
     /// Made on the first request (a hover): a keystroke's analysis is mostly only published,
     /// and a transformers file's graphs hold tens of thousands of nodes.
     nodes: std::sync::OnceLock<Vec<NodeView>>,
-    pub modules: Vec<ModuleSummary>,
     /// The traced graph itself, for on-demand work (the optimized graph).
     pub traced: Arc<GraphResult>,
     file: FileId,
@@ -99,6 +98,11 @@ impl GraphView {
     pub fn nodes(&self) -> &[NodeView] {
         self.nodes
             .get_or_init(|| node_views(&self.traced, self.file))
+    }
+
+    /// The submodules the graph's class builds.
+    pub fn modules(&self) -> &[ModuleSummary] {
+        &self.traced.modules
     }
 
     /// DOT of the traced graph, node classes carrying source lines of `text` (the analysed
@@ -547,7 +551,6 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
         class: g.class.clone(),
         class_span: g.class_span,
         nodes: Default::default(),
-        modules: g.modules.clone(),
         traced: g,
         file,
     }

@@ -80,7 +80,7 @@ fn submodule_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Stri
     let name = text(attr, src);
     let m = graphs
         .iter()
-        .flat_map(|g| g.modules.iter())
+        .flat_map(|g| g.modules().iter())
         .find(|m| m.path == name)?;
     let mut s = format!("**`self.{name}`**: `{}`", m.class);
     if !m.params.is_empty() {

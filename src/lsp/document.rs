@@ -104,6 +104,15 @@ impl Document {
         self.tree.clone()
     }
 
+    /// Takes the tree an analysis parsed of `text`, when that is still the document's text
+    /// and the document has none: its first edit then reparses incrementally, where it would
+    /// parse the whole file on the edit's path.
+    pub fn adopt_tree(&mut self, text: &Arc<str>, tree: &Tree) {
+        if self.tree.is_none() && Arc::ptr_eq(&self.text, text) {
+            self.tree = Some(tree.clone());
+        }
+    }
+
     /// Drops the tree of an idle document (see the field).
     pub fn forget_tree(&mut self) {
         self.tree = None;

@@ -159,30 +159,49 @@ async fn analyze(
     if current_version(state, uri) != Some(version) {
         return Err("superseded".into());
     }
-    let snap = snapshot(state, uri).ok_or("not analysable")?;
+    let mut snap = snapshot(state, uri).ok_or("not analysable")?;
     // The job may queue behind other documents' analyses on its thread: it checks again
     // when it starts, so an edit made meanwhile costs nothing here.
     let current = state.clone();
     let key = uri.clone();
+    let uri_for_tree = uri.clone();
     // The first stage of a staged analysis (the default traces' findings, before the flagged
-    // retraces) is published while the analysis goes on.
-    let (first_tx, mut first_rx) = tokio::sync::mpsc::unbounded_channel::<Output>();
+    // retraces) is published while the analysis goes on, and the retraces wait until it is
+    // handed to the client: on a machine with few cores they would slow the publication.
+    let (first_tx, mut first_rx) =
+        tokio::sync::mpsc::unbounded_channel::<(Output, std::sync::mpsc::SyncSender<()>)>();
     {
         let (state, client, uri) = (state.clone(), client.clone(), uri.clone());
         tokio::spawn(async move {
-            if let Some(first) = first_rx.recv().await {
+            if let Some((first, published)) = first_rx.recv().await {
                 publish(&state, &client, &uri, &first).await;
+                let _ = published.send(());
             }
         });
     }
     let job = super::workers::run_keyed(uri, move |host| {
+        let docs = current.clone();
         let still_current = move || current_version(&current, &key) == Some(version);
         still_current().then(|| {
+            if snap.tree.is_none() {
+                // Parsed here, off the editor's path, and handed to the document as well.
+                let tree = crate::syntax::parse(&snap.text, None);
+                if let Some(mut doc) = docs.docs.get_mut(&uri_for_tree) {
+                    doc.adopt_tree(&snap.text, &tree);
+                }
+                snap.tree = Some(tree);
+            }
             host.analyze_staged(
                 &snap,
                 |first| {
-                    let _ = first_tx.send(first.diagnostics_only());
-                    still_current()
+                    let (published_tx, published) = std::sync::mpsc::sync_channel(1);
+                    if first_tx
+                        .send((first.diagnostics_only(), published_tx))
+                        .is_ok()
+                    {
+                        let _ = published.recv_timeout(Duration::from_millis(200));
+                    }
+                    quiet_after_first_stage(&still_current)
                 },
                 still_current.clone(),
             )
@@ -215,6 +234,24 @@ async fn analyze(
     }
     keep_result(state, uri, out.clone());
     Ok(out)
+}
+
+/// How long the document must stay unchanged after the first stage of a staged analysis is
+/// handed to the client before the flagged retraces start. Writing the publication and the
+/// editor reading it need the CPU the retraces would take, and a keystroke typed meanwhile
+/// would have to stop them first.
+const SECOND_STAGE_QUIET: Duration = Duration::from_millis(20);
+
+/// Whether the document stayed at the analysed version for [`SECOND_STAGE_QUIET`].
+fn quiet_after_first_stage(still_current: &dyn Fn() -> bool) -> bool {
+    let until = std::time::Instant::now() + SECOND_STAGE_QUIET;
+    while std::time::Instant::now() < until {
+        if !still_current() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    still_current()
 }
 
 /// Orders publications of one document: a later version, settings generation or stage
