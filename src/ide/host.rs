@@ -182,6 +182,8 @@ pub struct AnalysisHost {
     sessions: Vec<Kept>,
     /// At most this many sessions are kept; the least recently used leaves first.
     session_cap: usize,
+    /// Documents a library starts sessions for before it is retired.
+    documents_per_library: usize,
     /// The libraries the kept sessions run in; new sessions start in the last one.
     libraries: Vec<Library>,
     libraries_made: u64,
@@ -202,18 +204,27 @@ impl Default for AnalysisHost {
 }
 
 impl AnalysisHost {
-    pub fn new() -> Self {
-        AnalysisHost::default()
-    }
-
     /// A host keeping at most `cap` sessions (at least one: the document analysed last).
     pub fn with_session_cap(cap: usize) -> Self {
+        AnalysisHost::with_caps(cap, crate::analysis::shared::documents_per_library())
+    }
+
+    /// Like [`AnalysisHost::with_session_cap`], its libraries retired after
+    /// `documents_per_library` documents (at least one).
+    pub fn with_caps(session_cap: usize, documents_per_library: usize) -> Self {
         AnalysisHost {
             sessions: vec![],
-            session_cap: cap.max(1),
+            session_cap: session_cap.max(1),
+            documents_per_library: documents_per_library.max(1),
             libraries: vec![],
             libraries_made: 0,
         }
+    }
+}
+
+impl AnalysisHost {
+    pub fn new() -> Self {
+        AnalysisHost::default()
     }
 
     /// Runs the analysis of an open document; call it on a thread with a large stack (the
@@ -477,6 +488,7 @@ impl AnalysisHost {
                 snap.root.clone(),
                 snap.environment.clone(),
                 Some(snap.parse_cache.clone()),
+                self.documents_per_library,
             ));
         }
         let library = self.libraries.last_mut().expect("a library that serves");
