@@ -428,3 +428,87 @@ fn a_host_shares_one_library_between_documents() {
     // sessions are kept; common's is private.
     assert_eq!(kept, [(1, 1), (1, 1), (2, 1), (2, 1), (1, 1), (0, 0)]);
 }
+
+/// A package of `n` documents importing one shared module, each with a graph break of its own
+/// and one through the shared helper.
+fn documents(n: usize) -> (tempfile::TempDir, Vec<PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(pkg.join("__init__.py"), "").unwrap();
+    std::fs::write(pkg.join("common.py"), COMMON).unwrap();
+    let files = (0..n)
+        .map(|i| {
+            let path = pkg.join(format!("d{i}.py"));
+            let text = format!(
+                "import torch\nfrom torch import nn\nfrom .common import Base, helper\n\n\n\
+                 class D{i}(Base):\n    def forward(self, x):\n        h = super().forward(x)\n\
+                 \x20       if h.mean() > {i}:\n            h = h * {i}\n        return helper(h)\n"
+            );
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    (dir, files)
+}
+
+/// Analyses `steps` (document index, appended text) in one host with the given caps; after
+/// each, the host's (sessions, libraries) and whether the output is a fresh host's.
+fn analyse_with_caps(
+    session_cap: usize,
+    documents_per_library: usize,
+    documents: usize,
+    steps: &'static [(usize, &'static str)],
+) -> Vec<((usize, usize), bool)> {
+    let (dir, files) = self::documents(documents);
+    let root = dir.path().to_path_buf();
+    on_large_stack("test", move || {
+        let mut host =
+            staticfx::ide::AnalysisHost::with_caps(session_cap, documents_per_library);
+        let mut seen = vec![];
+        for (version, &(i, appended)) in steps.iter().enumerate() {
+            let text = std::fs::read_to_string(&files[i]).unwrap() + appended;
+            let mut snap = staticfx::ide::Snapshot::new(files[i].clone(), root.clone(), &text);
+            snap.version = version as i32 + 1;
+            let kept = host.analyze(&snap);
+            assert!(kept.failure.is_none(), "{i}: {:?}", kept.failure);
+            assert!(kept.diagnostics.iter().any(|d| d.code == "FX101"), "{i}");
+            let fresh = staticfx::ide::AnalysisHost::new().analyze(&snap);
+            seen.push((host.kept(), editor_view(&kept) == editor_view(&fresh)));
+        }
+        seen
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_host_keeps_at_most_its_cap_of_sessions_and_evicted_documents_analyse_again() {
+    // d0 and d1 leave, least recently used first; d0 comes back edited, then d2 is edited
+    // in its kept session.
+    let steps: &[(usize, &str)] = &[
+        (0, ""),
+        (1, ""),
+        (2, ""),
+        (0, "\nX = 1\n"),
+        (2, "\nY = 2\n"),
+    ];
+    let seen = analyse_with_caps(2, 32, 3, steps);
+    let kept: Vec<(usize, usize)> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(kept, [(1, 1), (2, 1), (2, 1), (2, 1), (2, 1)]);
+    for (step, (_, same)) in seen.iter().enumerate() {
+        assert!(same, "step {step}: the kept host's output differs from a fresh one's");
+    }
+    let one = analyse_with_caps(1, 32, 3, steps);
+    assert!(one.iter().all(|(k, same)| *k == (1, 1) && *same), "{one:?}");
+}
+
+#[test]
+fn a_retired_library_goes_with_its_sessions_before_the_next_one_starts() {
+    // Two documents per library: d2 retires the first, whose sessions (d0, d1) are dropped
+    // rather than kept beside a second library; d0 then starts in the second.
+    let steps: &[(usize, &str)] = &[(0, ""), (1, ""), (2, ""), (0, "\nX = 1\n")];
+    let seen = analyse_with_caps(2, 2, 3, steps);
+    let kept: Vec<(usize, usize)> = seen.iter().map(|s| s.0).collect();
+    assert_eq!(kept, [(1, 1), (2, 1), (1, 1), (2, 1)]);
+    assert!(seen.iter().all(|(_, same)| *same), "{seen:?}");
+}

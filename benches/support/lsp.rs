@@ -205,9 +205,19 @@ pub fn ruff_command() -> Option<Command> {
     })
 }
 
-/// `staticfx lsp`, the binary of this build.
+/// `staticfx lsp`, the binary of this build; with `STATICFX_LSP_WRAPPER` set, that program is
+/// started instead with the binary and `lsp` as its arguments (a profiler such as heaptrack;
+/// the memory figures are then the wrapper's process).
 pub fn staticfx_command() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_staticfx"));
+    let bin = env!("CARGO_BIN_EXE_staticfx");
+    let mut c = match std::env::var_os("STATICFX_LSP_WRAPPER") {
+        Some(wrapper) => {
+            let mut c = Command::new(wrapper);
+            c.arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
     c.arg("lsp");
     c
 }

@@ -31,7 +31,7 @@ use crate::semantic::{EnvironmentHandle, FileId, Project};
 /// `STATICFX_LIBRARY_DOCUMENTS` sets it (the memory bench compares).
 pub const DOCUMENTS_PER_LIBRARY: usize = 32;
 
-fn documents_per_library() -> usize {
+pub fn documents_per_library() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
         std::env::var("STATICFX_LIBRARY_DOCUMENTS")
@@ -61,6 +61,8 @@ pub struct Library {
     project: Arc<Project>,
     /// How many documents' sessions started here.
     documents: usize,
+    /// How many may start before it is retired.
+    documents_cap: usize,
     retired: bool,
     /// The documents' own file slots: their text is the session's concern, not the library's.
     document_files: HashSet<FileId>,
@@ -78,6 +80,7 @@ impl Library {
         root: PathBuf,
         environment: Option<Arc<EnvironmentHandle>>,
         parse_cache: Option<ParseCache>,
+        documents_cap: usize,
     ) -> Library {
         let project = Arc::new(super::project_at(
             root.clone(),
@@ -93,6 +96,7 @@ impl Library {
             interp: Some(interp),
             project,
             documents: 0,
+            documents_cap,
             retired: false,
             document_files: HashSet::new(),
             sources: HashMap::new(),
@@ -138,7 +142,7 @@ impl Library {
         };
         if self.root != root
             || !same_environment
-            || self.documents >= documents_per_library()
+            || self.documents >= self.documents_cap
             || !self.unchanged(buffers)
         {
             self.retired = true;

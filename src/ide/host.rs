@@ -181,16 +181,50 @@ fn project_of(snap: &Snapshot) -> Project {
 /// has its own host, and a document is always analysed on the same thread. The sessions run
 /// in the host's libraries (`analysis::shared`), so the modules open documents import are
 /// evaluated once per thread, not once per document.
-#[derive(Default)]
 pub struct AnalysisHost {
+    /// Least recently used first.
     sessions: Vec<Kept>,
+    /// At most this many sessions are kept; the least recently used leaves first.
+    session_cap: usize,
+    /// Documents a library starts sessions for before it is retired.
+    documents_per_library: usize,
     /// The libraries the kept sessions run in; new sessions start in the last one.
     libraries: Vec<Library>,
     libraries_made: u64,
 }
 
-/// How many documents' sessions a host keeps.
-const KEPT_SESSIONS: usize = 2;
+/// How many documents' sessions a host keeps by default. A session holds its document's
+/// graphs (a transformers file's reach tens of megabytes) and the interpreter state of its
+/// classes; a document whose session was dropped keeps its published diagnostics, and its
+/// next edit or request starts one again (a full analysis of the file, once). The editor's
+/// user edits one or two files at a time; with every file of a package open the sessions of
+/// the others only cost memory.
+pub const KEPT_SESSIONS: usize = 2;
+
+impl Default for AnalysisHost {
+    fn default() -> Self {
+        AnalysisHost::with_session_cap(KEPT_SESSIONS)
+    }
+}
+
+impl AnalysisHost {
+    /// A host keeping at most `cap` sessions (at least one: the document analysed last).
+    pub fn with_session_cap(cap: usize) -> Self {
+        AnalysisHost::with_caps(cap, crate::analysis::shared::documents_per_library())
+    }
+
+    /// Like [`AnalysisHost::with_session_cap`], its libraries retired after
+    /// `documents_per_library` documents (at least one).
+    pub fn with_caps(session_cap: usize, documents_per_library: usize) -> Self {
+        AnalysisHost {
+            sessions: vec![],
+            session_cap: session_cap.max(1),
+            documents_per_library: documents_per_library.max(1),
+            libraries: vec![],
+            libraries_made: 0,
+        }
+    }
+}
 
 impl AnalysisHost {
     pub fn new() -> Self {
@@ -234,11 +268,14 @@ impl AnalysisHost {
         if !first(&out) {
             return out;
         }
+        // The first stage's graphs go before the retraces add to them: held here, every
+        // graph the retraces touch would be copied (`Arc::make_mut`), the largest transient
+        // with a transformers file. An incomplete output is not shown (its diagnostics were).
+        out.graphs.clear();
         // Taken out while it runs, as for an update.
         let mut kept = self.sessions.pop().expect("the session just analysed");
         if !self.resume(&mut kept) {
-            out.complete = true;
-            return out;
+            return output(snap, self.kept_analysis(snap, &opts));
         }
         let finished = kept.session.finish_retraces_while(still_current);
         let left_pending = kept.session.has_pending_retraces();
@@ -247,10 +284,8 @@ impl AnalysisHost {
         match finished {
             Some(a) => output(snap, Ok(a)),
             None if left_pending => out,
-            None => {
-                out.complete = true;
-                out
-            }
+            // Nothing was left to run: the session's analysis is complete as it stands.
+            None => output(snap, self.kept_analysis(snap, &opts)),
         }
     }
 
@@ -258,6 +293,7 @@ impl AnalysisHost {
     pub fn forget(&mut self, path: &Path) {
         self.sessions.retain(|k| k.session.path() != path);
         self.drop_unused_libraries(None);
+        super::memory::return_freed();
     }
 
     /// Drops the sessions not used for `idle`, and the libraries no session needs that
@@ -266,6 +302,7 @@ impl AnalysisHost {
     pub fn evict_idle(&mut self, idle: std::time::Duration) {
         self.sessions.retain(|k| k.used.elapsed() < idle);
         self.drop_unused_libraries(Some(idle));
+        super::memory::return_freed();
     }
 
     /// How many sessions and libraries the host keeps (for tests and the memory bench).
@@ -415,9 +452,8 @@ impl AnalysisHost {
         };
         kept.disk_unchanged();
         self.sessions.push(kept);
-        if self.sessions.len() > KEPT_SESSIONS {
-            self.sessions.remove(0);
-        }
+        let over = self.sessions.len().saturating_sub(self.session_cap);
+        self.sessions.drain(..over);
         self.drop_unused_libraries(None);
         Ok(a)
     }
@@ -440,12 +476,23 @@ impl AnalysisHost {
                 let (session, a) = Session::start(project_of(snap), &snap.path, opts)?;
                 return Ok((session, a, None));
             }
+            // The retired libraries go with their sessions before the new one evaluates the
+            // package's modules again: two of them alive at once were the server's peak.
+            let retired: Vec<u64> = (self.libraries.iter())
+                .filter(|l| l.is_retired())
+                .map(|l| l.id)
+                .collect();
+            self.sessions
+                .retain(|k| k.library.is_none_or(|id| !retired.contains(&id)));
+            self.drop_unused_libraries(None);
+            super::memory::return_freed();
             self.libraries_made += 1;
             self.libraries.push(Library::new(
                 self.libraries_made,
                 snap.root.clone(),
                 snap.environment.clone(),
                 Some(snap.parse_cache.clone()),
+                self.documents_per_library,
             ));
         }
         let library = self.libraries.last_mut().expect("a library that serves");

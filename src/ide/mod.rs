@@ -24,6 +24,7 @@ pub mod fix;
 pub mod graph;
 pub mod host;
 pub mod hover;
+mod memory;
 mod noqa_hover;
 pub mod run;
 pub mod settings;

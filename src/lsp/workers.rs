@@ -25,6 +25,15 @@ fn idle_after() -> Duration {
     Duration::from_millis(ms)
 }
 
+/// How many documents' sessions each thread's host keeps (`ide::host::KEPT_SESSIONS` by
+/// default). `STATICFX_KEPT_SESSIONS` sets it (tests, the memory bench).
+fn session_cap() -> usize {
+    std::env::var("STATICFX_KEPT_SESSIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(crate::ide::host::KEPT_SESSIONS)
+}
+
 /// One queue per thread: a document's analyses always go to the same thread, which keeps
 /// that document's incremental session (in the thread's `ide::AnalysisHost`).
 struct Pool {
@@ -39,9 +48,10 @@ fn pool() -> &'static Pool {
             .map(|i| {
                 let (tx, rx) = channel::<Job>();
                 let idle = idle_after();
+                let cap = session_cap();
                 crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
-                        let mut host = AnalysisHost::new();
+                        let mut host = AnalysisHost::with_session_cap(cap);
                         loop {
                             match rx.recv_timeout(idle) {
                                 Ok(job) => job(&mut host),

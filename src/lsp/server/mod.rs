@@ -258,9 +258,12 @@ fn quiet_after_first_stage(still_current: &dyn Fn() -> bool) -> bool {
 /// (the complete one after the first) is newer.
 type PublishKey = (i32, u64, bool);
 
-/// Analyses kept for requests: the documents analysed last (being edited or looked at). The
-/// others' trees are dropped too, until they are edited or analysed again.
-const KEPT_RESULTS: usize = 8;
+/// Analyses kept for requests: the documents analysed last (being edited or looked at), as
+/// many as the analysis threads keep sessions for by default (a request on another document
+/// analyses it again, from its session while that lasts). Each holds its document's graphs,
+/// tens of megabytes for a large transformers file. The others' trees are dropped too, until
+/// they are edited or analysed again.
+const KEPT_RESULTS: usize = 4;
 
 fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
     state.results.insert(uri.clone(), out);
