@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 mod support;
-use support::lsp::{cpu_ticks, file_uri, memory, ruff_command, staticfx_command, Lsp, Memory};
+use support::lsp::{file_uri, memory, ruff_command, staticfx_command, Lsp, Memory};
 
 struct Outcome {
     answered: usize,
@@ -58,16 +58,7 @@ fn open_all(
     let all_answered = waiting.is_empty().then(|| t.elapsed());
     // What is still under way (a file's second stage of diagnostics, freeing memory) counts
     // too: wait until a second passes without CPU time, at most the time left.
-    let mut last = cpu_ticks(pid);
-    while Instant::now() < deadline {
-        std::thread::sleep(Duration::from_secs(1));
-        while lsp.rx.try_recv().is_ok() {}
-        let now = cpu_ticks(pid);
-        if now == last {
-            break;
-        }
-        last = now;
-    }
+    lsp.wait_idle(Duration::from_secs(1), deadline);
     let settled = t.elapsed();
     let memory = memory(pid);
     lsp.stop();

@@ -463,8 +463,7 @@ fn analyse_with_caps(
     let (dir, files) = self::documents(documents);
     let root = dir.path().to_path_buf();
     on_large_stack("test", move || {
-        let mut host =
-            staticfx::ide::AnalysisHost::with_caps(session_cap, documents_per_library);
+        let mut host = staticfx::ide::AnalysisHost::with_caps(session_cap, documents_per_library);
         let mut seen = vec![];
         for (version, &(i, appended)) in steps.iter().enumerate() {
             let text = std::fs::read_to_string(&files[i]).unwrap() + appended;
@@ -496,7 +495,10 @@ fn a_host_keeps_at_most_its_cap_of_sessions_and_evicted_documents_analyse_again(
     let kept: Vec<(usize, usize)> = seen.iter().map(|s| s.0).collect();
     assert_eq!(kept, [(1, 1), (2, 1), (2, 1), (2, 1), (2, 1)]);
     for (step, (_, same)) in seen.iter().enumerate() {
-        assert!(same, "step {step}: the kept host's output differs from a fresh one's");
+        assert!(
+            same,
+            "step {step}: the kept host's output differs from a fresh one's"
+        );
     }
     let one = analyse_with_caps(1, 32, 3, steps);
     assert!(one.iter().all(|(k, same)| *k == (1, 1) && *same), "{one:?}");

@@ -146,6 +146,23 @@ impl Lsp {
     }
 
     /// `shutdown`, `exit`, and waits for the process to end.
+    /// Waits until the server has used no CPU for `quiet` (what it does on its own after a
+    /// publication: a second stage, freeing memory), at most until `deadline`; what it sends
+    /// meanwhile is dropped.
+    pub fn wait_idle(&self, quiet: Duration, deadline: Instant) {
+        let pid = self.child.id();
+        let mut last = cpu_ticks(pid);
+        while Instant::now() < deadline {
+            std::thread::sleep(quiet);
+            while self.rx.try_recv().is_ok() {}
+            let now = cpu_ticks(pid);
+            if now == last {
+                return;
+            }
+            last = now;
+        }
+    }
+
     pub fn stop(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);

@@ -160,6 +160,13 @@ async fn analyze(
         return Err("superseded".into());
     }
     let mut snap = snapshot(state, uri).ok_or("not analysable")?;
+    // The superseded result is never served again (requests ask for the current version),
+    // and while it holds the kept graphs, the session must copy every graph an edit moves
+    // instead of moving its spans in place: all of them for a keystroke near the top of a
+    // large transformers file, four times the rest of the keystroke's work.
+    state.results.remove_if(uri, |_, old| {
+        old.version != version || old.config_gen != gen
+    });
     // The job may queue behind other documents' analyses on its thread: it checks again
     // when it starts, so an edit made meanwhile costs nothing here.
     let current = state.clone();
