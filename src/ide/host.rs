@@ -208,6 +208,10 @@ impl Default for AnalysisHost {
 }
 
 impl AnalysisHost {
+    pub fn new() -> Self {
+        AnalysisHost::default()
+    }
+
     /// A host keeping at most `cap` sessions (at least one: the document analysed last).
     pub fn with_session_cap(cap: usize) -> Self {
         AnalysisHost::with_caps(cap, crate::analysis::shared::documents_per_library())
@@ -223,12 +227,6 @@ impl AnalysisHost {
             libraries: vec![],
             libraries_made: 0,
         }
-    }
-}
-
-impl AnalysisHost {
-    pub fn new() -> Self {
-        AnalysisHost::default()
     }
 
     /// Runs the analysis of an open document; call it on a thread with a large stack (the
