@@ -8,27 +8,11 @@ mod lsp_support;
 
 use std::time::Duration;
 
-use lsp_support::TestClient;
+use lsp_support::{lines_of, TestClient};
 use serde_json::{json, Value};
 
 const SIMPLE: &str = include_str!("fixtures/lsp/simple_net.py");
 const URI: &str = "file:///tmp/staticfx-eviction/simple_net.py";
-
-async fn kept(c: &mut TestClient) -> (u64, u64) {
-    let r = c.result("staticfx/keptAnalyses", json!({})).await;
-    (
-        r["sessions"].as_u64().unwrap(),
-        r["libraries"].as_u64().unwrap(),
-    )
-}
-
-fn lines_of(diagnostics: &[Value], code: &str) -> Vec<u64> {
-    diagnostics
-        .iter()
-        .filter(|d| d["code"] == code)
-        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
-        .collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn evicted_sessions_come_back_on_the_next_edit() {
@@ -40,11 +24,11 @@ async fn evicted_sessions_come_back_on_the_next_edit() {
     let first = c.diagnostics(URI, 1).await;
     // `if h.sum() > 0:` on line 17 (0-based 16)
     assert_eq!(lines_of(&first, "FX101"), [16], "{first:?}");
-    assert_eq!(kept(&mut c).await, (1, 1));
+    assert_eq!(c.kept_analyses().await, (1, 1));
 
     // Idle: the session and its library go; nothing is published for the document.
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    assert_eq!(kept(&mut c).await, (0, 0));
+    assert_eq!(c.kept_analyses().await, (0, 0));
     assert!(
         !c.backlog
             .iter()
@@ -78,7 +62,7 @@ async fn evicted_sessions_come_back_on_the_next_edit() {
     .await;
     let second = c.diagnostics(URI, 2).await;
     assert_eq!(lines_of(&second, "FX101"), [17], "{second:?}");
-    assert_eq!(kept(&mut c).await.0, 1);
+    assert_eq!(c.kept_analyses().await.0, 1);
     c.notify(
         "textDocument/didChange",
         insert(15, "        h = h - 1\n", 3),
@@ -97,7 +81,7 @@ async fn evicted_sessions_come_back_on_the_next_edit() {
     .await;
     let mut sessions = u64::MAX;
     for _ in 0..10 {
-        sessions = kept(&mut c).await.0;
+        sessions = c.kept_analyses().await.0;
         if sessions == 0 {
             break;
         }

@@ -6,7 +6,7 @@
 
 mod lsp_support;
 
-use lsp_support::TestClient;
+use lsp_support::{lines_of, TestClient};
 use serde_json::{json, Value};
 
 const SIMPLE: &str = include_str!("fixtures/lsp/simple_net.py");
@@ -16,19 +16,6 @@ const DOCUMENTS: usize = 5;
 
 fn uri(i: usize) -> String {
     format!("file:///tmp/staticfx-session-cap/simple_net_{i}.py")
-}
-
-async fn kept_sessions(c: &mut TestClient) -> u64 {
-    let r = c.result("staticfx/keptAnalyses", json!({})).await;
-    r["sessions"].as_u64().unwrap()
-}
-
-fn lines_of(diagnostics: &[Value], code: &str) -> Vec<u64> {
-    diagnostics
-        .iter()
-        .filter(|d| d["code"] == code)
-        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -56,7 +43,7 @@ async fn documents_beyond_the_session_cap_still_answer() {
         // `if h.sum() > 0:` on line 17 (0-based 16)
         assert_eq!(lines_of(first, "FX101"), [16], "{i}: {first:?}");
     }
-    let sessions = kept_sessions(&mut c).await;
+    let sessions = c.kept_analyses().await.0;
     assert!(
         (1..=THREADS).contains(&sessions),
         "{sessions} sessions kept for {DOCUMENTS} documents, at most one per thread"
@@ -86,6 +73,6 @@ async fn documents_beyond_the_session_cap_still_answer() {
         assert_eq!(lines_of(&second, "FX101"), [17], "{i}: {second:?}");
         let hover = c.hover(&uri(i), (16, 17)).await;
         assert!(hover.to_string().contains("128"), "{i}: {hover}");
-        assert!(kept_sessions(&mut c).await <= THREADS, "after {i}");
+        assert!(c.kept_analyses().await.0 <= THREADS, "after {i}");
     }
 }

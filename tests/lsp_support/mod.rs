@@ -121,6 +121,15 @@ impl TestClient {
         resp["result"].clone()
     }
 
+    /// How many sessions and libraries the analysis threads keep (`staticfx/keptAnalyses`).
+    pub async fn kept_analyses(&mut self) -> (u64, u64) {
+        let r = self.result("staticfx/keptAnalyses", json!({})).await;
+        (
+            r["sessions"].as_u64().unwrap(),
+            r["libraries"].as_u64().unwrap(),
+        )
+    }
+
     /// The next message the server sends, whatever it is.
     pub async fn next_message(&mut self) -> Value {
         if let Some(m) = self.backlog.pop_front() {
@@ -195,6 +204,15 @@ impl TestClient {
         )
         .await
     }
+}
+
+/// The 0-based start lines of the diagnostics with `code`.
+pub fn lines_of(diagnostics: &[Value], code: &str) -> Vec<u64> {
+    diagnostics
+        .iter()
+        .filter(|d| d["code"] == code)
+        .map(|d| d["range"]["start"]["line"].as_u64().unwrap())
+        .collect()
 }
 
 pub fn file_uri(path: &Path) -> String {
