@@ -24,7 +24,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
@@ -98,8 +98,8 @@ fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64
 /// second stage still pending and cheaper to follow.
 fn settle(lsp: &Lsp) {
     lsp.wait_idle(
-        std::time::Duration::from_millis(500),
-        Instant::now() + std::time::Duration::from_secs(300),
+        Duration::from_millis(500),
+        Instant::now() + Duration::from_secs(300),
     );
 }
 

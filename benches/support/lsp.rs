@@ -145,7 +145,6 @@ impl Lsp {
         }
     }
 
-    /// `shutdown`, `exit`, and waits for the process to end.
     /// Waits until the server has used no CPU for `quiet` (what it does on its own after a
     /// publication: a second stage, freeing memory), at most until `deadline`; what it sends
     /// meanwhile is dropped.
@@ -163,6 +162,7 @@ impl Lsp {
         }
     }
 
+    /// `shutdown`, `exit`, and waits for the process to end.
     pub fn stop(mut self) {
         self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
