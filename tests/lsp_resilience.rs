@@ -682,3 +682,18 @@ fn exit_ends_the_process_even_with_stdin_left_open() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The server turns transparent huge pages off for itself (`main.rs`): with them, the first
+/// keystroke after a pause paid for zeroing 2 MB pages. Linux reports the flag in
+/// /proc/PID/status; kernels before 6.0 do not, and the test says so.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_server_runs_without_transparent_huge_pages() {
+    let c = Stdio_::start();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", c.child.id())).unwrap();
+    let Some(line) = status.lines().find(|l| l.starts_with("THP_enabled:")) else {
+        eprintln!("skipped: this kernel's /proc/PID/status has no THP_enabled");
+        return;
+    };
+    assert_eq!(line.split_whitespace().nth(1), Some("0"), "{line}");
+}
