@@ -476,12 +476,7 @@ impl AnalysisHost {
             }
             // The retired libraries go with their sessions before the new one evaluates the
             // package's modules again: two of them alive at once were the server's peak.
-            let retired: Vec<u64> = (self.libraries.iter())
-                .filter(|l| l.is_retired())
-                .map(|l| l.id)
-                .collect();
-            self.sessions
-                .retain(|k| k.library.is_none_or(|id| !retired.contains(&id)));
+            self.drop_sessions_in(Library::is_retired);
             self.drop_unused_libraries(None);
             super::memory::return_freed();
             self.libraries_made += 1;
@@ -537,15 +532,20 @@ impl AnalysisHost {
         }
     }
 
-    /// Drops the libraries that lost their interpreter (a panic) with their sessions, and
-    /// the ones no session needs: retired, or idle for `idle`.
-    fn drop_unused_libraries(&mut self, idle: Option<std::time::Duration>) {
-        let poisoned: Vec<u64> = (self.libraries.iter())
-            .filter(|l| l.is_poisoned())
+    /// Drops the sessions that run in a library `which` picks.
+    fn drop_sessions_in(&mut self, which: impl Fn(&Library) -> bool) {
+        let picked: Vec<u64> = (self.libraries.iter())
+            .filter(|l| which(l))
             .map(|l| l.id)
             .collect();
         self.sessions
-            .retain(|k| k.library.is_none_or(|id| !poisoned.contains(&id)));
+            .retain(|k| k.library.is_none_or(|id| !picked.contains(&id)));
+    }
+
+    /// Drops the libraries that lost their interpreter (a panic) with their sessions, and
+    /// the ones no session needs: retired, or idle for `idle`.
+    fn drop_unused_libraries(&mut self, idle: Option<std::time::Duration>) {
+        self.drop_sessions_in(Library::is_poisoned);
         let sessions = &self.sessions;
         let newest = self.libraries.last().map(|l| l.id);
         self.libraries.retain(|l| {
