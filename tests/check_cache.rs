@@ -118,6 +118,36 @@ fn editing_the_file_or_an_import_invalidates_its_entry() {
     assert_eq!(out, check(dir.path(), &["--no-cache"]).1);
 }
 
+/// A name looked up through a lazy package's star imports: the sources whose text could not
+/// bind it are searched, not loaded, and the entry depends on them too. Once one of them
+/// binds the name, the entry goes.
+#[test]
+fn a_star_source_searched_for_a_name_invalidates_its_entry_when_it_binds_it() {
+    let dir = tree();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .early import *\n    from .late import *\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("early.py"), "def other(h):\n    return h\n").unwrap();
+    std::fs::write(pkg.join("late.py"), HELPERS).unwrap();
+    let model = MODEL.replace("from helpers import scale", "from pkg import scale");
+    std::fs::write(dir.path().join("model.py"), model).unwrap();
+    let cache = dir.path().join("c");
+    let c = cache.to_str().unwrap();
+    let fresh = check(dir.path(), &["--cache-dir", c]);
+    assert!(fresh.1.contains("print"), "{}", fresh.1);
+    tamper(&cache);
+    // `early` now binds `scale` first, to something a fresh analysis cannot call.
+    std::fs::write(pkg.join("early.py"), "scale = 3\n").unwrap();
+    let (_, out) = check(dir.path(), &["--cache-dir", c]);
+    assert!(!out.contains("TAMPERED"), "{out}");
+    assert_eq!(out, check(dir.path(), &["--no-cache"]).1);
+    assert_ne!(out, fresh.1, "the edited source is the one found");
+}
+
 #[test]
 fn no_cache_writes_nothing() {
     let dir = tree();

@@ -82,3 +82,59 @@ fn sequences_devices_and_custom_ops_follow_python_and_torch() {
         assert!(shown.contains(want), "{want} not in {shown}");
     }
 }
+
+/// A lazy package (transformers' `models/__init__`) stars its submodules under
+/// `TYPE_CHECKING`; a name looked up through it is found in the one that binds it, and the
+/// submodules whose text cannot bind it are not parsed into the project (with every model
+/// package starred, parsing them all kept thousands of trees in the server).
+#[test]
+fn a_name_found_through_lazy_star_imports_reads_only_the_sources_that_may_bind_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .alpha import *\n    from .beta import *\n    from .stars import *\n    from .gamma import *\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("alpha.py"), "def unrelated():\n    return 1\n").unwrap();
+    // Its text names the layer only in a comment: read, but it binds nothing of that name.
+    std::fs::write(
+        pkg.join("beta.py"),
+        "# see make_layer in gamma\nVALUE = 2\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("gamma.py"),
+        "from torch import nn\n\n\ndef make_layer(n):\n    return nn.Linear(n, n)\n",
+    )
+    .unwrap();
+    // A star import across a line continuation may bring any name in.
+    std::fs::write(pkg.join("stars.py"), "from .delta import \\\n    *\n").unwrap();
+    std::fs::write(pkg.join("delta.py"), "X = 1\n").unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "from torch import nn\n\nimport pkg\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = pkg.make_layer(4)\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let g = &a.graphs[0];
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let parsed: Vec<String> = (a.project.files().iter())
+        .filter_map(|f| f.path.strip_prefix(dir.path()).ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    for read in ["pkg/beta.py", "pkg/stars.py", "pkg/gamma.py"] {
+        assert!(parsed.iter().any(|p| p == read), "{read} not in {parsed:?}");
+    }
+    assert!(!parsed.iter().any(|p| p == "pkg/alpha.py"), "{parsed:?}");
+}

@@ -514,3 +514,54 @@ fn a_retired_library_goes_with_its_sessions_before_the_next_one_starts() {
     assert_eq!(kept, [(1, 1), (2, 1), (1, 1), (2, 1)]);
     assert!(seen.iter().all(|(_, same)| *same), "{seen:?}");
 }
+
+/// A library found a name through a lazy package's star imports, searching the text of the
+/// sources that could not bind it without loading them. One of them then binds the name on
+/// disk: the next document's analysis is a fresh analysis's, not the library's stale lookup.
+#[test]
+fn a_star_source_the_library_searched_changing_on_disk_retires_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let pkg = root.join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("__init__.py"),
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .early import *\n    from .late import *\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("early.py"), "def other(h):\n    return h\n").unwrap();
+    std::fs::write(pkg.join("late.py"), "def scale(h):\n    return h * 2\n").unwrap();
+    let documents: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let path = root.join(format!("d{i}.py"));
+            std::fs::write(
+                &path,
+                format!("from torch import nn\nfrom pkg import scale\n\n\nclass D{i}(nn.Module):\n    def forward(self, x):\n        return scale(x)\n"),
+            )
+            .unwrap();
+            path
+        })
+        .collect();
+    let early = pkg.join("early.py");
+    let seen = on_large_stack("test", move || {
+        let mut host = staticfx::ide::AnalysisHost::new();
+        let snap = |path: &PathBuf| {
+            let text = std::fs::read_to_string(path).unwrap();
+            staticfx::ide::Snapshot::new(path.clone(), root.clone(), &text)
+        };
+        let first = editor_view(&host.analyze(&snap(&documents[0])));
+        std::fs::write(&early, "def scale(h):\n    print(h)\n    return h\n").unwrap();
+        let second = snap(&documents[1]);
+        let kept = editor_view(&host.analyze(&second));
+        let fresh = editor_view(&staticfx::ide::AnalysisHost::new().analyze(&second));
+        (first, kept, fresh)
+    })
+    .unwrap();
+    let (first, kept, fresh) = seen;
+    assert!(!first.contains("FX105"), "{first}");
+    assert!(
+        fresh.contains("FX105"),
+        "the edited source binds it now: {fresh}"
+    );
+    assert_eq!(kept, fresh);
+}

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::eval::Interp;
-use crate::semantic::project::{disk_stamp, ParseCache};
+use crate::semantic::project::{disk_stamp, ParseCache, Scanned};
 use crate::semantic::{EnvironmentHandle, FileId, Project};
 
 /// Documents whose sessions a library starts before it is retired: what their analyses
@@ -152,8 +152,21 @@ impl Library {
     }
 
     /// Whether every file the library read is as it was read: the text of an open buffer,
-    /// else the stamp on disk.
+    /// else the stamp on disk. That includes the files whose text it only searched for a
+    /// name (`Project::scanned_files`).
     fn unchanged(&self, buffers: &HashMap<PathBuf, Arc<str>>) -> bool {
+        let scanned = self.project.scanned_files();
+        let scanned_unchanged = scanned.iter().all(|(path, seen)| {
+            match (buffers.get(path), seen) {
+                (Some(text), Scanned::Buffer(was)) => Arc::ptr_eq(text, was) || **text == **was,
+                (None, Scanned::Disk(stamp)) => *stamp == disk_stamp(path),
+                // opened or closed since: the text may differ
+                _ => false,
+            }
+        });
+        if !scanned_unchanged {
+            return false;
+        }
         let files = self.project.files_with_ids();
         files.iter().all(|(id, f)| {
             if self.document_files.contains(id) || f.library && f.text.is_empty() {

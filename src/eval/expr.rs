@@ -404,6 +404,7 @@ impl Interp {
             ),
             parent: frame.locals.clone(),
         });
+        self.created.scope(&scope);
         let inner = Frame {
             locals: Some(scope),
             ..frame.clone()

@@ -287,9 +287,15 @@ impl Interp {
         }
         let sources = ns.star_sources.borrow().clone();
         for module in sources {
-            // Read the source's syntax before running it: evaluating every star source of a
-            // package (hundreds in transformers' `models/__init__`) to find one name is the
-            // cost deferral exists to avoid.
+            // Read the source's text, then its syntax, before running it: evaluating every
+            // star source of a package (hundreds in transformers' `models/__init__`) to find
+            // one name is the cost deferral exists to avoid, and parsing each would keep its
+            // tree in the project.
+            if let Some(text) = self.project.unloaded_text(&module) {
+                if !text_may_bind(&text, name) {
+                    continue;
+                }
+            }
             if let Some(id) = self.project.resolve_module(&module) {
                 let file = self.project.file(id);
                 if !self.module_reached(id)
@@ -401,6 +407,23 @@ impl Interp {
             }
         }
     }
+}
+
+/// Whether a module's text may bind `name` at its top level, as far as its characters tell:
+/// a name bound there appears in the text, unless a star import brings it in. Over-approximates
+/// [`may_bind_at_top_level`], which reads the parsed file.
+fn text_may_bind(text: &str, name: &str) -> bool {
+    text.contains(name) || has_wildcard_import(text)
+}
+
+/// Whether `import` is followed by `*` anywhere, across spaces, parentheses and line
+/// continuations.
+fn has_wildcard_import(text: &str) -> bool {
+    text.match_indices("import").any(|(at, word)| {
+        let rest = &text[at + word.len()..];
+        rest.trim_start_matches([' ', '\t', '\\', '\r', '\n', '('])
+            .starts_with('*')
+    })
 }
 
 /// Whether the statements of a block may bind `name` at module level: a definition,

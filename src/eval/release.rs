@@ -7,16 +7,19 @@
 use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
-use super::value::{ModuleNs, Object, Scope, Value};
+use super::value::{Class, ModuleNs, Object, Scope, Value};
 
 /// What an interpreter created that no module need reach: instances (a module holding a bound
-/// method of itself, a config shared by layers that point back at it) and call scopes (a
-/// closure kept in the scope it closes over, as every decorator's wrapper is). Cycles among
-/// them outlived the interpreter: each analysis of the language server leaked its models.
-/// Held weakly, so they free as usual while the interpreter runs.
+/// method of itself, a config shared by layers that point back at it), classes (each is in
+/// its own MRO; one made inside a call outlives the call) and scopes of calls, class bodies
+/// and comprehensions (a closure kept in the scope it closes over, as every decorator's
+/// wrapper is). Cycles among them outlived the interpreter: each analysis of the language
+/// server leaked its models, and their functions the files they were read from. Held weakly,
+/// so they free as usual while the interpreter runs.
 #[derive(Default)]
 pub struct Created {
     objects: Vec<Weak<Object>>,
+    classes: Vec<Weak<Class>>,
     scopes: Vec<Weak<Scope>>,
     /// How many handles were left after the last pruning.
     live: usize,
@@ -28,6 +31,11 @@ impl Created {
         self.prune();
     }
 
+    pub fn class(&mut self, c: &Rc<Class>) {
+        self.classes.push(Rc::downgrade(c));
+        self.prune();
+    }
+
     pub fn scope(&mut self, s: &Rc<Scope>) {
         self.scopes.push(Rc::downgrade(s));
         self.prune();
@@ -36,12 +44,13 @@ impl Created {
     /// Drops the handles of what was freed: a weak handle keeps its allocation, so they must
     /// not pile up (amortised: after the handles doubled).
     fn prune(&mut self) {
-        if self.objects.len() + self.scopes.len() < (2 * self.live).max(4096) {
+        if self.objects.len() + self.classes.len() + self.scopes.len() < (2 * self.live).max(4096) {
             return;
         }
         self.objects.retain(|w| w.strong_count() > 0);
+        self.classes.retain(|w| w.strong_count() > 0);
         self.scopes.retain(|w| w.strong_count() > 0);
-        self.live = self.objects.len() + self.scopes.len();
+        self.live = self.objects.len() + self.classes.len() + self.scopes.len();
     }
 }
 
@@ -60,6 +69,9 @@ impl Scrubber {
     pub fn created(&mut self, created: &Created) {
         for o in created.objects.iter().filter_map(Weak::upgrade) {
             self.stack.push(Value::Object(o));
+        }
+        for c in created.classes.iter().filter_map(Weak::upgrade) {
+            self.stack.push(Value::Class(c));
         }
         for s in created.scopes.iter().filter_map(Weak::upgrade) {
             self.scope(&s);
@@ -160,5 +172,39 @@ impl Scrubber {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::eval::Interp;
+    use crate::semantic::Project;
+
+    /// Every class is in a cycle with itself (its MRO starts with it); one made inside a call
+    /// (a decorator's, a factory's) outlives the call's scope, and with it the functions of its
+    /// body, each holding its file. Leaked, they held library files' syntax trees after the
+    /// language server dropped the library that loaded them.
+    #[test]
+    fn dropping_the_interpreter_frees_classes_made_inside_calls() {
+        let text = "def factory(base):\n    class Made(base):\n        def method(self):\n            return [i for i in range(2)]\n    return Made().method()\n\nresult = factory(object)\n\nclass Outer:\n    class Inner:\n        def f(self):\n            return 1\n";
+        let mut project = Project::new("/virtual");
+        project.add_overlay("/virtual/classes.py", Arc::from(text), None);
+        let id = project.load_path(Path::new("/virtual/classes.py")).unwrap();
+        let project = Arc::new(project);
+        let file = project.file(id);
+        let mut interp = Interp::new(project.clone());
+        let ns = interp.load_module(id).unwrap();
+        assert!(ns.vars.borrow().contains_key("result"));
+        drop(ns);
+        assert!(
+            Arc::strong_count(&file) > 2,
+            "the interpreter's values hold the file"
+        );
+        drop(interp);
+        // The project's slot and this handle.
+        assert_eq!(Arc::strong_count(&file), 2);
     }
 }

@@ -1106,12 +1106,14 @@ impl Interp {
             mro: Default::default(),
             metaclass: metaclass.clone(),
         });
+        self.created.class(&class);
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
         let body_scope = Rc::new(Scope {
             vars: Default::default(),
             parent: None,
         });
+        self.created.scope(&body_scope);
         if let Some(meta) = &metaclass {
             let prepared =
                 self.prepare_namespace(frame, meta, &class, &keywords, Span::of(node))?;

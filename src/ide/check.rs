@@ -84,8 +84,9 @@ pub fn check_file_cached<T: Serialize + DeserializeOwned>(
     let value = report(&analysed, found);
     // Edited between the two reads: the entry would not describe its key's text.
     if analysed == text {
+        let (read, scanned) = read;
         let read: Vec<(PathBuf, &str)> = read.iter().map(|(p, t)| (p.clone(), &**t)).collect();
-        if let Err(e) = results.put(&key, path, &read, &value) {
+        if let Err(e) = results.put(&key, path, &read, &scanned, &value) {
             eprintln!(
                 "staticfx: cannot write the cache in {}: {e}",
                 results.dir().display()
@@ -95,8 +96,13 @@ pub fn check_file_cached<T: Serialize + DeserializeOwned>(
     Ok(value)
 }
 
-/// The text, the diagnostics, and the path and text of every file the analysis read.
-type Analysed = (String, Vec<Diagnostic>, Vec<(PathBuf, Arc<str>)>);
+/// The text, the diagnostics, the path and text of every file the analysis read, and the
+/// files whose text it only searched (`Project::scanned_files`).
+type Analysed = (
+    String,
+    Vec<Diagnostic>,
+    (Vec<(PathBuf, Arc<str>)>, Vec<PathBuf>),
+);
 
 fn analyse(path: &Path, settings: &Settings, shared: &Shared) -> Result<Analysed, String> {
     let text = read_lossy(path).map_err(|e| format!("cannot read: {e}"))?;
@@ -142,5 +148,6 @@ fn analyse(path: &Path, settings: &Settings, shared: &Shared) -> Result<Analysed
         .iter()
         .map(|f| (f.path.clone(), f.text.clone()))
         .collect();
-    Ok((text, found, read))
+    let scanned = a.project.scanned_files().into_iter().map(|(p, _)| p);
+    Ok((text, found, (read, scanned.collect())))
 }

@@ -188,12 +188,15 @@ impl CheckCache {
     }
 
     /// Stores `value` under `key`, depending on `read` (path and text of every file the
-    /// analysis read; the checked file itself may be among them).
+    /// analysis read; the checked file itself may be among them) and on `scanned` (files
+    /// whose text it searched without loading them, hashed as they are now: each run hashes
+    /// one once, where hundreds of entries may name it).
     pub fn put<T: Serialize>(
         &self,
         key: &str,
         checked: &Path,
         read: &[(PathBuf, &str)],
+        scanned: &[PathBuf],
         value: &T,
     ) -> std::io::Result<()> {
         let mut depends_on: Vec<(PathBuf, String)> = read
@@ -201,6 +204,11 @@ impl CheckCache {
             .filter(|(p, _)| p != checked)
             .map(|(p, t)| (p.clone(), text_hash(t)))
             .collect();
+        depends_on.extend(
+            (scanned.iter())
+                .filter(|p| *p != checked)
+                .filter_map(|p| Some((p.clone(), self.current_hash(p)?))),
+        );
         depends_on.sort();
         depends_on.dedup();
         let entry = Entry {
@@ -268,6 +276,7 @@ mod tests {
                 &key,
                 &file,
                 &[(file.clone(), "import dep\n"), (dep.clone(), "X = 1\n")],
+                &[],
                 &vec!["a".to_string()],
             )
             .unwrap();
@@ -295,7 +304,7 @@ mod tests {
         assert_eq!(cache.get::<u32>(&key), None);
         std::fs::write(cache.entry_path(&key), b"\xff\xfe not json").unwrap();
         assert_eq!(cache.get::<u32>(&key), None);
-        cache.put(&key, &file, &[], &7u32).unwrap();
+        cache.put(&key, &file, &[], &[], &7u32).unwrap();
         assert_eq!(cache.get::<u32>(&key), Some(7));
         // An entry from another binary under the same name is a miss too.
         let text = std::fs::read_to_string(cache.entry_path(&key)).unwrap();

@@ -69,6 +69,19 @@ pub struct Project {
     environment: Option<Arc<EnvironmentHandle>>,
     /// Where environment modules were found (or not), by dotted name.
     library: RwLock<HashMap<String, Option<LibraryModule>>>,
+    /// Files whose text was read without loading them ([`Project::unloaded_text`]), with
+    /// where it came from: what an analysis found there (that a name is not bound) depends
+    /// on them too.
+    scanned: RwLock<HashMap<PathBuf, Scanned>>,
+}
+
+/// Where the text of a file read without loading it came from.
+#[derive(Clone, Debug)]
+pub enum Scanned {
+    /// An overlay (an editor's buffer), this text.
+    Buffer(Arc<str>),
+    /// The disk, with its modification time and length then.
+    Disk(Option<(std::time::SystemTime, u64)>),
 }
 
 /// Parsed files shared by the projects of one batch run (`staticfx check` over many files) or
@@ -90,6 +103,18 @@ pub struct ParsedFiles {
     bytes: usize,
     /// Counts uses, to tell the least recently used.
     clock: u64,
+    /// The parses that left `entries`, held weakly: while some project still holds one, the
+    /// next project to load the file shares it instead of parsing a second copy (the two
+    /// analysis threads' libraries import the same package modules).
+    evicted: HashMap<
+        (PathBuf, String),
+        (
+            std::sync::Weak<SourceFile>,
+            Option<(std::time::SystemTime, u64)>,
+        ),
+    >,
+    /// How many of `evicted` were alive when it was last pruned.
+    evicted_live: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -107,12 +132,25 @@ impl ParsedFiles {
         stamp: Option<(std::time::SystemTime, u64)>,
     ) -> Option<Arc<SourceFile>> {
         self.clock += 1;
-        let e = self.entries.get_mut(key)?;
-        if e.stamp.is_none() || e.stamp != stamp {
-            return None;
+        match self.entries.get_mut(key) {
+            Some(e) => {
+                if e.stamp.is_none() || e.stamp != stamp {
+                    return None;
+                }
+                e.used = self.clock;
+                Some(e.file.clone())
+            }
+            None => {
+                let (held, held_stamp) = self.evicted.get(key)?;
+                if held_stamp.is_none() || *held_stamp != stamp {
+                    return None;
+                }
+                let file = held.upgrade()?;
+                self.evicted.remove(key);
+                self.insert(key.clone(), file.clone(), stamp);
+                Some(file)
+            }
         }
-        e.used = self.clock;
-        Some(e.file.clone())
     }
 
     fn insert(
@@ -123,6 +161,7 @@ impl ParsedFiles {
     ) {
         self.clock += 1;
         self.bytes += file.text.len();
+        self.evicted.remove(&key);
         let entry = CachedFile {
             file,
             stamp,
@@ -138,7 +177,14 @@ impl ParsedFiles {
                 .expect("entries");
             if let Some(e) = self.entries.remove(&oldest) {
                 self.bytes -= e.file.text.len();
+                self.evicted
+                    .insert(oldest, (Arc::downgrade(&e.file), e.stamp));
             }
+        }
+        // A weak handle keeps its allocation's header: drop the dead ones once they doubled.
+        if self.evicted.len() > (2 * self.evicted_live).max(256) {
+            self.evicted.retain(|_, (w, _)| w.strong_count() > 0);
+            self.evicted_live = self.evicted.len();
         }
     }
 
@@ -165,6 +211,7 @@ impl Project {
             parse_cache: None,
             environment: None,
             library: RwLock::new(HashMap::new()),
+            scanned: RwLock::default(),
         }
     }
 
@@ -487,6 +534,48 @@ impl Project {
         found
     }
 
+    /// The text `module`'s file would be loaded with (an overlay, else the disk), without
+    /// parsing or loading it; `None` when it is loaded already, or has no source file.
+    /// Looking a name up through a package's star imports reads every source this way first:
+    /// transformers' `models/__init__` stars hundreds of packages, and parsing each of their
+    /// files to look for one name kept thousands of trees in the project.
+    pub fn unloaded_text(&self, module: &str) -> Option<Arc<str>> {
+        if self.by_module.read().unwrap().contains_key(module) {
+            return None;
+        }
+        let path = match self.module_path(module) {
+            Some(p) => normalize(&p),
+            None => match self.library_module(module)? {
+                LibraryModule::Source(p) => normalize(&p),
+                _ => return None,
+            },
+        };
+        let buffer = self
+            .overlays
+            .read()
+            .unwrap()
+            .get(&path)
+            .map(|(t, _)| t.clone());
+        let (text, source) = match buffer {
+            Some(text) => (Some(text.clone()), Scanned::Buffer(text)),
+            None => {
+                let stamp = disk_stamp(&path);
+                (read_lossy(&path).ok().map(Arc::from), Scanned::Disk(stamp))
+            }
+        };
+        self.scanned.write().unwrap().insert(path, source);
+        text
+    }
+
+    /// The files read by [`Project::unloaded_text`], with where from, in no order.
+    pub fn scanned_files(&self) -> Vec<(PathBuf, Scanned)> {
+        let scanned = self.scanned.read().unwrap();
+        scanned
+            .iter()
+            .map(|(p, s)| (p.clone(), s.clone()))
+            .collect()
+    }
+
     /// Whether `module` names a file of the project or the environment, without reading
     /// or parsing it.
     pub fn module_exists(&self, module: &str) -> bool {
@@ -614,5 +703,29 @@ mod tests {
         assert!(cache
             .get(&key("a"), Some((std::time::SystemTime::UNIX_EPOCH, 2)))
             .is_none());
+    }
+
+    #[test]
+    fn a_parse_evicted_while_a_project_holds_it_is_shared_not_parsed_again() {
+        let mut cache = ParsedFiles::default();
+        let stamp = Some((std::time::SystemTime::UNIX_EPOCH, 1));
+        let key = |n: &str| (PathBuf::from(n), n.to_string());
+        let half = PARSE_CACHE_BYTES / 2 + 600;
+        let held = parsed("held", half);
+        cache.insert(key("held"), held.clone(), stamp);
+        cache.insert(key("dropped"), parsed("dropped", half), stamp);
+        cache.insert(key("newest"), parsed("newest", half), stamp);
+        assert!(cache.bytes() <= PARSE_CACHE_BYTES, "{}", cache.bytes());
+        let again = cache
+            .get(&key("held"), stamp)
+            .expect("held elsewhere, so still shared");
+        assert!(Arc::ptr_eq(&again, &held));
+        // Nobody held it: gone, to be parsed again.
+        assert!(cache.get(&key("dropped"), stamp).is_none());
+        // Another stamp is another file, held or not.
+        cache.insert(key("other"), parsed("other", half), stamp);
+        cache.insert(key("another"), parsed("another", half), stamp);
+        let changed = Some((std::time::SystemTime::UNIX_EPOCH, 2));
+        assert!(cache.get(&key("held"), changed).is_none());
     }
 }

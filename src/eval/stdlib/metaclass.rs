@@ -251,6 +251,7 @@ impl Interp {
             mro: Default::default(),
             metaclass,
         });
+        self.created.class(&class);
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
         self.make_enum_members(&class);
