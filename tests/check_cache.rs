@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod lazy_package;
+
 const MODEL: &str = "import torch\nfrom torch import nn\nfrom helpers import scale\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        h = scale(self.fc(x))\n        if h.sum() > 0:\n            h = torch.relu(h)\n        print(h.shape)\n        return h\n";
 const HELPERS: &str = "def scale(h):\n    return h * 2\n";
 
@@ -124,15 +126,13 @@ fn editing_the_file_or_an_import_invalidates_its_entry() {
 #[test]
 fn a_star_source_searched_for_a_name_invalidates_its_entry_when_it_binds_it() {
     let dir = tree();
-    let pkg = dir.path().join("pkg");
-    std::fs::create_dir(&pkg).unwrap();
-    std::fs::write(
-        pkg.join("__init__.py"),
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .early import *\n    from .late import *\n",
-    )
-    .unwrap();
-    std::fs::write(pkg.join("early.py"), "def other(h):\n    return h\n").unwrap();
-    std::fs::write(pkg.join("late.py"), HELPERS).unwrap();
+    let pkg = lazy_package::write(
+        dir.path(),
+        &[
+            ("early", "def other(h):\n    return h\n"),
+            ("late", HELPERS),
+        ],
+    );
     let model = MODEL.replace("from helpers import scale", "from pkg import scale");
     std::fs::write(dir.path().join("model.py"), model).unwrap();
     let cache = dir.path().join("c");

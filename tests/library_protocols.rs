@@ -6,6 +6,8 @@
 use serde_json::Value;
 use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
 
+mod lazy_package;
+
 const MODEL: &str = r#"from collections.abc import Sequence
 
 import torch
@@ -90,28 +92,21 @@ fn sequences_devices_and_custom_ops_follow_python_and_torch() {
 #[test]
 fn a_name_found_through_lazy_star_imports_reads_only_the_sources_that_may_bind_it() {
     let dir = tempfile::tempdir().unwrap();
-    let pkg = dir.path().join("pkg");
-    std::fs::create_dir(&pkg).unwrap();
-    std::fs::write(
-        pkg.join("__init__.py"),
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .alpha import *\n    from .beta import *\n    from .stars import *\n    from .gamma import *\n",
-    )
-    .unwrap();
-    std::fs::write(pkg.join("alpha.py"), "def unrelated():\n    return 1\n").unwrap();
-    // Its text names the layer only in a comment: read, but it binds nothing of that name.
-    std::fs::write(
-        pkg.join("beta.py"),
-        "# see make_layer in gamma\nVALUE = 2\n",
-    )
-    .unwrap();
-    std::fs::write(
-        pkg.join("gamma.py"),
-        "from torch import nn\n\n\ndef make_layer(n):\n    return nn.Linear(n, n)\n",
-    )
-    .unwrap();
-    // A star import across a line continuation may bring any name in.
-    std::fs::write(pkg.join("stars.py"), "from .delta import \\\n    *\n").unwrap();
-    std::fs::write(pkg.join("delta.py"), "X = 1\n").unwrap();
+    lazy_package::write(
+        dir.path(),
+        &[
+            ("alpha", "def unrelated():\n    return 1\n"),
+            // Its text names the layer only in a comment: read, but it binds nothing of that name.
+            ("beta", "# see make_layer in gamma\nVALUE = 2\n"),
+            // A star import across a line continuation may bring any name in.
+            ("stars", "from .delta import \\\n    *\n"),
+            (
+                "gamma",
+                "from torch import nn\n\n\ndef make_layer(n):\n    return nn.Linear(n, n)\n",
+            ),
+            ("delta", "X = 1\n"),
+        ],
+    );
     let file = dir.path().join("model.py");
     std::fs::write(
         &file,

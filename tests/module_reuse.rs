@@ -11,6 +11,8 @@ use staticfx::cli::check::{check_file_cached, Message};
 use staticfx::ide::check::{forget_kept_modules, Shared};
 use staticfx::ide::{on_large_stack, Settings, TorchVersion};
 
+mod lazy_package;
+
 const COMMON: &str = "\
 import torch
 from torch import nn
@@ -522,15 +524,13 @@ fn a_retired_library_goes_with_its_sessions_before_the_next_one_starts() {
 fn a_star_source_the_library_searched_changing_on_disk_retires_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_path_buf();
-    let pkg = root.join("pkg");
-    std::fs::create_dir(&pkg).unwrap();
-    std::fs::write(
-        pkg.join("__init__.py"),
-        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .early import *\n    from .late import *\n",
-    )
-    .unwrap();
-    std::fs::write(pkg.join("early.py"), "def other(h):\n    return h\n").unwrap();
-    std::fs::write(pkg.join("late.py"), "def scale(h):\n    return h * 2\n").unwrap();
+    let pkg = lazy_package::write(
+        &root,
+        &[
+            ("early", "def other(h):\n    return h\n"),
+            ("late", "def scale(h):\n    return h * 2\n"),
+        ],
+    );
     let documents: Vec<PathBuf> = (0..2)
         .map(|i| {
             let path = root.join(format!("d{i}.py"));
