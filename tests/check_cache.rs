@@ -53,6 +53,17 @@ fn tamper(cache: &Path) {
     }
 }
 
+/// Checks `model.py` in `dir` with the cache in `dir/c`, then tampers with the entry; returns
+/// that first check's output and the `--cache-dir` arguments.
+fn checked_then_tampered(dir: &Path) -> ((i32, String), [String; 2]) {
+    let cache = dir.join("c");
+    let args = ["--cache-dir".to_string(), cache.display().to_string()];
+    let fresh = check(dir, &[&args[0], &args[1]]);
+    assert!(fresh.1.contains("print"), "{}", fresh.1);
+    tamper(&cache);
+    (fresh, args)
+}
+
 #[test]
 fn a_hit_returns_the_same_messages_without_analysing() {
     let dir = tree();
@@ -86,12 +97,8 @@ fn a_file_reaching_bundled_sources_is_a_hit() {
         "from collections import namedtuple\nfrom contextlib import contextmanager\n\nPair = namedtuple('Pair', 'a b')\n\n\n@contextmanager\ndef nothing():\n    yield\n\n\n{MODEL}"
     );
     std::fs::write(dir.path().join("model.py"), model).unwrap();
-    let cache = dir.path().join("c");
-    let c = cache.to_str().unwrap();
-    let fresh = check(dir.path(), &["--cache-dir", c]);
-    assert!(fresh.1.contains("print"), "{}", fresh.1);
-    tamper(&cache);
-    let (_, warm) = check(dir.path(), &["--cache-dir", c]);
+    let (_, args) = checked_then_tampered(dir.path());
+    let (_, warm) = check(dir.path(), &[&args[0], &args[1]]);
     assert!(
         warm.contains("TAMPERED"),
         "a hit is read, not recomputed: {warm}"
@@ -135,14 +142,10 @@ fn a_star_source_searched_for_a_name_invalidates_its_entry_when_it_binds_it() {
     );
     let model = MODEL.replace("from helpers import scale", "from pkg import scale");
     std::fs::write(dir.path().join("model.py"), model).unwrap();
-    let cache = dir.path().join("c");
-    let c = cache.to_str().unwrap();
-    let fresh = check(dir.path(), &["--cache-dir", c]);
-    assert!(fresh.1.contains("print"), "{}", fresh.1);
-    tamper(&cache);
+    let (fresh, args) = checked_then_tampered(dir.path());
     // `early` now binds `scale` first, to something a fresh analysis cannot call.
     std::fs::write(pkg.join("early.py"), "scale = 3\n").unwrap();
-    let (_, out) = check(dir.path(), &["--cache-dir", c]);
+    let (_, out) = check(dir.path(), &[&args[0], &args[1]]);
     assert!(!out.contains("TAMPERED"), "{out}");
     assert_eq!(out, check(dir.path(), &["--no-cache"]).1);
     assert_ne!(out, fresh.1, "the edited source is the one found");
