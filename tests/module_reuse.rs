@@ -565,3 +565,46 @@ fn a_star_source_the_library_searched_changing_on_disk_retires_it() {
     );
     assert_eq!(kept, fresh);
 }
+
+/// A document calls a helper of a module the next documents do not read: the library drops
+/// that module's tree (`analysis::shared::TREE_KEEPING_ANALYSES`) and parses it again when the
+/// document is analysed once more, edited: the helper's break and everything else as a fresh
+/// analysis has them.
+#[test]
+fn a_module_whose_tree_the_library_dropped_is_traced_again_alike() {
+    let (dir, files) = documents(6);
+    let root = dir.path().to_path_buf();
+    let pkg = root.join("pkg");
+    std::fs::write(
+        pkg.join("rare.py"),
+        "def rare(h):\n    if h.max() > 3:\n        return h * 3\n    return h\n",
+    )
+    .unwrap();
+    let reader = pkg.join("reader.py");
+    let text = "from .common import Base\nfrom .rare import rare\n\n\nclass R(Base):\n    def forward(self, x):\n        return rare(super().forward(x))\n";
+    std::fs::write(&reader, text).unwrap();
+    let seen = on_large_stack("test", move || {
+        let mut host = staticfx::ide::AnalysisHost::new();
+        let snap = |path: &PathBuf, text: &str, version: i32| {
+            let mut snap = staticfx::ide::Snapshot::new(path.clone(), root.clone(), text);
+            snap.version = version;
+            snap
+        };
+        host.analyze(&snap(&reader, text, 1));
+        for f in &files {
+            host.analyze(&snap(f, &std::fs::read_to_string(f).unwrap(), 1));
+        }
+        let edited = snap(
+            &reader,
+            &text.replace("rare(super()", "rare(2 * super()"),
+            2,
+        );
+        let kept = editor_view(&host.analyze(&edited));
+        let fresh = editor_view(&staticfx::ide::AnalysisHost::new().analyze(&edited));
+        (kept, fresh)
+    })
+    .unwrap();
+    let (kept, fresh) = seen;
+    assert_eq!(kept, fresh);
+    assert!(fresh.contains("`h.max() > 3`"), "{fresh}");
+}

@@ -291,8 +291,8 @@ impl Session {
                 d.file = live;
             }
         }
-        let sites = top_level_class_sites(&source.tree, &source.text);
-        let units = units_of(&source.tree)
+        let sites = top_level_class_sites(&source.tree(), &source.text);
+        let units = units_of(&source.tree())
             .into_iter()
             .map(|span| Unit {
                 key: (base, span),
@@ -472,7 +472,7 @@ impl Session {
             self.shift(edit, &new);
             return Some(self.analysis());
         }
-        let Some((unit, def_now)) = self.edited_unit(&old.tree, &new.tree, edit) else {
+        let Some((unit, def_now)) = self.edited_unit(&old.tree(), &new.tree(), edit) else {
             return self.update_top_level(&old, &new, edit);
         };
         let key = self.units[unit].key;
@@ -516,9 +516,10 @@ impl Session {
         edit: Edit,
     ) -> Option<FileAnalysis> {
         let edit = edit.slid_left(&old.text, &new.text);
+        let (old_tree, new_tree) = (old.tree(), new.tree());
         let (old_stmts, new_stmts) = (
-            code_children(old.tree.root_node()),
-            code_children(new.tree.root_node()),
+            code_children(old_tree.root_node()),
+            code_children(new_tree.root_node()),
         );
         let before = |stmts: &[Node], start: usize| {
             stmts.iter().take_while(|n| n.end_byte() < start).count()
@@ -729,7 +730,7 @@ impl Session {
         self.edits.push(edit);
         // The trees hold the same definitions in the same order: the new one says where each
         // now ends (text typed at the end of a body's last line is not part of it).
-        for (u, now) in self.units.iter_mut().zip(units_of(&new.tree)) {
+        for (u, now) in self.units.iter_mut().zip(units_of(&new.tree())) {
             u.now = now;
         }
         for u in self.units.iter().filter(|u| u.redirected) {
@@ -779,7 +780,7 @@ impl Session {
         for d in &mut self.top_diagnostics {
             shift(&mut d.file, &mut d.span);
         }
-        let sites = top_level_class_sites(&new.tree, &new.text);
+        let sites = top_level_class_sites(&new.tree(), &new.text);
         self.live_spans = (self.sites.iter().enumerate())
             .map(|(i, base)| sites.get(i).filter(|s| s.name == base.name).map(|s| s.span))
             .collect();
@@ -989,7 +990,8 @@ fn deadline(opts: &GraphOptions) -> Option<std::time::Instant> {
 /// string literals), comments and the whitespace between tokens aside. Text outside the edit
 /// is byte-for-byte the same, and so is its parse when the statements around the edit are.
 fn same_syntax(old: &SourceFile, new: &SourceFile, edit: Edit) -> bool {
-    let (old_root, new_root) = (old.tree.root_node(), new.tree.root_node());
+    let (old_tree, new_tree) = (old.tree(), new.tree());
+    let (old_root, new_root) = (old_tree.root_node(), new_tree.root_node());
     let (old_stmts, new_stmts) = (code_children(old_root), code_children(new_root));
     if old_stmts.len() != new_stmts.len() {
         return false;

@@ -202,7 +202,7 @@ fn run(
         return Ok(vec![g]);
     }
     let file_ref = interp.project.file(file);
-    let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree, &file_ref.text);
+    let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree(), &file_ref.text);
     let mut out = Vec::new();
     let mut retraces = Vec::new();
     let mut found_requested = false;

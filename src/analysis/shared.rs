@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::eval::Interp;
-use crate::semantic::project::{disk_stamp, ParseCache, Scanned};
+use crate::semantic::project::{disk_stamp, tick_tree_clock, tree_clock, ParseCache, Scanned};
 use crate::semantic::{EnvironmentHandle, FileId, Project};
 
 /// Documents whose sessions a library starts before it is retired: what their analyses
@@ -41,6 +41,11 @@ pub fn documents_per_library() -> usize {
             .unwrap_or(DOCUMENTS_PER_LIBRARY)
     })
 }
+
+/// A file's tree is kept while one of this many of the process's latest analyses read it;
+/// then it is dropped, and parsed again if a later one calls a function of the file. Most of
+/// the modules a package's model files import are read only while they are imported.
+pub const TREE_KEEPING_ANALYSES: u64 = 4;
 
 /// Where a file the library read came from.
 enum Source {
@@ -72,6 +77,8 @@ pub struct Library {
     recorded: usize,
     /// When a session last ran here.
     used: std::time::Instant,
+    /// The tree clock when the interpreter was last lent.
+    lent_at: u64,
 }
 
 impl Library {
@@ -102,6 +109,7 @@ impl Library {
             sources: HashMap::new(),
             recorded: 0,
             used: std::time::Instant::now(),
+            lent_at: tree_clock(),
         }
     }
 
@@ -194,6 +202,7 @@ impl Library {
     /// Lends the interpreter to a parked session of this library.
     pub fn lend(&mut self) -> Option<Interp> {
         self.used = std::time::Instant::now();
+        self.lent_at = tick_tree_clock();
         self.interp.take()
     }
 
@@ -225,6 +234,48 @@ impl Library {
             }
         }
         self.recorded = files.last().map_or(self.recorded, |(id, _)| id + 1);
+        let oldest_kept = self.lent_at.saturating_sub(TREE_KEEPING_ANALYSES - 1);
+        self.project.release_trees_unused_since(oldest_kept);
         self.interp = Some(interp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(library: &mut Library, reading: &[&Arc<crate::semantic::SourceFile>]) {
+        let interp = library.lend().expect("not poisoned");
+        for f in reading {
+            f.tree();
+        }
+        library.give_back(interp);
+    }
+
+    #[test]
+    fn a_tree_the_latest_analyses_did_not_read_is_released_and_parsed_again_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "def f(x):\n    return x +\n\ndef g(x):\r    return x\n";
+        std::fs::write(dir.path().join("helpers.py"), text).unwrap();
+        std::fs::write(dir.path().join("hot.py"), "X = 1\n").unwrap();
+        let mut library = Library::new(0, dir.path().to_path_buf(), None, None, 32);
+        let interp = library.lend().unwrap();
+        let helpers = library.project().resolve_module("helpers").unwrap();
+        let hot = library.project().resolve_module("hot").unwrap();
+        library.give_back(interp);
+        let (helpers, hot) = (library.project().file(helpers), library.project().file(hot));
+        let before = helpers.tree().root_node().to_sexp();
+        assert!(helpers.holds_tree() && hot.holds_tree());
+        for _ in 1..TREE_KEEPING_ANALYSES {
+            ran(&mut library, &[&hot]);
+            assert!(helpers.holds_tree(), "read by one of the latest analyses");
+        }
+        ran(&mut library, &[&hot]);
+        assert!(!helpers.holds_tree());
+        assert!(hot.holds_tree());
+        // The text with its syntax error blanked parses as it did when loaded.
+        assert_eq!(helpers.tree().root_node().to_sexp(), before);
+        assert!(!before.contains("ERROR"), "{before}");
+        assert!(helpers.holds_tree());
     }
 }

@@ -86,8 +86,8 @@ impl<'a> Ctx<'a> {
         visit: impl FnOnce(TsNode, &str) -> R,
     ) -> Option<R> {
         let f = self.project.file(file);
-        let node = f
-            .tree
+        let tree = f.tree();
+        let node = tree
             .root_node()
             .descendant_for_byte_range(span.start, span.end)?;
         Some(visit(node, &f.text))

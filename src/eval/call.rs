@@ -438,7 +438,8 @@ impl Interp {
             return self.call_allowed_in_graph(frame, f, args, kwargs, span);
         }
         let (file, file_id, def_span) = self.definition_of(f);
-        let tree_node = find_node(&file.tree, def_span);
+        let tree = file.tree();
+        let tree_node = find_node(&tree, def_span);
         // The definition found for the call is the function's own unless it was redirected
         // to a newer text: the decorators are read from the node in hand, not found again.
         let own_definition = std::sync::Arc::ptr_eq(&file, &f.file) && def_span == f.span;
@@ -2136,7 +2137,8 @@ impl Interp {
 /// Whether `f` is decorated with `torch.compiler.disable` / `torch._dynamo.disable` (with or
 /// without arguments).
 fn compiler_disabled(f: &Function) -> bool {
-    let root = f.file.tree.root_node();
+    let tree = f.file.tree();
+    let root = tree.root_node();
     match root.descendant_for_byte_range(f.span.start, f.span.end) {
         Some(node) => compiler_disabled_at(node, &f.file.text),
         None => false,

@@ -431,7 +431,7 @@ impl Interp {
             Arc::from(source),
             Some(tree),
         ));
-        if let Some((span, msg)) = crate::syntax::first_error(&parsed.tree) {
+        if let Some((span, msg)) = crate::syntax::first_error(&parsed.tree()) {
             return Err(EvalError {
                 code: codes::ENTRY,
                 message: format!("entry expression: {msg}"),
@@ -439,7 +439,8 @@ impl Interp {
                 span,
             });
         }
-        let root = parsed.tree.root_node();
+        let tree = parsed.tree();
+        let root = tree.root_node();
         let expr = root.named_child(0).and_then(|s| s.named_child(0));
         let Some(expr) = expr else {
             return Err(EvalError {

@@ -195,7 +195,8 @@ impl Interp {
         // A deferred import forced while tracing a forward runs a module's top level, which
         // is not part of the traced program: its statements must not reach the graph.
         let tracer = self.tracer.take();
-        let root = file.tree.root_node();
+        let tree = file.tree();
+        let root = tree.root_node();
         let mut cursor = root.walk();
         let stmts: Vec<_> = root.named_children(&mut cursor).collect();
         for stmt in stmts {
@@ -299,7 +300,7 @@ impl Interp {
             if let Some(id) = self.project.resolve_module(&module) {
                 let file = self.project.file(id);
                 if !self.module_reached(id)
-                    && !may_bind_at_top_level(file.tree.root_node(), &file.text, name)
+                    && !may_bind_at_top_level(file.tree().root_node(), &file.text, name)
                 {
                     continue;
                 }

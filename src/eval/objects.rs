@@ -371,7 +371,8 @@ impl Interp {
             ..frame.clone()
         };
         let saved = self.tracer.take();
-        let root = file.tree.root_node();
+        let tree = file.tree();
+        let root = tree.root_node();
         let result = match root.named_child(0).and_then(|s| s.named_child(0)) {
             Some(e) => self.eval_expr(&inner, e),
             None => Ok(Value::None),

@@ -160,9 +160,11 @@ pub fn for_analysis<'a>(
     let file = a.project.file(a.file);
     // The analysed text has lines with syntax errors blanked; fixes need the real text (and
     // its errors, which allow only the noqa suppression).
+    let held;
     let fresh;
     let tree = if &*file.text == src {
-        &file.tree
+        held = file.tree();
+        &*held
     } else {
         fresh = crate::syntax::parse(src, None);
         &fresh

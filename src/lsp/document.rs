@@ -1,5 +1,5 @@
-//! An open document: a rope for cheap edits, the tree-sitter tree kept in step with it for
-//! incremental reparses, and the conversions between LSP positions and byte offsets.
+//! An open document: its text, a rope for cheap edits, the tree-sitter tree kept in step with
+//! it for incremental reparses, and the conversions between LSP positions and byte offsets.
 
 use std::sync::Arc;
 
@@ -16,10 +16,12 @@ pub enum Encoding {
 }
 
 pub struct Document {
-    pub rope: Rope,
-    /// None until the document is edited or analysed, and again while it is idle
-    /// ([`Document::forget_tree`]): a tree takes about 20 bytes per byte of text, which with
-    /// hundreds of files open was most of the server's memory.
+    /// None until the document is edited, and again while it is idle
+    /// ([`Document::forget_derived`]): a second copy of the text, for hundreds of open files.
+    rope: Option<Rope>,
+    /// None until the document is edited or analysed, and again while it is idle: a tree
+    /// takes about 20 bytes per byte of text, which with hundreds of files open was most of
+    /// the server's memory.
     tree: Option<Tree>,
     pub version: i32,
     /// The rope's text at `version`, shared with analysis tasks without copying again.
@@ -30,7 +32,7 @@ impl Document {
     pub fn new(text: &str, version: i32) -> Self {
         let text: Arc<str> = Arc::from(text);
         Document {
-            rope: Rope::from_str(&text),
+            rope: None,
             tree: None,
             version,
             text,
@@ -46,32 +48,33 @@ impl Document {
         enc: Encoding,
     ) {
         let mut incremental = self.tree.is_some();
+        let mut rope = (self.rope.take()).unwrap_or_else(|| Rope::from_str(&self.text));
         for change in changes {
             match change.range {
                 None => {
-                    self.rope = Rope::from_str(&change.text);
+                    rope = Rope::from_str(&change.text);
                     incremental = false;
                 }
                 Some(range) => {
-                    let mut start = offset_at(&self.rope, range.start, enc);
-                    let mut end = offset_at(&self.rope, range.end, enc);
+                    let mut start = offset_at(&rope, range.start, enc);
+                    let mut end = offset_at(&rope, range.end, enc);
                     if end < start {
                         std::mem::swap(&mut start, &mut end);
                     }
                     // The parser reads a lone `\r` as `\n` (`syntax::parse`); whether the byte
                     // before the edit is lone can change with the edit, so the tree's edit
                     // starts there.
-                    let tree_start = if start > 0 && self.rope.byte(start - 1) == b'\r' {
+                    let tree_start = if start > 0 && rope.byte(start - 1) == b'\r' {
                         start - 1
                     } else {
                         start
                     };
-                    let start_point = point_at(&self.rope, tree_start);
-                    let old_end_point = point_at(&self.rope, end);
-                    let start_char = self.rope.byte_to_char(start);
-                    let end_char = self.rope.byte_to_char(end);
-                    self.rope.remove(start_char..end_char);
-                    self.rope.insert(start_char, &change.text);
+                    let start_point = point_at(&rope, tree_start);
+                    let old_end_point = point_at(&rope, end);
+                    let start_char = rope.byte_to_char(start);
+                    let end_char = rope.byte_to_char(end);
+                    rope.remove(start_char..end_char);
+                    rope.insert(start_char, &change.text);
                     let new_end = start + change.text.len();
                     if let (true, Some(tree)) = (incremental, &mut self.tree) {
                         tree.edit(&InputEdit {
@@ -80,13 +83,14 @@ impl Document {
                             new_end_byte: new_end,
                             start_position: start_point,
                             old_end_position: old_end_point,
-                            new_end_position: point_at(&self.rope, new_end),
+                            new_end_position: point_at(&rope, new_end),
                         });
                     }
                 }
             }
         }
-        self.text = Arc::from(self.rope.to_string());
+        self.text = Arc::from(rope.to_string());
+        self.rope = Some(rope);
         let old = self.tree.take().filter(|_| incremental);
         self.tree = Some(crate::syntax::parse(&self.text, old.as_ref()));
         self.version = version;
@@ -113,13 +117,11 @@ impl Document {
         }
     }
 
-    /// Drops the tree of an idle document (see the field).
-    pub fn forget_tree(&mut self) {
+    /// Drops what an idle document keeps beside its text: the tree and the rope (see the
+    /// fields). Its next edit builds them again.
+    pub fn forget_derived(&mut self) {
         self.tree = None;
-    }
-
-    pub fn offset(&self, pos: Position, enc: Encoding) -> usize {
-        offset_at(&self.rope, pos, enc)
+        self.rope = None;
     }
 }
 
@@ -237,14 +239,23 @@ mod tests {
     }
 
     #[test]
-    fn an_edit_after_the_tree_was_forgotten_parses_the_whole_new_text() {
+    fn an_edit_after_the_tree_and_rope_were_forgotten_applies_to_the_text_and_parses_it_whole() {
         let mut d = Document::new("def f(x):\n    return x\n", 1);
-        d.forget_tree();
+        d.forget_derived();
         d.apply_changes(&[change(1, 11, 1, 12, "x + 1")], 2, Encoding::Utf16);
         assert_eq!(&*d.text, "def f(x):\n    return x + 1\n");
         let fresh = crate::syntax::parse(&d.text, None);
         assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
-        d.forget_tree();
+        d.forget_derived();
         assert_eq!(d.tree().root_node().to_sexp(), fresh.root_node().to_sexp());
+        // the rope is built again from the edited text, not the opened one
+        d.forget_derived();
+        d.apply_changes(&[change(1, 15, 1, 16, "2")], 3, Encoding::Utf16);
+        assert_eq!(
+            &*d.text,
+            "def f(x):
+    return x + 2
+"
+        );
     }
 }

@@ -8,7 +8,7 @@ use super::environment::{EnvironmentHandle, LibraryModule, PythonEnvironment};
 use crate::syntax::{self, LineIndex};
 
 /// One parsed Python file.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct SourceFile {
     pub path: PathBuf,
     /// Dotted module name relative to the project root (`torchvision.models.resnet`).
@@ -16,7 +16,10 @@ pub struct SourceFile {
     /// The text the evaluator reads: the file's text, except that lines holding syntax errors
     /// are blanked (same byte offsets) so a half-typed line does not hide the rest of the file.
     pub text: Arc<str>,
-    pub tree: Tree,
+    /// The tree of `text`; [`SourceFile::tree`] parses it again after a release.
+    tree: std::sync::Mutex<Option<Arc<Tree>>>,
+    /// The [`tree_clock`] at the tree's last use.
+    tree_used: std::sync::atomic::AtomicU64,
     pub lines: LineIndex,
     /// Syntax errors of the original text.
     pub syntax_errors: Vec<(syntax::Span, String)>,
@@ -25,6 +28,25 @@ pub struct SourceFile {
     /// Python that ships inside staticfx (`Project::load_bundled`): no file on disk, so it is
     /// not among the files an analysis read.
     pub bundled: bool,
+}
+
+impl Clone for SourceFile {
+    fn clone(&self) -> Self {
+        use std::sync::atomic::Ordering;
+        SourceFile {
+            path: self.path.clone(),
+            module: self.module.clone(),
+            text: self.text.clone(),
+            tree: std::sync::Mutex::new(
+                self.tree.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            ),
+            tree_used: self.tree_used.load(Ordering::Relaxed).into(),
+            lines: self.lines.clone(),
+            syntax_errors: self.syntax_errors.clone(),
+            library: self.library,
+            bundled: self.bundled,
+        }
+    }
 }
 
 impl SourceFile {
@@ -36,12 +58,42 @@ impl SourceFile {
             path,
             module,
             text,
-            tree,
+            tree: std::sync::Mutex::new(Some(Arc::new(tree))),
+            tree_used: std::sync::atomic::AtomicU64::new(tree_clock()),
             lines,
             syntax_errors,
             library: false,
             bundled: false,
         }
+    }
+
+    /// The tree of the text the evaluator reads. A released tree is parsed again: `text` is
+    /// the recovered text, so the new tree is the one `new` made.
+    pub fn tree(&self) -> Arc<Tree> {
+        use std::sync::atomic::Ordering;
+        self.tree_used.store(tree_clock(), Ordering::Relaxed);
+        let mut held = self.tree.lock().unwrap_or_else(|e| e.into_inner());
+        held.get_or_insert_with(|| Arc::new(syntax::parse(&self.text, None)))
+            .clone()
+    }
+
+    /// Drops the tree if it was last used before `clock` (a [`tree_clock`] reading); whoever
+    /// still holds it keeps it. Whether it did.
+    pub fn release_tree_unused_since(&self, clock: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.tree_used.load(Ordering::Relaxed) >= clock {
+            return false;
+        }
+        let mut held = self.tree.lock().unwrap_or_else(|e| e.into_inner());
+        held.take().is_some()
+    }
+
+    /// Whether the tree is held now (not released).
+    pub fn holds_tree(&self) -> bool {
+        self.tree
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 
     /// Whether this file is a package's `__init__.py` (relative imports resolve from itself).
@@ -51,6 +103,21 @@ impl SourceFile {
             .map(|n| n == "__init__.py")
             .unwrap_or(false)
     }
+}
+
+/// Counts the analyses begun in this process (`tick_tree_clock`); a tree's uses are stamped
+/// with it, so a language server can drop the trees of the files its recent analyses did
+/// not read: a tree takes about 20 bytes per byte of text, and a library holds every module
+/// its documents imported, most of them read only while they were imported.
+static TREE_CLOCK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn tree_clock() -> u64 {
+    TREE_CLOCK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Notes that an analysis begins; the new reading.
+pub fn tick_tree_clock() -> u64 {
+    TREE_CLOCK.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
 }
 
 pub type FileId = usize;
@@ -324,6 +391,24 @@ impl Project {
     pub fn files(&self) -> Vec<Arc<SourceFile>> {
         let files = self.files.read().unwrap();
         files.iter().filter(|f| !f.bundled).cloned().collect()
+    }
+
+    /// Drops the trees of the files loaded here, and of the parse cache's files, last used
+    /// before `clock` (see [`tick_tree_clock`]); how many it dropped.
+    pub fn release_trees_unused_since(&self, clock: u64) -> usize {
+        let files = self.files.read().unwrap();
+        let mut released = files
+            .iter()
+            .filter(|f| f.release_tree_unused_since(clock))
+            .count();
+        drop(files);
+        if let Some(cache) = &self.parse_cache {
+            let cache = cache.lock().unwrap();
+            released += (cache.entries.values())
+                .filter(|e| e.file.release_tree_unused_since(clock))
+                .count();
+        }
+        released
     }
 
     /// Every file read so far with its id, as [`Project::files`].

@@ -413,7 +413,8 @@ impl Interp {
     fn run_with_body(&mut self, entered: &Entered, value: Value) -> EResult<Flow> {
         let frame = entered.frame.clone();
         let file = frame.file.clone();
-        let Some(statement) = find_statement(&file.tree, entered.statement) else {
+        let tree = file.tree();
+        let Some(statement) = find_statement(&tree, entered.statement) else {
             return Err(self.error(
                 &frame,
                 entered.statement,

@@ -213,7 +213,8 @@ impl Interp {
     /// `ClassVar` annotations are not fields.
     pub(in crate::eval) fn annotated_names(&self, class: &Class) -> Vec<String> {
         let file = self.project.file(class.file_id);
-        let Some(node) = super::super::call::find_node(&file.tree, class.span) else {
+        let tree = file.tree();
+        let Some(node) = super::super::call::find_node(&tree, class.span) else {
             return vec![];
         };
         let Some(body) = node.field("body") else {

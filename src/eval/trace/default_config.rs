@@ -142,7 +142,8 @@ fn function_frame(init: &Function) -> Frame {
 }
 
 fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> Option<Value> {
-    let def = find_node(&init.file.tree, init.span)?;
+    let tree = init.file.tree();
+    let def = find_node(&tree, init.span)?;
     let params = def.field("parameters")?;
     let frame = function_frame(init);
     let src = &*init.file.text;
@@ -185,7 +186,8 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
             class: None,
             receiver: None,
         };
-        let Some(def) = find_node(&ns.file.tree, b.span) else {
+        let tree = ns.file.tree();
+        let Some(def) = find_node(&tree, b.span) else {
             continue;
         };
         let Some(body) = def.field("body") else {

@@ -100,7 +100,7 @@ impl Server {
         let fresh = crate::syntax::parse(&doc.text, None);
         let tree_ok = fresh.root_node().to_sexp() == doc.tree().root_node().to_sexp();
         Ok(
-            json!({"version": doc.version, "text": doc.rope.to_string(), "treeMatchesFreshParse": tree_ok}),
+            json!({"version": doc.version, "text": doc.text.to_string(), "treeMatchesFreshParse": tree_ok}),
         )
     }
 
@@ -281,7 +281,7 @@ fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
         if let Some(old) = recent.pop_front() {
             state.results.remove(&old);
             if let Some(mut doc) = state.docs.get_mut(&old) {
-                doc.forget_tree();
+                doc.forget_derived();
             }
         }
     }
