@@ -24,6 +24,7 @@ pub fn service() -> (LspService<Server>, ClientSocket) {
 
 /// Serves over stdin/stdout until the client exits. Logs go to stderr: stdout is the protocol.
 pub fn run_stdio() -> std::process::ExitCode {
+    crate::ide::return_freed_promptly();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
