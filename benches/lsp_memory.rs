@@ -9,7 +9,8 @@
 //! waits until every file has had its diagnostics published (at most `--timeout`, 1800 s by
 //! default, then it reports how many answered), then until the server has used no CPU for a
 //! second. It reports the time until every file answered and the resident memory from
-//! /proc/PID/status: the peak (VmHWM) and at the end (VmRSS). The anchor is `ruff server`
+//! /proc/PID/status: the peak (VmHWM) and at the end (VmRSS), and what the analysis threads
+//! keep then (`staticfx/keptAnalyses`). The anchor is `ruff server`
 //! (`$STATICFX_RUFF`, else `ruff` on PATH); without it the anchor column says so. `--limit N`
 //! opens only the first N files (in path order), for a quicker look.
 
@@ -30,6 +31,9 @@ struct Outcome {
     /// Until the server went quiet after that.
     settled: Duration,
     memory: Option<Memory>,
+    /// What the analysis threads keep at the end (staticfx only): sessions, libraries, and
+    /// sessions with an interpreter of their own.
+    kept: Option<(u64, u64, u64)>,
 }
 
 fn open_all(
@@ -37,6 +41,7 @@ fn open_all(
     root: &Path,
     files: &[(String, String)],
     timeout: Duration,
+    kept_analyses: bool,
 ) -> Outcome {
     let mut lsp = Lsp::start(command);
     lsp.initialize(root, json!({}));
@@ -61,12 +66,18 @@ fn open_all(
     lsp.wait_idle(Duration::from_secs(1), deadline);
     let settled = t.elapsed();
     let memory = memory(pid);
+    let kept = kept_analyses.then(|| {
+        let r = &lsp.request("staticfx/keptAnalyses", json!({}))["result"];
+        let n = |k: &str| r[k].as_u64().unwrap_or(0);
+        (n("sessions"), n("libraries"), n("ownInterpreters"))
+    });
     lsp.stop();
     Outcome {
         answered: files.len() - waiting.len(),
         all_answered,
         settled,
         memory,
+        kept,
     }
 }
 
@@ -115,8 +126,8 @@ fn main() {
         root.display(),
         std::env::var("VIRTUAL_ENV").unwrap_or_else(|_| "unset".into())
     );
-    let ours = open_all(staticfx_command(), &root, &files, timeout);
-    let ruff = ruff_command().map(|c| open_all(c, &root, &files, timeout));
+    let ours = open_all(staticfx_command(), &root, &files, timeout, true);
+    let ruff = ruff_command().map(|c| open_all(c, &root, &files, timeout, false));
     if ruff.is_none() {
         println!(
             "ruff server: not found (set STATICFX_RUFF or put ruff on PATH); no anchor column"
@@ -165,6 +176,12 @@ fn main() {
         ruff.as_ref().map(|r| mb(resident(r))),
         ratio(resident(&ours), ruff.as_ref().and_then(resident)),
     );
+    if let Some((sessions, libraries, own)) = ours.kept {
+        println!(
+            "kept when idle: {sessions} sessions ({own} with an interpreter of their own), \
+             {libraries} libraries"
+        );
+    }
     println!(
         "idle after: staticfx {:.1} s{}",
         ours.settled.as_secs_f64(),

@@ -308,6 +308,12 @@ impl AnalysisHost {
         (self.sessions.len(), self.libraries.len())
     }
 
+    /// How many of the kept sessions run in an interpreter of their own, outside the
+    /// libraries (each holds its imports evaluated once more; for the memory bench).
+    pub fn kept_own_interpreters(&self) -> usize {
+        self.sessions.iter().filter(|k| k.library.is_none()).count()
+    }
+
     /// Analyses a file once (a workspace check of unopened files), keeping nothing.
     pub fn analyze_once(snap: &Snapshot) -> Output {
         if snap.test_hooks && snap.text.contains(PANIC_MARKER) {

@@ -104,15 +104,19 @@ impl Server {
         )
     }
 
-    /// Test-only: how many incremental sessions and libraries the analysis threads keep, in
-    /// all (after the jobs queued before this request).
+    /// How many incremental sessions and libraries the analysis threads keep, in all, and how
+    /// many sessions have an interpreter of their own (after the jobs queued before this
+    /// request; for tests and the memory bench).
     pub async fn kept_analyses(&self, _: Json) -> Result<Json> {
-        let (mut sessions, mut libraries) = (0, 0);
-        for (s, l) in super::workers::on_every_thread(|host| host.kept()).await {
+        let (mut sessions, mut libraries, mut own) = (0, 0, 0);
+        let counts =
+            super::workers::on_every_thread(|host| (host.kept(), host.kept_own_interpreters()));
+        for ((s, l), o) in counts.await {
             sessions += s;
             libraries += l;
+            own += o;
         }
-        Ok(json!({"sessions": sessions, "libraries": libraries}))
+        Ok(json!({"sessions": sessions, "libraries": libraries, "ownInterpreters": own}))
     }
 
     fn schedule(&self, uri: Uri, version: i32) {
@@ -159,7 +163,9 @@ async fn analyze(
     if current_version(state, uri) != Some(version) {
         return Err("superseded".into());
     }
-    let mut snap = snapshot(state, uri).ok_or("not analysable")?;
+    if uri.to_file_path().is_none() {
+        return Err("not analysable: not a file".into());
+    }
     // The superseded result is never served again (requests ask for the current version),
     // and while it holds the kept graphs, the session must copy every graph an edit moves
     // instead of moving its spans in place: all of them for a keystroke near the top of a
@@ -168,7 +174,9 @@ async fn analyze(
         old.version != version || old.config_gen != gen
     });
     // The job may queue behind other documents' analyses on its thread: it checks again
-    // when it starts, so an edit made meanwhile costs nothing here.
+    // when it starts, so an edit made meanwhile costs nothing here. It takes its snapshot
+    // then too: a snapshot holds every other open buffer's path, and with a package's files
+    // opened at once, hundreds of jobs wait in the queue.
     let current = state.clone();
     let key = uri.clone();
     let uri_for_tree = uri.clone();
@@ -189,7 +197,11 @@ async fn analyze(
     let job = super::workers::run_keyed(uri, move |host| {
         let docs = current.clone();
         let still_current = move || current_version(&current, &key) == Some(version);
-        still_current().then(|| {
+        if !still_current() {
+            return None;
+        }
+        let mut snap = snapshot(&docs, &uri_for_tree).filter(|s| s.version == version)?;
+        Some({
             if snap.tree.is_none() {
                 // Parsed here, off the editor's path, and handed to the document as well.
                 let tree = crate::syntax::parse(&snap.text, None);
