@@ -179,7 +179,7 @@ async fn analyze(
     // opened at once, hundreds of jobs wait in the queue.
     let current = state.clone();
     let key = uri.clone();
-    let uri_for_tree = uri.clone();
+    let job_uri = uri.clone();
     // The first stage of a staged analysis (the default traces' findings, before the flagged
     // retraces) is published while the analysis goes on, and the retraces wait until it is
     // handed to the client: on a machine with few cores they would slow the publication.
@@ -197,15 +197,12 @@ async fn analyze(
     let job = super::workers::run_keyed(uri, move |host| {
         let docs = current.clone();
         let still_current = move || current_version(&current, &key) == Some(version);
-        if !still_current() {
-            return None;
-        }
-        let mut snap = snapshot(&docs, &uri_for_tree).filter(|s| s.version == version)?;
+        let mut snap = snapshot(&docs, &job_uri).filter(|s| s.version == version)?;
         Some({
             if snap.tree.is_none() {
                 // Parsed here, off the editor's path, and handed to the document as well.
                 let tree = crate::syntax::parse(&snap.text, None);
-                if let Some(mut doc) = docs.docs.get_mut(&uri_for_tree) {
+                if let Some(mut doc) = docs.docs.get_mut(&job_uri) {
                     doc.adopt_tree(&snap.text, &tree);
                 }
                 snap.tree = Some(tree);
