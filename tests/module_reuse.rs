@@ -507,6 +507,47 @@ fn a_host_keeps_at_most_its_cap_of_sessions_and_evicted_documents_analyse_again(
 }
 
 #[test]
+fn of_documents_only_opened_the_newest_keeps_its_session_and_edited_ones_stay() {
+    // (document, appended text, only opened): d1 replaces d0, which comes back edited and
+    // then stays while d2 and d3 are opened; its next edit runs in its kept session.
+    let steps: &[(usize, &str, bool)] = &[
+        (0, "", true),
+        (1, "", true),
+        (0, "\nX = 1\n", false),
+        (2, "", true),
+        (3, "", true),
+        (0, "\nX = 2\n", false),
+    ];
+    let (dir, files) = documents(4);
+    let root = dir.path().to_path_buf();
+    let seen = on_large_stack("test", move || {
+        let mut host = staticfx::ide::AnalysisHost::with_caps(2, 32);
+        let mut seen = vec![];
+        for (version, &(i, appended, only_opened)) in steps.iter().enumerate() {
+            let text = std::fs::read_to_string(&files[i]).unwrap() + appended;
+            let mut snap = staticfx::ide::Snapshot::new(files[i].clone(), root.clone(), &text);
+            snap.version = version as i32 + 1;
+            snap.only_opened = only_opened;
+            let kept = editor_view(&host.analyze(&snap));
+            let fresh = editor_view(&staticfx::ide::AnalysisHost::new().analyze(&snap));
+            assert!(kept.contains("FX101"), "{i}: {kept}");
+            let names: Vec<String> = (host.kept_documents().iter())
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect();
+            seen.push((names.join(" "), kept == fresh));
+        }
+        seen
+    })
+    .unwrap();
+    let kept: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(
+        kept,
+        ["d0.py", "d1.py", "d1.py d0.py", "d0.py d2.py", "d0.py d3.py", "d3.py d0.py"]
+    );
+    assert!(seen.iter().all(|(_, same)| *same), "{seen:?}");
+}
+
+#[test]
 fn a_retired_library_goes_with_its_sessions_before_the_next_one_starts() {
     // Two documents per library: d2 retires the first, whose sessions (d0, d1) are dropped
     // rather than kept beside a second library; d0 then starts in the second.

@@ -28,6 +28,9 @@ pub struct Snapshot {
     /// queued analyses do not hold a tree each.
     pub tree: Option<Tree>,
     pub version: i32,
+    /// The document was opened and not edited since: of such documents' sessions the host
+    /// keeps only the newest (see [`AnalysisHost`]).
+    pub only_opened: bool,
     pub class_inputs: HashMap<String, Vec<InputSpec>>,
     /// The codes the settings select.
     pub filter: super::Filter,
@@ -54,6 +57,7 @@ impl Snapshot {
             tree: Some(crate::syntax::parse(text, None)),
             text: Arc::from(text),
             version: 1,
+            only_opened: false,
             class_inputs: HashMap::new(),
             filter: super::Filter::all(),
             overlays: vec![],
@@ -198,7 +202,9 @@ pub struct AnalysisHost {
 /// classes; a document whose session was dropped keeps its published diagnostics, and its
 /// next edit or request starts one again (a full analysis of the file, once). The editor's
 /// user edits one or two files at a time; with every file of a package open the sessions of
-/// the others only cost memory.
+/// the others only cost memory. Of the documents only opened, not edited, a host keeps the
+/// session of the newest alone (the file the user opened last, and may type in next): with a
+/// package open the threads kept two sessions each of files nobody edited, 100 MB more.
 pub const KEPT_SESSIONS: usize = 2;
 
 impl Default for AnalysisHost {
@@ -308,6 +314,11 @@ impl AnalysisHost {
         (self.sessions.len(), self.libraries.len())
     }
 
+    /// The documents whose sessions the host keeps, least recently used first (for tests).
+    pub fn kept_documents(&self) -> Vec<&Path> {
+        self.sessions.iter().map(|k| k.session.path()).collect()
+    }
+
     /// How many of the kept sessions run in an interpreter of their own, outside the
     /// libraries (each holds its imports evaluated once more; for the memory bench).
     pub fn kept_own_interpreters(&self) -> usize {
@@ -376,6 +387,8 @@ struct Kept {
     /// The library the session runs in, None for a session with its own interpreter.
     library: Option<u64>,
     used: std::time::Instant,
+    /// Every version analysed here was the document as opened.
+    only_opened: bool,
     root: PathBuf,
     config_gen: u64,
     class_inputs: HashMap<String, Vec<analysis::InputSpec>>,
@@ -437,6 +450,7 @@ impl AnalysisHost {
                 self.park(&mut kept);
                 if let Some(a) = updated {
                     kept.used = std::time::Instant::now();
+                    kept.only_opened &= snap.only_opened;
                     self.sessions.push(kept);
                     return Ok(a);
                 }
@@ -448,6 +462,7 @@ impl AnalysisHost {
             session,
             library,
             used: std::time::Instant::now(),
+            only_opened: snap.only_opened,
             root: snap.root.clone(),
             config_gen: snap.config_gen,
             class_inputs: snap.class_inputs.clone(),
@@ -456,6 +471,17 @@ impl AnalysisHost {
         };
         kept.disk_unchanged();
         self.sessions.push(kept);
+        // Of the documents only opened, the newest keeps its session; before the cap, so
+        // that opening files does not push out an edited document's session.
+        let mut newer_opened = false;
+        for i in (0..self.sessions.len()).rev() {
+            if self.sessions[i].only_opened {
+                if newer_opened {
+                    self.sessions.remove(i);
+                }
+                newer_opened = true;
+            }
+        }
         let over = self.sessions.len().saturating_sub(self.session_cap);
         self.sessions.drain(..over);
         self.drop_unused_libraries(None);

@@ -24,6 +24,9 @@ pub struct Document {
     /// the server's memory.
     tree: Option<Tree>,
     pub version: i32,
+    /// Whether the document changed since it was opened (the analysis host keeps sessions
+    /// for edited documents first).
+    pub edited: bool,
     /// The rope's text at `version`, shared with analysis tasks without copying again.
     pub text: Arc<str>,
 }
@@ -35,6 +38,7 @@ impl Document {
             rope: None,
             tree: None,
             version,
+            edited: false,
             text,
         }
     }
@@ -94,6 +98,7 @@ impl Document {
         let old = self.tree.take().filter(|_| incremental);
         self.tree = Some(crate::syntax::parse(&self.text, old.as_ref()));
         self.version = version;
+        self.edited = true;
     }
 
     /// The tree of the current text, parsed again if it was forgotten.

@@ -281,6 +281,7 @@ fn disk_snapshot(state: &State, path: &std::path::Path) -> Option<Snapshot> {
         tree: None,
         text,
         version: 0,
+        only_opened: true,
         filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays: open_buffers(state, None),

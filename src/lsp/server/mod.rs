@@ -312,6 +312,7 @@ fn snapshot(state: &State, uri: &Uri) -> Option<Snapshot> {
         text: doc.text.clone(),
         tree,
         version: doc.version,
+        only_opened: !doc.edited,
         filter: config.filter(),
         class_inputs: config.example_inputs,
         overlays,
