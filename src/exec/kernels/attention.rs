@@ -4,7 +4,8 @@
 //! row-major buffers, scaled and softmaxed the whole score tensor in separate passes, and
 //! spread the products over threads one head at a time (three heads on two threads leave
 //! one idle for a third of the time). Here each task takes a block of query rows of one
-//! head: its scores go to a scratch block that stays in cache, the scale rides on the
+//! head (see [`blocks_per_head`] for their size): its scores go to a scratch block that
+//! stays in cache, the scale rides on the
 //! product (`alpha`), the mask is added and the rows are normalised in place, and the
 //! block's output rows are written straight into the result. The products read the
 //! operands through their strides, so nothing is copied.
@@ -29,9 +30,33 @@ pub enum AttnMask<'a> {
     Keep(&'a Tensor),
 }
 
-/// Query rows per task: enough to amortise a product's packing of `kᵀ` and `v`, few
-/// enough that one head of a ViT (197 tokens) makes several tasks.
-const ROWS_PER_TASK: usize = 32;
+/// The most scores one task keeps in its scratch block (256 KiB): well inside a core's L2,
+/// so the softmax and the second product read them from cache.
+const MAX_SCORES_PER_TASK: usize = 1 << 16;
+
+/// How many blocks of query rows each head is cut into when `heads` heads of `l` queries
+/// against `s_len` keys run on `threads` threads.
+///
+/// Every product repacks all of `kᵀ` and `v` whatever its number of rows, so blocks are as
+/// large as they can be: just enough of them that every thread gets the same number
+/// (ViT-tiny's 3 heads on 2 threads: 2 blocks of 99 rows each, where 32-row blocks made
+/// 21 tasks of small products), more only when the scores of a block would not fit
+/// [`MAX_SCORES_PER_TASK`].
+fn blocks_per_head(heads: usize, l: usize, s_len: usize, threads: usize) -> usize {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let threads = threads.max(1);
+    let balanced = threads / gcd(heads.max(1), threads);
+    let max_rows = (MAX_SCORES_PER_TASK / s_len.max(1)).max(1);
+    let rows = l.div_ceil(balanced);
+    let blocks = balanced * rows.div_ceil(max_rows).max(1);
+    blocks.clamp(1, l.max(1))
+}
 
 /// Below this many multiply-adds the whole attention runs on the calling thread.
 const PARALLEL_MIN_MACS: usize = 1 << 20;
@@ -116,11 +141,23 @@ pub fn scaled_dot_product_attention(
         // No keys: the weights are an empty (L, 0) matrix and the product is zeros.
         return Ok(out);
     }
+    let macs = qs.len() * l * s_len * (e + ev);
+    let parallel = macs >= PARALLEL_MIN_MACS;
+    let threads = if parallel {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    let blocks = blocks_per_head(qs.len(), l, s_len, threads);
     let data = out.as_slice_mut().expect("fresh tensors are row-major");
     let mut tasks: Vec<(usize, usize, &mut [f32])> = Vec::new();
-    for (head, rows) in data.chunks_mut(l * ev).enumerate() {
-        for (block, out_rows) in rows.chunks_mut(ROWS_PER_TASK * ev).enumerate() {
-            tasks.push((head, block * ROWS_PER_TASK, out_rows));
+    for (head, mut rows) in data.chunks_mut(l * ev).enumerate() {
+        // Block `b` is rows `b·l/blocks ..`, so sizes differ by at most one row.
+        for b in 0..blocks {
+            let (first, end) = (b * l / blocks, (b + 1) * l / blocks);
+            let (block, rest) = std::mem::take(&mut rows).split_at_mut((end - first) * ev);
+            tasks.push((head, first, block));
+            rows = rest;
         }
     }
     let run = |scores: &mut Vec<f32>, (head, first, out_rows): (usize, usize, &mut [f32])| {
@@ -154,8 +191,7 @@ pub fn scaled_dot_product_attention(
         let o = ArrayViewMut2::from_shape((rows, ev), out_rows).expect("block of output rows");
         gemm_into_with(1.0, p, vs[head], 0.0, o, false);
     };
-    let macs = qs.len() * l * s_len * (e + ev);
-    if macs >= PARALLEL_MIN_MACS && tasks.len() > 1 {
+    if parallel && tasks.len() > 1 {
         tasks.into_par_iter().for_each_init(Vec::new, run);
     } else {
         let mut scratch = Vec::new();
@@ -306,6 +342,26 @@ mod tests {
             let composed = matmul(&softmax(&scores, -1).unwrap(), &v).unwrap();
             assert_close(&name, &y, &composed.mapv(|x| x as f64), 1e-6);
         }
+    }
+
+    #[test]
+    fn row_blocks_give_every_thread_the_same_number_and_fit_the_scratch() {
+        // ViT-tiny: 3 heads on 2 threads make 6 blocks of 99 and 98 rows.
+        assert_eq!(blocks_per_head(3, 197, 197, 2), 2);
+        assert_eq!(blocks_per_head(12, 197, 197, 2), 1);
+        assert_eq!(blocks_per_head(3, 197, 197, 4), 4);
+        assert_eq!(blocks_per_head(3, 197, 197, 1), 1);
+        for (heads, l, s_len, threads) in [(3, 4096, 4096, 2), (1, 1000, 300, 3), (5, 7, 9, 8)] {
+            let blocks = blocks_per_head(heads, l, s_len, threads);
+            assert!(blocks <= l, "{blocks} blocks of {l} rows");
+            let rows = l.div_ceil(blocks);
+            assert!(rows * s_len <= MAX_SCORES_PER_TASK || rows == 1, "{rows} rows");
+            if blocks < l {
+                assert_eq!(heads * blocks % threads, 0, "{heads} heads x {blocks}");
+            }
+        }
+        // Blocks of one row each when there are more threads than rows.
+        assert_eq!(blocks_per_head(1, 3, 5, 8), 3);
     }
 
     #[test]
