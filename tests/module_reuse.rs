@@ -542,7 +542,14 @@ fn of_documents_only_opened_the_newest_keeps_its_session_and_edited_ones_stay() 
     let kept: Vec<&str> = seen.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(
         kept,
-        ["d0.py", "d1.py", "d1.py d0.py", "d0.py d2.py", "d0.py d3.py", "d3.py d0.py"]
+        [
+            "d0.py",
+            "d1.py",
+            "d1.py d0.py",
+            "d0.py d2.py",
+            "d0.py d3.py",
+            "d3.py d0.py"
+        ]
     );
     assert!(seen.iter().all(|(_, same)| *same), "{seen:?}");
 }

@@ -355,7 +355,10 @@ mod tests {
             let blocks = blocks_per_head(heads, l, s_len, threads);
             assert!(blocks <= l, "{blocks} blocks of {l} rows");
             let rows = l.div_ceil(blocks);
-            assert!(rows * s_len <= MAX_SCORES_PER_TASK || rows == 1, "{rows} rows");
+            assert!(
+                rows * s_len <= MAX_SCORES_PER_TASK || rows == 1,
+                "{rows} rows"
+            );
             if blocks < l {
                 assert_eq!(heads * blocks % threads, 0, "{heads} heads x {blocks}");
             }
