@@ -204,7 +204,8 @@ pub struct AnalysisHost {
 /// user edits one or two files at a time; with every file of a package open the sessions of
 /// the others only cost memory. Of the documents only opened, not edited, a host keeps the
 /// session of the newest alone (the file the user opened last, and may type in next): with a
-/// package open the threads kept two sessions each of files nobody edited, 100 MB more.
+/// package open the threads kept two sessions each of files nobody edited (lsp_memory, idle:
+/// 378 MB with four such sessions, 321 MB with two).
 pub const KEPT_SESSIONS: usize = 2;
 
 impl Default for AnalysisHost {
