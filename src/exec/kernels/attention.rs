@@ -5,10 +5,9 @@
 //! spread the products over threads one head at a time (three heads on two threads leave
 //! one idle for a third of the time). Here each task takes a block of query rows of one
 //! head (see [`blocks_per_head`] for their size): its scores go to a scratch block that
-//! stays in cache, the scale rides on the
-//! product (`alpha`), the mask is added and the rows are normalised in place, and the
-//! block's output rows are written straight into the result. The products read the
-//! operands through their strides, so nothing is copied.
+//! stays in cache, the scale rides on the product (`alpha`), the mask is added and the
+//! rows are normalised in place, and the block's output rows are written straight into
+//! the result. The products read the operands through their strides, so nothing is copied.
 
 use ndarray::{s, ArrayView2, ArrayViewD, ArrayViewMut2, Axis, IxDyn};
 use rayon::prelude::*;
