@@ -9,8 +9,8 @@
 //! waits until every file has had its diagnostics published (at most `--timeout`, 1800 s by
 //! default, then it reports how many answered), then until the server has used no CPU for a
 //! second. It reports the time until every file answered and the resident memory from
-//! /proc/PID/status: the peak (VmHWM) and at the end (VmRSS), and what the analysis threads
-//! keep then (`staticfx/keptAnalyses`). The anchor is `ruff server`
+//! /proc/PID/status: the peak (VmHWM) and at the end (VmRSS), and what the server keeps then
+//! (`staticfx/keptAnalyses`: sessions, libraries, results). The anchor is `ruff server`
 //! (`$STATICFX_RUFF`, else `ruff` on PATH); without it the anchor column says so. `--limit N`
 //! opens only the first N files (in path order), for a quicker look.
 
@@ -31,9 +31,9 @@ struct Outcome {
     /// Until the server went quiet after that.
     settled: Duration,
     memory: Option<Memory>,
-    /// What the analysis threads keep at the end (staticfx only): sessions, libraries, and
-    /// sessions with an interpreter of their own.
-    kept: Option<(u64, u64, u64)>,
+    /// What the server keeps at the end (staticfx only): sessions, libraries, sessions with
+    /// an interpreter of their own, and analyses kept for requests.
+    kept: Option<(u64, u64, u64, u64)>,
 }
 
 fn open_all(
@@ -69,7 +69,12 @@ fn open_all(
     let kept = kept_analyses.then(|| {
         let r = &lsp.request("staticfx/keptAnalyses", json!({}))["result"];
         let n = |k: &str| r[k].as_u64().unwrap_or(0);
-        (n("sessions"), n("libraries"), n("ownInterpreters"))
+        (
+            n("sessions"),
+            n("libraries"),
+            n("ownInterpreters"),
+            n("results"),
+        )
     });
     lsp.stop();
     Outcome {
@@ -176,10 +181,10 @@ fn main() {
         ruff.as_ref().map(|r| mb(resident(r))),
         ratio(resident(&ours), ruff.as_ref().and_then(resident)),
     );
-    if let Some((sessions, libraries, own)) = ours.kept {
+    if let Some((sessions, libraries, own, results)) = ours.kept {
         println!(
             "kept when idle: {sessions} sessions ({own} with an interpreter of their own), \
-             {libraries} libraries"
+             {libraries} libraries, {results} results"
         );
     }
     println!(

@@ -555,6 +555,70 @@ fn of_documents_only_opened_the_newest_keeps_its_session_and_edited_ones_stay() 
 }
 
 #[test]
+fn once_idle_the_hosts_of_a_server_keep_only_the_newest_opened_documents_session() {
+    // Two hosts sharing an order, as the server's two analysis threads: d0 on the first,
+    // d1 on the second, then d2 on the first. Idle, the first keeps d2 and the second drops
+    // d1; an edited document stays whatever was opened after it, and a document whose
+    // session went is analysed again alike.
+    let (dir, files) = documents(4);
+    let root = dir.path().to_path_buf();
+    let seen = on_large_stack("test", move || {
+        let order = staticfx::ide::OpenedOrder::default();
+        let mut hosts = [0, 1]
+            .map(|_| staticfx::ide::AnalysisHost::with_caps(2, 32).in_opened_order(order.clone()));
+        let names = |h: &staticfx::ide::AnalysisHost| -> String {
+            (h.kept_documents().iter())
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let mut seen = vec![];
+        let mut version = 0;
+        let mut analyse = |host: &mut staticfx::ide::AnalysisHost, i: usize, only_opened| {
+            version += 1;
+            let text = std::fs::read_to_string(&files[i]).unwrap();
+            let mut snap = staticfx::ide::Snapshot::new(files[i].clone(), root.clone(), &text);
+            snap.version = version;
+            snap.only_opened = only_opened;
+            let kept = editor_view(&host.analyze(&snap));
+            let fresh = editor_view(&staticfx::ide::AnalysisHost::new().analyze(&snap));
+            assert!(kept.contains("FX101"), "{i}: {kept}");
+            kept == fresh
+        };
+        let [first, second] = &mut hosts;
+        let mut same = vec![];
+        same.push(analyse(first, 3, false));
+        same.push(analyse(first, 0, true));
+        same.push(analyse(second, 1, true));
+        seen.push(format!("{} | {}", names(first), names(second)));
+        same.push(analyse(first, 2, true));
+        for host in [&mut *first, &mut *second] {
+            host.trim_only_opened();
+        }
+        seen.push(format!("{} | {}", names(first), names(second)));
+        // The library stays for the next document; d1 comes back, now the newest.
+        seen.push(format!("{:?} {:?}", first.kept(), second.kept()));
+        same.push(analyse(second, 1, true));
+        for host in [&mut *first, &mut *second] {
+            host.trim_only_opened();
+        }
+        seen.push(format!("{} | {}", names(first), names(second)));
+        (seen, same)
+    })
+    .unwrap();
+    assert_eq!(
+        seen.0,
+        [
+            "d3.py d0.py | d1.py",
+            "d3.py d2.py | ",
+            "(2, 1) (0, 1)",
+            "d3.py | d1.py"
+        ]
+    );
+    assert!(seen.1.iter().all(|same| *same), "{seen:?}");
+}
+
+#[test]
 fn a_retired_library_goes_with_its_sessions_before_the_next_one_starts() {
     // Two documents per library: d2 retires the first, whose sessions (d0, d1) are dropped
     // rather than kept beside a second library; d0 then starts in the second.

@@ -195,6 +195,8 @@ pub struct AnalysisHost {
     /// The libraries the kept sessions run in; new sessions start in the last one.
     libraries: Vec<Library>,
     libraries_made: u64,
+    /// Shared with the other hosts of the server.
+    opened_order: OpenedOrder,
 }
 
 /// How many documents' sessions a host keeps by default. A session holds its document's
@@ -207,6 +209,24 @@ pub struct AnalysisHost {
 /// package open the threads kept two sessions each of files nobody edited (lsp_memory, idle:
 /// 378 MB with four such sessions, 321 MB with two).
 pub const KEPT_SESSIONS: usize = 2;
+
+/// Numbers the sessions started for documents only opened, across the hosts of one server
+/// (one per analysis thread): while it works, each host keeps its own newest such session,
+/// and once idle only the newest of all ([`AnalysisHost::trim_only_opened`]). With a package
+/// opened at once, the other thread's newest was a file nobody edited and, for the user, no
+/// newer than the hundreds of others, kept with its graphs.
+#[derive(Clone, Debug, Default)]
+pub struct OpenedOrder(Arc<std::sync::atomic::AtomicU64>);
+
+impl OpenedOrder {
+    fn next(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+
+    fn newest(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
 
 impl Default for AnalysisHost {
     fn default() -> Self {
@@ -233,7 +253,15 @@ impl AnalysisHost {
             documents_per_library: documents_per_library.max(1),
             libraries: vec![],
             libraries_made: 0,
+            opened_order: OpenedOrder::default(),
         }
+    }
+
+    /// This host, numbering its sessions of documents only opened in `order`, which the
+    /// server's other hosts share.
+    pub fn in_opened_order(mut self, order: OpenedOrder) -> Self {
+        self.opened_order = order;
+        self
     }
 
     /// Runs the analysis of an open document; call it on a thread with a large stack (the
@@ -308,6 +336,20 @@ impl AnalysisHost {
         self.sessions.retain(|k| k.used.elapsed() < idle);
         self.drop_unused_libraries(Some(idle));
         super::memory::return_freed();
+    }
+
+    /// Drops the sessions of documents only opened but the newest that any host sharing its
+    /// [`OpenedOrder`] started; an analysis thread calls it when it has nothing queued. The
+    /// library stays (the next document's imports are evaluated there), so such a document's
+    /// next analysis costs the file alone.
+    pub fn trim_only_opened(&mut self) {
+        let newest = self.opened_order.newest();
+        let before = self.sessions.len();
+        (self.sessions).retain(|k| !k.only_opened || k.opened_number == newest);
+        if self.sessions.len() < before {
+            self.drop_unused_libraries(None);
+            super::memory::return_freed();
+        }
     }
 
     /// How many sessions and libraries the host keeps (for tests and the memory bench).
@@ -390,6 +432,9 @@ struct Kept {
     used: std::time::Instant,
     /// Every version analysed here was the document as opened.
     only_opened: bool,
+    /// The session's number in the host's [`OpenedOrder`]; 0 for a document edited when its
+    /// session started.
+    opened_number: u64,
     root: PathBuf,
     config_gen: u64,
     class_inputs: HashMap<String, Vec<analysis::InputSpec>>,
@@ -464,6 +509,11 @@ impl AnalysisHost {
             library,
             used: std::time::Instant::now(),
             only_opened: snap.only_opened,
+            opened_number: if snap.only_opened {
+                self.opened_order.next()
+            } else {
+                0
+            },
             root: snap.root.clone(),
             config_gen: snap.config_gen,
             class_inputs: snap.class_inputs.clone(),

@@ -25,6 +25,12 @@ fn idle_after() -> Duration {
     Duration::from_millis(ms)
 }
 
+/// How long a thread's queue stays empty before its host drops the sessions of documents
+/// only opened that another document opened after them made old
+/// (`AnalysisHost::trim_only_opened`): after the burst of a package's files opened at once,
+/// not between two of its jobs.
+const TRIM_AFTER: Duration = Duration::from_millis(300);
+
 /// How many documents' sessions each thread's host keeps (`ide::host::KEPT_SESSIONS` by
 /// default). `STATICFX_KEPT_SESSIONS` sets it (tests, the memory bench).
 fn session_cap() -> usize {
@@ -44,18 +50,31 @@ struct Pool {
 fn pool() -> &'static Pool {
     static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| {
+        let opened_order = crate::ide::host::OpenedOrder::default();
         let queues = (0..THREADS)
             .map(|i| {
+                let opened_order = opened_order.clone();
                 let (tx, rx) = channel::<Job>();
                 let idle = idle_after();
                 let cap = session_cap();
                 crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
-                        let mut host = AnalysisHost::with_session_cap(cap);
+                        let mut host =
+                            AnalysisHost::with_session_cap(cap).in_opened_order(opened_order);
+                        // Whether the queue has stayed empty since the host was last trimmed.
+                        let mut trimmed = true;
                         loop {
-                            match rx.recv_timeout(idle) {
-                                Ok(job) => job(&mut host),
-                                Err(RecvTimeoutError::Timeout) => host.evict_idle(idle),
+                            let wait = if trimmed { idle } else { TRIM_AFTER.min(idle) };
+                            match rx.recv_timeout(wait) {
+                                Ok(job) => {
+                                    job(&mut host);
+                                    trimmed = false;
+                                }
+                                Err(RecvTimeoutError::Timeout) => {
+                                    host.trim_only_opened();
+                                    host.evict_idle(idle);
+                                    trimmed = true;
+                                }
                                 Err(RecvTimeoutError::Disconnected) => break,
                             }
                         }

@@ -130,6 +130,12 @@ impl TestClient {
         )
     }
 
+    /// How many analyses the server keeps for requests (`staticfx/keptAnalyses`).
+    pub async fn kept_results(&mut self) -> u64 {
+        let r = self.result("staticfx/keptAnalyses", json!({})).await;
+        r["results"].as_u64().unwrap()
+    }
+
     /// The next message the server sends, whatever it is.
     pub async fn next_message(&mut self) -> Value {
         if let Some(m) = self.backlog.pop_front() {

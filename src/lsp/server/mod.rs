@@ -104,9 +104,10 @@ impl Server {
         )
     }
 
-    /// How many incremental sessions and libraries the analysis threads keep, in all, and how
+    /// How many incremental sessions and libraries the analysis threads keep, in all, how
     /// many sessions have an interpreter of their own (after the jobs queued before this
-    /// request; for tests and the memory bench).
+    /// request), and how many analyses the server keeps for requests (for tests and the
+    /// memory bench).
     pub async fn kept_analyses(&self, _: Json) -> Result<Json> {
         let (mut sessions, mut libraries, mut own) = (0, 0, 0);
         let counts =
@@ -116,7 +117,10 @@ impl Server {
             libraries += l;
             own += o;
         }
-        Ok(json!({"sessions": sessions, "libraries": libraries, "ownInterpreters": own}))
+        let results = self.state.results.len();
+        Ok(
+            json!({"sessions": sessions, "libraries": libraries, "ownInterpreters": own, "results": results}),
+        )
     }
 
     fn schedule(&self, uri: Uri, version: i32) {
@@ -281,17 +285,33 @@ type PublishKey = (i32, u64, bool);
 /// they are edited or analysed again.
 const KEPT_RESULTS: usize = 4;
 
+/// Keeps `out` for requests. Of the documents only opened, not edited, the newest alone keeps
+/// its result, as the analysis threads keep its session alone: with a package's files opened
+/// at once, the last four analysed were files nobody looked at, each holding its graphs.
 fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
     state.results.insert(uri.clone(), out);
+    let only_opened = |u: &Uri| state.docs.get(u).is_some_and(|d| !d.edited);
     let mut recent = state.recent.lock().unwrap();
     recent.retain(|u| u != uri);
+    let mut dropped: Vec<Uri> = vec![];
+    if only_opened(uri) {
+        recent.retain(|u| {
+            let keep = !only_opened(u);
+            if !keep {
+                dropped.push(u.clone());
+            }
+            keep
+        });
+    }
     recent.push_back(uri.clone());
     while recent.len() > KEPT_RESULTS {
-        if let Some(old) = recent.pop_front() {
-            state.results.remove(&old);
-            if let Some(mut doc) = state.docs.get_mut(&old) {
-                doc.forget_derived();
-            }
+        dropped.extend(recent.pop_front());
+    }
+    drop(recent);
+    for old in dropped {
+        state.results.remove(&old);
+        if let Some(mut doc) = state.docs.get_mut(&old) {
+            doc.forget_derived();
         }
     }
 }
