@@ -70,11 +70,11 @@ fn pool() -> &'static Pool {
                                     job(&mut host);
                                     trimmed = false;
                                 }
-                                Err(RecvTimeoutError::Timeout) => {
+                                Err(RecvTimeoutError::Timeout) if !trimmed => {
                                     host.trim_only_opened();
-                                    host.evict_idle(idle);
                                     trimmed = true;
                                 }
+                                Err(RecvTimeoutError::Timeout) => host.evict_idle(idle),
                                 Err(RecvTimeoutError::Disconnected) => break,
                             }
                         }
