@@ -36,7 +36,7 @@ async fn of_documents_only_opened_the_newest_alone_keeps_its_analysis() {
     for i in 0..DOCUMENTS {
         c.open(&uri(i), SIMPLE).await;
     }
-    let mut answered = vec![false; DOCUMENTS];
+    let mut answered = [false; DOCUMENTS];
     while answered.contains(&false) {
         let m = c.next_message().await;
         if m["method"] != "textDocument/publishDiagnostics" || m["params"]["version"] != 1 {

@@ -34,7 +34,16 @@ pub struct Ctx<'a> {
     pub in_out_weights: &'a InOutWeights,
 }
 
-pub type FoldCache = std::sync::Mutex<HashMap<String, (Arc<Tensor>, Arc<Tensor>)>>;
+pub type FoldCache = std::sync::Mutex<HashMap<String, Folded>>;
+
+/// A convolution with its batch norm folded in, and the folded 3×3 kernel's Winograd
+/// transforms (`kernels::conv::WinogradWeights`) when it has that shape.
+#[derive(Clone)]
+pub struct Folded {
+    weight: Arc<Tensor>,
+    bias: Arc<Tensor>,
+    winograd: Option<Arc<k::WinogradWeights>>,
+}
 
 impl Ctx<'_> {
     fn module(&self, path: &str) -> Result<&ModuleSummary, String> {
@@ -239,8 +248,8 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
     let eps = ctx.hyper(bn, "eps").as_f64().unwrap_or(1e-5);
     let key = format!("{conv}|{bn}");
     let cached = ctx.folded.lock().ok().and_then(|m| m.get(&key).cloned());
-    let (w2, b2) = match cached {
-        Some(wb) => wb,
+    let folded = match cached {
+        Some(folded) => folded,
         None => {
             let (w2, b2) = fold_bn(
                 &w,
@@ -251,13 +260,22 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
                 ctx.param(bn, "bias").as_deref(),
                 eps,
             )?;
-            let wb = (Arc::new(w2), Arc::new(b2));
+            let one_group = ctx.hyper(conv, "groups").as_int().unwrap_or(1) == 1;
+            let winograd = (cm.class == "Conv2d" && one_group)
+                .then(|| k::WinogradWeights::new(&w2).map(Arc::new))
+                .flatten();
+            let folded = Folded {
+                weight: Arc::new(w2),
+                bias: Arc::new(b2),
+                winograd,
+            };
             if let Ok(mut m) = ctx.folded.lock() {
-                m.insert(key, wb.clone());
+                m.insert(key, folded.clone());
             }
-            wb
+            folded
         }
     };
+    let (w2, b2) = (folded.weight, folded.bias);
     let target = match cm.class.as_str() {
         "Conv2d" => "torch.nn.functional.conv2d",
         "Conv1d" => "torch.nn.functional.conv1d",
@@ -284,13 +302,16 @@ fn conv_bn(ctx: &Ctx, c: &mut Call) -> OpResult {
     if cm.class == "Conv2d" {
         // The activation rides along in the convolution's output pass.
         let p = conv2d_params(&call)?;
-        let y = k::conv2d_act(
+        let (x, w, b) = (
             call.tensor(0, "input")?,
             call.tensor(1, "weight")?,
-            Some(call.tensor(2, "bias")?),
-            &p,
-            act.unwrap_or(Unary::Identity),
-        )
+            Some(&**call.tensor(2, "bias")?),
+        );
+        let act = act.unwrap_or(Unary::Identity);
+        let y = match &folded.winograd {
+            Some(prepared) => k::conv2d_act_winograd(x, w, prepared, b, &p, act),
+            None => k::conv2d_act(x, w, b, &p, act),
+        }
         .map_err(|e| e.to_string())?;
         return Ok(RValue::f32(y));
     }

@@ -132,8 +132,8 @@ impl KernelError {
 
 pub use attention::{scaled_dot_product_attention, AttnMask};
 pub use conv::{
-    conv1d, conv2d, conv2d_act, conv_transpose1d, conv_transpose2d, Conv1dParams, Conv2dParams,
-    ConvPadding, ConvTranspose2dParams,
+    conv1d, conv2d, conv2d_act, conv2d_act_winograd, conv_transpose1d, conv_transpose2d,
+    Conv1dParams, Conv2dParams, ConvPadding, ConvTranspose2dParams, WinogradWeights,
 };
 pub use elementwise::{
     abs, add, binary, binary_scalar, broadcast_shapes, clamp, div, dropout, elu, eq, erf, exp, ge,
