@@ -21,6 +21,11 @@ use crate::exec::kernels::elementwise::{unary_slice, Unary};
 use crate::exec::kernels::linear::gemm_into_with;
 use crate::exec::kernels::Tensor;
 
+/// Input channels below which im2col stays the faster route: the products' depth is the
+/// channel count, and a few channels leave the transforms most of the work (a 3 → 16 → 32
+/// channel CNN ran 3.8× slower on batches of 8). The gain was measured from 64 up.
+const MIN_CHANNELS: usize = 64;
+
 /// Output positions below which im2col stays the faster route (a 7×7 output's 16 tiles
 /// still gain: measured with 512 channels).
 const MIN_OUTPUTS: usize = 7 * 7;
@@ -85,6 +90,7 @@ pub(super) fn applies(g: &Geom, weights: &WinogradWeights) -> bool {
         && g.groups == 1
         && g.c_in == weights.c_in
         && g.c_out == weights.c_out
+        && g.c_in >= MIN_CHANNELS
         && g.oh * g.ow >= MIN_OUTPUTS
         && ((g.c_in + g.c_out) * 16 * tiles(g) * std::mem::size_of::<f32>() <= IN_CACHE_BYTES
             || g.c_in >= MIN_CHANNELS_OUT_OF_CACHE)
@@ -251,17 +257,18 @@ mod tests {
         })
     }
 
-    /// Against the im2col route in float64 terms: odd and even sizes (tiles clipped at the
-    /// edges), padding 0, 1 and 2, a batch of two, bias and an activation.
+    /// Against the im2col route: odd and even sizes (tiles clipped at the edges), padding 0, 1
+    /// and 2, a batch of two, bias and an activation.
     #[test]
     fn agrees_with_im2col() {
         let cases: &[(usize, usize, usize, usize, usize, usize)] = &[
             // (n, c_in, c_out, h, w, pad)
-            (1, 3, 5, 16, 16, 1),
-            (2, 8, 4, 15, 17, 1),
-            (1, 16, 16, 20, 14, 0),
-            (1, 4, 6, 14, 19, 2),
+            (1, 64, 5, 16, 16, 1),
+            (2, 64, 4, 15, 17, 1),
+            (1, 80, 16, 20, 14, 0),
+            (1, 64, 6, 14, 19, 2),
             (1, 64, 64, 28, 28, 1),
+            (1, 128, 96, 9, 8, 1),
         ];
         for (i, &(n, c_in, c_out, h, w, pad)) in cases.iter().enumerate() {
             let x = seeded(&[n, c_in, h, w], i as u64);
@@ -272,6 +279,11 @@ mod tests {
                 ..Default::default()
             };
             let prepared = WinogradWeights::new(&weight).expect("a 3x3 kernel");
+            let p4 = [n, c_in, h, w];
+            assert!(
+                takes_winograd(&p4, &weight, &p),
+                "case {i} takes the Winograd route"
+            );
             for act in [Unary::Identity, Unary::Relu] {
                 let direct = conv2d_act(&x, &weight, Some(&bias), &p, act).unwrap();
                 let fast =
@@ -290,30 +302,61 @@ mod tests {
         }
     }
 
+    /// Whether a convolution of `x_shape` with `weight` and `p` runs on its transforms.
+    fn takes_winograd(x_shape: &[usize; 4], weight: &Tensor, p: &Conv2dParams) -> bool {
+        let prepared = WinogradWeights::new(weight).unwrap();
+        let ws = weight.shape();
+        let pad = match p.padding {
+            ConvPadding::Explicit(pd) => pd,
+            _ => unreachable!("explicit padding in these tests"),
+        };
+        let out = |len: usize, i: usize| (len + 2 * pad[i] - 3) / p.stride[i] + 1;
+        let g = Geom {
+            n: x_shape[0],
+            c_in: x_shape[1],
+            h: x_shape[2],
+            w: x_shape[3],
+            c_out: ws[0],
+            kh: ws[2],
+            kw: ws[3],
+            stride: p.stride,
+            dilation: p.dilation,
+            pad,
+            groups: p.groups,
+            oh: out(x_shape[2], 0),
+            ow: out(x_shape[3], 1),
+        };
+        applies(&g, &prepared)
+    }
+
     #[test]
-    fn only_3x3_stride_1_kernels_and_large_enough_outputs_take_it() {
-        let weight = seeded(&[4, 4, 3, 3], 1);
-        let prepared = WinogradWeights::new(&weight).unwrap();
+    fn only_3x3_stride_1_kernels_on_enough_channels_and_outputs_take_it() {
         assert!(WinogradWeights::new(&seeded(&[4, 4, 5, 5], 1)).is_none());
-        let x = seeded(&[1, 4, 6, 6], 2);
-        // 6×6 → 36 outputs: below MIN_OUTPUTS, so the im2col route; same numbers either way.
-        let p = Conv2dParams {
+        let padded = Conv2dParams {
             padding: ConvPadding::Explicit([1, 1]),
             ..Default::default()
         };
-        let a = conv2d_act(&x, &weight, None, &p, Unary::Identity).unwrap();
-        let b = conv2d_act_winograd(&x, &weight, &prepared, None, &p, Unary::Identity).unwrap();
-        assert_eq!(a, b);
-        // Strided: falls back too.
         let strided = Conv2dParams {
             stride: [2, 2],
-            padding: ConvPadding::Explicit([1, 1]),
-            ..Default::default()
+            ..padded
         };
-        let x = seeded(&[1, 4, 40, 40], 3);
-        let a = conv2d_act(&x, &weight, None, &strided, Unary::Identity).unwrap();
-        let b =
-            conv2d_act_winograd(&x, &weight, &prepared, None, &strided, Unary::Identity).unwrap();
+        let w64 = seeded(&[64, 64, 3, 3], 1);
+        assert!(takes_winograd(&[1, 64, 28, 28], &w64, &padded));
+        // 6×6 outputs: below MIN_OUTPUTS.
+        assert!(!takes_winograd(&[1, 64, 6, 6], &w64, &padded));
+        assert!(!takes_winograd(&[1, 64, 40, 40], &w64, &strided));
+        // 64 channels at 56×56: their transforms outgrow the cache; 128 channels pay for it.
+        assert!(!takes_winograd(&[1, 64, 56, 56], &w64, &padded));
+        let w128 = seeded(&[128, 128, 3, 3], 2);
+        assert!(takes_winograd(&[1, 128, 56, 56], &w128, &padded));
+        // Few input channels.
+        let w16 = seeded(&[32, 16, 3, 3], 3);
+        assert!(!takes_winograd(&[8, 16, 32, 32], &w16, &padded));
+        // Where it does not apply, the transforms are ignored: the same numbers as im2col.
+        let x = seeded(&[8, 16, 32, 32], 4);
+        let prepared = WinogradWeights::new(&w16).unwrap();
+        let a = conv2d_act(&x, &w16, None, &padded, Unary::Identity).unwrap();
+        let b = conv2d_act_winograd(&x, &w16, &prepared, None, &padded, Unary::Identity).unwrap();
         assert_eq!(a, b);
     }
 }
