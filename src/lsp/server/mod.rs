@@ -52,8 +52,9 @@ struct State {
     /// One analysis per document at a time; waiters for older versions give up on waking.
     locks: DashMap<Uri, Arc<tokio::sync::Mutex<()>>>,
     /// The latest finished analysis per document (hover and showGraph reuse it when current),
-    /// for the [`KEPT_RESULTS`] documents analysed last: the graphs of every open file would
-    /// hold gigabytes, and a request on another document analyses it again.
+    /// for the [`KEPT_RESULTS`] documents analysed last, of those only opened the newest alone
+    /// (`keep_result`): the graphs of every open file would hold gigabytes, and a request on
+    /// another document analyses it again.
     results: DashMap<Uri, Arc<Output>>,
     /// The documents in `results`, least recently analysed first.
     recent: std::sync::Mutex<std::collections::VecDeque<Uri>>,

@@ -6,12 +6,12 @@
 //! (`Aᵀ m A`). Over all channels the elementwise products become 16 independent matrix
 //! products, `M[ξ] (O × T) = U[ξ] (O × C) · V[ξ] (C × T)` for the T tiles: 16·C·O·T
 //! multiply-adds where im2col's product takes 36·C·O·T, so ResNet's 3×3 layers do 2.25×
-//! fewer. The transformed kernel `U` is made once per program ([`WinogradWeights`]): for 512
-//! channels it is 16 MB, as much work to make as the convolution itself.
+//! fewer. The transformed kernel `U` is made once per program ([`WinogradWeights`]), not per
+//! call: for 512 channels it is 16 MB.
 //!
 //! The transforms add and subtract at most four values with coefficients 1 and ½, so the
 //! result stays within the accuracy the kernels promise (`tests` compare with the im2col
-//! route and with PyTorch's float64 results).
+//! route; `tests/exec_numeric.rs` runs ResNet-18 through it against PyTorch).
 
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
@@ -81,7 +81,7 @@ impl WinogradWeights {
 }
 
 /// Whether a convolution of geometry `g` with `weights` runs here: 3×3, stride and
-/// dilation 1, one group, and enough outputs to fill the products.
+/// dilation 1, one group, and enough input channels and outputs to pay for the transforms.
 pub(super) fn applies(g: &Geom, weights: &WinogradWeights) -> bool {
     g.kh == 3
         && g.kw == 3
