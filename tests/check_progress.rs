@@ -60,8 +60,11 @@ fn on_terminal(dir: &Path, extra: &[&str]) -> Option<String> {
         cmd.push(' ');
         cmd.push_str(a);
     }
+    // A terminal has a TERM; without one (`env -i`, some CI runners) the bar's library
+    // takes the terminal for one that cannot draw.
     let out = Command::new("script")
         .current_dir(dir)
+        .env("TERM", "xterm")
         .args(["-qec", &cmd, "/dev/null"])
         .output()
         .unwrap();
