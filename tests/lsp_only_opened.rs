@@ -4,8 +4,6 @@
 
 mod lsp_support;
 
-use std::time::{Duration, Instant};
-
 use lsp_support::{lines_of, TestClient};
 use serde_json::{json, Value};
 
@@ -14,19 +12,6 @@ const DOCUMENTS: usize = 6;
 
 fn uri(i: usize) -> String {
     format!("file:///tmp/staticfx-only-opened/simple_net_{i}.py")
-}
-
-/// The sessions kept, once they are `expected` or after 20 s: the threads trim theirs when
-/// their queues have been empty for a moment (a `keptAnalyses` request is a job on each).
-async fn sessions_reaching(c: &mut TestClient, expected: u64) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let now = c.kept_analyses().await.0;
-        if now == expected || Instant::now() > deadline {
-            return now;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,11 +36,7 @@ async fn of_documents_only_opened_the_newest_alone_keeps_its_analysis() {
     }
     assert_eq!(c.kept_results().await, 1, "results kept after opening");
     // The documents went to both threads (hashed by uri); each kept its newest until idle.
-    assert_eq!(
-        sessions_reaching(&mut c, 1).await,
-        1,
-        "sessions kept once idle"
-    );
+    assert_eq!(c.sessions_reaching(1).await, 1, "sessions kept once idle");
 
     // Whichever finished last, the last document becomes the newest analysed.
     let last = DOCUMENTS - 1;
@@ -88,11 +69,7 @@ async fn of_documents_only_opened_the_newest_alone_keeps_its_analysis() {
         assert_eq!(c.kept_results().await, 2, "results kept after hovering {i}");
     }
     // The edited document's session and the newest opened one's.
-    assert_eq!(
-        sessions_reaching(&mut c, 2).await,
-        2,
-        "sessions kept at the end"
-    );
+    assert_eq!(c.sessions_reaching(2).await, 2, "sessions kept at the end");
     let hover = c.hover(&uri(0), (16, 17)).await;
     assert!(hover.to_string().contains("128"), "{hover}");
 }

@@ -223,7 +223,8 @@ impl OpenedOrder {
         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
     }
 
-    fn newest(&self) -> u64 {
+    /// The number of the newest session started in this order (0 before the first).
+    pub fn newest(&self) -> u64 {
         self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -12,6 +12,13 @@ pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
 
 use tower_lsp_server::{ClientSocket, LspService};
 
+/// The analysis thread a document's analyses run on (for tests that need documents on both);
+/// None for a string that is no URI.
+pub fn analysis_thread_of(uri: &str) -> Option<usize> {
+    let uri: tower_lsp_server::ls_types::Uri = uri.parse().ok()?;
+    Some(workers::thread_of(&uri))
+}
+
 /// The service with its test-only requests `staticfx/documentText` and
 /// `staticfx/keptAnalyses` (harmless in production: they echo the client's own buffer back,
 /// and count the sessions and libraries the analysis threads keep).

@@ -53,6 +53,7 @@ fn pool() -> &'static Pool {
         let opened_order = crate::ide::host::OpenedOrder::default();
         let queues = (0..THREADS)
             .map(|i| {
+                let order = opened_order.clone();
                 let opened_order = opened_order.clone();
                 let (tx, rx) = channel::<Job>();
                 let idle = idle_after();
@@ -67,8 +68,12 @@ fn pool() -> &'static Pool {
                             let wait = if trimmed { idle } else { TRIM_AFTER.min(idle) };
                             match rx.recv_timeout(wait) {
                                 Ok(job) => {
+                                    let newest = order.newest();
                                     job(&mut host);
                                     trimmed = false;
+                                    if order.newest() != newest {
+                                        wake_the_others(i);
+                                    }
                                 }
                                 Err(RecvTimeoutError::Timeout) if !trimmed => {
                                     host.trim_only_opened();
@@ -90,6 +95,27 @@ fn pool() -> &'static Pool {
     })
 }
 
+/// Queues a job that does nothing on every thread but `thread`, which has just started a
+/// session of a document only opened: a thread already idle, whose own such session the new
+/// one makes old, then trims it once its queue is empty again (it trimmed before and would
+/// otherwise wait for the idle eviction).
+fn wake_the_others(thread: usize) {
+    for (t, queue) in pool().queues.iter().enumerate() {
+        if t != thread {
+            if let Ok(queue) = queue.lock() {
+                let _ = queue.send(Box::new(|_: &mut AnalysisHost| {}));
+            }
+        }
+    }
+}
+
+/// The analysis thread the jobs keyed by `key` run on ([`run_keyed`]).
+pub fn thread_of(key: &impl Hash) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    h.finish() as usize % THREADS
+}
+
 /// Runs `f` on an analysis thread; a panic in `f` comes back as its message and the thread
 /// lives on for the next job.
 pub async fn run<T: Send + 'static>(
@@ -104,9 +130,7 @@ pub async fn run_keyed<T: Send + 'static>(
     key: &impl Hash,
     f: impl FnOnce(&mut AnalysisHost) -> T + Send + 'static,
 ) -> Result<T, String> {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
-    run_on(h.finish() as usize, f).await
+    run_on(thread_of(key), f).await
 }
 
 /// Runs `f` on every analysis thread, after the jobs queued there; the panics left out.

@@ -130,6 +130,20 @@ impl TestClient {
         )
     }
 
+    /// The sessions the analysis threads keep, once they are `expected` or after 20 s: the
+    /// threads trim theirs when their queues have been empty for a moment (a `keptAnalyses`
+    /// request is a job on each).
+    pub async fn sessions_reaching(&mut self, expected: u64) -> u64 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let now = self.kept_analyses().await.0;
+            if now == expected || std::time::Instant::now() > deadline {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// How many analyses the server keeps for requests (`staticfx/keptAnalyses`).
     pub async fn kept_results(&mut self) -> u64 {
         let r = self.result("staticfx/keptAnalyses", json!({})).await;
