@@ -16,8 +16,8 @@
 use ndarray::{ArrayView2, ArrayViewMut2, ShapeBuilder};
 use rayon::prelude::*;
 
-use super::{with_scratch, Geom};
-use crate::exec::kernels::elementwise::{unary_slice, Unary};
+use super::{epilogue, with_scratch, Geom};
+use crate::exec::kernels::elementwise::Unary;
 use crate::exec::kernels::linear::gemm_into_with;
 use crate::exec::kernels::Tensor;
 
@@ -145,13 +145,7 @@ pub(super) fn conv(
                 .enumerate()
                 .for_each(|(o, plane)| {
                     transform_output(g, m, o, tiles, tw, plane);
-                    if let Some(b) = bias {
-                        let bv = b[o];
-                        plane.iter_mut().for_each(|y| *y += bv);
-                    }
-                    if act != Unary::Identity {
-                        unary_slice(act, plane);
-                    }
+                    epilogue(plane, l, o, bias, act, false);
                 });
         }
     });
@@ -243,18 +237,10 @@ fn transform_output(g: &Geom, m: &[f32], o: usize, n: usize, tw: usize, plane: &
 mod tests {
     use super::*;
     use crate::exec::kernels::conv::{conv2d_act, conv2d_act_winograd, Conv2dParams, ConvPadding};
-    use ndarray::IxDyn;
+    use crate::exec::kernels::init::{uniform, Rng};
 
     fn seeded(shape: &[usize], seed: u64) -> Tensor {
-        let mut s = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        Tensor::from_shape_fn(IxDyn(shape), |_| {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
+        uniform(shape, -1.0, 1.0, &mut Rng::new(seed))
     }
 
     /// Against the im2col route: odd and even sizes (tiles clipped at the edges), padding 0, 1
