@@ -54,14 +54,13 @@ fn pool() -> &'static Pool {
         let queues = (0..THREADS)
             .map(|i| {
                 let order = opened_order.clone();
-                let opened_order = opened_order.clone();
                 let (tx, rx) = channel::<Job>();
                 let idle = idle_after();
                 let cap = session_cap();
                 crate::ide::stack::thread(&format!("staticfx-analysis-{i}"))
                     .spawn(move || {
                         let mut host =
-                            AnalysisHost::with_session_cap(cap).in_opened_order(opened_order);
+                            AnalysisHost::with_session_cap(cap).in_opened_order(order.clone());
                         // Whether the queue has stayed empty since the host was last trimmed.
                         let mut trimmed = true;
                         loop {
