@@ -203,14 +203,7 @@ impl Interp {
                     return Ok(o.class.clone());
                 }
                 if name == "__dict__" {
-                    let items = o
-                        .attrs
-                        .borrow()
-                        .iter()
-                        .filter(|(k, _)| !k.starts_with("__") || !k.ends_with("__"))
-                        .map(|(k, v)| (Value::str(k), v.clone()))
-                        .collect();
-                    return Ok(Value::Dict(Rc::new(std::cell::RefCell::new(items))));
+                    return Ok(Value::InstanceDict(o.clone()));
                 }
                 if let Some(f) = self.user_method(&o.class, "__getattr__") {
                     let args = vec![Value::str(name)];
@@ -290,6 +283,14 @@ impl Interp {
             },
             Value::External(path) => Ok(external_attr(path, name)),
             Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
+            Value::InstanceDict(o) => {
+                if super::instance_dict::is_live_method(name) {
+                    Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
+                } else {
+                    let snapshot = o.dict_snapshot();
+                    self.get_attr(frame, &snapshot, name, span)
+                }
+            }
             Value::TensorConst(t) => Ok(match name {
                 "shape" => t
                     .shape
@@ -632,6 +633,9 @@ impl Interp {
             return self.call_object_method(frame, name, &args, span);
         }
         match r {
+            Value::InstanceDict(o) => {
+                self.call_instance_dict_method(frame, o, name, args, kwargs, span)
+            }
             Value::Proxy(_) => {
                 if let Some(t) = self.tracer.as_mut() {
                     if matches!(

@@ -549,6 +549,12 @@ impl Interp {
             t.inline_depth -= 1;
         }
         self.call_depth -= 1;
+        let result = match result {
+            // `obj.__dict__` through a `__getattribute__` override stays the instance's own,
+            // for the attribute access that asked for it; any other function returns a copy
+            Ok(Value::InstanceDict(o)) if f.name != "__getattribute__" => Ok(o.dict_snapshot()),
+            other => other,
+        };
         match result {
             // What the evaluator cannot follow inside a helper makes the helper's result unknown;
             // the caller goes on. Errors the model itself raises still propagate.
@@ -1787,6 +1793,17 @@ impl Interp {
         key: Value,
         span: Span,
     ) -> EResult<Value> {
+        if let Value::InstanceDict(o) = obj {
+            // an augmented item assignment reads its target first: `obj.__dict__[k] += 1`
+            return self.call_instance_dict_method(
+                frame,
+                o,
+                "__getitem__",
+                vec![key],
+                vec![],
+                span,
+            );
+        }
         if let Value::Proxy(_) = obj {
             return self.trace_function(
                 frame,
@@ -1948,6 +1965,17 @@ impl Interp {
         span: Span,
     ) -> EResult<()> {
         match (obj, &key) {
+            (Value::InstanceDict(o), _) => {
+                self.call_instance_dict_method(
+                    frame,
+                    o,
+                    "__setitem__",
+                    vec![key, v],
+                    vec![],
+                    span,
+                )?;
+                Ok(())
+            }
             (Value::Proxy(_), _) => {
                 self.trace_function(
                     frame,
@@ -2012,6 +2040,10 @@ impl Interp {
     /// raises), or a class's `__delitem__`.
     pub fn del_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<()> {
         match obj {
+            Value::InstanceDict(o) => {
+                self.call_instance_dict_method(frame, o, "__delitem__", vec![key], vec![], span)?;
+                Ok(())
+            }
             Value::List(_) | Value::Dict(_) => {
                 let recv = Rc::new(obj.clone());
                 self.call_method(frame, &recv, "pop", vec![key], vec![], span)?;

@@ -39,6 +39,16 @@ pub fn binop_name(sym: &str) -> Option<&'static str> {
 
 impl Interp {
     pub fn eval_expr(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        match self.eval_expr_live(frame, node) {
+            Ok(Value::InstanceDict(o)) => Ok(o.dict_snapshot()),
+            other => other,
+        }
+    }
+
+    /// `eval_expr` for the receiver of an attribute, the target of an item assignment and a
+    /// returned value: an instance's `__dict__` stays the instance's (`obj.__dict__.pop(k)`
+    /// removes the attribute, `obj.__dict__[k] = v` sets it), as Python's is.
+    pub fn eval_expr_live(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         self.expr_depth += 1;
         if self.expr_depth > self.limits.max_expr_depth {
             self.expr_depth -= 1;
@@ -135,7 +145,7 @@ impl Interp {
                         "incomplete attribute access",
                     ));
                 };
-                let o = self.eval_expr(frame, obj)?;
+                let o = self.eval_expr_live(frame, obj)?;
                 self.get_attr(frame, &o, text(attr, &src), span)
             }
             "subscript" => {

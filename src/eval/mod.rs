@@ -9,6 +9,7 @@
 mod attr;
 mod call;
 mod expr;
+mod instance_dict;
 mod module;
 pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
 mod objects;

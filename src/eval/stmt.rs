@@ -79,8 +79,10 @@ impl Interp {
                 Ok(Flow::Normal)
             }
             "return_statement" => {
+                // `call_function` settles an instance's `__dict__` into a snapshot unless a
+                // `__getattribute__` override passes it on (`return super().__getattribute__(key)`)
                 let v = match node.named_child(0) {
-                    Some(e) => self.eval_expr(frame, e)?,
+                    Some(e) => self.eval_expr_live(frame, e)?,
                     None => Value::None,
                 };
                 Ok(Flow::Return(v))
@@ -392,7 +394,7 @@ impl Interp {
         let Some(obj) = target.field("value") else {
             return Ok(None);
         };
-        let o = self.eval_expr(frame, obj)?;
+        let o = self.eval_expr_live(frame, obj)?;
         let key = self.eval_subscript_key(frame, target)?;
         Ok(Some(Place::Item(o, key)))
     }

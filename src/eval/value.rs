@@ -55,6 +55,11 @@ pub enum Value {
     Dtype(DType),
     /// `super()` inside a method of `class_`, bound to `obj`.
     Super(Rc<Value>, Rc<Class>),
+    /// An instance's `__dict__` where it is used at once, as the receiver of a method
+    /// (`obj.__dict__.pop(k)`) or the target of an item assignment or deletion: those read and
+    /// write the instance's attributes. Anywhere else `Interp::eval_expr` turns it into a
+    /// snapshot `Dict` (`InstanceDict::snapshot`), so no other code sees this variant.
+    InstanceDict(Rc<Object>),
     Unknown(Rc<Unknown>),
 }
 
@@ -185,6 +190,25 @@ pub struct Object {
 }
 
 impl Object {
+    /// Whether `name` is an attribute `__dict__` shows: the evaluator keeps its own
+    /// bookkeeping under dunder names (`__incomplete__`), which Python's `__dict__` would not hold.
+    pub fn in_dict(name: &str) -> bool {
+        !name.starts_with("__") || !name.ends_with("__")
+    }
+
+    /// `__dict__` as a dict of its entries now (what a `__dict__` bound to a name or passed on
+    /// becomes: later writes to either side are not seen by the other).
+    pub fn dict_snapshot(&self) -> Value {
+        let items = self
+            .attrs
+            .borrow()
+            .iter()
+            .filter(|(k, _)| Object::in_dict(k))
+            .map(|(k, v)| (Value::str(k), v.clone()))
+            .collect();
+        Value::Dict(Rc::new(RefCell::new(items)))
+    }
+
     pub fn is_module(&self) -> bool {
         !matches!(self.kind, ObjKind::Plain)
     }
@@ -286,7 +310,7 @@ impl Value {
             Value::Str(_) => "str".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::List(_) => "list".into(),
-            Value::Dict(_) => "dict".into(),
+            Value::Dict(_) | Value::InstanceDict(_) => "dict".into(),
             Value::Slice(_) => "slice".into(),
             Value::Ellipsis => "ellipsis".into(),
             Value::Function(_)
