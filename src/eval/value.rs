@@ -55,10 +55,12 @@ pub enum Value {
     Dtype(DType),
     /// `super()` inside a method of `class_`, bound to `obj`.
     Super(Rc<Value>, Rc<Class>),
-    /// An instance's `__dict__` where it is used at once, as the receiver of a method
-    /// (`obj.__dict__.pop(k)`) or the target of an item assignment or deletion: those read and
-    /// write the instance's attributes. Anywhere else `Interp::eval_expr` turns it into a
-    /// snapshot `Dict` (`InstanceDict::snapshot`), so no other code sees this variant.
+    /// An instance's `__dict__` where it is used at once: as the receiver of a method
+    /// (`obj.__dict__.pop(k)`), the target of an item assignment or deletion, or what a
+    /// `__getattribute__` override returns for it; those read and write the instance's
+    /// attributes (`eval/instance_dict.rs`). Anywhere else (bound to a name, passed as an
+    /// argument, returned by another function) `Interp::eval_expr` and `call_function` turn it
+    /// into a snapshot `Dict` (`Object::dict_snapshot`).
     InstanceDict(Rc<Object>),
     Unknown(Rc<Unknown>),
 }
