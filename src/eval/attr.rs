@@ -778,11 +778,7 @@ impl Interp {
                             .borrow()
                             .iter()
                             .position(|(k, _)| k.py_eq(&a0) == Some(true));
-                        let dflt = args
-                            .get(1)
-                            .cloned()
-                            .or_else(|| kwargs.first().map(|(_, v)| v.clone()))
-                            .unwrap_or(Value::None);
+                        let dflt = dict_default(&args, &kwargs);
                         match (found, name) {
                             (Some(i), "pop") => Ok(d.borrow_mut().remove(i).1),
                             (Some(i), _) => Ok(d.borrow()[i].1.clone()),
@@ -1099,6 +1095,15 @@ impl Interp {
 
 /// `"s{}".format(i + 1)`: `{}`, `{0}` and `{name}` fields without a format spec, over
 /// numbers, strings, booleans and None (what module names are made of).
+/// The default of `d.get(key, default)` / `d.setdefault(key, default)`: the second argument,
+/// else the first keyword's value, else None.
+pub(super) fn dict_default(args: &[Value], kwargs: &Kwargs) -> Value {
+    args.get(1)
+        .cloned()
+        .or_else(|| kwargs.first().map(|(_, v)| v.clone()))
+        .unwrap_or(Value::None)
+}
+
 fn str_format(fmt: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
     let show = |v: &Value| -> Option<String> {
         Some(match v {

@@ -31,7 +31,8 @@ pub(super) fn is_live_method(name: &str) -> bool {
 
 impl Interp {
     /// `obj.__dict__.<name>(*args, **kwargs)` on the instance's attributes. A key that is not
-    /// a string is no attribute: reads answer from a snapshot, writes of it are dropped.
+    /// a string is no attribute: reads answer from a snapshot, writes of it change nothing
+    /// and give an unknown result.
     pub(super) fn call_instance_dict_method(
         &mut self,
         frame: &Frame,
@@ -45,20 +46,17 @@ impl Interp {
             Some(Value::Str(k)) => Some(k.clone()),
             _ => None,
         };
+        // what `__dict__` shows of the attributes (not the evaluator's dunder bookkeeping)
+        let visible = |k: &str| obj.get(k).filter(|_| Object::in_dict(k));
         let present = |k: &str| Object::in_dict(k) && obj.attrs.borrow().contains_key(k);
         let missing = |interp: &mut Interp, k: &str| {
             interp.error(frame, span, codes::RAISED, format!("KeyError: '{k}'"))
         };
         match (name, key) {
-            ("get", Some(k)) => Ok(match obj.get(&k).filter(|_| Object::in_dict(&k)) {
-                Some(v) => v,
-                None => args
-                    .get(1)
-                    .cloned()
-                    .or_else(|| kwargs.first().map(|(_, v)| v.clone()))
-                    .unwrap_or(Value::None),
-            }),
-            ("__getitem__", Some(k)) => match obj.get(&k).filter(|_| Object::in_dict(&k)) {
+            ("get", Some(k)) => {
+                Ok(visible(&k).unwrap_or_else(|| super::attr::dict_default(&args, &kwargs)))
+            }
+            ("__getitem__", Some(k)) => match visible(&k) {
                 Some(v) => Ok(v),
                 None => Err(missing(self, &k)),
             },
@@ -77,10 +75,10 @@ impl Interp {
                 }
             }
             ("setdefault", Some(k)) => {
-                if let Some(v) = obj.get(&k).filter(|_| Object::in_dict(&k)) {
+                if let Some(v) = visible(&k) {
                     return Ok(v);
                 }
-                let v = args.get(1).cloned().unwrap_or(Value::None);
+                let v = super::attr::dict_default(&args, &kwargs);
                 obj.attrs.borrow_mut().insert(k.to_string(), v.clone());
                 Ok(v)
             }
