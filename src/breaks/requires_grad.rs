@@ -126,6 +126,14 @@ impl RequiresGrad {
                 })
             })
             .collect();
+        // a scan of every module per call_module node was quadratic in the model's size
+        let with_parameters: std::collections::HashSet<&str> = cx
+            .result
+            .modules
+            .iter()
+            .filter(|m| m.params.iter().any(|p| !p.buffer))
+            .map(|m| m.path.as_str())
+            .collect();
         let mut flags = HashMap::new();
         for (id, n) in g.nodes() {
             let mut inputs = Vec::new();
@@ -142,14 +150,7 @@ impl RequiresGrad {
                 Op::Placeholder | Op::Output => false,
                 // parameters, not buffers or the constants forward made (`_tensor_constant0`)
                 Op::GetAttr => parameters.contains(&n.target),
-                Op::CallModule => {
-                    from_inputs
-                        || cx
-                            .result
-                            .modules
-                            .iter()
-                            .any(|m| m.path == n.target && m.params.iter().any(|p| !p.buffer))
-                }
+                Op::CallModule => from_inputs || with_parameters.contains(n.target.as_str()),
                 Op::CallMethod if n.target == "detach" => false,
                 Op::CallMethod if n.target == "requires_grad_" => {
                     flag_argument(cx, id).unwrap_or(from_inputs)

@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
+use super::dict_builder::DictBuilder;
 use super::stmt::Truth;
 use super::value::{FnKind, Scope, Value};
 use super::{EResult, Frame, Interp};
@@ -110,7 +111,7 @@ impl Interp {
             "dictionary" => {
                 let mut c = node.walk();
                 let kids: Vec<Node> = node.named_children(&mut c).collect();
-                let mut items: Vec<(Value, Value)> = Vec::new();
+                let mut items = DictBuilder::new();
                 for k in kids {
                     match k.kind_name() {
                         "pair" => {
@@ -119,13 +120,13 @@ impl Interp {
                             };
                             let key = self.eval_expr(frame, kn)?;
                             let val = self.eval_expr(frame, vn)?;
-                            dict_insert(&mut items, key, val);
+                            items.insert(key, val);
                         }
                         "dictionary_splat" => {
                             if let Some(inner) = k.named_child(0) {
                                 if let Value::Dict(d) = self.eval_expr(frame, inner)? {
                                     for (kk, vv) in d.borrow().iter() {
-                                        dict_insert(&mut items, kk.clone(), vv.clone());
+                                        items.insert(kk.clone(), vv.clone());
                                     }
                                 }
                             }
@@ -133,7 +134,7 @@ impl Interp {
                         _ => {}
                     }
                 }
-                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
             }
             "attribute" => {
                 let (Some(obj), Some(attr)) = (node.field("object"), node.field("attribute"))
@@ -310,7 +311,7 @@ impl Interp {
                 })
             }
             "dictionary_comprehension" => {
-                let mut items = Vec::new();
+                let mut items = DictBuilder::new();
                 self.comprehension(frame, node, &mut |this, f| {
                     let body = node.field("body").expect("comprehension body");
                     let (Some(k), Some(v)) = (body.field("key"), body.field("value")) else {
@@ -318,10 +319,10 @@ impl Interp {
                     };
                     let key = this.eval_expr(f, k)?;
                     let val = this.eval_expr(f, v)?;
-                    dict_insert(&mut items, key, val);
+                    items.insert(key, val);
                     Ok(())
                 })?;
-                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
             }
             "named_expression" => {
                 let (Some(n), Some(v)) = (node.field("name"), node.field("value")) else {

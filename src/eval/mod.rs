@@ -8,6 +8,7 @@
 
 mod attr;
 mod call;
+mod dict_builder;
 mod expr;
 mod instance_dict;
 mod module;

@@ -1052,6 +1052,7 @@ impl Interp {
             kind,
             is_lambda,
             is_generator,
+            compiler_disabled: Default::default(),
         })
     }
 

@@ -102,8 +102,9 @@ pub const MAX_GRAPH_NODES: usize = 50_000;
 #[derive(Default)]
 pub struct Tracer {
     pub graph: Graph,
-    /// Qualified path of every module object reachable from the traced root (`layer1.0.conv1`).
-    pub module_paths: HashMap<usize, String>,
+    /// Qualified path of every module object reachable from the traced root (`layer1.0.conv1`);
+    /// shared with the scratch tracers of allowed-in-graph calls, which read it per call.
+    pub module_paths: Rc<HashMap<usize, String>>,
     param_nodes: HashMap<String, NodeId>,
     /// Buffers read from a module during the trace, by the identity of their value: torch.fx
     /// hands a buffer attribute back as the tensor itself and records a `get_attr` each time
@@ -124,13 +125,13 @@ pub struct Tracer {
 
 impl Tracer {
     pub fn new(root: &Rc<Object>) -> Self {
-        let mut t = Tracer::default();
+        let mut module_paths = HashMap::new();
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((obj, path)) = stack.pop() {
-            if t.module_paths.contains_key(&obj.id) {
+            if module_paths.contains_key(&obj.id) {
                 continue;
             }
-            t.module_paths.insert(obj.id, path.clone());
+            module_paths.insert(obj.id, path.clone());
             for (name, child) in obj.children().into_iter().rev() {
                 let p = if path.is_empty() {
                     name
@@ -140,7 +141,10 @@ impl Tracer {
                 stack.push((child, p));
             }
         }
-        t
+        Tracer {
+            module_paths: Rc::new(module_paths),
+            ..Tracer::default()
+        }
     }
 
     fn origin(&self, file: FileId, span: Span) -> Origin {

@@ -139,6 +139,9 @@ pub struct Function {
     pub kind: FnKind,
     pub is_lambda: bool,
     pub is_generator: bool,
+    /// Whether the definition is decorated with `torch.compiler.disable`: found on the first
+    /// traced call, as climbing to the decorators on every call was a percent of a `check`.
+    pub compiler_disabled: std::cell::OnceCell<bool>,
 }
 
 impl Function {

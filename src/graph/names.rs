@@ -4,10 +4,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// Asked once or more per node a trace records: hashed with foldhash, as SipHash was most of
+/// what naming cost.
 #[derive(Default, Clone, Debug)]
 pub struct Namespace {
-    used: HashSet<String>,
-    base_count: HashMap<String, u64>,
+    used: HashSet<String, foldhash::fast::RandomState>,
+    base_count: HashMap<String, u64, foldhash::fast::RandomState>,
 }
 
 impl Namespace {
