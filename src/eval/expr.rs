@@ -111,7 +111,7 @@ impl Interp {
             "dictionary" => {
                 let mut c = node.walk();
                 let kids: Vec<Node> = node.named_children(&mut c).collect();
-                let mut items = DictBuilder::new();
+                let mut items = DictBuilder::default();
                 for k in kids {
                     match k.kind_name() {
                         "pair" => {
@@ -311,7 +311,7 @@ impl Interp {
                 })
             }
             "dictionary_comprehension" => {
-                let mut items = DictBuilder::new();
+                let mut items = DictBuilder::default();
                 self.comprehension(frame, node, &mut |this, f| {
                     let body = node.field("body").expect("comprehension body");
                     let (Some(k), Some(v)) = (body.field("key"), body.field("value")) else {
