@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
+use super::dict_builder::DictBuilder;
 use super::expr::binop_name;
 use super::stmt::Truth;
 use super::value::{FnKind, Function, ObjKind, Partial, Scope, Value};
@@ -819,22 +820,22 @@ impl Interp {
                 })
             }
             "dict" => {
-                let mut items = Vec::new();
+                let mut items = DictBuilder::default();
                 if let Some(a) = args.first() {
                     match a {
-                        Value::Dict(d) => items = d.borrow().clone(),
+                        Value::Dict(d) => items = DictBuilder::from_entries(d.borrow().clone()),
                         other => {
                             for pair in self.iterate(frame, other, span)? {
                                 let kv = self.unpack(frame, &pair, 2, false, span)?;
-                                super::expr::dict_insert(&mut items, kv[0].clone(), kv[1].clone());
+                                items.insert(kv[0].clone(), kv[1].clone());
                             }
                         }
                     }
                 }
                 for (k, v) in kwargs {
-                    super::expr::dict_insert(&mut items, Value::str(&k), v);
+                    items.insert(Value::str(&k), v);
                 }
-                Ok(Value::Dict(Rc::new(RefCell::new(items))))
+                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
             }
             "isinstance" => {
                 let cls = args.get(1).cloned().unwrap_or(Value::None);
@@ -1536,11 +1537,11 @@ impl Interp {
                 _ => x ^ y,
             }),
             ("or_", Dict(x), Dict(y)) => {
-                let mut items = x.borrow().clone();
+                let mut items = DictBuilder::from_entries(x.borrow().clone());
                 for (k, v) in y.borrow().iter() {
-                    super::expr::dict_insert(&mut items, k.clone(), v.clone());
+                    items.insert(k.clone(), v.clone());
                 }
-                Value::Dict(Rc::new(RefCell::new(items)))
+                Value::Dict(Rc::new(RefCell::new(items.finish())))
             }
             // Sets are lists of distinct items here (lists themselves have no `|`, `&`, `-`).
             ("and_" | "or_" | "xor" | "sub", List(x), List(y)) => {

@@ -1,4 +1,5 @@
-//! Building a dict entry by entry (a literal, a comprehension) without a scan per entry.
+//! Building a fresh dict entry by entry (a literal, a comprehension, `dict(pairs)`, `d | e`)
+//! without a scan per entry.
 //!
 //! A dict is a `Vec` of entries compared with `py_eq`, which is right for the small dicts most
 //! code makes, but a comprehension over a model's parameters or a config's attributes inserts
@@ -69,6 +70,15 @@ impl Default for DictBuilder {
 }
 
 impl DictBuilder {
+    /// A builder that starts from a dict's entries (`dict(d, k=v)`, `d | e`): their keys are
+    /// already distinct.
+    pub fn from_entries(items: Vec<(Value, Value)>) -> Self {
+        DictBuilder {
+            items,
+            index: Index::Small,
+        }
+    }
+
     /// `d[key] = val` as a dict display does it: a key equal to an earlier one keeps the
     /// earlier key and its position, with the new value.
     pub fn insert(&mut self, key: Value, val: Value) {
@@ -172,6 +182,28 @@ mod tests {
             "{:?}",
             one.1
         );
+    }
+
+    /// `dict(d, **kw)` and `d | e` start from a dict's 20 entries: a key equal to one of them
+    /// (`1.0` for `1`) replaces its value in place, a new one goes last.
+    #[test]
+    fn a_builder_from_entries_updates_them_as_the_scan_does() {
+        let start: Vec<(Value, Value)> = (0..20).map(|i| (Value::Int(i), Value::Int(i))).collect();
+        let more = vec![
+            (Value::Float(1.0), Value::str("one")),
+            (Value::str("new"), Value::Int(7)),
+            (Value::Bool(false), Value::str("zero")),
+        ];
+        let mut b = DictBuilder::from_entries(start.clone());
+        let mut items = start;
+        for (k, v) in more {
+            b.insert(k.clone(), v.clone());
+            super::super::expr::dict_insert(&mut items, k, v);
+        }
+        let built = b.finish();
+        assert_eq!(show(&built), show(&items));
+        assert_eq!(built.len(), 21);
+        assert!(matches!(&built[1], (Value::Int(1), Value::Str(s)) if &**s == "one"));
     }
 
     /// A key that is not plain (an unknown value: equal to nothing for sure) stops the index;

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use super::super::call::Kwargs;
+use super::super::dict_builder::DictBuilder;
 use super::super::value::Value;
 use super::super::{EResult, Frame, Interp};
 use crate::syntax::Span;
@@ -17,14 +18,14 @@ pub type DictItems = RefCell<Vec<(Value, Value)>>;
 impl Interp {
     pub(in crate::eval) fn make_defaultdict(&mut self, args: &[Value], kwargs: &Kwargs) -> Value {
         let factory = args.first().cloned().unwrap_or(Value::None);
-        let mut items: Vec<(Value, Value)> = match args.get(1) {
-            Some(Value::Dict(d)) => d.borrow().clone(),
-            _ => Vec::new(),
+        let mut items = match args.get(1) {
+            Some(Value::Dict(d)) => DictBuilder::from_entries(d.borrow().clone()),
+            _ => DictBuilder::default(),
         };
         for (k, v) in kwargs {
-            super::super::expr::dict_insert(&mut items, Value::str(k), v.clone());
+            items.insert(Value::str(k), v.clone());
         }
-        let d = Rc::new(RefCell::new(items));
+        let d = Rc::new(RefCell::new(items.finish()));
         if !matches!(factory, Value::None) {
             self.dict_factories
                 .retain(|_, (weak, _)| weak.strong_count() > 0);
