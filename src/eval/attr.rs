@@ -52,6 +52,9 @@ impl Interp {
             }
             Value::Object(o) => {
                 if let Some(f) = self.user_method(&o.class, "__getattribute__") {
+                    if let Some(read) = self.native_getattribute(frame, obj, o, &f, name, span) {
+                        return read;
+                    }
                     let args = vec![Value::str(name)];
                     return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }

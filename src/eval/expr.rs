@@ -737,6 +737,12 @@ impl Interp {
     /// like `f"stage{i}"` are built this way); byte strings are unknown.
     fn eval_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let src = &*frame.file.text;
+        if let Some(plain) = src
+            .get(node.start_byte()..node.end_byte())
+            .and_then(plain_string_content)
+        {
+            return Ok(Value::str(plain));
+        }
         let mut c = node.walk();
         let mut out = String::new();
         let mut prefix = String::new();
@@ -806,5 +812,54 @@ fn unescape(s: &str) -> String {
         "\\'" => "'".into(),
         "\\\"" => "\"".into(),
         other => other.to_string(),
+    }
+}
+
+/// The value of a string literal without prefix or escapes (`"abc"`, `'''doc'''`): its text
+/// between the quotes. Most literals a model's code evaluates are such, and reading them off
+/// the text spares the walk over the literal's parts.
+fn plain_string_content(literal: &str) -> Option<&str> {
+    let bytes = literal.as_bytes();
+    let quote = *bytes.first().filter(|b| matches!(b, b'"' | b'\''))?;
+    if bytes.contains(&b'\\') {
+        return None;
+    }
+    let delimiter = if bytes.len() >= 6 && bytes[..3] == [quote; 3] {
+        3
+    } else {
+        1
+    };
+    let closed = bytes.len() >= 2 * delimiter
+        && bytes[bytes.len() - delimiter..].iter().all(|&b| b == quote);
+    // the delimiters are ASCII, so the cuts fall between characters
+    closed.then(|| &literal[delimiter..bytes.len() - delimiter])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_string_content;
+
+    #[test]
+    fn plain_literals_are_read_off_their_text() {
+        let cases = [
+            (r#""abc""#, Some("abc")),
+            (r#"'a"b'"#, Some("a\"b")),
+            ("''", Some("")),
+            (r#""""""""#, Some("")),
+            (r#""""doc "q" """"#, Some("doc \"q\" ")),
+            ("'''two\nlines'''", Some("two\nlines")),
+            (r#""é—ü""#, Some("é—ü")),
+            (r#""{x}""#, Some("{x}")),
+            // escapes, prefixes and broken literals take the walk over the parts
+            (r#""a\nb""#, None),
+            (r#"f"x""#, None),
+            (r#"b"x""#, None),
+            (r#"r"x""#, None),
+            (r#""open"#, None),
+            (r#"""#, None),
+        ];
+        for (literal, want) in cases {
+            assert_eq!(plain_string_content(literal), want, "{literal}");
+        }
     }
 }

@@ -12,6 +12,7 @@ mod dict_builder;
 mod expr;
 mod instance_dict;
 mod module;
+pub mod native_methods;
 pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
 mod objects;
 mod overrides;
@@ -175,6 +176,9 @@ pub struct Interp {
     /// until [`Interp::take_cancelled`], so the evaluation unwinds as from the budget.
     pub cancel: Option<Rc<dyn Fn() -> bool>>,
     cancelled: bool,
+    /// The library methods run natively where their source is the text they were written
+    /// against (`native_methods`); tests add their own or clear them to compare.
+    pub native_methods: std::borrow::Cow<'static, [native_methods::KnownMethod]>,
 }
 
 impl Drop for Interp {
@@ -218,6 +222,7 @@ impl Interp {
             created: Default::default(),
             cancel: None,
             cancelled: false,
+            native_methods: std::borrow::Cow::Borrowed(native_methods::KNOWN_METHODS),
         }
     }
 

@@ -1053,6 +1053,7 @@ impl Interp {
             is_lambda,
             is_generator,
             compiler_disabled: Default::default(),
+            native: Default::default(),
         })
     }
 

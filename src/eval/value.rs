@@ -142,6 +142,9 @@ pub struct Function {
     /// Whether the definition is decorated with `torch.compiler.disable`: found on the first
     /// traced call, as climbing to the decorators on every call was a percent of a `check`.
     pub compiler_disabled: std::cell::OnceCell<bool>,
+    /// Which library method the evaluator runs natively in its place, if any
+    /// (`native_methods`): found on the first call, as it hashes the definition's text.
+    pub native: std::cell::OnceCell<Option<super::native_methods::Recognised>>,
 }
 
 impl Function {
