@@ -441,16 +441,7 @@ impl Interp {
         let (file, file_id, def_span) = self.definition_of(f);
         let tree = file.tree();
         let tree_node = find_node(&tree, def_span);
-        // The definition found for the call is the function's own unless it was redirected
-        // to a newer text: the decorators are read from the node in hand, not found again.
-        let own_definition = std::sync::Arc::ptr_eq(&file, &f.file) && def_span == f.span;
-        let disabled = || {
-            *f.compiler_disabled.get_or_init(|| match tree_node {
-                Some(def) if own_definition => compiler_disabled_at(def, &f.file.text),
-                _ => compiler_disabled(f),
-            })
-        };
-        if inline && disabled() {
+        if inline && *f.compiler_disabled.get_or_init(|| compiler_disabled(f)) {
             let how = if recv.is_some() { "method" } else { "function" };
             if let Some(t) = self.tracer.as_mut() {
                 t.event(
