@@ -225,6 +225,8 @@ impl Interp {
                     }
                     if is_module_method(name)
                         || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name)
+                        || name == "reset_parameters"
+                            && torch_layer_of(o).is_some_and(|l| resets_parameters(&l))
                     {
                         return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)));
                     }
@@ -1288,6 +1290,63 @@ fn is_module_method(name: &str) -> bool {
             | "__init__"
             | "share_memory"
             | "bfloat16"
+    )
+}
+
+/// The torch.nn class an instance is or derives from (`LayerNorm` for timm's `LayerNorm2d`).
+fn torch_layer_of(o: &super::value::Object) -> Option<String> {
+    if let ObjKind::Leaf(layer) = &o.kind {
+        return Some(layer.clone());
+    }
+    let Value::Class(class) = &o.class else {
+        return None;
+    };
+    let mro = class.mro.borrow();
+    mro.iter().find_map(|base| match base {
+        Value::External(path) => path
+            .strip_prefix("torch.nn.")
+            .map(|p| p.rsplit('.').next().unwrap_or(p).to_string()),
+        _ => None,
+    })
+}
+
+/// Whether torch.nn's `layer` has `reset_parameters` (in torch 2.15 these do; `nn.Module`
+/// itself and parameterless layers do not, so `hasattr(m, "reset_parameters")` tells them
+/// apart, as timm's weight init asks).
+fn resets_parameters(layer: &str) -> bool {
+    let layer = layer.strip_prefix("Lazy").unwrap_or(layer);
+    matches!(
+        layer,
+        "AdaptiveLogSoftmaxWithLoss"
+            | "BatchNorm1d"
+            | "BatchNorm2d"
+            | "BatchNorm3d"
+            | "SyncBatchNorm"
+            | "InstanceNorm1d"
+            | "InstanceNorm2d"
+            | "InstanceNorm3d"
+            | "LayerNorm"
+            | "GroupNorm"
+            | "RMSNorm"
+            | "Linear"
+            | "Bilinear"
+            | "Conv1d"
+            | "Conv2d"
+            | "Conv3d"
+            | "ConvTranspose1d"
+            | "ConvTranspose2d"
+            | "ConvTranspose3d"
+            | "Embedding"
+            | "EmbeddingBag"
+            | "PReLU"
+            | "RNN"
+            | "LSTM"
+            | "GRU"
+            | "RNNBase"
+            | "RNNCell"
+            | "LSTMCell"
+            | "GRUCell"
+            | "RNNCellBase"
     )
 }
 

@@ -11,7 +11,7 @@ use super::stmt::Truth;
 use super::value::{FnKind, Scope, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
-use crate::syntax::{text, FieldExt, Span};
+use crate::syntax::{first_operand, text, FieldExt, Span};
 
 pub fn binop_name(sym: &str) -> Option<&'static str> {
     Some(match sym {
@@ -99,7 +99,7 @@ impl Interp {
                 }
                 Ok(Value::str(&out))
             }
-            "parenthesized_expression" => match node.named_child(0) {
+            "parenthesized_expression" => match first_operand(node) {
                 Some(inner) => self.eval_expr(frame, inner),
                 None => Ok(Value::tuple(vec![])),
             },
@@ -123,7 +123,7 @@ impl Interp {
                             items.insert(key, val);
                         }
                         "dictionary_splat" => {
-                            if let Some(inner) = k.named_child(0) {
+                            if let Some(inner) = first_operand(k) {
                                 if let Value::Dict(d) = self.eval_expr(frame, inner)? {
                                     for (kk, vv) in d.borrow().iter() {
                                         items.insert(kk.clone(), vv.clone());
@@ -332,7 +332,7 @@ impl Interp {
                 self.set_var(frame, text(n, &src), val.clone());
                 Ok(val)
             }
-            "list_splat" | "dictionary_splat" => match node.named_child(0) {
+            "list_splat" | "dictionary_splat" => match first_operand(node) {
                 Some(inner) => self.eval_expr(frame, inner),
                 None => Ok(Value::unknown("splat")),
             },
@@ -349,7 +349,7 @@ impl Interp {
                 let from = text(node, &src).trim_start()["yield".len()..]
                     .trim_start()
                     .starts_with("from");
-                let v = match node.named_child(0) {
+                let v = match first_operand(node) {
                     Some(e) => self.eval_expr(frame, e)?,
                     None => Value::None,
                 };
@@ -837,7 +837,36 @@ fn plain_string_content(literal: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
     use super::plain_string_content;
+    use crate::eval::value::Value;
+    use crate::eval::Interp;
+    use crate::semantic::Project;
+
+    /// timm's csatv2 builds a stage's layers as a parenthesized sum with a comment above each
+    /// part; the comment is the parenthesis's first named child.
+    #[test]
+    fn comments_inside_parentheses_splats_and_yields_are_skipped() {
+        let text = "def parts():\n    yield (  # the first\n        1\n    )\n\n\nlayers = (\n    # head\n    [1] +\n    # body\n    [2, 3]\n)\nmore = [\n    *  # spread\n    layers,\n]\nkw = {\n    **  # merged\n    {\"a\": 4},\n}\nr = (len(layers), len(more), kw[\"a\"], list(parts()))\n";
+        let mut project = Project::new("/virtual");
+        project.add_overlay("/virtual/m.py", Arc::from(text), None);
+        let file = project.load_path(Path::new("/virtual/m.py")).unwrap();
+        let mut interp = Interp::new(Arc::new(project));
+        let ns = interp.load_module(file).unwrap();
+        let notes: Vec<String> = interp
+            .diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect();
+        assert!(notes.is_empty(), "{notes:?}");
+        let Some(Value::Tuple(r)) = ns.vars.borrow().get("r").cloned() else {
+            panic!("r is not a tuple");
+        };
+        let shown: Vec<String> = r.iter().map(|v| format!("{v:?}")).collect();
+        assert_eq!(shown, ["3", "3", "4", "[1]"]);
+    }
 
     #[test]
     fn plain_literals_are_read_off_their_text() {

@@ -964,7 +964,8 @@ impl Interp {
             "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16"
             | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
             "forward" => self.call_module_object(frame, obj, args, kwargs, span),
-            "__init__" => Ok(Value::None),
+            // draws the parameters again: their shapes stay
+            "__init__" | "reset_parameters" => Ok(Value::None),
             _ => Ok(Value::unknown(format!("Module.{name}()"))),
         }
     }

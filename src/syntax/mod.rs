@@ -113,6 +113,17 @@ fn new_parser() -> Parser {
     p
 }
 
+/// A node's first named child that is not a comment: tree-sitter places comments among any
+/// node's children (`(  # why\n  a + b\n)`), so the operand of a parenthesis, a splat or a
+/// `yield` is not always the first named child.
+pub fn first_operand(node: Node<'_>) -> Option<Node<'_>> {
+    let mut cursor = node.walk();
+    let operand = node
+        .named_children(&mut cursor)
+        .find(|child| child.kind() != "comment");
+    operand
+}
+
 /// The source text of a node.
 pub fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
     src.get(node.start_byte()..node.end_byte()).unwrap_or("")

@@ -158,6 +158,10 @@ pub fn unary(name: &str, t: &TensorConst, args: &[Value]) -> Option<Value> {
             };
             make(Some(vec![]), t.dtype, vec![v])
         }
+        // nest's block counts: `(4 ** torch.arange(n)).flip(0)`
+        "flip" if t.shape.as_ref().is_some_and(|s| s.len() == 1) && flips_first_dim(args) => {
+            make(t.shape.clone(), t.dtype, d.iter().rev().copied().collect())
+        }
         // `torch.unique` sorts by default.
         "unique" if args.is_empty() => {
             let mut v = d.to_vec();
@@ -168,6 +172,17 @@ pub fn unary(name: &str, t: &TensorConst, args: &[Value]) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// Whether `flip`'s dims are the one dimension of a vector: `0`, `-1`, or a sequence of one.
+fn flips_first_dim(args: &[Value]) -> bool {
+    let first = |v: &Value| matches!(v, Value::Int(0 | -1));
+    match args {
+        [dim] if first(dim) => true,
+        [Value::Tuple(dims)] => matches!(&dims[..], [d] if first(d)),
+        [Value::List(dims)] => matches!(&dims.borrow()[..], [d] if first(d)),
+        _ => false,
+    }
 }
 
 impl Interp {

@@ -168,6 +168,8 @@ t2 = [x.item() for x in torch.linspace(0, 0.1, 5)]
 t3 = [x.tolist() for x in torch.linspace(0, 0.3, 4).split([1, 3])]
 v, c = torch.unique(torch.tensor([3, 1, 3, 2]), return_counts=True)
 t4 = (v.tolist(), c.tolist())
+blocks = (4 ** torch.arange(3, device='cpu', dtype=torch.long)).flip(0)
+t6 = (blocks.tolist(), torch.flip(torch.arange(4) * 2, [0]).tolist(), int(blocks[0].item()))
 "#;
     let mut project = Project::new("/virtual");
     project.add_overlay("/virtual/consts.py", Arc::from(TORCH_SNIPPET), None);
@@ -179,6 +181,7 @@ t4 = (v.tolist(), c.tolist())
         ("t2", "[0.0, 0.02500000037252903, 0.05000000074505806, 0.07500000298023224, 0.10000000149011612]"),
         ("t3", "[[0.0], [0.10000000149011612, 0.20000001788139343, 0.30000001192092896]]"),
         ("t4", "([1, 2, 3], [1, 1, 2])"),
+        ("t6", r#"([16, 4, 1], [6, 4, 2, 0], 16)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {
@@ -188,6 +191,46 @@ t4 = (v.tolist(), c.tolist())
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What timm's weight init asks of torch.nn layers: which have `reset_parameters` (a subclass
+/// of one included), and calling it leaves the parameters' shapes; each expected string is
+/// what torch 2.15 prints, written by `scripts/expect/gen_stdlib_expectations.py`.
+#[test]
+fn layer_methods_match_torch() {
+    const LAYERS_SNIPPET: &str = r#"import torch
+from torch import nn
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        return x
+
+
+mods = [nn.Linear(2, 3), nn.ReLU(), LayerNorm2d(4), nn.Conv2d(1, 2, 3), nn.Dropout(), nn.Sequential()]
+for m in mods:
+    if hasattr(m, "reset_parameters"):
+        m.reset_parameters()
+t5 = ([hasattr(m, "reset_parameters") for m in mods], mods[0].weight.shape[0], mods[2].normalized_shape)
+"#;
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/layers.py", Arc::from(LAYERS_SNIPPET), None);
+    let file = project.load_path(Path::new("/virtual/layers.py")).unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [(
+        "t5",
+        r#"([True, False, True, True, False, False], 3, (4,))"#,
+    )];
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        let notes: Vec<String> = interp
+            .diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect();
+        assert_eq!(got, want, "{name}; notes: {notes:?}");
+    }
 }
 
 /// Python's object model as libraries use it (`__init_subclass__`, metaclasses, property
