@@ -16,7 +16,7 @@ use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::inline::MAX_INLINE_DEPTH;
 use crate::shapes::{Meta, Scalar, ScalarOrigin};
-use crate::syntax::{text, FieldExt, Span};
+use crate::syntax::{operands, text, FieldExt, Span};
 
 pub type Kwargs = Vec<(String, Value)>;
 
@@ -77,12 +77,7 @@ impl Interp {
             if alist.kind_name() == "generator_expression" {
                 args.push(self.eval_expr(frame, alist)?);
             } else {
-                let mut c = alist.walk();
-                let kids: Vec<Node> = alist
-                    .named_children(&mut c)
-                    .filter(|k| k.kind_name() != "comment")
-                    .collect();
-                for a in kids {
+                for a in operands(alist) {
                     match a.kind_name() {
                         "keyword_argument" => {
                             let (Some(n), Some(v)) = (a.field("name"), a.field("value")) else {

@@ -11,7 +11,7 @@ use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::RegionRole;
-use crate::syntax::{text, FieldExt, Span};
+use crate::syntax::{operands, text, FieldExt, Span};
 
 /// The truth of a condition as far as static evaluation can tell.
 pub enum Truth {
@@ -65,8 +65,7 @@ impl Interp {
         let src = &*frame.file.text;
         match node.kind_name() {
             "expression_statement" => {
-                let mut c = node.walk();
-                let kids: Vec<Node> = node.named_children(&mut c).collect();
+                let kids = operands(node);
                 for k in kids {
                     match k.kind_name() {
                         "assignment" => self.exec_assignment(frame, k)?,
@@ -89,6 +88,7 @@ impl Interp {
             }
             "pass_statement"
             | "comment"
+            | "line_continuation"
             | "global_statement"
             | "nonlocal_statement"
             | "future_import_statement" => Ok(Flow::Normal),
@@ -279,11 +279,7 @@ impl Interp {
                         None => Ok(()),
                     };
                 }
-                let mut c = target.walk();
-                let kids: Vec<Node> = target
-                    .named_children(&mut c)
-                    .filter(|k| k.kind_name() != "comment")
-                    .collect();
+                let kids = operands(target);
                 let star = kids.iter().position(|k| {
                     k.kind_name() == "list_splat_pattern" || k.kind_name() == "list_splat"
                 });
@@ -361,9 +357,7 @@ impl Interp {
                 Ok(())
             }
             "expression_list" | "tuple" | "list" | "parenthesized_expression" => {
-                let mut c = target.walk();
-                let kids: Vec<Node> = target.named_children(&mut c).collect();
-                for k in kids {
+                for k in operands(target) {
                     self.delete(frame, k)?;
                 }
                 Ok(())
@@ -1069,11 +1063,7 @@ impl Interp {
         let mut keywords: Kwargs = Vec::new();
         let mut explicit_metaclass = None;
         if let Some(args) = node.field("superclasses") {
-            let mut c = args.walk();
-            let kids: Vec<Node> = args
-                .named_children(&mut c)
-                .filter(|k| k.kind_name() != "comment")
-                .collect();
+            let kids = operands(args);
             for b in kids {
                 if b.kind_name() == "keyword_argument" {
                     let (Some(n), Some(v)) = (b.field("name"), b.field("value")) else {

@@ -113,14 +113,24 @@ fn new_parser() -> Parser {
     p
 }
 
-/// A node's first named child that is not a comment: tree-sitter places comments among any
-/// node's children (`(  # why\n  a + b\n)`), so the operand of a parenthesis, a splat or a
-/// `yield` is not always the first named child.
+/// A node's named children without the extras tree-sitter places among any node's children:
+/// comments (`(  # why\n  a + b\n)`) and backslash line continuations (`f(x) \\\n if c else
+/// None`). The operands of an expression or the parts of a statement are these, in order.
+pub fn operands(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    let operands = node
+        .named_children(&mut cursor)
+        .filter(|child| !child.is_extra())
+        .collect();
+    operands
+}
+
+/// The first of [`operands`]: of a parenthesis, a splat, a `yield`.
 pub fn first_operand(node: Node<'_>) -> Option<Node<'_>> {
     let mut cursor = node.walk();
     let operand = node
         .named_children(&mut cursor)
-        .find(|child| child.kind() != "comment");
+        .find(|child| !child.is_extra());
     operand
 }
 
