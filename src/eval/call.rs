@@ -544,15 +544,21 @@ impl Interp {
             Ok(Value::InstanceDict(o)) if f.name != "__getattribute__" => Ok(o.dict_snapshot()),
             other => other,
         };
+        self.helper_result(&f.name, result)
+    }
+
+    /// What a call of the function `name` gives its caller: what the evaluator cannot follow
+    /// inside a helper makes the helper's result unknown (noted as an analysis limit), and the
+    /// caller goes on; errors the model itself raises still propagate.
+    pub(in crate::eval) fn helper_result(
+        &mut self,
+        name: &str,
+        result: EResult<Value>,
+    ) -> EResult<Value> {
         match result {
-            // What the evaluator cannot follow inside a helper makes the helper's result unknown;
-            // the caller goes on. Errors the model itself raises still propagate.
             Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
                 self.note_error(&e);
-                Ok(Value::unknown(format!(
-                    "result of `{}`: {}",
-                    f.name, e.message
-                )))
+                Ok(Value::unknown(format!("result of `{name}`: {}", e.message)))
             }
             other => other,
         }

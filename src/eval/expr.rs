@@ -831,13 +831,9 @@ fn plain_string_content(literal: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::Arc;
-
     use super::plain_string_content;
+    use crate::eval::test_support::{interp_over, notes};
     use crate::eval::value::Value;
-    use crate::eval::Interp;
-    use crate::semantic::Project;
 
     /// timm's csatv2 builds a stage's layers as a parenthesized sum with a comment above each
     /// part (the comment is the parenthesis's first named child); byobnet continues a
@@ -845,17 +841,9 @@ mod tests {
     #[test]
     fn comments_and_line_continuations_inside_expressions_are_skipped() {
         let text = "def parts():\n    yield (  # the first\n        1\n    )\n\n\nlayers = (\n    # head\n    [1] +\n    # body\n    [2, 3]\n)\nmore = [\n    *  # spread\n    layers,\n]\nkw = {\n    **  # merged\n    {\"a\": 4},\n}\npick = max(1, \\\n    5) \\\n    if len(layers) == 3 else None\nr = (len(layers), len(more), kw[\"a\"], list(parts()), pick)\n";
-        let mut project = Project::new("/virtual");
-        project.add_overlay("/virtual/m.py", Arc::from(text), None);
-        let file = project.load_path(Path::new("/virtual/m.py")).unwrap();
-        let mut interp = Interp::new(Arc::new(project));
+        let (mut interp, file) = interp_over("m", text);
         let ns = interp.load_module(file).unwrap();
-        let notes: Vec<String> = interp
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect();
-        assert!(notes.is_empty(), "{notes:?}");
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
         let Some(Value::Tuple(r)) = ns.vars.borrow().get("r").cloned() else {
             panic!("r is not a tuple");
         };

@@ -468,3 +468,31 @@ impl Interp {
         self.eval_expr(&frame, expr)
     }
 }
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use super::Interp;
+    use crate::semantic::{FileId, Project};
+
+    /// An interpreter over a project of one virtual file, `/virtual/<name>.py` holding `text`,
+    /// and that file.
+    pub fn interp_over(name: &str, text: &str) -> (Interp, FileId) {
+        let path = format!("/virtual/{name}.py");
+        let mut project = Project::new("/virtual");
+        project.add_overlay(&path, Arc::from(text), None);
+        let file = project.load_path(Path::new(&path)).unwrap();
+        (Interp::new(Arc::new(project)), file)
+    }
+
+    /// The messages of the analysis limits `interp` noted.
+    pub fn notes(interp: &Interp) -> Vec<String> {
+        interp
+            .diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect()
+    }
+}

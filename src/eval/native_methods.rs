@@ -19,7 +19,6 @@ use sha2::{Digest, Sha256};
 
 use super::value::{Function, Object, Value};
 use super::{EResult, Frame, Interp};
-use crate::diagnostics::codes;
 use crate::syntax::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,8 +137,7 @@ impl Interp {
             touched.insert((mixin.file_id, mixin.span));
         }
         // The read as the mixin's last line makes it: in the mixin's module, at that line,
-        // and what the evaluator cannot follow there is the mixin's unknown result, as
-        // `call_function` makes it of a function's.
+        // and what the evaluator cannot follow there is the mixin's unknown result.
         let in_mixin = Frame {
             file: mixin.file.clone(),
             file_id: mixin.file_id,
@@ -149,18 +147,8 @@ impl Interp {
             receiver: None,
         };
         let key = key.as_deref().unwrap_or(name);
-        Some(
-            match self.object_getattribute(&in_mixin, obj, o, key, final_read) {
-                Err(e) if e.code == codes::UNSUPPORTED || e.code == codes::UNRESOLVED_NAME => {
-                    self.note_error(&e);
-                    Ok(Value::unknown(format!(
-                        "result of `{}`: {}",
-                        mixin.name, e.message
-                    )))
-                }
-                other => other,
-            },
-        )
+        let read = self.object_getattribute(&in_mixin, obj, o, key, final_read);
+        Some(self.helper_result(&mixin.name, read))
     }
 
     /// The mixin's `__getattribute__` and where it reads, when the `__getattribute__`s along
@@ -218,11 +206,8 @@ impl Interp {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::Arc;
-
     use super::*;
-    use crate::semantic::Project;
+    use crate::eval::test_support::{interp_over, notes};
 
     /// A config pair with the semantics of transformers' (written here): a map of names, a
     /// mixin that refuses per-layer attributes of a heterogeneous config, and a subclass
@@ -306,18 +291,10 @@ r3 = (h.depth, type(c).__name__, Config().width)
     /// `r1`..`r3` of the snippet, and the steps its evaluation took, with `known` as the
     /// methods run natively.
     fn run(known: Vec<KnownMethod>) -> (Vec<String>, u64) {
-        let mut project = Project::new("/virtual");
-        project.add_overlay("/virtual/cfg.py", Arc::from(SNIPPET), None);
-        let file = project.load_path(Path::new("/virtual/cfg.py")).unwrap();
-        let mut interp = Interp::new(Arc::new(project));
+        let (mut interp, file) = interp_over("cfg", SNIPPET);
         interp.native_methods = known.into();
         let ns = interp.load_module(file).unwrap();
-        let notes: Vec<String> = interp
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect();
-        assert!(notes.is_empty(), "{notes:?}");
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
         let values = ["r1", "r2", "r3"]
             .iter()
             .map(|name| ns.vars.borrow().get(*name).map(repr).unwrap_or_default())

@@ -213,10 +213,7 @@ for m in mods:
         m.reset_parameters()
 t5 = ([hasattr(m, "reset_parameters") for m in mods], mods[0].weight.shape[0], mods[2].normalized_shape)
 "#;
-    let mut project = Project::new("/virtual");
-    project.add_overlay("/virtual/layers.py", Arc::from(LAYERS_SNIPPET), None);
-    let file = project.load_path(Path::new("/virtual/layers.py")).unwrap();
-    let mut interp = Interp::new(Arc::new(project));
+    let (mut interp, file) = crate::eval::test_support::interp_over("layers", LAYERS_SNIPPET);
     let ns = interp.load_module(file).unwrap();
     let expected = [(
         "t5",
@@ -224,11 +221,7 @@ t5 = ([hasattr(m, "reset_parameters") for m in mods], mods[0].weight.shape[0], m
     )];
     for (name, want) in expected {
         let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
-        let notes: Vec<String> = interp
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect();
+        let notes = crate::eval::test_support::notes(&interp);
         assert_eq!(got, want, "{name}; notes: {notes:?}");
     }
 }
