@@ -11,11 +11,11 @@ use super::stmt::Truth;
 use super::trace::value_meta;
 use super::value::{FnParam, ObjKind, Object, Param, TensorConst, Value};
 use super::{EResult, Frame, Interp};
-use crate::catalog::{self, ModuleSpec, ShapeExpr};
+use crate::catalog::{self, ModuleSpec, ParamKind, ShapeExpr};
 use crate::diagnostics::codes;
 use crate::semantic::SourceFile;
 use crate::shapes::rules::{self, Inputs};
-use crate::shapes::{concrete, DType, Meta};
+use crate::shapes::{concrete, shape_of, DType, Meta};
 use crate::syntax::Span;
 use crate::traced::EventKind;
 
@@ -623,6 +623,9 @@ impl Interp {
         span: Span,
     ) -> EResult<Value> {
         let value = Value::Object(obj.clone());
+        if let Some(out) = self.forward_on_constants(obj, &args, &kwargs) {
+            return Ok(out);
+        }
         if let ObjKind::Leaf(_) = obj.kind {
             if self.tracing() {
                 return self.trace_module(frame, &value, args, kwargs, span);
@@ -968,6 +971,57 @@ impl Interp {
             "__init__" | "reset_parameters" => Ok(Value::None),
             _ => Ok(Value::unknown(format!("Module.{name}()"))),
         }
+    }
+
+    /// A user module called outside tracing on constant tensors of known shapes (a
+    /// constructor probing its backbone with `torch.zeros(...)`): tensors of the shapes its
+    /// forward gives them, without data. None for anything else, or when forward cannot be
+    /// traced from such inputs.
+    fn forward_on_constants(
+        &mut self,
+        obj: &Rc<Object>,
+        args: &[Value],
+        kwargs: &Kwargs,
+    ) -> Option<Value> {
+        if self.tracing() || args.is_empty() || !kwargs.is_empty() {
+            return None;
+        }
+        // forward's parameters as the trace binds them (nn.Sequential's is `input`)
+        let names: Vec<String> = match self.class_lookup(&obj.class, "forward") {
+            Some(Value::Function(forward)) if self.wrapped_of(&forward).is_none() => {
+                let params: Vec<_> = forward.params.iter().skip(1).take(args.len()).collect();
+                let positional = params.iter().all(|p| {
+                    !matches!(
+                        p.kind,
+                        ParamKind::VarPositional | ParamKind::VarKeyword | ParamKind::KeywordOnly
+                    )
+                });
+                if !positional {
+                    return None;
+                }
+                params.iter().map(|p| p.name.clone()).collect()
+            }
+            None if matches!(&obj.kind, ObjKind::Container(k) if k == "Sequential") => {
+                vec!["input".into()]
+            }
+            _ => return None,
+        };
+        let mut inputs = Vec::with_capacity(args.len());
+        let mut dtype = DType::Float32;
+        for (name, arg) in names.into_iter().zip(args) {
+            let Value::TensorConst(t) = arg else {
+                return None;
+            };
+            let shape = t.shape.as_ref()?;
+            dtype = t.dtype;
+            inputs.push((name, Meta::tensor(Some(shape_of(shape)), t.dtype)));
+        }
+        if inputs.len() != args.len() {
+            return None;
+        }
+        let module = Value::Object(obj.clone());
+        let meta = super::trace::root::forward_output_meta(self, &module, &inputs)?;
+        Some(super::stdlib::tensor_const::from_meta(meta, dtype))
     }
 
     /// Calls of names outside the project: torch.nn classes, torch functions, and the few

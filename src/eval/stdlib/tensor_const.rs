@@ -248,7 +248,8 @@ fn operand_meta(v: &Value) -> Meta {
     }
 }
 
-fn from_meta(meta: Meta, dtype: DType) -> Value {
+/// A constant tensor (or tuple of them) of `meta`'s shapes, without data.
+pub fn from_meta(meta: Meta, dtype: DType) -> Value {
     match meta {
         Meta::Tensor(t) => Value::TensorConst(Rc::new(TensorConst::of_shape(
             t.shape.as_ref().and_then(concrete),

@@ -193,9 +193,11 @@ t6 = (blocks.tolist(), torch.flip(torch.arange(4) * 2, [0]).tolist(), int(blocks
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// What timm's weight init asks of torch.nn layers: which have `reset_parameters` (a subclass
-/// of one included), and calling it leaves the parameters' shapes; each expected string is
-/// what torch 2.15 prints, written by `scripts/expect/gen_stdlib_expectations.py`.
+/// What timm's constructors ask of torch.nn layers: which have `reset_parameters` (a subclass
+/// of one included), and calling it leaves the parameters' shapes; the output shape of a
+/// backbone run on `torch.zeros(...)` (hybrid ViTs size their patch embedding so). Each
+/// expected string is what torch 2.15 prints, written by
+/// `scripts/expect/gen_stdlib_expectations.py`.
 #[test]
 fn layer_methods_match_torch() {
     const LAYERS_SNIPPET: &str = r#"import torch
@@ -212,13 +214,39 @@ for m in mods:
     if hasattr(m, "reset_parameters"):
         m.reset_parameters()
 t5 = ([hasattr(m, "reset_parameters") for m in mods], mods[0].weight.shape[0], mods[2].normalized_shape)
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return [x, self.conv(x)]
+
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = Backbone()
+        with torch.no_grad():
+            o = self.backbone(torch.zeros(1, 3, 32, 32))[-1]
+        self.feature_size = o.shape[-2:]
+        self.proj = nn.Linear(o.shape[1], 4)
+
+
+e = Embed()
+t7 = (tuple(e.feature_size), e.proj.in_features, e.proj.weight.shape[1])
 "#;
     let (mut interp, file) = crate::eval::test_support::interp_over("layers", LAYERS_SNIPPET);
     let ns = interp.load_module(file).unwrap();
-    let expected = [(
-        "t5",
-        r#"([True, False, True, True, False, False], 3, (4,))"#,
-    )];
+    let expected = [
+        (
+            "t5",
+            r#"([True, False, True, True, False, False], 3, (4,))"#,
+        ),
+        ("t7", r#"((16, 16), 8, 8)"#),
+    ];
     for (name, want) in expected {
         let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
         let notes = crate::eval::test_support::notes(&interp);

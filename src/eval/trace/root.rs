@@ -195,6 +195,31 @@ pub fn trace_root_seeded(
     result
 }
 
+/// What a constructor gets from running `module` on constant tensors of these metas (by
+/// forward's parameter names): forward traced on its own, the module's attributes restored
+/// after, and the output's meta. timm's hybrid ViTs size their patch embedding so
+/// (`self.backbone(torch.zeros(1, 3, 224, 224)).shape[-2:]`). None while a trace is under way
+/// or when this one fails; what it could not follow is not the file's analysis limit.
+pub fn forward_output_meta(
+    interp: &mut Interp,
+    module: &Value,
+    inputs: &[(String, Meta)],
+) -> Option<Meta> {
+    if interp.tracer.is_some() {
+        return None;
+    }
+    let before = attribute_snapshot(module);
+    let diagnostics = interp.diagnostics.len();
+    let (result, _) = trace_root_with(interp, module, &[], inputs);
+    interp.diagnostics.truncate(diagnostics);
+    restore_attributes(&before);
+    if result.error.is_some() {
+        return None;
+    }
+    let output = result.graph.nodes().find(|(_, n)| n.op == Op::Output)?;
+    Some(output.1.meta.clone())
+}
+
 /// Every module's attributes, and the contents of the dicts and lists they hold (a forward
 /// may fill a cache in place: timm's `attention_bias_cache[str(device)] = …`).
 type AttributeSnapshot = (
