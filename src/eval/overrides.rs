@@ -1,7 +1,8 @@
 //! Library functions the evaluator does not run, each for a stated reason: plumbing that never
 //! shapes a graph (docstrings, value validation) and that would cost evaluation time or need
 //! runtime machinery (typing introspection) the evaluator does not model. Everything else in
-//! a library is evaluated from its source.
+//! a library is evaluated from its source, or, for the methods `native_methods` lists, run
+//! natively with the same result where the source is the text they were written against.
 
 use super::value::Value;
 
