@@ -1301,13 +1301,8 @@ fn torch_layer_of(o: &super::value::Object) -> Option<String> {
     let Value::Class(class) = &o.class else {
         return None;
     };
-    let mro = class.mro.borrow();
-    mro.iter().find_map(|base| match base {
-        Value::External(path) => path
-            .strip_prefix("torch.nn.")
-            .map(|p| p.rsplit('.').next().unwrap_or(p).to_string()),
-        _ => None,
-    })
+    let base = super::objects::torch_nn_base(&class.mro.borrow())?;
+    Some(base.rsplit('.').next().unwrap_or(&base).to_string())
 }
 
 /// Whether torch.nn's `layer` has `reset_parameters` (in torch 2.15 these do; `nn.Module`

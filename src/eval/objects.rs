@@ -147,10 +147,7 @@ impl Interp {
                 }
                 // A subclass of a torch.nn layer without an `__init__` of its own (timm's
                 // `Linear(nn.Linear)`) is built by the layer's.
-                _ => match mro.iter().find_map(|m| match m {
-                    Value::External(p) if p.starts_with("torch.nn.") => Some(p.clone()),
-                    _ => None,
-                }) {
+                _ => match torch_nn_base(&mro) {
                     Some(base) => self
                         .call_super_external(
                             frame,
@@ -1554,6 +1551,14 @@ const DICT_DATA: &str = "__dict_items__";
 
 /// The dict base of a class (`OrderedDict` for `class ModelOutput(OrderedDict)`), by the
 /// path `call_super_external` knows it by.
+/// The first torch.nn class in an MRO (`torch.nn.LayerNorm` for timm's `LayerNorm2d`).
+pub(in crate::eval) fn torch_nn_base(mro: &[Value]) -> Option<Rc<str>> {
+    mro.iter().find_map(|m| match m {
+        Value::External(p) if p.starts_with("torch.nn.") => Some(p.clone()),
+        _ => None,
+    })
+}
+
 pub(in crate::eval) fn dict_base_of(class: &Value) -> Option<String> {
     let Value::Class(c) = class else { return None };
     let mro = c.mro.borrow();
