@@ -2188,9 +2188,7 @@ fn compiler_disabled_at(node: Node<'_>, text: &str) -> bool {
     else {
         return false;
     };
-    let mut c = decorated.walk();
-    let found = decorated
-        .named_children(&mut c)
+    let found = crate::syntax::named_children(decorated)
         .filter(|n| n.kind_name() == "decorator")
         .any(|d| {
             let t = crate::syntax::text(d, text).trim_start_matches('@').trim();
@@ -2523,21 +2521,7 @@ fn builtin_value(name: &str) -> Option<Value> {
 
 /// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).
 pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
-    let mut n = tree
-        .root_node()
-        .descendant_for_byte_range(span.start, span.end)?;
-    loop {
-        if n.start_byte() == span.start
-            && n.end_byte() == span.end
-            && matches!(
-                n.kind_name(),
-                "function_definition" | "lambda" | "class_definition"
-            )
-        {
-            return Some(n);
-        }
-        n = n.parent()?;
-    }
+    crate::syntax::definition_at(tree, span.start, span.end)
 }
 
 fn as_str(v: Option<&Value>) -> String {

@@ -108,8 +108,7 @@ impl Interp {
             "list" => Ok(Value::list(self.eval_items(frame, node)?)),
             "set" => Ok(Value::list(self.eval_items(frame, node)?)),
             "dictionary" => {
-                let mut c = node.walk();
-                let kids: Vec<Node> = node.named_children(&mut c).collect();
+                let kids: Vec<Node> = crate::syntax::named_children(node).collect();
                 let mut items = DictBuilder::default();
                 for k in kids {
                     match k.kind_name() {
@@ -414,9 +413,7 @@ impl Interp {
             locals: Some(scope),
             ..frame.clone()
         };
-        let mut c = node.walk();
-        let clauses: Vec<Node> = node
-            .named_children(&mut c)
+        let clauses: Vec<Node> = crate::syntax::named_children(node)
             .filter(|k| k.kind_name() == "for_in_clause" || k.kind_name() == "if_clause")
             .collect();
         self.comprehension_level(&inner, &clauses, emit)
@@ -459,11 +456,10 @@ impl Interp {
 
     fn eval_comparison(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let src = &*frame.file.text;
-        let mut c = node.walk();
         let mut operands = Vec::new();
         let mut ops: Vec<String> = Vec::new();
         let mut pending = String::new();
-        for ch in node.children(&mut c) {
+        for ch in crate::syntax::children(node) {
             if ch.is_named() && !ch.is_extra() {
                 if !pending.is_empty() {
                     ops.push(std::mem::take(&mut pending));
@@ -628,8 +624,7 @@ impl Interp {
         }
         // `x[a, b]` indexes with a tuple; a trailing comma also makes a tuple.
         let trailing_comma = {
-            let mut c2 = node.walk();
-            let kids: Vec<Node> = node.children(&mut c2).collect();
+            let kids: Vec<Node> = crate::syntax::children(node).collect();
             kids.len() >= 2 && kids[kids.len() - 2].kind_name() == ","
         };
         Ok(if vals.len() == 1 && !trailing_comma {
@@ -642,8 +637,7 @@ impl Interp {
     fn eval_slice(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         let mut parts: [Option<Node>; 3] = [None, None, None];
         let mut idx = 0;
-        let mut c = node.walk();
-        for ch in node.children(&mut c) {
+        for ch in crate::syntax::children(node) {
             if ch.kind_name() == ":" {
                 idx += 1;
             } else if ch.is_named() && idx < 3 {
@@ -737,10 +731,9 @@ impl Interp {
         {
             return Ok(Value::str(plain));
         }
-        let mut c = node.walk();
         let mut out = String::new();
         let mut prefix = String::new();
-        let kids: Vec<Node> = node.children(&mut c).collect();
+        let kids: Vec<Node> = crate::syntax::children(node).collect();
         for ch in kids {
             match ch.kind_name() {
                 "string_start" => {
@@ -750,9 +743,8 @@ impl Interp {
                 }
                 "string_content" => {
                     // Escapes inside string_content are separate nodes; copy the text between.
-                    let mut cc = ch.walk();
                     let mut pos = ch.start_byte();
-                    for esc in ch.named_children(&mut cc) {
+                    for esc in crate::syntax::named_children(ch) {
                         out.push_str(src.get(pos..esc.start_byte()).unwrap_or(""));
                         out.push_str(&if prefix.contains('r') {
                             text(esc, &src).to_string()

@@ -197,8 +197,7 @@ impl Interp {
         let tracer = self.tracer.take();
         let tree = file.tree();
         let root = tree.root_node();
-        let mut cursor = root.walk();
-        let stmts: Vec<_> = root.named_children(&mut cursor).collect();
+        let stmts: Vec<_> = crate::syntax::named_children(root).collect();
         for stmt in stmts {
             if !self.exec_module_stmt(&frame, stmt) {
                 break;
@@ -430,8 +429,7 @@ fn has_wildcard_import(text: &str) -> bool {
 /// Whether the statements of a block may bind `name` at module level: a definition,
 /// assignment or import of it, or a star import (which may bind anything).
 fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> bool {
-    let mut c = block.walk();
-    let stmts: Vec<_> = block.named_children(&mut c).collect();
+    let stmts: Vec<_> = crate::syntax::named_children(block).collect();
     stmts.into_iter().any(|stmt| {
         let mut names = Vec::new();
         collect_bound_names(stmt, src, &mut names);
@@ -440,16 +438,13 @@ fn may_bind_at_top_level(block: tree_sitter::Node, src: &str, name: &str) -> boo
         }
         match stmt.kind_name() {
             "import_from_statement" => {
-                let mut c2 = stmt.walk();
-                let star = stmt
-                    .named_children(&mut c2)
-                    .any(|n| n.kind_name() == "wildcard_import");
+                let star =
+                    crate::syntax::named_children(stmt).any(|n| n.kind_name() == "wildcard_import");
                 star
             }
             "function_definition" | "class_definition" | "decorated_definition" => false,
             _ => {
-                let mut c2 = stmt.walk();
-                let blocks: Vec<_> = stmt.named_children(&mut c2).collect();
+                let blocks: Vec<_> = crate::syntax::named_children(stmt).collect();
                 blocks
                     .into_iter()
                     .any(|b| may_bind_at_top_level(b, src, name))
@@ -471,8 +466,7 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
             }
         }
         "expression_statement" => {
-            let mut c = node.walk();
-            for ch in node.named_children(&mut c) {
+            for ch in crate::syntax::named_children(node) {
                 if ch.kind_name() == "assignment" || ch.kind_name() == "augmented_assignment" {
                     if let Some(l) = ch.field("left") {
                         collect_target_names(l, src, out);
@@ -515,8 +509,7 @@ fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String
             out.push(crate::syntax::text(node, src).to_string())
         }
         "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
-            let mut c = node.walk();
-            for ch in node.named_children(&mut c) {
+            for ch in crate::syntax::named_children(node) {
                 collect_target_names(ch, src, out);
             }
         }

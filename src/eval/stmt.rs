@@ -30,8 +30,7 @@ enum Place {
 
 impl Interp {
     pub fn exec_block(&mut self, frame: &Frame, block: Node) -> EResult<Flow> {
-        let mut cursor = block.walk();
-        let stmts: Vec<Node> = block.named_children(&mut cursor).collect();
+        let stmts: Vec<Node> = crate::syntax::named_children(block).collect();
         for s in stmts {
             let flow = match self.exec_stmt(frame, s) {
                 Ok(flow) => flow,
@@ -430,10 +429,8 @@ impl Interp {
             if !self.project.module_exists(&abs) {
                 continue;
             }
-            let mut c2 = stmt.walk();
-            let wildcard = stmt
-                .named_children(&mut c2)
-                .any(|n| n.kind_name() == "wildcard_import");
+            let wildcard =
+                crate::syntax::named_children(stmt).any(|n| n.kind_name() == "wildcard_import");
             if wildcard {
                 frame.globals.star_sources.borrow_mut().push(abs);
                 continue;
@@ -694,8 +691,7 @@ impl Interp {
 
     fn exec_try(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let body = node.field("body");
-        let mut c = node.walk();
-        let clauses: Vec<Node> = node.named_children(&mut c).collect();
+        let clauses: Vec<Node> = crate::syntax::named_children(node).collect();
         let result = match body {
             Some(b) => self.exec_block(frame, b),
             None => Ok(Flow::Normal),
@@ -714,10 +710,8 @@ impl Interp {
             Err(e) if e.code == codes::BUDGET => Err(e),
             Err(e) => match self.matching_handler(frame, &clauses, &e) {
                 Some(handler) => {
-                    let mut hc = handler.walk();
-                    let block = handler
-                        .named_children(&mut hc)
-                        .find(|n| n.kind_name() == "block");
+                    let block =
+                        crate::syntax::named_children(handler).find(|n| n.kind_name() == "block");
                     match block {
                         Some(b) => self.exec_block(frame, b),
                         None => Ok(Flow::Normal),
@@ -727,10 +721,7 @@ impl Interp {
             },
         };
         if let Some(fin) = clauses.iter().find(|c| c.kind_name() == "finally_clause") {
-            let mut fc = fin.walk();
-            let block = fin
-                .named_children(&mut fc)
-                .find(|n| n.kind_name() == "block");
+            let block = crate::syntax::named_children(*fin).find(|n| n.kind_name() == "block");
             if let Some(b) = block {
                 if let Flow::Return(v) = self.exec_block(frame, b)? {
                     out = Ok(Flow::Return(v));
@@ -767,10 +758,8 @@ impl Interp {
         let mut c = node.walk();
         let mut names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
         let wildcard = {
-            let mut c2 = node.walk();
-            let found = node
-                .named_children(&mut c2)
-                .any(|n| n.kind_name() == "wildcard_import");
+            let found =
+                crate::syntax::named_children(node).any(|n| n.kind_name() == "wildcard_import");
             found
         };
         if !wildcard && frame.locals.is_none() && self.import_is_deferrable(&abs) {
@@ -843,9 +832,7 @@ impl Interp {
             return Ok(Flow::Normal);
         };
         let mut kind = FnKind::Plain;
-        let mut c = node.walk();
-        let decorators: Vec<Node> = node
-            .named_children(&mut c)
+        let decorators: Vec<Node> = crate::syntax::named_children(node)
             .filter(|n| n.kind_name() == "decorator")
             .collect();
         for d in &decorators {
@@ -916,9 +903,8 @@ impl Interp {
         };
         let mut params = Vec::new();
         if let Some(plist) = node.field("parameters") {
-            let mut c = plist.walk();
             let mut seen_star = false;
-            let kids: Vec<Node> = plist.named_children(&mut c).collect();
+            let kids: Vec<Node> = crate::syntax::named_children(plist).collect();
             for p in kids {
                 let (pname, pkind, default) = match p.kind_name() {
                     "identifier" => (
@@ -1119,8 +1105,7 @@ impl Interp {
             ..frame.clone()
         };
         if let Some(body) = node.field("body") {
-            let mut c = body.walk();
-            let stmts: Vec<Node> = body.named_children(&mut c).collect();
+            let stmts: Vec<Node> = crate::syntax::named_children(body).collect();
             for s in stmts {
                 if let Err(e) = self.exec_stmt(&body_frame, s) {
                     if e.code == codes::BUDGET {
@@ -1261,8 +1246,7 @@ pub(crate) fn contains_yield(node: Node) -> bool {
             }
             _ => {}
         }
-        let mut c = n.walk();
-        stack.extend(n.children(&mut c));
+        stack.extend(crate::syntax::children(n));
     }
     false
 }
@@ -1307,8 +1291,7 @@ fn is_type_checking(cond: Node, src: &str) -> bool {
 }
 
 fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
-    let mut c = node.walk();
-    for child in node.named_children(&mut c) {
+    for child in crate::syntax::named_children(node) {
         match child.kind_name() {
             "import_from_statement" => out.push(child),
             "function_definition" | "class_definition" | "decorated_definition" => {}

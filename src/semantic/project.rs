@@ -73,8 +73,11 @@ impl SourceFile {
         use std::sync::atomic::Ordering;
         self.tree_used.store(tree_clock(), Ordering::Relaxed);
         let mut held = self.tree.lock().unwrap_or_else(|e| e.into_inner());
-        held.get_or_insert_with(|| Arc::new(syntax::parse(&self.text, None)))
-            .clone()
+        let tree = held
+            .get_or_insert_with(|| Arc::new(syntax::parse(&self.text, None)))
+            .clone();
+        syntax::cache_children_of(&tree);
+        tree
     }
 
     /// Drops the tree if it was last used before `clock` (a [`tree_clock`] reading); whoever

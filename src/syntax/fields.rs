@@ -25,14 +25,14 @@ static FIELD_IDS: LazyLock<HashMap<String, NonZeroU16, foldhash::fast::FixedStat
 
 pub trait FieldExt<'tree> {
     /// The child in field `name`, as `child_by_field_name(name)` gives it (None for a name the
-    /// grammar does not have).
+    /// grammar does not have); read through `node_cache`, so a held tree's node is asked once.
     fn field(&self, name: &str) -> Option<Node<'tree>>;
 }
 
 impl<'tree> FieldExt<'tree> for Node<'tree> {
     fn field(&self, name: &str) -> Option<Node<'tree>> {
         let id = FIELD_IDS.get(name)?;
-        self.child_by_field_id(id.get())
+        super::node_cache::child_by_field(*self, *id)
     }
 }
 

@@ -5,11 +5,15 @@
 mod fields;
 mod kinds;
 mod line_index;
+mod node_cache;
 pub mod queries;
 
 pub use fields::FieldExt;
 pub use kinds::KindExt;
 pub use line_index::{LineCol, LineIndex};
+pub use node_cache::{
+    children, definition_at, hold as cache_children_of, named_children, Children,
+};
 
 use tree_sitter::{Node, Parser, Tree};
 
@@ -117,21 +121,12 @@ fn new_parser() -> Parser {
 /// comments (`(  # why\n  a + b\n)`) and backslash line continuations (`f(x) \\\n if c else
 /// None`). The operands of an expression or the parts of a statement are these, in order.
 pub fn operands(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = node.walk();
-    let operands = node
-        .named_children(&mut cursor)
-        .filter(|child| !child.is_extra())
-        .collect();
-    operands
+    node_cache::operands(node).collect()
 }
 
 /// The first of [`operands`]: of a parenthesis, a splat, a `yield`.
 pub fn first_operand(node: Node<'_>) -> Option<Node<'_>> {
-    let mut cursor = node.walk();
-    let operand = node
-        .named_children(&mut cursor)
-        .find(|child| !child.is_extra());
-    operand
+    node_cache::operands(node).next()
 }
 
 /// The source text of a node.

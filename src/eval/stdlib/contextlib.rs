@@ -68,9 +68,7 @@ fn with_items(statement: Node) -> Vec<Node> {
     else {
         return vec![];
     };
-    let mut c = clause.walk();
-    clause
-        .named_children(&mut c)
+    crate::syntax::named_children(clause)
         .filter(|n| n.kind_name() == "with_item")
         .collect()
 }
@@ -449,9 +447,7 @@ impl Interp {
             if e.code != codes::RAISED {
                 return Some(handler);
             }
-            let mut c = handler.walk();
-            let classes = handler
-                .named_children(&mut c)
+            let classes = crate::syntax::named_children(handler)
                 .find(|n| n.kind_name() != "block" && n.kind_name() != "comment");
             let Some(classes) = classes else {
                 return Some(handler);

@@ -221,8 +221,7 @@ impl Interp {
             return vec![];
         };
         let mut out = Vec::new();
-        let mut c = body.walk();
-        let stmts: Vec<Node> = body.named_children(&mut c).collect();
+        let stmts: Vec<Node> = crate::syntax::named_children(body).collect();
         for s in stmts {
             if s.kind_name() != "expression_statement" {
                 continue;

@@ -111,14 +111,12 @@ fn annotation_class(interp: &mut Interp, frame: &Frame, node: Node) -> Option<Va
             annotation_class(interp, frame, left).or_else(|| annotation_class(interp, frame, right))
         }
         "subscript" | "generic_type" => {
-            let mut c = node.walk();
-            let args: Vec<Node> = node.named_children(&mut c).skip(1).collect();
+            let args: Vec<Node> = crate::syntax::named_children(node).skip(1).collect();
             args.into_iter()
                 .find_map(|a| annotation_class(interp, frame, a))
         }
         "type_parameter" => {
-            let mut c = node.walk();
-            let args: Vec<Node> = node.named_children(&mut c).collect();
+            let args: Vec<Node> = crate::syntax::named_children(node).collect();
             args.into_iter()
                 .find_map(|a| annotation_class(interp, frame, a))
         }
@@ -147,9 +145,7 @@ fn annotated_param_class(interp: &mut Interp, init: &Function, param: &str) -> O
     let params = def.field("parameters")?;
     let frame = function_frame(init);
     let src = &*init.file.text;
-    let mut c = params.walk();
-    let typed: Vec<Node> = params
-        .named_children(&mut c)
+    let typed: Vec<Node> = crate::syntax::named_children(params)
         .filter(|p| matches!(p.kind_name(), "typed_parameter" | "typed_default_parameter"))
         .collect();
     typed.into_iter().find_map(|p| {
@@ -194,9 +190,7 @@ fn class_body_annotation(interp: &mut Interp, class: &Value, attr: &str) -> Opti
             continue;
         };
         let src = &*ns.file.text;
-        let mut cur = body.walk();
-        let annotations: Vec<Node> = body
-            .named_children(&mut cur)
+        let annotations: Vec<Node> = crate::syntax::named_children(body)
             .filter(|s| s.kind_name() == "expression_statement")
             .filter_map(|s| s.named_child(0))
             .filter(|a| a.kind_name() == "assignment" && a.field("right").is_none())
