@@ -211,15 +211,20 @@ impl Library {
         self.used.elapsed()
     }
 
-    /// Takes the interpreter back after a session's start, with that document's file slots.
+    /// Takes the interpreter back after a session's start, with that document's file slots,
+    /// and drops the trees the latest analyses did not read (a start is slow anyway, and a
+    /// package's files opened at once must not hold every module's tree until the end).
     pub fn started(&mut self, interp: Interp, document_files: [FileId; 2]) {
         self.documents += 1;
         self.document_files.extend(document_files);
         self.give_back(interp);
+        self.release_unused_trees();
     }
 
     /// Takes the interpreter back after a session ran, noting where the files read
-    /// since came from.
+    /// since came from. Trees stay: after a keystroke's update, dropping the ones the
+    /// session's start read (80 library trees, 13 ms to free) held up its diagnostics; the
+    /// host drops them once its thread is idle ([`Library::release_unused_trees`]).
     pub fn give_back(&mut self, interp: Interp) {
         debug_assert!(Arc::ptr_eq(&interp.project, &self.project));
         let files = self.project.files_with_ids();
@@ -234,9 +239,14 @@ impl Library {
             }
         }
         self.recorded = files.last().map_or(self.recorded, |(id, _)| id + 1);
+        self.interp = Some(interp);
+    }
+
+    /// Drops the trees of the files none of the process's latest [`TREE_KEEPING_ANALYSES`]
+    /// analyses up to this library's last read.
+    pub fn release_unused_trees(&self) {
         let oldest_kept = self.lent_at.saturating_sub(TREE_KEEPING_ANALYSES - 1);
         self.project.release_trees_unused_since(oldest_kept);
-        self.interp = Some(interp);
     }
 }
 
@@ -244,16 +254,49 @@ impl Library {
 mod tests {
     use super::*;
 
+    /// The tree clock is the process's: these tests count its ticks, one at a time.
+    static TREE_CLOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     fn ran(library: &mut Library, reading: &[&Arc<crate::semantic::SourceFile>]) {
         let interp = library.lend().expect("not poisoned");
         for f in reading {
             f.tree();
         }
         library.give_back(interp);
+        library.release_unused_trees();
+    }
+
+    #[test]
+    fn giving_the_interpreter_back_keeps_trees_until_the_host_releases_them() {
+        let _clock = TREE_CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("helpers.py"), "def f(x):\n    return x\n").unwrap();
+        std::fs::write(dir.path().join("hot.py"), "X = 1\n").unwrap();
+        let mut library = Library::new(0, dir.path().to_path_buf(), None, None, 32);
+        let interp = library.lend().unwrap();
+        let helpers = library.project().resolve_module("helpers").unwrap();
+        let hot = library.project().resolve_module("hot").unwrap();
+        library.started(interp, [helpers, helpers]);
+        let (helpers, hot) = (library.project().file(helpers), library.project().file(hot));
+        helpers.tree();
+        // Keystrokes: each update gives the interpreter back and reads only `hot`.
+        for _ in 0..2 * TREE_KEEPING_ANALYSES {
+            let interp = library.lend().unwrap();
+            hot.tree();
+            library.give_back(interp);
+        }
+        assert!(
+            helpers.holds_tree(),
+            "released while the keystrokes went on"
+        );
+        library.release_unused_trees();
+        assert!(!helpers.holds_tree());
+        assert!(hot.holds_tree());
     }
 
     #[test]
     fn a_tree_the_latest_analyses_did_not_read_is_released_and_parsed_again_alike() {
+        let _clock = TREE_CLOCK.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let text = "def f(x):\n    return x +\n\ndef g(x):\r    return x\n";
         std::fs::write(dir.path().join("helpers.py"), text).unwrap();

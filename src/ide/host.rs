@@ -353,6 +353,14 @@ impl AnalysisHost {
         }
     }
 
+    /// Drops the trees its libraries' latest analyses did not read; an analysis thread calls
+    /// it when its queue has stayed empty a while (a session's start does it at once).
+    pub fn release_unused_trees(&mut self) {
+        for library in &self.libraries {
+            library.release_unused_trees();
+        }
+    }
+
     /// How many sessions and libraries the host keeps (for tests and the memory bench).
     pub fn kept(&self) -> (usize, usize) {
         (self.sessions.len(), self.libraries.len())

@@ -28,7 +28,8 @@ fn idle_after() -> Duration {
 /// How long a thread's queue stays empty before its host drops the sessions of documents
 /// only opened that another document opened after them made old
 /// (`AnalysisHost::trim_only_opened`): after the burst of a package's files opened at once,
-/// not between two of its jobs.
+/// not between two of its jobs; and the trees its latest analyses did not read
+/// (`AnalysisHost::release_unused_trees`): after a burst of keystrokes, not between two.
 const TRIM_AFTER: Duration = Duration::from_millis(300);
 
 /// How many documents' sessions each thread's host keeps (`ide::host::KEPT_SESSIONS` by
@@ -76,6 +77,7 @@ fn pool() -> &'static Pool {
                                 }
                                 Err(RecvTimeoutError::Timeout) if !trimmed => {
                                     host.trim_only_opened();
+                                    host.release_unused_trees();
                                     trimmed = true;
                                 }
                                 Err(RecvTimeoutError::Timeout) => host.evict_idle(idle),
