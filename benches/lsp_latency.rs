@@ -431,6 +431,20 @@ fn main() {
                 "staticfx, the same keystroke in each of the {} forwards: p50 {p50:.1} ms, p95 {p95:.1} ms",
                 every_forward.len()
             );
+            // Two keystrokes per forward: a forward's time is its slower one.
+            let mut slowest: Vec<(f64, usize)> = ours
+                .every_forward
+                .chunks(2)
+                .zip(&every_forward)
+                .map(|(pair, site)| (pair.iter().copied().fold(0.0, f64::max), site.line + 1))
+                .collect();
+            slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let listed: Vec<String> = slowest
+                .iter()
+                .take(5)
+                .map(|(ms, line)| format!("line {line} {ms:.1} ms"))
+                .collect();
+            println!("staticfx, the slowest forwards: {}", listed.join(", "));
         }
     }
     let _ = std::fs::remove_dir_all(&alone_dir);

@@ -288,6 +288,24 @@ fn edits_that_change_no_token_are_cut_off() {
             expect: Either,
         },
         Case {
+            what: "a word in a function's docstring",
+            find: "Mixes the features.",
+            replace: "Mixes the größe features.",
+            expect: Cutoff,
+        },
+        Case {
+            what: "a class's docstring is read (`__doc__`)",
+            find: "A gated block.",
+            replace: "A gated  block.",
+            expect: Restart,
+        },
+        Case {
+            what: "an f-string statement reads its names",
+            find: "{WIDTH} features",
+            replace: "{WIDTH}  features",
+            expect: Incremental,
+        },
+        Case {
             what: "indentation is a change",
             find: "        h = self._mix(h)",
             replace: "         h = self._mix(h)",

@@ -1023,6 +1023,9 @@ fn same_tokens(a: Node, a_text: &str, b: Node, b_text: &str) -> bool {
         if x.kind_id() != y.kind_id() || x.is_missing() != y.is_missing() {
             return false;
         }
+        if is_unread_string(x) && is_unread_string(y) {
+            continue;
+        }
         if x.child_count() == 0 || x.kind() == "string" {
             if a_text.get(x.byte_range()) != b_text.get(y.byte_range()) {
                 return false;
@@ -1036,6 +1039,30 @@ fn same_tokens(a: Node, a_text: &str, b: Node, b_text: &str) -> bool {
         stack.extend(xs.into_iter().zip(ys));
     }
     true
+}
+
+/// Whether `n` is a statement the evaluator runs without effect and reads nothing of: a
+/// string literal without interpolations standing alone in a function's body. A function's
+/// docstring is one (`f.__doc__` is unknown to the evaluator; a class's is read, so only
+/// functions'), and so is text parked in a string in the middle of a body.
+fn is_unread_string(n: Node) -> bool {
+    if n.kind() != "expression_statement" {
+        return false;
+    }
+    let code = code_children(n);
+    let [string] = code.as_slice() else {
+        return false;
+    };
+    string.kind() == "string"
+        && !code_children(*string)
+            .iter()
+            .any(|part| part.kind() == "interpolation")
+        && n.parent().is_some_and(|block| {
+            block.kind() == "block"
+                && block
+                    .parent()
+                    .is_some_and(|def| def.kind() == "function_definition")
+        })
 }
 
 /// The function definition starting at `start`.
