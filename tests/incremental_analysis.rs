@@ -344,6 +344,10 @@ UNUSED = 3
 DOUBLE = HIDDEN * 2
 
 
+def halve(x, by=2):
+    return x / by
+
+
 class Scaled(nn.Module):
     def __init__(self):
         super().__init__()
@@ -369,6 +373,18 @@ class UsesMath(nn.Module):
 
     def forward(self, x):
         return self.fc(x) / math.sqrt(4)
+
+
+class Halved(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return halve(self.fc(x))
+
+
+LATER = 1
 "#;
 
 /// Top-level edits run the changed statement again in the kept module: nothing else when its
@@ -403,6 +419,54 @@ fn top_level_edits_rerun_only_what_reads_them() {
             find: "UNUSED = 4",
             replace: "UNUSED = (4)",
             expect: Retraces(0),
+        },
+        Case {
+            what: "a default of a helper a class calls",
+            find: "def halve(x, by=2):",
+            replace: "def halve(x, by=3):",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "a constant above it, which moves it",
+            find: "DOUBLE = HIDDEN * 2",
+            replace: "DOUBLE = HIDDEN * 22",
+            expect: Retraces(0),
+        },
+        Case {
+            what: "then its body, followed in the moved text",
+            find: "return x / by",
+            replace: "return x / by - x",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "a parameter added to it",
+            find: "def halve(x, by=3):",
+            replace: "def halve(x, by=3, eps=0.5):",
+            expect: Retraces(1),
+        },
+        Case {
+            what: "a default that calls",
+            find: "by=3, eps=0.5",
+            replace: "by=abs(3), eps=0.5",
+            expect: Restart,
+        },
+        Case {
+            what: "a default reading a name bound after it",
+            find: "by=abs(3)",
+            replace: "by=LATER",
+            expect: Restart,
+        },
+        Case {
+            what: "renamed",
+            find: "def halve(x, by=LATER",
+            replace: "def halved(x, by=LATER",
+            expect: Restart,
+        },
+        Case {
+            what: "and back",
+            find: "def halved(x, by=LATER",
+            replace: "def halve(x, by=2",
+            expect: Restart,
         },
         Case {
             what: "an added import",

@@ -13,12 +13,13 @@
 //! newest text: edited functions run from it and every kept span is in its coordinates, so
 //! a class the edit does not reach is handed out again as it was.
 //!
-//! An edit that leaves the syntax trees around it the same (whitespace, comments) changes
-//! no value: only spans move (early cutoff). One top-level import or constant assignment
-//! changed, added or removed runs again in the kept module; the classes whose functions
+//! An edit that leaves the syntax trees around it the same (whitespace, comments, the text
+//! of a function's docstring) changes no value: only spans move (early cutoff). One
+//! top-level import or constant assignment changed, added or removed, or one top-level
+//! `def` whose signature changed, runs again in the kept module; the classes whose functions
 //! name a name it bound differently are traced again (see `top_level`).
 //!
-//! Whatever else changes — other top-level statements, a signature or decorator, a `yield`
+//! Whatever else changes — other top-level statements, a method's signature, a decorator, a `yield`
 //! appearing, a function the top level itself calls, a syntax error that spills out of the
 //! body — gets a full analysis, as does every [`MAX_EDITS`]th edit (spans of the base are
 //! carried through every edit since).
@@ -503,7 +504,7 @@ impl Session {
     }
 
     /// An edit of one top-level statement: an import or an assignment of a constant (see
-    /// `top_level::simple_statement`), changed, added or removed. The statement runs again in
+    /// `top_level::simple_statement`), changed, added or removed, or a `def` changed. The statement runs again in
     /// the kept module; when every name it binds keeps its value (the same object, an equal
     /// constant) nothing else runs, otherwise the classes whose construction or trace ran a
     /// function naming one of them are traced again. None (a full analysis) when that cannot
@@ -578,6 +579,28 @@ impl Session {
         if names.is_empty() || reads.iter().any(|r| names.contains(r)) {
             return None;
         }
+        // A `def` run again stays the unit it was, so that a later edit of its body is
+        // followed as any other; one added or removed would change the units.
+        let defs = (changed_old.first(), changed_new.first());
+        let redefined = match defs {
+            (Some(a), Some(b))
+                if a.kind() == "function_definition" && b.kind() == "function_definition" =>
+            {
+                Some(self.units.iter().position(|u| u.now == Span::of(*a))?)
+            }
+            (a, b)
+                if [a, b]
+                    .into_iter()
+                    .flatten()
+                    .any(|n| n.kind() == "function_definition") =>
+            {
+                return None
+            }
+            _ => None,
+        };
+        if redefined.is_some() && names.len() != 1 {
+            return None;
+        }
         // No other statement may bind or mutate those names, or those the statement reads
         // after it (it now runs after the whole top level, not in its place), and the top
         // level itself must not read them: what it built from them would change too.
@@ -638,6 +661,27 @@ impl Session {
             if !self.interp.exec_module_stmt(&frame, stmt) {
                 return None;
             }
+        }
+        if let Some(unit) = redefined {
+            // The new function keeps the unit's key, redirected to the live text as a body
+            // edit is: its calls then follow later edits (`shift` moves the redirect), and
+            // what the classes recorded as touched still names it.
+            let name = names.iter().next()?;
+            let Some(Value::Function(f)) = self.ns.vars.borrow().get(name).cloned() else {
+                return None;
+            };
+            let (file_id, span) = self.units[unit].key;
+            let rebased = crate::eval::value::Function {
+                file: self.interp.project.file(file_id),
+                file_id,
+                span,
+                ..(*f).clone()
+            };
+            self.ns
+                .vars
+                .borrow_mut()
+                .insert(name.clone(), Value::Function(Rc::new(rebased)));
+            self.units[unit].redirected = true;
         }
         let diagnostics = std::mem::take(&mut self.interp.diagnostics);
         let mut changed = HashSet::new();
@@ -1007,10 +1051,10 @@ fn same_syntax(old: &SourceFile, new: &SourceFile, edit: Edit) -> bool {
     })
 }
 
-/// A node's children, comments left out.
+/// A node's children, comments left out. Read through `syntax::children`: the new tree of
+/// one keystroke is the old tree of the next, whose top level is then read from the table.
 fn code_children(n: Node) -> Vec<Node> {
-    let mut w = n.walk();
-    n.children(&mut w)
+    crate::syntax::children(n)
         .filter(|c| c.kind() != "comment")
         .collect()
 }
@@ -1109,7 +1153,15 @@ fn units_of(tree: &Tree) -> Vec<Span> {
                 out.push(Span::of(n));
                 continue;
             }
-            "lambda" => continue,
+            // A `def` is a statement: none stands inside an expression or a decorator, and
+            // these hold most of a module's nodes outside functions (every keystroke walks
+            // the new tree).
+            "lambda"
+            | "expression_statement"
+            | "decorator"
+            | "return_statement"
+            | "import_statement"
+            | "import_from_statement" => continue,
             _ => {}
         }
         let mut w = n.walk();
@@ -1171,6 +1223,32 @@ fn for_each_span(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_are_every_function_outside_functions_and_lambdas() {
+        // Every node walked: what `units_of` skips must hold no definition.
+        fn every_unit(tree: &Tree) -> Vec<Span> {
+            let mut out = Vec::new();
+            let mut stack = vec![tree.root_node()];
+            while let Some(n) = stack.pop() {
+                match n.kind() {
+                    "function_definition" => out.push(Span::of(n)),
+                    "lambda" => {}
+                    _ => stack.extend(n.named_children(&mut n.walk())),
+                }
+            }
+            out.sort_by_key(|s| s.start);
+            out
+        }
+        let mut units = 0;
+        for (path, text) in crate::syntax::repository_python() {
+            let tree = crate::syntax::parse(&text, None);
+            let want = every_unit(&tree);
+            assert_eq!(units_of(&tree), want, "{}", path.display());
+            units += want.len();
+        }
+        assert!(units > 300, "{units} definitions");
+    }
 
     #[test]
     fn edit_between_finds_the_changed_bytes() {

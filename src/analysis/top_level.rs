@@ -17,9 +17,10 @@ pub struct Simple {
     pub reads: Vec<String>,
 }
 
-/// An import binding names (no star import, no `__future__`), or an assignment to plain
-/// names of an expression that calls nothing (a constant, a name, an attribute of one,
-/// arithmetic on those): running it again changes nothing but its names.
+/// An import binding names (no star import, no `__future__`), an assignment to plain names of
+/// an expression that calls nothing (a constant, a name, an attribute of one, arithmetic on
+/// those), or an undecorated `def` whose defaults call nothing (the evaluator reads no
+/// annotation): running it again changes nothing but its names.
 pub fn simple_statement(stmt: Node, src: &str) -> Option<Simple> {
     if stmt.has_error() {
         return None;
@@ -54,6 +55,21 @@ pub fn simple_statement(stmt: Node, src: &str) -> Option<Simple> {
             let mut reads = Vec::new();
             pure_reads(right, src, &mut reads)?;
             Some(Simple { binds, reads })
+        }
+        "function_definition" => {
+            let name = text(stmt.child_by_field_name("name")?, src).to_string();
+            let mut reads = Vec::new();
+            let parameters = stmt.child_by_field_name("parameters")?;
+            let mut w = parameters.walk();
+            for p in parameters.named_children(&mut w) {
+                if let Some(default) = p.child_by_field_name("value") {
+                    pure_reads(default, src, &mut reads)?;
+                }
+            }
+            Some(Simple {
+                binds: vec![name],
+                reads,
+            })
         }
         _ => None,
     }
@@ -259,13 +275,18 @@ mod tests {
     }
 
     #[test]
-    fn simple_statements_are_imports_and_constant_assignments() {
+    fn simple_statements_are_imports_constant_assignments_and_plain_defs() {
         for (src, binds, reads) in [
             ("import torch.nn as nn\n", vec!["nn"], vec![]),
             ("import os.path\n", vec!["os"], vec![]),
             ("from a import b, c as d\n", vec!["b", "d"], vec![]),
             ("WIDTH = 8\n", vec!["WIDTH"], vec![]),
             ("EPS = base.eps * 2\n", vec!["EPS"], vec!["base"]),
+            (
+                "def f(x: list[int], n=WIDTH, *a, k=-1.5, **kw) -> dict[str, int]:\n    return g(x)\n",
+                vec!["f"],
+                vec!["WIDTH"],
+            ),
         ] {
             let tree = first_stmt(src);
             let stmt = tree.root_node().named_child(0).unwrap();
@@ -280,7 +301,8 @@ mod tests {
             "x.y = 1\n",
             "f = lambda: 1\n",
             "a = b = 1\n",
-            "def f(): pass\n",
+            "def f(x=make(1)): pass\n",
+            "@cache\ndef f(): pass\n",
             "print(1)\n",
         ] {
             let tree = first_stmt(src);

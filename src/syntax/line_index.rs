@@ -17,19 +17,11 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let bytes = text.as_bytes();
         let mut line_starts = vec![0];
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'\n' => line_starts.push(i + 1),
-                b'\r' => {
-                    if bytes.get(i + 1) == Some(&b'\n') {
-                        i += 1;
-                    }
-                    line_starts.push(i + 1);
-                }
-                _ => {}
+        for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+            // The `\n` of a `\r\n` is found next and ends the line alone.
+            if bytes[i] == b'\n' || bytes.get(i + 1) != Some(&b'\n') {
+                line_starts.push(i + 1);
             }
-            i += 1;
         }
         LineIndex {
             line_starts,
@@ -113,5 +105,24 @@ mod tests {
             "columns past the end clamp"
         );
         assert_eq!(idx.offset(text, 9, 0), text.len());
+    }
+
+    #[test]
+    fn line_starts_follow_every_kind_of_break_in_any_order() {
+        // (text, where its lines start): runs of `\r`, `\r\r\n`, `\n\r`, breaks first and last.
+        let cases: [(&str, &[usize]); 7] = [
+            ("", &[0]),
+            ("\r", &[0, 1]),
+            ("\r\r\n", &[0, 1, 3]),
+            ("\n\r", &[0, 1, 2]),
+            ("a\r\n\r\nb", &[0, 3, 5]),
+            ("x\r\ry\n", &[0, 2, 3, 5]),
+            ("\u{e9}\r\u{1F600}\n\r\n", &[0, 3, 8, 10]),
+        ];
+        for (text, starts) in cases {
+            let idx = LineIndex::new(text);
+            let got: Vec<usize> = (0..idx.line_count()).map(|l| idx.line_start(l)).collect();
+            assert_eq!(got, starts, "{text:?}");
+        }
     }
 }

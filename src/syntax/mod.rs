@@ -88,14 +88,7 @@ pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
 
 fn has_lone_cr(text: &str) -> bool {
     let b = text.as_bytes();
-    cr_positions(b).any(|i| b.get(i + 1) != Some(&b'\n'))
-}
-
-fn cr_positions(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter(|(_, c)| **c == b'\r')
-        .map(|(i, _)| i)
+    memchr::memchr_iter(b'\r', b).any(|i| b.get(i + 1) != Some(&b'\n'))
 }
 
 /// `text` with every `\r` not followed by `\n` replaced by `\n` (same length, same offsets).
@@ -202,4 +195,29 @@ pub fn first_error(tree: &Tree) -> Option<(Span, String)> {
         }
     }
     Some((Span::of(root), "syntax error".to_string()))
+}
+
+/// The Python the repository holds (the standard-library classes the evaluator runs, the test
+/// fixtures): (path, text) of each readable file, for tests that check a walk of every tree.
+#[cfg(test)]
+pub(crate) fn repository_python() -> Vec<(std::path::PathBuf, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![];
+    for dir in ["src/eval/stdlib/python", "tests/fixtures"] {
+        let mut todo = vec![root.join(dir)];
+        while let Some(d) = todo.pop() {
+            for entry in std::fs::read_dir(&d).expect("repository folder").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    todo.push(path);
+                } else if path.extension().is_some_and(|e| e == "py") {
+                    if let Ok(text) = std::fs::read_to_string(&path) {
+                        files.push((path, text));
+                    }
+                }
+            }
+        }
+    }
+    assert!(files.len() > 50, "{} files", files.len());
+    files
 }

@@ -351,26 +351,7 @@ mod tests {
 
     #[test]
     fn the_repository_python_reads_the_same_through_the_cache() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = vec![];
-        for dir in ["src/eval/stdlib/python", "tests/fixtures"] {
-            let mut todo = vec![root.join(dir)];
-            while let Some(d) = todo.pop() {
-                for entry in std::fs::read_dir(&d).expect("repository folder").flatten() {
-                    let path = entry.path();
-                    if path.is_dir() {
-                        todo.push(path);
-                    } else if path.extension().is_some_and(|e| e == "py") {
-                        files.push(path);
-                    }
-                }
-            }
-        }
-        assert!(files.len() > 50, "{} files", files.len());
-        for path in files {
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
+        for (_, text) in super::super::repository_python() {
             let tree = Arc::new(super::super::parse(&text, None));
             hold(&tree);
             compare_all(&tree);
