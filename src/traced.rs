@@ -83,6 +83,9 @@ pub struct GraphResult {
     pub breaks: Vec<Finding>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
+    /// Per-class mode: the class could not be built (or only partly), reported on its name in
+    /// `file` with the cause, which often lies in a library (`FX908`).
+    pub build_failure: Option<Diagnostic>,
     /// The constructed module tree, root first (hover on `self.x = nn.Linear(...)` reads it).
     pub modules: Vec<ModuleSummary>,
     /// The pass log once `optimize` ran (empty with `--no-passes`); None for the traced graph.

@@ -233,6 +233,47 @@ fn gitlab_paths_are_relative_to_the_ci_project_dir() {
     assert_ne!(v[0]["fingerprint"], v[1]["fingerprint"]);
 }
 
+/// A class whose constructor stops in another file of the project (a KeyError CPython raises
+/// too): the analysed file has no finding, only the limit on the class.
+const UNBUILT: &str = "from torch import nn\nfrom helpers import width\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(width(), 8)\n\n    def forward(self, x):\n        return self.fc(x)\n";
+const HELPERS: &str = "def width():\n    table = {}\n    return table[\"width\"]\n";
+
+#[test]
+fn analysis_limits_are_counted_apart_and_fail_only_when_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("model.py"), UNBUILT).unwrap();
+    std::fs::write(dir.path().join("helpers.py"), HELPERS).unwrap();
+    let (code, out, err) = check(dir.path(), &["model.py", "--output-format", "concise", "--no-cache"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    // on the class's name, with the cause and where it lies
+    assert!(
+        lines[0].starts_with("model.py:5:7: FX908 analysis limit: could not build `M`: "),
+        "{out}"
+    );
+    assert!(lines[0].contains("helpers.py:3)"), "{out}");
+    assert_eq!(lines[1], "No findings.");
+    assert!(lines[2].starts_with("1 place staticfx could not follow"), "{out}");
+    assert!(err.contains("0 finding(s), 1 place staticfx could not follow"), "{err}");
+
+    let (code, _, _) = check(dir.path(), &["model.py", "--strict", "--no-cache"]);
+    assert_eq!(code, 1);
+    std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nstrict = true\n").unwrap();
+    let (code, _, _) = check(dir.path(), &["model.py", "--no-cache"]);
+    assert_eq!(code, 1);
+
+    // findings still fail, and the limits are counted on their own line
+    std::fs::remove_file(dir.path().join("pyproject.toml")).unwrap();
+    std::fs::write(dir.path().join("breaking.py"), BREAKING).unwrap();
+    let (code, out, _) = check(
+        dir.path(),
+        &["model.py", "breaking.py", "--output-format", "concise", "--no-cache"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("\nFound 2 errors.\n1 place staticfx could not follow"), "{out}");
+}
+
 #[test]
 fn exit_zero_keeps_errors() {
     let dir = tempfile::tempdir().unwrap();

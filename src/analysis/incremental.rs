@@ -1211,6 +1211,9 @@ fn for_each_span(
     if let Some(d) = &mut g.error {
         at(&mut d.file, &mut d.span);
     }
+    if let Some(d) = &mut g.build_failure {
+        at(&mut d.file, &mut d.span);
+    }
     for b in g.breaks.iter_mut().chain(&mut g.flagged_breaks) {
         at(&mut b.file, &mut b.span);
         for (rf, rs, _) in &mut b.related {

@@ -255,7 +255,9 @@ pub(crate) fn trace_class(
     if !is_traceable_module_class(interp, &class) {
         return None;
     }
+    let noted_before = interp.diagnostics.len();
     let (value, given_config) = instantiate_per_class(interp, file, &class, site.span);
+    let build_failure = build_failure(interp, noted_before, &value, file, site);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
     let seeds: Vec<_> = convention_inputs(&value, given_config.as_ref())
         .into_iter()
@@ -266,6 +268,7 @@ pub(crate) fn trace_class(
     g.class = site.name.clone();
     g.file = file;
     g.class_span = site.span;
+    g.build_failure = build_failure;
     own_unplaced_error(&mut g, file);
     let retrace = is_built_from_config(&value).then(|| Retrace {
         root: value,
@@ -273,6 +276,51 @@ pub(crate) fn trace_class(
         seeds,
     });
     Some((g, retrace))
+}
+
+/// Why `site`'s class was not (fully) built, as a limit on its name: what `__init__` raised or
+/// could not follow, with the place, which is often in a library the user never opened (a
+/// transformers 4.x `PreTrainedModel` stopping in modeling_utils.py). Without it a file
+/// whose every class failed to build would read as clean.
+fn build_failure(
+    interp: &Interp,
+    noted_before: usize,
+    value: &Value,
+    file: FileId,
+    site: &crate::syntax::queries::ClassSite,
+) -> Option<Diagnostic> {
+    // A cause in the analysed file is reported where it lies, as every limit is; the class's
+    // own report is for causes the user would otherwise not see.
+    let own_path = format!("({}:", interp.project.file(file).path.display());
+    if interp.diagnostics[noted_before.min(interp.diagnostics.len())..]
+        .iter()
+        .any(|d| d.file == file)
+    {
+        return None;
+    }
+    let why = match value {
+        Value::Object(o) => match o.get("__incomplete__")? {
+            Value::Str(why) if why.contains(&own_path) => return None,
+            Value::Str(why) => why.to_string(),
+            _ => "its constructor did not finish".to_string(),
+        },
+        Value::Unknown(u) => match interp.diagnostics.get(noted_before) {
+            Some(first) => {
+                let f = interp.project.file(first.file);
+                let line = f.lines.line_of(first.span.start) + 1;
+                format!("{} ({}:{line})", first.message, f.path.display())
+            }
+            None => u.reason.clone(),
+        },
+        _ => return None,
+    };
+    Some(Diagnostic {
+        code: codes::BUILD,
+        message: format!("could not build `{}`: {why}", site.name),
+        severity: Severity::Info,
+        file,
+        span: site.name_span,
+    })
 }
 
 /// The breaks a class's forward reaches only under a config flag (gradient checkpointing in

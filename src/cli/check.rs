@@ -63,6 +63,10 @@ pub struct CheckArgs {
     /// Exit with 0 even when there are findings (2 still means an error).
     #[arg(long)]
     pub exit_zero: bool,
+    /// Fail (exit 1) on analysis limits too, the places staticfx could not follow (default:
+    /// `strict` in [tool.staticfx], else off: limits are information).
+    #[arg(long)]
+    pub strict: bool,
     /// Apply `exclude` / `extend-exclude` to files named on the command line too (for
     /// pre-commit, which names every staged file).
     #[arg(long)]
@@ -339,11 +343,19 @@ pub fn run(args: CheckArgs) -> ExitCode {
         render(args.output_format, &messages)
     };
     print!("{out}");
+    let limits = messages
+        .iter()
+        .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
+        .count();
+    let findings = messages.len() - limits;
     if matches!(
         args.output_format,
         OutputFormat::Text | OutputFormat::Concise
     ) {
         let mut notes = Vec::new();
+        if limits > 0 {
+            notes.push(limits_line(limits));
+        }
         if errors > 0 {
             notes.push(format!("{errors} error(s)"));
         }
@@ -351,19 +363,28 @@ pub fn run(args: CheckArgs) -> ExitCode {
             notes.push(format!("{in_baseline} more in the baseline"));
         }
         eprintln!(
-            "Checked {} file(s): {} finding(s){}",
+            "Checked {} file(s): {findings} finding(s){}",
             files.len(),
-            messages.len(),
             notes.iter().map(|n| format!(", {n}")).collect::<String>()
         );
     }
+    let strict = args.strict || settings.strict;
     if errors > 0 {
         ExitCode::from(2)
-    } else if messages.is_empty() || args.exit_zero {
+    } else if args.exit_zero || findings == 0 && (limits == 0 || !strict) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// How the analysis limits among the messages are counted, apart from findings: they say
+/// where staticfx could not see, not that the code is wrong.
+pub fn limits_line(n: usize) -> String {
+    format!(
+        "{n} place{} staticfx could not follow",
+        if n == 1 { "" } else { "s" }
+    )
 }
 
 /// The findings in `format` (the text after the findings is the caller's).

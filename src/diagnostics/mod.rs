@@ -28,6 +28,16 @@ pub mod codes {
     pub const BUDGET: &str = "FX904";
     pub const RAISED: &str = "FX905";
     pub const ENTRY: &str = "FX906";
+    /// A module class of the analysed file could not be built, so its forward was not traced
+    /// (or only partly): reported on the class, wherever the cause lies.
+    pub const BUILD: &str = "FX908";
+
+    /// Whether `code` is an analysis limit (what staticfx could not follow) rather than a
+    /// finding about the code. A syntax error is the code's own error, so it is a finding.
+    /// Limits are information: they change `check`'s exit code only under `--strict`.
+    pub fn is_limit(code: &str) -> bool {
+        code.starts_with("FX9") && code != SYNTAX_ERROR
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -286,7 +286,9 @@ impl Interp {
                     format!("module `{}` has no attribute `{name}`", ns.name),
                 )),
             },
-            Value::External(path) => Ok(external_attr(path, name)),
+            Value::External(path) => Ok(self
+                .external_class_attr(path, name)
+                .unwrap_or_else(|| external_attr(path, name))),
             Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
             Value::InstanceDict(o) => {
                 if super::instance_dict::is_live_method(name) {
@@ -507,6 +509,15 @@ impl Interp {
             }
             Value::Module(ns) => {
                 ns.vars.borrow_mut().insert(name.to_string(), v);
+                Ok(())
+            }
+            // Monkeypatching a class outside the project (`torch.nn.Module.smart_apply = f`):
+            // later lookups on it, its subclasses and instances see it (`class_lookup`).
+            Value::External(path) => {
+                self.external_class_attrs
+                    .entry(path.clone())
+                    .or_default()
+                    .insert(name.to_string(), v);
                 Ok(())
             }
             Value::Proxy(_) => {
@@ -1293,6 +1304,36 @@ fn is_module_method(name: &str) -> bool {
     )
 }
 
+/// Whether `torch.nn.Module` (and so every torch.nn layer class) has the class attribute
+/// `name` before a program assigns any: its public API as of torch 2.x. None for a private or
+/// special name outside that list, which a class may have without the list knowing.
+pub(in crate::eval) fn nn_module_class_has(name: &str) -> Option<bool> {
+    const API: &[&str] = &[
+        "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init",
+        "children", "compile", "cpu", "cuda", "double", "dump_patches", "eval", "extra_repr",
+        "float", "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule",
+        "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children",
+        "named_modules", "named_parameters", "parameters", "register_backward_hook",
+        "register_buffer", "register_forward_hook", "register_forward_pre_hook",
+        "register_full_backward_hook", "register_full_backward_pre_hook",
+        "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+        "register_module", "register_parameter", "register_state_dict_post_hook",
+        "register_state_dict_pre_hook", "requires_grad_", "set_extra_state", "set_submodule",
+        "share_memory", "state_dict", "to", "to_empty", "train", "type", "xpu", "zero_grad",
+        "__call__", "__init__", "__getattr__", "__setattr__", "__delattr__", "__dir__",
+        "__repr__", "__setstate__", "__getstate__", "_apply", "_call_impl",
+        "_wrapped_call_impl", "_load_from_state_dict", "_save_to_state_dict", "_named_members",
+        "_get_name", "_version",
+    ];
+    if API.contains(&name) || is_module_method(name) {
+        Some(true)
+    } else if name.starts_with('_') {
+        None
+    } else {
+        Some(false)
+    }
+}
+
 /// The torch.nn class an instance is or derives from (`LayerNorm` for timm's `LayerNorm2d`).
 fn torch_layer_of(o: &super::value::Object) -> Option<String> {
     if let ObjKind::Leaf(layer) = &o.kind {
@@ -1369,4 +1410,48 @@ fn is_dict_method(name: &str) -> bool {
             | "update"
             | "copy"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::test_support::{interp_over, notes};
+
+    /// transformers 4.x's `initialize_weights` adds `smart_apply` to `torch.nn.Module` at run
+    /// time unless `hasattr` finds it, then calls it on the model and, through `children()`,
+    /// on every layer. Expected: what CPython prints for `r` (torch 2.x).
+    #[test]
+    fn attributes_assigned_to_torch_nn_module_are_seen_by_layers_and_subclasses() {
+        let text = r#"
+import torch
+from torch import nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+def visit(self, fn):
+    for m in self.children():
+        m.visit(fn)
+    fn(self)
+    return self
+
+before = hasattr(torch.nn.Module, "visit")
+if not hasattr(torch.nn.Module, "visit"):
+    torch.nn.Module.visit = visit
+seen = []
+b = Block()
+back = b.visit(lambda m: seen.append(type(m).__name__))
+r = (before, hasattr(nn.Module, "visit"), hasattr(nn.Linear, "visit"), seen, back is b,
+     hasattr(nn.Module, "apply"), hasattr(nn.Module, "no_such_method"), nn.Module.visit is visit)
+"#;
+        let (mut interp, file) = interp_over("m", text);
+        let ns = interp.load_module(file).unwrap();
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
+        let r = ns.vars.borrow().get("r").cloned().expect("r is bound");
+        assert_eq!(
+            format!("{r:?}"),
+            r#"([False, True, True, ["Linear", "Block"], True, True, False, True],)"#
+        );
+    }
 }

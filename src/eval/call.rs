@@ -862,6 +862,19 @@ impl Interp {
                             .is_some();
                     return Ok(Value::Bool(known));
                 }
+                // `hasattr(torch.nn.Module, "smart_apply")`: torch.nn's classes have the
+                // attributes of nn.Module's API and what the program assigned to them.
+                if let Value::External(path) = &a0 {
+                    if self.external_class_attr(path, n).is_some() {
+                        return Ok(Value::Bool(true));
+                    }
+                    if &**path == TORCH_NN_MODULE || crate::catalog::get().module(path).is_some() {
+                        return Ok(match super::attr::nn_module_class_has(n) {
+                            Some(has) => Value::Bool(has),
+                            None => Value::unknown(format!("hasattr(`{path}`, `{n}`)")),
+                        });
+                    }
+                }
                 Ok(match self.get_attr(frame, &a0, n, span) {
                     Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
                     Ok(_) => Value::Bool(true),
@@ -2123,16 +2136,43 @@ impl Interp {
         match class {
             Value::Class(c) => {
                 for m in c.mro.borrow().iter() {
-                    if let Value::Class(k) = m {
-                        if let Some(v) = k.ns.borrow().get(name) {
-                            return Some(v.clone());
+                    match m {
+                        Value::Class(k) => {
+                            if let Some(v) = k.ns.borrow().get(name) {
+                                return Some(v.clone());
+                            }
                         }
+                        Value::External(path) => {
+                            if let Some(v) = self.external_class_attr(path, name) {
+                                return Some(v);
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 None
             }
+            Value::External(path) => self.external_class_attr(path, name),
             _ => None,
         }
+    }
+
+    /// What the program assigned to `name` on the external class `path` or, for a torch.nn
+    /// layer, on `torch.nn.Module` (the one base of theirs programs patch).
+    pub(crate) fn external_class_attr(&self, path: &str, name: &str) -> Option<Value> {
+        if self.external_class_attrs.is_empty() {
+            return None;
+        }
+        let on = |p: &str| {
+            self.external_class_attrs
+                .get(p)
+                .and_then(|attrs| attrs.get(name).cloned())
+        };
+        on(path).or_else(|| {
+            (path != TORCH_NN_MODULE && crate::catalog::get().module(path).is_some())
+                .then(|| on(TORCH_NN_MODULE))
+                .flatten()
+        })
     }
 
     pub fn make_partial(&self, args: Vec<Value>, kwargs: Kwargs) -> Value {
@@ -2378,6 +2418,9 @@ fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
 }
 
 /// Helpers the catalogue's shape formulas use (see `scripts/catalog/README.md`).
+/// The canonical path of `nn.Module`, the base every torch.nn layer shares.
+const TORCH_NN_MODULE: &str = "torch.nn.Module";
+
 const CATALOG_HELPERS: &[&str] = &[
     "_single",
     "_pair",

@@ -156,6 +156,10 @@ pub struct Interp {
     /// The fake implementation registered for each custom op (`ns::name`), which gives a
     /// call's output shape (`trace::custom_op`).
     custom_op_fakes: HashMap<String, Value>,
+    /// Attributes assigned at run time to classes outside the project, by the class's
+    /// canonical path: `torch.nn.Module.smart_apply = smart_apply` (transformers 4.x) is seen
+    /// by every later lookup on the class, its subclasses and their instances, as in CPython.
+    pub(crate) external_class_attrs: HashMap<Rc<str>, HashMap<String, Value>>,
     /// Set when the interpreter serves one analysis after another (`analysis::warm`).
     reuse: Option<module::Reuse>,
     /// Class statements whose Python metaclass is being called, innermost last: where the
@@ -214,6 +218,7 @@ impl Interp {
             star_lookups: Vec::new(),
             allowed_in_graph: HashSet::new(),
             custom_op_fakes: HashMap::new(),
+            external_class_attrs: HashMap::new(),
             reuse: None,
             class_statements: Vec::new(),
             init_skips: InitSkips::outside(),

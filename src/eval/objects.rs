@@ -461,15 +461,17 @@ impl Interp {
             return Ok(Value::None);
         };
         let short = path.rsplit('.').next().unwrap_or(path);
+        // No external base of ours overrides how attributes are set: `object`'s stores them
+        // on the instance (diffusers' `FrozenDict(OrderedDict)` sets each item as one).
+        if matches!(method, "__setattr__" | "__delattr__") {
+            let mut all = vec![(**recv).clone()];
+            all.extend(args);
+            return self.call_object_method(frame, method, &all, span);
+        }
         if DICT_BASES.contains(&path) {
             return self.dict_base_method(frame, obj, method, args, kwargs, span);
         }
         match method {
-            "__setattr__" | "__delattr__" => {
-                let mut all = vec![(**recv).clone()];
-                all.extend(args);
-                self.call_object_method(frame, method, &all, span)
-            }
             "__getattr__" => Err(self.error(
                 frame,
                 span,

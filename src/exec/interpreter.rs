@@ -185,7 +185,15 @@ impl<'a> Program<'a> {
     }
 
     /// Runs the graph once. `inputs` are keyed by placeholder (forward parameter) name.
+    ///
+    /// The nodes run on a thread of rayon's pool: the kernels split their work there, and a
+    /// caller outside the pool would hand each split to the pool's threads and sleep until
+    /// they finish, two thread switches per node (ViT-tiny at 2 threads: 19.4 → 17.6 ms).
     pub fn run(&self, inputs: &HashMap<String, RValue>) -> Result<RValue, ExecError> {
+        rayon::scope(|_| self.run_nodes(inputs))
+    }
+
+    fn run_nodes(&self, inputs: &HashMap<String, RValue>) -> Result<RValue, ExecError> {
         let graph = &self.result.graph;
         let mut env = Env(vec![None; self.slots]);
         let mut profile: Vec<(String, std::time::Duration)> = Vec::new();

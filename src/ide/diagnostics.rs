@@ -83,6 +83,9 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
         out.push(limit(d.code, d.message.clone(), d.severity, d.span));
     }
     for g in &a.graphs {
+        if let Some(b) = g.build_failure.as_ref().filter(|b| b.file == a.file) {
+            out.push(limit(b.code, b.message.clone(), b.severity, b.span));
+        }
         if let Some(e) = g.error.as_ref().filter(|e| e.file == a.file) {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
             out.push(limit(e.code, message, e.severity, e.span));

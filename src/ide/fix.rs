@@ -85,7 +85,7 @@ pub fn fix_with_settings(
         // The findings the user would see (selected, not suppressed), as `check` reports them.
         let sites: Vec<fixes::SiteFixes> = diagnostics(&a, &current, filter)
             .into_iter()
-            .filter(|d| d.rule.is_some())
+            .filter(|d| d.rule.is_some() && !crate::diagnostics::codes::is_limit(d.code))
             .map(|d| d.fixes)
             .collect();
         out.remaining = sites.len();

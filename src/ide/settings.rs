@@ -44,6 +44,9 @@ pub struct Settings {
     pub extend_exclude: Vec<String>,
     /// A baseline of accepted findings (see `cli::baseline`).
     pub baseline: Option<PathBuf>,
+    /// `strict = true`: analysis limits (what staticfx could not follow) fail `check` like
+    /// findings do; by default they are information and leave the exit code alone.
+    pub strict: bool,
     /// The directory of the pyproject.toml that set `[tool.staticfx]`: excludes are relative
     /// to it.
     pub config_dir: Option<PathBuf>,
@@ -63,6 +66,7 @@ impl Default for Settings {
             exclude: None,
             extend_exclude: Vec::new(),
             baseline: None,
+            strict: false,
             config_dir: None,
         }
     }
@@ -254,6 +258,12 @@ impl Settings {
         }
         if let Some(ms) = get("debounceMs", "debounce-ms").and_then(Json::as_u64) {
             self.debounce_ms = ms;
+        }
+        if let Some(strict) = get("strict", "strict") {
+            match strict.as_bool() {
+                Some(b) => self.strict = b,
+                None => problems.push("strict: expected true or false".into()),
+            }
         }
         if let Some(t) = get("testHooks", "test-hooks").and_then(Json::as_bool) {
             self.test_hooks = t;

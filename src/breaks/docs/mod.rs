@@ -69,6 +69,7 @@ pub const RULES: &[RuleDoc] = &[
     limit!(codes::BUDGET, "FX904.md"),
     limit!(codes::RAISED, "FX905.md"),
     limit!(codes::ENTRY, "FX906.md"),
+    limit!(codes::BUILD, "FX908.md"),
 ];
 
 /// The rule for `code` (case-insensitive).

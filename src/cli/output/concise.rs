@@ -18,15 +18,36 @@ pub fn render(ms: &[Message]) -> String {
             m.filename, m.row, m.column, m.code, m.message
         ));
     }
-    if ms.is_empty() {
-        out.push_str("All checks passed!\n");
-        return out;
+    let limits = ms
+        .iter()
+        .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
+        .count();
+    let findings = ms.len() - limits;
+    let limits_line = || {
+        format!(
+            "{} (analysis limits; `--strict` fails on them).\n",
+            super::super::check::limits_line(limits)
+        )
+    };
+    match (findings, limits) {
+        (0, 0) => {
+            out.push_str("All checks passed!\n");
+            return out;
+        }
+        // Never "All checks passed!" when part of the file was not checked.
+        (0, _) => {
+            out.push_str("No findings.\n");
+            out.push_str(&limits_line());
+            return out;
+        }
+        (n, _) => out.push_str(&format!(
+            "Found {n} error{}.\n",
+            if n == 1 { "" } else { "s" }
+        )),
     }
-    out.push_str(&format!(
-        "Found {} error{}.\n",
-        ms.len(),
-        if ms.len() == 1 { "" } else { "s" }
-    ));
+    if limits > 0 {
+        out.push_str(&limits_line());
+    }
     let fixable = ms.iter().filter(|m| safe(m)).count();
     let unsafe_only = ms
         .iter()

@@ -399,6 +399,7 @@ fn trace_root_with(
         events: vec![],
         breaks: vec![],
         error: None,
+        build_failure: None,
         modules: vec![],
         passes: None,
         from_cache: false,
