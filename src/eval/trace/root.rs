@@ -330,7 +330,10 @@ fn trace_root_twice(
         restore_attributes(before);
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
         interp.diagnostics.truncate(diagnostics);
-        if second.error.is_none() && same_structure(&first, &second) {
+        if second.error.is_none()
+            && same_structure(&first, &second)
+            && !guess_raises(&first, &second)
+        {
             return second;
         }
     }
@@ -355,6 +358,24 @@ fn symbols_of(meta: &Meta) -> Vec<u32> {
 }
 
 /// Same nodes, arguments and graph breaks: only the shapes may differ.
+/// Whether the guessed shapes make a call raise for a reason that hangs on the guess itself:
+/// a rank or a dimension index (the guessed rank may be wrong: Linear takes any rank) or a
+/// dtype. A size mismatch between sizes the layers fix (`Linear(32, 128)` then
+/// `Linear(64, 32)`) holds whatever the input, so it does not refute the guess.
+fn guess_raises(first: &GraphResult, second: &GraphResult) -> bool {
+    let count = |r: &GraphResult| {
+        r.graph
+            .nodes()
+            .filter(|(_, n)| {
+                n.shape_error
+                    .as_ref()
+                    .is_some_and(|e| e.kind != crate::shapes::ShapeErrorKind::Size)
+            })
+            .count()
+    };
+    count(second) > count(first)
+}
+
 fn same_structure(a: &GraphResult, b: &GraphResult) -> bool {
     use crate::graph::arg_text;
     let sig = |r: &GraphResult| -> Vec<String> {
