@@ -74,13 +74,16 @@ fn source_of(cx: &Ctx, arg: &Arg, file: crate::semantic::FileId) -> Option<Strin
     let shape = n.meta.describe();
     match n.op {
         Op::Placeholder => Some(format!("`{}` {shape} is an input of forward", n.name)),
-        Op::GetAttr => Some(format!("`self.{}` is {shape}", n.target)),
+        // a constant tensor made in forward (`torch.ones(4, 2)`) is named by its source below
+        Op::GetAttr if !n.target.starts_with("_tensor_constant") => {
+            Some(format!("`self.{}` is {shape}", n.target))
+        }
         _ => {
             let o = n.origin.as_ref().filter(|o| o.file == file)?;
             let f = cx.project.file(o.file);
             let line = f.lines.line_of(o.span.start) + 1;
             Some(format!(
-                "that input is {shape}, from `{}` (line {line})",
+                "the input is {shape}, from `{}` (line {line})",
                 super::snippet(&cx.source(o.file, o.span))
             ))
         }

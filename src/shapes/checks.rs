@@ -851,9 +851,8 @@ pub fn module(m: &ModuleInfo, inp: &Inputs) -> Check {
                         ShapeErrorKind::Size,
                         Some(0),
                         format!(
-                            "expects the last dimension {k}, gets {} (input {}; mat1 and mat2 shapes cannot be multiplied)",
+                            "expects the last dimension {k}, gets {} (mat1 and mat2 shapes cannot be multiplied)",
                             x.last().unwrap(),
-                            fmt_shape(x)
                         ),
                     );
                 }
