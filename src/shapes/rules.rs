@@ -782,6 +782,9 @@ fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
 pub(super) fn varargs_dims(inp: &Inputs, from: usize, name: &str) -> Option<Shape> {
     match inp.args.get(from) {
         Some(m @ (Meta::Seq(_) | Meta::Size(_))) if inp.args.len() == from + 1 => m.as_dims(),
+        // A lone unknown argument may be a whole tuple (`x.view(shape)`): not even the rank
+        // is known, and a made-up rank 1 would make later dimension checks fail.
+        Some(Meta::Unknown) if inp.args.len() == from + 1 => None,
         Some(_) => Meta::Seq(inp.args[from..].to_vec()).as_dims(),
         None => inp.get(usize::MAX, name).and_then(Meta::as_dims),
     }

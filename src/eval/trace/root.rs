@@ -190,9 +190,41 @@ pub fn trace_root_seeded(
     // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
-    let result = trace_root_twice(interp, root, inputs, seeds, &before);
+    let mut result = trace_root_twice(interp, root, inputs, seeds, &before);
     restore_attributes(&before);
+    forget_seeded_errors(&mut result, seeds);
     result
+}
+
+/// A seed's sizes are a guess from the argument's name (`hidden_states` is taken to be
+/// `[batch, seq, hidden_size]`, which BERT's output block, given the intermediate activations,
+/// contradicts): a call that raises only with them is no certain error, so it keeps its
+/// unknown result and loses the error.
+fn forget_seeded_errors(result: &mut GraphResult, seeds: &[(String, Meta)]) {
+    if seeds.is_empty() {
+        return;
+    }
+    let g = &mut result.graph;
+    let seeded: Vec<NodeId> = g
+        .nodes()
+        .filter(|(_, n)| {
+            n.op == crate::graph::Op::Placeholder && seeds.iter().any(|(s, _)| *s == n.name)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if seeded.is_empty() {
+        return;
+    }
+    // Program order is topological: a node depends on a seed if one of its inputs does.
+    let mut tainted: std::collections::HashSet<NodeId> = seeded.into_iter().collect();
+    for id in g.order.clone() {
+        if g.inputs(id).iter().any(|i| tainted.contains(i)) {
+            tainted.insert(id);
+        }
+        if tainted.contains(&id) {
+            g.node_mut(id).shape_error = None;
+        }
+    }
 }
 
 /// What a constructor gets from running `module` on constant tensors of these metas (by
@@ -745,7 +777,8 @@ pub fn trace_flagged(
         return None;
     }
     let diagnostics = interp.diagnostics.len();
-    let (result, _) = trace_root_with(interp, root, inputs, seeds);
+    let (mut result, _) = trace_root_with(interp, root, inputs, seeds);
+    forget_seeded_errors(&mut result, seeds);
     // what the flagged trace could not follow is not the file's analysis limit
     interp.diagnostics.truncate(diagnostics);
     restore_attributes(&before);
