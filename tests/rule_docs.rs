@@ -57,7 +57,7 @@ fn one_page_per_code() {
         for section in ["## What", "## How to fix"] {
             assert!(body.contains(section), "{} lacks {section}", r.code);
         }
-        if r.code.starts_with("FX1") {
+        if r.code.starts_with("FX1") || r.code.starts_with("FX3") {
             assert!(r.example().is_some(), "{} has no example", r.code);
         }
     }
@@ -122,12 +122,15 @@ fn graph_break_ids_match_the_rule_files() {
     }
 }
 
-/// Each FX1xx example, checked by the real binary, is flagged with its code on exactly the lines
-/// marked `# FXnnn` (and with no other proven break).
+/// Each FX1xx and FX3xx example, checked by the real binary, is flagged with its code on
+/// exactly the lines marked `# FXnnn` (and with no other proven break).
 #[test]
 fn examples_are_flagged_where_they_say() {
     let dir = tempfile::tempdir().unwrap();
-    for r in RULES.iter().filter(|r| r.code.starts_with("FX1")) {
+    for r in RULES
+        .iter()
+        .filter(|r| r.code.starts_with("FX1") || r.code.starts_with("FX3"))
+    {
         let example = r.example().unwrap();
         let marked: Vec<usize> = example
             .lines()

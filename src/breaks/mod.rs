@@ -30,6 +30,7 @@ mod module_in_forward;
 mod numpy;
 mod print;
 mod requires_grad;
+mod shape_mismatch;
 mod time;
 mod tolist;
 mod unknown_call;
@@ -206,6 +207,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
     (Rule::UnknownCall, unknown_call::check),
+    (Rule::ShapeMismatch, shape_mismatch::check),
     (Rule::UnresolvedCall, unresolved_call::check),
 ];
 
@@ -219,6 +221,11 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
         check(&cx, &mut out);
         debug_assert!(out[from..].iter().all(|f| f.rule == *rule), "{rule:?}");
     }
+    // What raises at run time (FX3xx) raises in eager code too: the filters below are about
+    // what Dynamo sees, so those findings skip them and rejoin after.
+    let (mut raises, breaks): (Vec<Finding>, Vec<Finding>) =
+        out.into_iter().partition(|f| f.rule.raises());
+    out = breaks;
     out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
     // A generator forward is refused before tracing: nothing else in it is ever seen.
     if out.iter().any(|f| f.gb_id == "GB0003") {
@@ -229,6 +236,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
         note_loop(&cx, f);
         note_data_branch(&cx, f);
     }
+    out.append(&mut raises);
     locate(project, &mut out);
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();

@@ -79,10 +79,18 @@ rules! {
     BufferReassign = "FX118", ["GB4841"], fix: false, "nn.Buffer returned unchanged and assigned back to the module in forward";
     ModuleInForward = "FX119", ["GB0264", "GB0119"], fix: false, "module with parameters constructed in forward";
     UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
+    ShapeMismatch = "FX301", [], fix: false, "will raise at run time: shape mismatch";
     UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
 }
 
 impl Rule {
+    /// A rule of the FX3xx family: the code raises when it runs, in eager PyTorch as under
+    /// Dynamo. Not a graph break: such findings have no gb id, count in no break total and
+    /// no break region, and are not "possible breaks" either.
+    pub const fn raises(self) -> bool {
+        matches!(self, Rule::ShapeMismatch)
+    }
+
     /// The rule with this code (`FX105`), for codes read from the user (settings, noqa).
     pub fn from_code(code: &str) -> Option<Rule> {
         Rule::ALL

@@ -558,13 +558,13 @@ impl Interp {
         } else {
             OpKey::Function(target).name()
         };
-        let meta = rules::call(
+        let (meta, raised) = checked(rules::infer(
             short,
             &Inputs {
                 args: &am,
                 kwargs: &km,
             },
-        );
+        ), &am);
         let meta = self.shape_scalar(meta, &am, short);
         let n = self.tracer_mut().add_node(
             short,
@@ -576,6 +576,7 @@ impl Interp {
             frame.file_id,
             span,
         );
+        self.tracer_mut().graph.node_mut(n).shape_error = raised;
         Ok(Value::Proxy(n))
     }
 
@@ -625,13 +626,13 @@ impl Interp {
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let meta = rules::call(
+        let (meta, raised) = checked(rules::infer(
             method,
             &Inputs {
                 args: &am,
                 kwargs: &km,
             },
-        );
+        ), &am);
         let meta = self.shape_scalar(meta, &am, method);
         let n = self.tracer_mut().add_node(
             method,
@@ -643,6 +644,7 @@ impl Interp {
             frame.file_id,
             span,
         );
+        self.tracer_mut().graph.node_mut(n).shape_error = raised;
         Ok(Value::Proxy(n))
     }
 
@@ -745,12 +747,12 @@ impl Interp {
                 }
             }
         }
-        let meta = match &obj {
+        let (meta, raised) = match &obj {
             Some(o) => {
                 let attr_meta = |name: &str| -> Meta {
                     o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown)
                 };
-                rules::call_module(
+                checked(rules::infer_module(
                     &ModuleInfo {
                         class: &class,
                         attr: &attr_meta,
@@ -759,11 +761,11 @@ impl Interp {
                         args: &am,
                         kwargs: &km,
                     },
-                )
+                ), &am)
             }
             None => match am.first() {
-                Some(Meta::Tensor(t)) => Meta::tensor(None, t.dtype),
-                _ => Meta::Unknown,
+                Some(Meta::Tensor(t)) => (Meta::tensor(None, t.dtype), None),
+                _ => (Meta::Unknown, None),
             },
         };
         let n = self.tracer_mut().add_node(
@@ -783,6 +785,7 @@ impl Interp {
             .unwrap_or(false);
         let node = self.tracer_mut().graph.node_mut(n);
         node.mutates_input = inplace;
+        node.shape_error = raised;
         if !class.is_empty() {
             node.module_class = Some(class);
         }
@@ -835,6 +838,18 @@ pub fn value_meta(v: &Value) -> Meta {
             p.dtype,
         ),
         _ => Meta::Unknown,
+    }
+}
+
+/// A rule's answer as a node keeps it: a call that will raise has a tensor of unknown shape
+/// (or an unknown value) as its meta, and the error beside it.
+fn checked(
+    r: Result<Meta, crate::shapes::ShapeError>,
+    args: &[Meta],
+) -> (Meta, Option<crate::shapes::ShapeError>) {
+    match r {
+        Ok(m) => (m, None),
+        Err(e) => (rules::raised(args), Some(e)),
     }
 }
 

@@ -182,6 +182,9 @@ pub struct Node {
     /// A `call_module` of a module built with `inplace=True`: it writes into its input, so it
     /// is neither deduplicated nor dropped when unused.
     pub mutates_input: bool,
+    /// Set when the shape rules proved the call raises in eager PyTorch (its `meta` is then
+    /// unknown): the FX3xx findings read it.
+    pub shape_error: Option<crate::shapes::ShapeError>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -236,6 +239,7 @@ impl Graph {
             module_class: None,
             fused_from: vec![],
             mutates_input: false,
+            shape_error: None,
         };
         let id = self.g.add_node(node);
         self.order.push(id);
@@ -265,6 +269,7 @@ impl Graph {
             module_class: None,
             fused_from: vec![],
             mutates_input: false,
+            shape_error: None,
         };
         let id = self.g.add_node(node);
         self.unplaced.insert(id);

@@ -209,6 +209,8 @@ pub fn decode(key: &str, text: &str) -> Option<(Graph, Vec<PassRecord>)> {
             module_class: n.module_class,
             fused_from: n.fused_from,
             mutates_input: n.mutates_input,
+            // Findings come from the traced graph, never from a cached optimized one.
+            shape_error: None,
         };
         let id = g.push_node(node);
         if g.node(id).name != n.name {

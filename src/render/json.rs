@@ -89,10 +89,7 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
             })
         })
         .collect();
-    let breaks: Vec<Value> = r
-        .breaks
-        .iter()
-        .map(|f| {
+    let finding = |f: &crate::breaks::Finding| {
             let related: Vec<Value> = f
                 .related
                 .iter()
@@ -116,7 +113,19 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
                 "url": f.url(),
                 "related": related,
             })
-        })
+    };
+    // A call that will raise (FX3xx) is the user's bug, not a graph break.
+    let breaks: Vec<Value> = r
+        .breaks
+        .iter()
+        .filter(|f| !f.rule.raises())
+        .map(finding)
+        .collect();
+    let raises: Vec<Value> = r
+        .breaks
+        .iter()
+        .filter(|f| f.rule.raises())
+        .map(finding)
         .collect();
     let regions: Vec<Value> = r
         .regions
@@ -136,6 +145,7 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
         "entry": r.entry,
         "nodes": nodes,
         "graph_breaks": breaks,
+        "will_raise": raises,
         "regions": regions,
         "optimized": r.passes.is_some(),
         "passes": r.passes.iter().flatten().map(|p| json!({"round": p.round, "name": p.name, "nodes_modified": p.nodes_modified})).collect::<Vec<_>>(),

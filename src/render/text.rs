@@ -24,13 +24,19 @@ pub fn render(r: &GraphResult) -> String {
             args.join(", ")
         };
         let _ = write!(out, "{}: {}[{}]({})", n.name, n.op.as_str(), n.target, args);
-        let caused: Vec<&crate::breaks::Finding> =
-            r.breaks.iter().filter(|f| f.node == Some(id)).collect();
+        let (raises, caused): (Vec<&crate::breaks::Finding>, Vec<_>) = r
+            .breaks
+            .iter()
+            .filter(|f| f.node == Some(id))
+            .partition(|f| f.rule.raises());
         // Regions the pass did not report (e.g. a branch on a Python bool that an earlier
         // `bool(t)` produced, which is where Dynamo broke) carry no marker.
         let tag = n
             .region
             .filter(|t| r.breaks.iter().any(|f| f.region == Some(t.region)));
+        if !raises.is_empty() {
+            out.push_str(" [WILL_RAISE]");
+        }
         if !caused.is_empty() {
             out.push_str(" [GRAPH_BREAK]");
         } else if let Some(tag) = tag {
@@ -53,6 +59,9 @@ pub fn render(r: &GraphResult) -> String {
                 f.gb_type, f.gb_id, f.message
             );
             let _ = writeln!(out, "  └─ Workaround: {}", f.hint);
+        }
+        for f in raises {
+            let _ = writeln!(out, "  └─ Will raise ({}): {}", f.code, f.message);
         }
     }
     out.push('\n');
@@ -85,9 +94,22 @@ pub fn render(r: &GraphResult) -> String {
         );
         let _ = writeln!(out, "   Fix: {}", f.hint);
     }
-    let possible = r.breaks.iter().filter(|f| f.gb_id.is_empty()).count();
+    let possible = r
+        .breaks
+        .iter()
+        .filter(|f| f.gb_id.is_empty() && !f.rule.raises())
+        .count();
     if possible > 0 {
         let _ = writeln!(out, "({possible} possible break(s) at calls staticfx cannot see into; see `staticfx check`)");
+    }
+    let raising: Vec<&crate::breaks::Finding> =
+        r.breaks.iter().filter(|f| f.rule.raises()).collect();
+    if !raising.is_empty() {
+        let _ = writeln!(out, "\nWill Raise at Run Time (eager too):");
+        let _ = writeln!(out, "{}", "-".repeat(50));
+        for f in raising {
+            let _ = writeln!(out, "{} (line {}): {}", f.code, f.line, f.message);
+        }
     }
     if let Some(log) = &r.passes {
         let _ = writeln!(

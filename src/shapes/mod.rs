@@ -3,9 +3,11 @@
 //! The tracer calls `rules::infer` as it records each node, so a shape-derived condition such as
 //! `if x.size(-1) != d:` is decided the way Dynamo specialises it, not reported as a break.
 
+pub mod checks;
 pub mod rules;
 pub mod sym;
 
+pub use checks::{ShapeError, ShapeErrorKind};
 pub use sym::Expr;
 
 use serde::{Deserialize, Serialize};

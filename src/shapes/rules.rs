@@ -1,6 +1,7 @@
 //! Shape rules: what each op produces, from the abstract values of its inputs. A rule that cannot
 //! decide returns `Meta::Unknown` (or a tensor of unknown shape) rather than guessing.
 
+use super::checks::{self, ShapeError};
 use super::{concrete, shape_of, DType, Dim, Meta, Scalar, ScalarOrigin, Shape, TensorMeta};
 
 /// A leaf module as the shape rules see it: its torch.nn class and constructor attributes.
@@ -778,9 +779,12 @@ fn cat(items: &Meta, dim: i64, stack: bool) -> Meta {
     tensor(Some(out), dtype)
 }
 
-fn varargs_dims(inp: &Inputs, from: usize, name: &str) -> Option<Shape> {
+pub(super) fn varargs_dims(inp: &Inputs, from: usize, name: &str) -> Option<Shape> {
     match inp.args.get(from) {
         Some(m @ (Meta::Seq(_) | Meta::Size(_))) if inp.args.len() == from + 1 => m.as_dims(),
+        // A lone unknown argument may be a whole tuple (`x.view(shape)`): not even the rank
+        // is known, and a made-up rank 1 would make later dimension checks fail.
+        Some(Meta::Unknown) if inp.args.len() == from + 1 => None,
         Some(_) => Meta::Seq(inp.args[from..].to_vec()).as_dims(),
         None => inp.get(usize::MAX, name).and_then(Meta::as_dims),
     }
@@ -841,9 +845,48 @@ fn transpose(t: &TensorMeta, a: Option<i64>, b: Option<i64>) -> Meta {
     }
 }
 
-/// Rule for a function or method on tensors, by its short name (`relu`, `view`, `add`, …).
-/// `method` is true for `call_method`, where argument 0 is the tensor itself.
+/// What a call that will raise produces: nothing is known of its result but what it was
+/// meant to be (a tensor of the first tensor argument's dtype), never a made-up shape.
+pub fn raised(args: &[Meta]) -> Meta {
+    let first_tensor = args.iter().find_map(|m| match m {
+        Meta::Tensor(t) => Some(t.dtype),
+        Meta::Seq(v) => v.iter().find_map(|m| m.as_tensor().map(|t| t.dtype)),
+        _ => None,
+    });
+    match first_tensor {
+        Some(d) => tensor(None, d),
+        None => Meta::Unknown,
+    }
+}
+
+/// The rule for a function or method with PyTorch's argument checks first: `Err` when the call
+/// will raise when it runs (`checks`), the result's abstract value otherwise (unknown where
+/// the rule cannot tell).
+pub fn infer(name: &str, inp: &Inputs) -> Result<Meta, ShapeError> {
+    checks::call(name, inp)?;
+    Ok(rule(name, inp))
+}
+
+/// [`infer`] for callers that only want a value: a call that will raise gives an unknown one.
 pub fn call(name: &str, inp: &Inputs) -> Meta {
+    infer(name, inp).unwrap_or_else(|_| raised(inp.args))
+}
+
+/// [`infer`] for a torch.nn leaf module's forward.
+pub fn infer_module(m: &ModuleInfo, inp: &Inputs) -> Result<Meta, ShapeError> {
+    checks::module(m, inp)?;
+    Ok(module_rule(m, inp))
+}
+
+/// [`infer_module`] for callers that only want a value.
+pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
+    infer_module(m, inp).unwrap_or_else(|_| raised(inp.args))
+}
+
+/// Rule for a function or method on tensors, by its short name (`relu`, `view`, `add`, …);
+/// for `call_method` argument 0 is the tensor itself. The arguments are assumed valid
+/// (`infer` checks them first).
+fn rule(name: &str, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
     if let Meta::Scalar(x, origin) = &a0 {
         if let Some(m) = math_on_scalar(name, x, *origin) {
@@ -1656,8 +1699,8 @@ fn squeeze_dim(m: Meta, dim: i64) -> Meta {
     }
 }
 
-/// Rule for calling a torch.nn leaf module.
-pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
+/// Rule for calling a torch.nn leaf module, its arguments assumed valid.
+fn module_rule(m: &ModuleInfo, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
     let Some(t) = a0.as_tensor() else {
         return Meta::Unknown;

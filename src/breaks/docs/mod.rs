@@ -62,6 +62,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(BufferReassign, "FX118.md"),
     rule!(ModuleInForward, "FX119.md"),
     rule!(UnknownCall, "FX190.md"),
+    rule!(ShapeMismatch, "FX301.md"),
     rule!(UnresolvedCall, "FX907.md"),
     limit!(codes::SYNTAX_ERROR, "FX901.md"),
     limit!(codes::UNRESOLVED_NAME, "FX902.md"),
@@ -127,6 +128,9 @@ impl RuleDoc {
             [] if self.code.starts_with("FX9") => {
                 out.push_str("Analysis limit: not a Dynamo graph break.\n\n")
             }
+            [] if self.code.starts_with("FX3") => out.push_str(
+                "Raises at run time, eagerly as under `torch.compile`: not a Dynamo graph break.\n\n",
+            ),
             [] => out.push_str("No Dynamo graph-break id: a possible break.\n\n"),
             lines => {
                 for l in lines {

@@ -190,9 +190,41 @@ pub fn trace_root_seeded(
     // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
-    let result = trace_root_twice(interp, root, inputs, seeds, &before);
+    let mut result = trace_root_twice(interp, root, inputs, seeds, &before);
     restore_attributes(&before);
+    forget_seeded_errors(&mut result, seeds);
     result
+}
+
+/// A seed's sizes are a guess from the argument's name (`hidden_states` is taken to be
+/// `[batch, seq, hidden_size]`, which BERT's output block, given the intermediate activations,
+/// contradicts): a call that raises only with them is no certain error, so it keeps its
+/// unknown result and loses the error.
+fn forget_seeded_errors(result: &mut GraphResult, seeds: &[(String, Meta)]) {
+    if seeds.is_empty() {
+        return;
+    }
+    let g = &mut result.graph;
+    let seeded: Vec<NodeId> = g
+        .nodes()
+        .filter(|(_, n)| {
+            n.op == crate::graph::Op::Placeholder && seeds.iter().any(|(s, _)| *s == n.name)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if seeded.is_empty() {
+        return;
+    }
+    // Program order is topological: a node depends on a seed if one of its inputs does.
+    let mut tainted: std::collections::HashSet<NodeId> = seeded.into_iter().collect();
+    for id in g.order.clone() {
+        if g.inputs(id).iter().any(|i| tainted.contains(i)) {
+            tainted.insert(id);
+        }
+        if tainted.contains(&id) {
+            g.node_mut(id).shape_error = None;
+        }
+    }
 }
 
 /// What a constructor gets from running `module` on constant tensors of these metas (by
@@ -330,7 +362,10 @@ fn trace_root_twice(
         restore_attributes(before);
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
         interp.diagnostics.truncate(diagnostics);
-        if second.error.is_none() && same_structure(&first, &second) {
+        if second.error.is_none()
+            && same_structure(&first, &second)
+            && !guess_raises(&first, &second)
+        {
             return second;
         }
     }
@@ -355,6 +390,24 @@ fn symbols_of(meta: &Meta) -> Vec<u32> {
 }
 
 /// Same nodes, arguments and graph breaks: only the shapes may differ.
+/// Whether the guessed shapes make a call raise for a reason that hangs on the guess itself:
+/// a rank or a dimension index (the guessed rank may be wrong: Linear takes any rank) or a
+/// dtype. A size mismatch between sizes the layers fix (`Linear(32, 128)` then
+/// `Linear(64, 32)`) holds whatever the input, so it does not refute the guess.
+fn guess_raises(first: &GraphResult, second: &GraphResult) -> bool {
+    let count = |r: &GraphResult| {
+        r.graph
+            .nodes()
+            .filter(|(_, n)| {
+                n.shape_error
+                    .as_ref()
+                    .is_some_and(|e| e.kind != crate::shapes::ShapeErrorKind::Size)
+            })
+            .count()
+    };
+    count(second) > count(first)
+}
+
 fn same_structure(a: &GraphResult, b: &GraphResult) -> bool {
     use crate::graph::arg_text;
     let sig = |r: &GraphResult| -> Vec<String> {
@@ -725,7 +778,8 @@ pub fn trace_flagged(
         return None;
     }
     let diagnostics = interp.diagnostics.len();
-    let (result, _) = trace_root_with(interp, root, inputs, seeds);
+    let (mut result, _) = trace_root_with(interp, root, inputs, seeds);
+    forget_seeded_errors(&mut result, seeds);
     // what the flagged trace could not follow is not the file's analysis limit
     interp.diagnostics.truncate(diagnostics);
     restore_attributes(&before);
