@@ -32,6 +32,15 @@ const OVERRIDES: &[Entry] = &[
                  (`get_origin`/`get_args`) of annotations",
     },
     Entry {
+        module: "transformers.modeling_utils",
+        qualname: "PreTrainedModel.initialize_weights",
+        behaviour: Override::ReturnNone,
+        reason: "fills every parameter and buffer with initial values (`_init_weights` on each \
+                 submodule, through `smart_apply`, which it adds to `torch.nn.Module`); values \
+                 are not tracked and it never changes a shape, while running it costs more \
+                 than the rest of a model's construction (4.57 and 5.x alike)",
+    },
+    Entry {
         module: "transformers.utils.auto_docstring",
         qualname: "auto_docstring",
         behaviour: Override::IdentityDecorator,
