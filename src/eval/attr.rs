@@ -511,8 +511,17 @@ impl Interp {
                 ns.vars.borrow_mut().insert(name.to_string(), v);
                 Ok(())
             }
-            // Monkeypatching a class outside the project (`torch.nn.Module.smart_apply = f`):
-            // later lookups on it, its subclasses and instances see it (`class_lookup`).
+            // Monkeypatching torch.nn's classes (`torch.nn.Module.smart_apply = f`): later
+            // lookups on them, their subclasses and instances see it (`class_lookup`). Other
+            // external classes are left as they were: transformers patches `warning_once`
+            // onto `logging.Logger`, and the logging rule recognises that call by its path
+            // only while the patch is not followed into transformers' source.
+            Value::External(path)
+                if &**path != super::call::TORCH_NN_MODULE
+                    && crate::catalog::get().module(path).is_none() =>
+            {
+                Ok(())
+            }
             Value::External(path) => {
                 self.external_class_attrs
                     .entry(path.clone())

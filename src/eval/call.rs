@@ -2419,7 +2419,7 @@ fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
 
 /// Helpers the catalogue's shape formulas use (see `scripts/catalog/README.md`).
 /// The canonical path of `nn.Module`, the base every torch.nn layer shares.
-const TORCH_NN_MODULE: &str = "torch.nn.Module";
+pub(in crate::eval) const TORCH_NN_MODULE: &str = "torch.nn.Module";
 
 const CATALOG_HELPERS: &[&str] = &[
     "_single",
