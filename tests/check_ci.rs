@@ -243,7 +243,10 @@ fn analysis_limits_are_counted_apart_and_fail_only_when_strict() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("model.py"), UNBUILT).unwrap();
     std::fs::write(dir.path().join("helpers.py"), HELPERS).unwrap();
-    let (code, out, err) = check(dir.path(), &["model.py", "--output-format", "concise", "--no-cache"]);
+    let (code, out, err) = check(
+        dir.path(),
+        &["model.py", "--output-format", "concise", "--no-cache"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 3, "{out}");
@@ -254,12 +257,22 @@ fn analysis_limits_are_counted_apart_and_fail_only_when_strict() {
     );
     assert!(lines[0].contains("helpers.py:3)"), "{out}");
     assert_eq!(lines[1], "No findings.");
-    assert!(lines[2].starts_with("1 place staticfx could not follow"), "{out}");
-    assert!(err.contains("0 finding(s), 1 place staticfx could not follow"), "{err}");
+    assert!(
+        lines[2].starts_with("1 place staticfx could not follow"),
+        "{out}"
+    );
+    assert!(
+        err.contains("0 finding(s), 1 place staticfx could not follow"),
+        "{err}"
+    );
 
     let (code, _, _) = check(dir.path(), &["model.py", "--strict", "--no-cache"]);
     assert_eq!(code, 1);
-    std::fs::write(dir.path().join("pyproject.toml"), "[tool.staticfx]\nstrict = true\n").unwrap();
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.staticfx]\nstrict = true\n",
+    )
+    .unwrap();
     let (code, _, _) = check(dir.path(), &["model.py", "--no-cache"]);
     assert_eq!(code, 1);
 
@@ -268,10 +281,19 @@ fn analysis_limits_are_counted_apart_and_fail_only_when_strict() {
     std::fs::write(dir.path().join("breaking.py"), BREAKING).unwrap();
     let (code, out, _) = check(
         dir.path(),
-        &["model.py", "breaking.py", "--output-format", "concise", "--no-cache"],
+        &[
+            "model.py",
+            "breaking.py",
+            "--output-format",
+            "concise",
+            "--no-cache",
+        ],
     );
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("\nFound 2 errors.\n1 place staticfx could not follow"), "{out}");
+    assert!(
+        out.contains("\nFound 2 errors.\n1 place staticfx could not follow"),
+        "{out}"
+    );
 }
 
 #[test]

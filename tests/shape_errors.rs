@@ -100,7 +100,14 @@ fn raising_calls_have_unknown_shapes_and_are_no_graph_break() {
     let (code, out) = staticfx(
         dir.path(),
         &[
-            "graph", "m.py", "--entry", "Net()", "--input", "x=1x3x32x32", "--format", "json",
+            "graph",
+            "m.py",
+            "--entry",
+            "Net()",
+            "--input",
+            "x=1x3x32x32",
+            "--format",
+            "json",
         ],
     );
     assert_eq!(code, 0, "{out}");
@@ -123,7 +130,14 @@ fn raising_calls_have_unknown_shapes_and_are_no_graph_break() {
     assert_eq!(g["regions"].as_array().unwrap().len(), 0, "{g}");
     let (_, text) = staticfx(
         dir.path(),
-        &["graph", "m.py", "--entry", "Net()", "--input", "x=1x3x32x32"],
+        &[
+            "graph",
+            "m.py",
+            "--entry",
+            "Net()",
+            "--input",
+            "x=1x3x32x32",
+        ],
     );
     assert!(text.contains("No graph breaks detected!"), "{text}");
     assert!(text.contains("[WILL_RAISE]"), "{text}");

@@ -305,11 +305,7 @@ fn build_failure(
             _ => "its constructor did not finish".to_string(),
         },
         Value::Unknown(u) => match interp.diagnostics.get(noted_before) {
-            Some(first) => {
-                let f = interp.project.file(first.file);
-                let line = f.lines.line_of(first.span.start) + 1;
-                format!("{} ({}:{line})", first.message, f.path.display())
-            }
+            Some(first) => interp.describe_at(&first.message, first.file, first.span),
             None => u.reason.clone(),
         },
         _ => return None,

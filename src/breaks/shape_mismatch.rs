@@ -125,7 +125,10 @@ mod tests {
     fn linear_chain_mismatch_is_certain_whatever_the_input() {
         // 128 != 64 whatever the input's shape: no input is given, it is symbolic.
         let src = format!("{HEAD}        self.a = nn.Linear(32, 128)\n        self.b = nn.Linear(64, 32)\n\n    def forward(self, x):\n        return self.b(self.a(x))\n");
-        assert_eq!(fx301(&src).iter().map(|f| f.0).collect::<Vec<_>>(), vec![11]);
+        assert_eq!(
+            fx301(&src).iter().map(|f| f.0).collect::<Vec<_>>(),
+            vec![11]
+        );
         let ok = src.replace("Linear(64, 32)", "Linear(128, 32)");
         assert!(fx301(&ok).is_empty());
     }

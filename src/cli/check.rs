@@ -343,10 +343,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         render(args.output_format, &messages)
     };
     print!("{out}");
-    let limits = messages
-        .iter()
-        .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
-        .count();
+    let limits = count_limits(&messages);
     let findings = messages.len() - limits;
     if matches!(
         args.output_format,
@@ -376,6 +373,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// How many of the messages are analysis limits rather than findings.
+pub fn count_limits(ms: &[Message]) -> usize {
+    ms.iter()
+        .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
+        .count()
 }
 
 /// How the analysis limits among the messages are counted, apart from findings: they say

@@ -423,9 +423,14 @@ impl Interp {
 
     /// `message (path:line)`, as a failed construction reports its cause.
     pub fn describe_error(&self, e: &EvalError) -> String {
-        let f = self.project.file(e.file);
-        let line = f.lines.line_of(e.span.start) + 1;
-        format!("{} ({}:{line})", e.message, f.path.display())
+        self.describe_at(&e.message, e.file, e.span)
+    }
+
+    /// `message (path:line)` for a message at `span` of `file`.
+    pub fn describe_at(&self, message: &str, file: FileId, span: Span) -> String {
+        let f = self.project.file(file);
+        let line = f.lines.line_of(span.start) + 1;
+        format!("{message} ({}:{line})", f.path.display())
     }
 
     fn new_object_id(&mut self) -> usize {

@@ -558,13 +558,16 @@ impl Interp {
         } else {
             OpKey::Function(target).name()
         };
-        let (meta, raised) = checked(rules::infer(
-            short,
-            &Inputs {
-                args: &am,
-                kwargs: &km,
-            },
-        ), &am);
+        let (meta, raised) = checked(
+            rules::infer(
+                short,
+                &Inputs {
+                    args: &am,
+                    kwargs: &km,
+                },
+            ),
+            &am,
+        );
         let meta = self.shape_scalar(meta, &am, short);
         let n = self.tracer_mut().add_node(
             short,
@@ -626,13 +629,16 @@ impl Interp {
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let (meta, raised) = checked(rules::infer(
-            method,
-            &Inputs {
-                args: &am,
-                kwargs: &km,
-            },
-        ), &am);
+        let (meta, raised) = checked(
+            rules::infer(
+                method,
+                &Inputs {
+                    args: &am,
+                    kwargs: &km,
+                },
+            ),
+            &am,
+        );
         let meta = self.shape_scalar(meta, &am, method);
         let n = self.tracer_mut().add_node(
             method,
@@ -752,16 +758,19 @@ impl Interp {
                 let attr_meta = |name: &str| -> Meta {
                     o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown)
                 };
-                checked(rules::infer_module(
-                    &ModuleInfo {
-                        class: &class,
-                        attr: &attr_meta,
-                    },
-                    &Inputs {
-                        args: &am,
-                        kwargs: &km,
-                    },
-                ), &am)
+                checked(
+                    rules::infer_module(
+                        &ModuleInfo {
+                            class: &class,
+                            attr: &attr_meta,
+                        },
+                        &Inputs {
+                            args: &am,
+                            kwargs: &km,
+                        },
+                    ),
+                    &am,
+                )
             }
             None => match am.first() {
                 Some(Meta::Tensor(t)) => (Meta::tensor(None, t.dtype), None),

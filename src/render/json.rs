@@ -90,29 +90,29 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
         })
         .collect();
     let finding = |f: &crate::breaks::Finding| {
-            let related: Vec<Value> = f
+        let related: Vec<Value> = f
                 .related
                 .iter()
                 .map(|(file, span, msg)| json!({ "file": project.file(*file).path.display().to_string(), "start": position(project, *file, span.start), "message": msg }))
                 .collect();
-            json!({
-                "code": f.code,
-                "gb_id": f.gb_id,
-                "gb_type": f.gb_type,
-                "reason": f.message,
-                "hint": f.hint,
-                "severity": f.severity,
-                "file": project.file(f.file).path.display().to_string(),
-                "line": f.line,
-                "column": f.column,
-                "end": { "line": f.end_line, "column": f.end_column },
-                "node": f.node.map(|n| g.node(n).name.clone()),
-                "region": f.region,
-                "impact": f.impact_nodes,
-                "fix_available": f.fix_available,
-                "url": f.url(),
-                "related": related,
-            })
+        json!({
+            "code": f.code,
+            "gb_id": f.gb_id,
+            "gb_type": f.gb_type,
+            "reason": f.message,
+            "hint": f.hint,
+            "severity": f.severity,
+            "file": project.file(f.file).path.display().to_string(),
+            "line": f.line,
+            "column": f.column,
+            "end": { "line": f.end_line, "column": f.end_column },
+            "node": f.node.map(|n| g.node(n).name.clone()),
+            "region": f.region,
+            "impact": f.impact_nodes,
+            "fix_available": f.fix_available,
+            "url": f.url(),
+            "related": related,
+        })
     };
     // A call that will raise (FX3xx) is the user's bug, not a graph break.
     let breaks: Vec<Value> = r

@@ -39,11 +39,7 @@ pub struct ShapeError {
 type Check = Result<(), ShapeError>;
 
 fn fail(kind: ShapeErrorKind, arg: Option<usize>, message: String) -> Check {
-    Err(ShapeError {
-        message,
-        kind,
-        arg,
-    })
+    Err(ShapeError { message, kind, arg })
 }
 
 /// Certainly unequal: two known sizes that differ, or two expressions whose difference is a
@@ -64,7 +60,10 @@ fn clash(a: &Dim, b: &Dim) -> bool {
 pub fn fmt_shape(s: &[Dim]) -> String {
     format!(
         "[{}]",
-        s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+        s.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -440,7 +439,11 @@ fn windows(
     let padded: Vec<i64> = (0..n).map(|i| sizes[i] + 2 * p[i]).collect();
     let eff: Vec<i64> = (0..n).map(|i| d[i] * (k[i] - 1) + 1).collect();
     if (0..n).any(|i| padded[i] < eff[i]) {
-        let what = if pool { "the pooling window" } else { "the kernel" };
+        let what = if pool {
+            "the pooling window"
+        } else {
+            "the kernel"
+        };
         return fail(
             ShapeErrorKind::Size,
             Some(0),
@@ -619,12 +622,12 @@ pub fn call(name: &str, inp: &Inputs) -> Check {
                 ("batch1", "batch2")
             };
             match (shape_of(inp.get(1, p)), shape_of(inp.get(2, q))) {
-                (Some(a), Some(b)) => mm(a, b, if name == "addmm" { 2 } else { 3 }).map_err(
-                    |mut e| {
+                (Some(a), Some(b)) => {
+                    mm(a, b, if name == "addmm" { 2 } else { 3 }).map_err(|mut e| {
                         e.arg = e.arg.map(|a| a + 1);
                         e
-                    },
-                ),
+                    })
+                }
                 _ => Ok(()),
             }
         }
@@ -712,9 +715,11 @@ pub fn call(name: &str, inp: &Inputs) -> Check {
                 return Ok(());
             };
             let d = wrap(dim, t.len(), Some(1))?;
-            if let (Some(n), Some(start), Some(len)) =
-                (t.get(d).and_then(Dim::known), int(2, "start"), int(3, "length"))
-            {
+            if let (Some(n), Some(start), Some(len)) = (
+                t.get(d).and_then(Dim::known),
+                int(2, "start"),
+                int(3, "length"),
+            ) {
                 let start = if start < 0 { start + n } else { start };
                 if len < 0 || start < 0 || start + len > n {
                     return fail(
@@ -1011,14 +1016,20 @@ mod tests {
         .map_err(|e| e.message)
     }
     fn yes() -> Meta {
-        Meta::Scalar(super::Scalar::Bool(Some(true)), super::super::ScalarOrigin::Const)
+        Meta::Scalar(
+            super::Scalar::Bool(Some(true)),
+            super::super::ScalarOrigin::Const,
+        )
     }
 
     #[test]
     fn linear_needs_in_features_as_the_last_dim() {
         // torch: nn.Linear(20, 5)(torch.zeros(1, 10)) raises "mat1 and mat2 shapes cannot be
         // multiplied (1x10 and 20x5)"; torch.zeros(1, 20) gives [1, 5].
-        let lin = [("in_features", Meta::int(20)), ("out_features", Meta::int(5))];
+        let lin = [
+            ("in_features", Meta::int(20)),
+            ("out_features", Meta::int(5)),
+        ];
         let e = module("Linear", &lin, t(&[1, 10])).unwrap_err();
         assert!(e.contains("expects the last dimension 20, gets 10"), "{e}");
         assert_eq!(module("Linear", &lin, t(&[1, 20])), Ok(t(&[1, 5])));
@@ -1068,7 +1079,11 @@ mod tests {
         let pair = |a: Meta, b: Meta| Meta::Seq(vec![a, b]);
         // torch.cat([zeros(1, 3, 32), zeros(1, 1, 3, 32)], dim=1): "Tensors must have same
         // number of dimensions: got 3 and 4"
-        let e = run("cat", &[pair(t(&[1, 3, 32]), t(&[1, 1, 3, 32])), Meta::int(1)]).unwrap_err();
+        let e = run(
+            "cat",
+            &[pair(t(&[1, 3, 32]), t(&[1, 1, 3, 32])), Meta::int(1)],
+        )
+        .unwrap_err();
         assert!(e.contains("same number of dimensions"), "{e}");
         assert_eq!(
             run("cat", &[pair(t(&[1, 3, 32]), t(&[1, 5, 32])), Meta::int(1)]),
@@ -1091,17 +1106,26 @@ mod tests {
     #[test]
     fn view_keeps_the_element_count() {
         // torch: zeros(1, 3, 32).view(1, 3, 7): "shape '[1, 3, 7]' is invalid for input of size 96"
-        let e = run("view", &[t(&[1, 3, 32]), Meta::int(1), Meta::int(3), Meta::int(7)])
-            .unwrap_err();
+        let e = run(
+            "view",
+            &[t(&[1, 3, 32]), Meta::int(1), Meta::int(3), Meta::int(7)],
+        )
+        .unwrap_err();
         assert!(e.contains("invalid for input of size 96"), "{e}");
         assert_eq!(
-            run("view", &[t(&[1, 3, 32]), Meta::int(1), Meta::int(3), Meta::int(32)]),
+            run(
+                "view",
+                &[t(&[1, 3, 32]), Meta::int(1), Meta::int(3), Meta::int(32)]
+            ),
             Ok(t(&[1, 3, 32]))
         );
         // one -1 only, and it must divide evenly
         assert!(run("reshape", &[t(&[4, 6]), ints(&[-1, -1])]).is_err());
         assert!(run("reshape", &[t(&[4, 6]), ints(&[-1, 5])]).is_err());
-        assert_eq!(run("reshape", &[t(&[4, 6]), ints(&[-1, 8])]), Ok(t(&[3, 8])));
+        assert_eq!(
+            run("reshape", &[t(&[4, 6]), ints(&[-1, 8])]),
+            Ok(t(&[3, 8]))
+        );
         // [s0, 6] as (-1, 4) may divide (s0 even): no error; as (s0, 7) it never can
         let x = Meta::tensor(Some(vec![sym(0), Dim::Known(6)]), DType::Float32);
         assert!(run("view", &[x.clone(), ints(&[-1, 4])]).is_ok());
@@ -1205,7 +1229,10 @@ mod tests {
 
     #[test]
     fn embedding_indices_are_integers() {
-        let emb = [("num_embeddings", Meta::int(10)), ("embedding_dim", Meta::int(4))];
+        let emb = [
+            ("num_embeddings", Meta::int(10)),
+            ("embedding_dim", Meta::int(4)),
+        ];
         let e = infer_module(
             &ModuleInfo {
                 class: "Embedding",
@@ -1254,8 +1281,20 @@ mod tests {
         assert!(run("split", &[t(&[10, 2]), ints(&[3, 4])]).is_err());
         assert!(run("split", &[t(&[10, 2]), ints(&[3, 7])]).is_ok());
         assert!(run("split", &[t(&[10, 2]), Meta::int(3), Meta::int(2)]).is_err());
-        assert!(run("narrow", &[t(&[6, 2]), Meta::int(0), Meta::int(2), Meta::int(5)]).is_err());
-        assert!(run("narrow", &[t(&[6, 2]), Meta::int(0), Meta::int(2), Meta::int(4)]).is_ok());
-        assert!(run("narrow", &[t(&[6, 2]), Meta::int(2), Meta::int(0), Meta::int(1)]).is_err());
+        assert!(run(
+            "narrow",
+            &[t(&[6, 2]), Meta::int(0), Meta::int(2), Meta::int(5)]
+        )
+        .is_err());
+        assert!(run(
+            "narrow",
+            &[t(&[6, 2]), Meta::int(0), Meta::int(2), Meta::int(4)]
+        )
+        .is_ok());
+        assert!(run(
+            "narrow",
+            &[t(&[6, 2]), Meta::int(2), Meta::int(0), Meta::int(1)]
+        )
+        .is_err());
     }
 }

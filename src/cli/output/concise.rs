@@ -18,10 +18,7 @@ pub fn render(ms: &[Message]) -> String {
             m.filename, m.row, m.column, m.code, m.message
         ));
     }
-    let limits = ms
-        .iter()
-        .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
-        .count();
+    let limits = super::super::check::count_limits(ms);
     let findings = ms.len() - limits;
     let limits_line = || {
         format!(
