@@ -51,6 +51,16 @@ if [ ! -f "$data/transformers-$tf_version/transformers/modeling_utils.py" ]; the
 fi
 export STATICFX_TRANSFORMERS_ROOT="$data/transformers-$tf_version"
 
+# The 4.x line most projects still pin, for hf_fidelity's second run (recordings in
+# tests/expected/hf-4.57.1).
+tf4_version=4.57.1
+if [ ! -f "$data/transformers-$tf4_version/transformers/modeling_utils.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "transformers==$tf4_version" -d "$data/wheels"
+  rm -rf "$data/transformers-$tf4_version"
+  python3 -m zipfile -e "$data"/wheels/transformers-"$tf4_version"-*.whl "$data/transformers-$tf4_version"
+fi
+export STATICFX_TRANSFORMERS4_ROOT="$data/transformers-$tf4_version"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -24,10 +24,11 @@
 //! `STATICFX_HF_DIFF=mixtral,olmoe` (or `all`) prints those cases' op sequences aligned.
 //!
 //! The transformers source is read from `$STATICFX_TRANSFORMERS_ROOT` (the directory holding
-//! `transformers/`; `scripts/test-all.sh` unzips the wheel there), huggingface_hub (which the
-//! configs import) from the venv `$STATICFX_USER_VENV` (default `target/test-data/user-venv`);
-//! the test is skipped with a note when either is absent. The cases in [`HF_AGREE`] are
-//! asserted; the others print their status. `STATICFX_HF_ONLY=gpt2,opt` builds only those
+//! `transformers/`; `scripts/test-all.sh` unzips the wheel there), and for the 4.x line from
+//! `$STATICFX_TRANSFORMERS4_ROOT` against its own recordings (`tests/expected/hf-4.57.1`);
+//! huggingface_hub (which the configs import) from the venv `$STATICFX_USER_VENV` (default
+//! `target/test-data/user-venv`). A test is skipped with a note when either is absent. The
+//! cases in [`HF_AGREE`] and [`HF4_AGREE`] are asserted; the others print their status. `STATICFX_HF_ONLY=gpt2,opt` builds only those
 //! cases, and `STATICFX_HF_DIFF=gpt2` (or `all`) prints where their leaf calls first differ
 //! and the two op sequences as a diff.
 //!
@@ -122,12 +123,48 @@ const HF_AGREE: &[&str] = &[
     "granitemoe",
 ];
 
+/// The architectures that agree on all three counts with transformers 4.57.1.
+const HF4_AGREE: &[&str] = &[
+    "phi",
+    "gpt2",
+    "opt",
+    "falcon",
+    "gpt_neox",
+    "gpt_neo",
+    "bloom",
+    "stablelm",
+    "nemotron",
+    "persimmon",
+    "biogpt",
+    "xglm",
+    "electra",
+    "ernie",
+    "megatron_bert",
+    "mpnet",
+    "mobilebert",
+    "layoutlm",
+    "bart",
+    "mbart",
+    "pegasus",
+    "marian",
+    "blenderbot_small",
+    "vit",
+    "deit",
+    "convnext",
+    "swin",
+    "dinov2",
+    "yolos",
+    "convnextv2",
+    "poolformer",
+    "segformer",
+];
+
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn transformers_root() -> Option<PathBuf> {
-    let root = corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")?;
+fn transformers_root(var: &str) -> Option<PathBuf> {
+    let root = corpus_support::corpus_root(var, "transformers")?;
     root.join("transformers/modeling_utils.py")
         .is_file()
         .then_some(root)
@@ -426,18 +463,38 @@ fn compare(recorded: &Value, got: &Outcome) -> (bool, bool, f64) {
 
 #[test]
 fn transformers_models_match_eager_recordings() {
-    let (Some(root), Some(venv)) = (transformers_root(), user_venv()) else {
+    let Some(root) = transformers_root("STATICFX_TRANSFORMERS_ROOT") else {
+        return;
+    };
+    match_recordings(&root, "tests/expected/hf", HF_AGREE);
+}
+
+/// The same cases on transformers 4.x, the line most projects still pin, against recordings
+/// made with that version (`gen_hf_recordings.py --out tests/expected/hf-4.57.1`).
+#[test]
+fn transformers_4_models_match_eager_recordings() {
+    let Some(root) = transformers_root("STATICFX_TRANSFORMERS4_ROOT") else {
+        return;
+    };
+    match_recordings(&root, "tests/expected/hf-4.57.1", HF4_AGREE);
+}
+
+/// Builds every case from the transformers source under `root` and compares it with the
+/// recordings in `recordings` (relative to the repository); the cases in `agree` must agree.
+fn match_recordings(root: &Path, recordings: &str, agree: &[&str]) {
+    let Some(venv) = user_venv() else {
         return;
     };
     let cases = read_json(&manifest_dir().join("scripts/expect/hf_cases.json"));
     let cases = cases.as_array().unwrap().clone();
-    for id in HF_AGREE {
+    for id in agree {
         assert!(
             cases.iter().any(|c| c["id"] == *id),
             "{id} is asserted but is not a case"
         );
     }
     let mut failures = Vec::new();
+    let mut agreeing = Vec::new();
     eprintln!("model | leaf calls equal | output equal | op LCS %");
     // `STATICFX_HF_ONLY=gpt2,opt` builds only those cases, to iterate on them.
     let only = std::env::var("STATICFX_HF_ONLY")
@@ -451,26 +508,30 @@ fn transformers_models_match_eager_recordings() {
         {
             continue;
         }
-        let recorded = read_json(&manifest_dir().join(format!("tests/expected/hf/{id}.json")));
+        let recorded = read_json(&manifest_dir().join(format!("{recordings}/{id}.json")));
+        let asserted = agree.contains(&id.as_str());
         if let Some(e) = recorded.get("error") {
             eprintln!("{id} | not recorded: {e}");
-            assert!(!HF_AGREE.contains(&id.as_str()), "{id} has no recording");
+            assert!(!asserted, "{id} has no recording");
             continue;
         }
-        let (root, venv) = (root.clone(), venv.clone());
+        let (root, venv) = (root.to_path_buf(), venv.clone());
         let built = std::thread::Builder::new()
             .stack_size(256 << 20)
             .spawn(move || build(&root, &venv, &case))
             .unwrap()
             .join()
             .unwrap_or_else(|_| Err("panicked".into()));
-        let asserted = HF_AGREE.contains(&id.as_str());
         match built {
             Ok(got) => {
                 let (leaves, output, agreement) = compare(&recorded, &got);
                 eprintln!("{id} | {leaves} | {output} | {agreement:.1}");
                 print_diff(&id, &recorded, &got);
-                if asserted && !(leaves && output && agreement >= 95.0) {
+                let agrees = leaves && output && agreement >= 95.0;
+                if agrees {
+                    agreeing.push(id.clone());
+                }
+                if asserted && !agrees {
                     failures.push(format!(
                         "{id}: leaves equal {leaves}, output equal {output}, ops {agreement:.1}%"
                     ));
@@ -484,6 +545,14 @@ fn transformers_models_match_eager_recordings() {
             }
         }
     }
+    eprintln!(
+        "{} of the cases agree; not asserted yet: {:?}",
+        agreeing.len(),
+        agreeing
+            .iter()
+            .filter(|id| !agree.contains(&id.as_str()))
+            .collect::<Vec<_>>()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

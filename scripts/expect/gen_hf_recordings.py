@@ -8,11 +8,12 @@ model output's tensor fields and their shapes.
 
 Run with a Python that has torch and transformers (the versions are recorded):
 
-    python scripts/expect/gen_hf_recordings.py [ID...]
+    python scripts/expect/gen_hf_recordings.py [--out DIR] [ID...]
 
 It writes `scripts/expect/hf_cases.json` (every case with its entry expression, as staticfx
-evaluates it in the modeling file) and `tests/expected/hf/<id>.json`, or `{"error": ...}` for a
-case transformers itself cannot build or run.
+evaluates it in the modeling file) and `DIR/<id>.json` (default `tests/expected/hf`), or
+`{"error": ...}` for a case transformers itself cannot build or run. Recordings of another
+transformers version go to their own directory, e.g. `--out tests/expected/hf-4.57.1`.
 """
 
 import json
@@ -135,8 +136,12 @@ def entry_of(case):
     return f"{case['model']}({case['config']}({args}))"
 
 
-def main(ids):
-    OUT.mkdir(parents=True, exist_ok=True)
+def main(args):
+    out = OUT
+    if args[:1] == ["--out"]:
+        out, args = ROOT / args[1], args[2:]
+    ids = set(args)
+    out.mkdir(parents=True, exist_ok=True)
     cases = [dict(c, entry=entry_of(c)) for c in CASES]
     (Path(__file__).parent / "hf_cases.json").write_text(json.dumps(cases, indent=1) + "\n")
     for case in cases:
@@ -153,10 +158,10 @@ def main(ids):
             "entry": case["entry"],
             **result,
         }
-        (OUT / f"{case['id']}.json").write_text(json.dumps(result, indent=1) + "\n")
+        (out / f"{case['id']}.json").write_text(json.dumps(result, indent=1) + "\n")
         status = result.get("error") or f"{len(result['leaves'])} leaves, {len(result['ops'])} ops"
         print(f"{case['id']}: {status}")
 
 
 if __name__ == "__main__":
-    main(set(sys.argv[1:]))
+    main(sys.argv[1:])

@@ -461,6 +461,7 @@ impl Interp {
         let scope = Rc::new(Scope {
             vars: RefCell::new(bound.into_iter().collect()),
             parent: f.closure.clone(),
+            class_body: false,
         });
         self.created.scope(&scope);
         let class = self.defining_class(f);
@@ -2557,7 +2558,9 @@ fn builtin_value(name: &str) -> Option<Value> {
     }
     match name {
         "NotImplemented" | "Ellipsis" => Some(Value::Ellipsis),
-        "__file__" => Some(Value::unknown("__file__")),
+        // What the import system sets on a module (its spec and loader): lazy-module patterns
+        // pass `__spec__` on to the object they install in `sys.modules`.
+        "__file__" | "__spec__" | "__loader__" => Some(Value::unknown(name)),
         _ => None,
     }
 }

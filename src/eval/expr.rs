@@ -407,6 +407,7 @@ impl Interp {
                     .unwrap_or_default(),
             ),
             parent: frame.locals.clone(),
+            class_body: false,
         });
         self.created.scope(&scope);
         let inner = Frame {

@@ -359,6 +359,7 @@ impl Interp {
         let scope = Rc::new(super::value::Scope {
             vars: RefCell::new(env.iter().cloned().collect()),
             parent: None,
+            class_body: false,
         });
         let inner = Frame {
             file: file.clone(),

@@ -1027,7 +1027,7 @@ impl Interp {
             file_id: frame.file_id,
             span: Span::of(node),
             params,
-            closure: frame.locals.clone(),
+            closure: Scope::enclosing_for_definitions(&frame.locals),
             globals: frame.globals.clone(),
             kind,
             is_lambda,
@@ -1089,9 +1089,12 @@ impl Interp {
         self.created.class(&class);
         let mro = self.compute_mro(&class);
         *class.mro.borrow_mut() = mro;
+        // A class body reads the names of the function it is defined in, not those of an
+        // enclosing class body.
         let body_scope = Rc::new(Scope {
             vars: Default::default(),
-            parent: None,
+            parent: Scope::enclosing_for_definitions(&frame.locals),
+            class_body: true,
         });
         self.created.scope(&body_scope);
         if let Some(meta) = &metaclass {

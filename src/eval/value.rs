@@ -250,6 +250,20 @@ impl Object {
 pub struct Scope {
     pub vars: RefCell<Locals>,
     pub parent: Option<Rc<Scope>>,
+    /// A class body's namespace: functions and classes defined in it do not see its names
+    /// (a method's `f` is the module's `f`, not the method of the same name), as in Python.
+    pub class_body: bool,
+}
+
+impl Scope {
+    /// The scope that a function or class defined where `locals` is the innermost scope
+    /// closes over: the innermost enclosing function scope, skipping a class body.
+    pub fn enclosing_for_definitions(locals: &Option<Rc<Scope>>) -> Option<Rc<Scope>> {
+        match locals {
+            Some(s) if s.class_body => s.parent.clone(),
+            other => other.clone(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -555,6 +555,24 @@ def work(x):
     decorated.append("work")
     return x * 2
 m20 = (work(3), work(4), decorated)
+
+def build_bias(x, heads, dtype):
+    return (x, heads, dtype)
+
+class UsesModuleHelper:
+    scale = 10
+    def build_bias(self, x, heads, dtype):
+        return build_bias(x, heads, dtype)
+
+def make_local_class():
+    local_value = 7
+    class Inner:
+        seen = local_value
+        def get(self):
+            return local_value
+    return Inner
+
+m21 = (UsesModuleHelper().build_bias(1, 2, "f32"), make_local_class().seen, make_local_class()().get())
 "#;
 
 #[test]
@@ -614,6 +632,7 @@ fn object_model_matches_cpython() {
             "m20",
             r#"(6, 8, ['enter w', 'work', 'exit w', 'enter w', 'work', 'exit w'])"#,
         ),
+        ("m21", r#"((1, 2, 'f32'), 7, 7)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {
