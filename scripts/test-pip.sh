@@ -70,18 +70,15 @@ grep -q "graph_break.py:17:12: FX101 " <<<"$out" || fail "no FX101 on line 17 in
 
 # 3. pre-commit, installing the hook from this checkout's HEAD.
 rev="$(git rev-parse HEAD)"
-dirty=""
 if [ -n "$(git status --porcelain)" ]; then
-  dirty=1
   echo "test-pip: note: the checkout has uncommitted changes; pre-commit installs HEAD ($rev), not the working tree" >&2
 fi
 # pre-commit's build of the HEAD clone shares the target dir, and cargo tells a package's
 # sources apart by path relative to the package and by mtime only: afterwards the working
-# tree's (older) files would look built. When they differ from HEAD, make cargo rebuild them.
+# tree's files would look built, now and after any later edit older than that build (the
+# fingerprint then lists the clone's files). Make cargo rebuild the package next time.
 forget_head_build() {
-  if [ -n "$dirty" ]; then
-    rm -rf "$CARGO_TARGET_DIR"/debug/.fingerprint/staticfx-*
-  fi
+  rm -rf "$CARGO_TARGET_DIR"/debug/.fingerprint/staticfx-*
 }
 trap forget_head_build EXIT
 proj="$work/project"

@@ -4,7 +4,8 @@
     python3 scripts/expect/gen_stdlib_expectations.py          # rewrite the tables
     python3 scripts/expect/gen_stdlib_expectations.py --check  # exit 1 if one differs
 
-The torch snippet (`TORCH_SNIPPET`) needs torch; without it those entries are left alone.
+The torch snippet (`TORCH_SNIPPET`) needs torch, and `PACKAGING_SNIPPET` the `packaging`
+package; without them those entries are left alone.
 """
 
 import pathlib

@@ -520,4 +520,17 @@ mod tests {
         let t = Target::resolve(None, None);
         assert!(t.note().contains("assuming torch 2.15"), "{}", t.note());
     }
+
+    /// The release findings assume without a target is the one the evaluator models
+    /// (`importlib.metadata.version("torch")` in library code answers with it).
+    #[test]
+    fn the_default_target_is_the_modelled_torch() {
+        let modelled: TorchVersion = crate::eval::MODELLED_TORCH_VERSION
+            .rsplit_once('.')
+            .unwrap()
+            .0
+            .parse()
+            .unwrap();
+        assert_eq!(modelled, DEFAULT_VERSION);
+    }
 }

@@ -838,97 +838,38 @@ impl Interp {
                     _ => Ok(Value::unknown(format!("dict.{name}"))),
                 }
             }
-            Value::Str(s) => Ok(match name {
-                "startswith" => args
-                    .first()
-                    .map(|p| {
-                        if let Value::Str(p) = p {
-                            Value::Bool(s.starts_with(&**p))
-                        } else {
-                            Value::unknown("startswith")
-                        }
-                    })
-                    .unwrap_or(Value::Bool(false)),
-                "endswith" => args
-                    .first()
-                    .map(|p| {
-                        if let Value::Str(p) = p {
-                            Value::Bool(s.ends_with(&**p))
-                        } else {
-                            Value::unknown("endswith")
-                        }
-                    })
-                    .unwrap_or(Value::Bool(false)),
-                "format" => str_format(s, &args, &kwargs)
-                    .map(|t| Value::str(&t))
-                    .unwrap_or_else(|| Value::unknown("str.format with a format spec")),
-                "lower" => Value::str(&s.to_lowercase()),
-                "upper" => Value::str(&s.to_uppercase()),
-                "strip" | "lstrip" | "rstrip" => {
-                    let chars: Vec<char> = match args.first() {
-                        Some(Value::Str(c)) => c.chars().collect(),
-                        _ => vec![],
-                    };
-                    let pat = |c: char| {
-                        if chars.is_empty() {
-                            c.is_whitespace()
-                        } else {
-                            chars.contains(&c)
-                        }
-                    };
-                    Value::str(match name {
-                        "strip" => s.trim_matches(pat),
-                        "lstrip" => s.trim_start_matches(pat),
-                        _ => s.trim_end_matches(pat),
-                    })
+            Value::Str(s) => {
+                match super::str_methods::call(s, name, &args, &kwargs) {
+                    Some(Ok(v)) => return Ok(v),
+                    Some(Err(exception)) => {
+                        return Err(self.error(frame, span, codes::RAISED, exception))
+                    }
+                    None => {}
                 }
-                "split" | "rsplit" => {
-                    let maxsplit = args
-                        .get(1)
-                        .or_else(|| kwargs.iter().find(|(k, _)| k == "maxsplit").map(|(_, v)| v))
-                        .and_then(as_int)
-                        .filter(|n| *n >= 0)
-                        .map(|n| n as usize + 1);
-                    let sep = match args.first() {
-                        Some(Value::Str(sep)) => Some(sep.clone()),
-                        _ => None,
-                    };
-                    let parts: Vec<Value> = match (sep, maxsplit, name) {
-                        (Some(sep), Some(n), "split") => {
-                            s.splitn(n, &*sep).map(Value::str).collect()
-                        }
-                        (Some(sep), Some(n), _) => {
-                            let mut v: Vec<Value> = s.rsplitn(n, &*sep).map(Value::str).collect();
-                            v.reverse();
-                            v
-                        }
-                        (Some(sep), None, _) => s.split(&*sep).map(Value::str).collect(),
-                        (None, _, _) => s.split_whitespace().map(Value::str).collect(),
-                    };
-                    Value::list(parts)
-                }
-                "join" => {
-                    let items = self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
-                    let parts: Option<Vec<String>> = items
-                        .iter()
-                        .map(|v| {
-                            if let Value::Str(x) = v {
-                                Some(x.to_string())
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
-                    parts
-                        .map(|p| Value::str(&p.join(s)))
-                        .unwrap_or_else(|| Value::unknown("join"))
-                }
-                "replace" => match (args.first(), args.get(1)) {
-                    (Some(Value::Str(a)), Some(Value::Str(b))) => Value::str(&s.replace(&**a, b)),
-                    _ => Value::unknown("replace"),
-                },
-                _ => Value::unknown(format!("str.{name}")),
-            }),
+                Ok(match name {
+                    "format" => str_format(s, &args, &kwargs)
+                        .map(|t| Value::str(&t))
+                        .unwrap_or_else(|| Value::unknown("str.format with a format spec")),
+                    "join" => {
+                        let items =
+                            self.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
+                        let parts: Option<Vec<String>> = items
+                            .iter()
+                            .map(|v| {
+                                if let Value::Str(x) = v {
+                                    Some(x.to_string())
+                                } else {
+                                    None
+                                }
+                            })
+                            .collect();
+                        parts
+                            .map(|p| Value::str(&p.join(s)))
+                            .unwrap_or_else(|| Value::unknown("join"))
+                    }
+                    _ => Value::unknown(format!("str.{name}")),
+                })
+            }
             Value::Tuple(t) => Ok(match name {
                 "index" => t
                     .iter()

@@ -911,6 +911,37 @@ impl Interp {
             }
             "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
             "str" | "repr" => Ok(match &a0 {
+                Value::Object(o) if !o.is_module() => {
+                    // `str` falls back to `__repr__`, as `object.__str__` does.
+                    let slots: &[&str] = if name == "str" {
+                        &["__str__", "__repr__"]
+                    } else {
+                        &["__repr__"]
+                    };
+                    let method =
+                        slots
+                            .iter()
+                            .find_map(|slot| match self.class_lookup(&o.class, slot) {
+                                Some(Value::Function(f)) => Some(f),
+                                _ => None,
+                            });
+                    match method {
+                        Some(f) => {
+                            return self.call_function(
+                                frame,
+                                &f,
+                                Some(a0.clone()),
+                                vec![],
+                                vec![],
+                                span,
+                            )
+                        }
+                        None => {
+                            Value::unknown(format!("{name}() of a `{}` object", o.class_name()))
+                        }
+                    }
+                }
+                Value::Str(s) if name == "repr" => Value::str(&super::str_methods::repr(s)),
                 Value::Str(s) => Value::Str(s.clone()),
                 Value::Int(i) => Value::str(&i.to_string()),
                 Value::Float(f) => Value::str(&format!("{f:?}")),
@@ -1524,19 +1555,16 @@ impl Interp {
                 "gt" => x > y,
                 _ => x >= y,
             }),
-            ("lt" | "le" | "gt" | "ge", Tuple(x), Tuple(y)) => {
-                let xi: Option<Vec<i64>> = x.iter().map(as_int).collect();
-                let yi: Option<Vec<i64>> = y.iter().map(as_int).collect();
-                match (xi, yi) {
-                    (Some(x), Some(y)) => Bool(match name {
-                        "lt" => x < y,
-                        "le" => x <= y,
-                        "gt" => x > y,
-                        _ => x >= y,
-                    }),
-                    _ => Value::unknown("comparison"),
-                }
-            }
+            ("lt" | "le" | "gt" | "ge", Tuple(_), Tuple(_))
+            | ("lt" | "le" | "gt" | "ge", List(_), List(_)) => match a.py_order(&b) {
+                Some(order) => Bool(match name {
+                    "lt" => order.is_lt(),
+                    "le" => order.is_le(),
+                    "gt" => order.is_gt(),
+                    _ => order.is_ge(),
+                }),
+                Option::None => Value::unknown("comparison"),
+            },
             ("and_" | "or_" | "xor", Bool(x), Bool(y)) => Bool(match name {
                 "and_" => x & y,
                 "or_" => x | y,
@@ -1859,6 +1887,20 @@ impl Interp {
                 } else {
                     Value::list(picked)
                 })
+            }
+            (Value::Str(text), Value::Slice(s)) => {
+                let chars: Vec<Value> = text.chars().map(|c| Value::str(&c.to_string())).collect();
+                let picked = slice_items(&chars, s).ok_or_else(|| {
+                    self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
+                })?;
+                let joined: String = picked
+                    .iter()
+                    .filter_map(|c| match c {
+                        Value::Str(c) => Some(&**c),
+                        _ => None,
+                    })
+                    .collect();
+                Ok(Value::str(&joined))
             }
             (Value::Tuple(_) | Value::List(_) | Value::Str(_), k) => {
                 let items = self.iterate(frame, obj, span)?;

@@ -28,6 +28,9 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "time",
     "dataclasses",
     "enum",
+    // Version comparisons (`version.parse(v) >= version.parse("2.5")`) run the bundled
+    // `packaging.version`, not the package's regular-expression parser.
+    "packaging",
     "abc",
     "itertools",
     "os",
@@ -239,6 +242,13 @@ impl Interp {
             },
             None => Value::External(Rc::from(dotted)),
         }
+    }
+
+    /// Whether the evaluator stands in for the package `dotted` belongs to (torch, the
+    /// standard library's modelled modules), whether or not the environment has its source.
+    pub(super) fn is_modelled_package(&self, dotted: &str) -> bool {
+        let top = dotted.split('.').next().unwrap_or(dotted);
+        ALWAYS_EXTERNAL.contains(&top)
     }
 
     /// Whether `import dotted` would evaluate a project file not loaded yet: only then is

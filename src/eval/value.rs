@@ -246,6 +246,17 @@ impl Object {
     }
 }
 
+/// Lexicographic order of two sequences, as Python compares tuples and lists.
+fn order_items(a: &[Value], b: &[Value]) -> Option<std::cmp::Ordering> {
+    for (x, y) in a.iter().zip(b) {
+        if x.py_eq(y)? {
+            continue;
+        }
+        return x.py_order(y);
+    }
+    Some(a.len().cmp(&b.len()))
+}
+
 /// A function's local scope; closures keep their defining scope alive.
 pub struct Scope {
     pub vars: RefCell<Locals>,
@@ -354,6 +365,26 @@ impl Value {
     }
 
     /// Python equality for constants; None when it cannot be decided statically.
+    /// How Python's `<` orders two plain values: numbers by value, strings by code point,
+    /// tuples and lists item by item (the first unequal pair decides, then the length).
+    /// None when Python would raise (`1 < "a"`) or a value is not known.
+    pub fn py_order(&self, other: &Value) -> Option<std::cmp::Ordering> {
+        use Value::*;
+        let number = |v: &Value| match v {
+            Bool(b) => Some(*b as i64 as f64),
+            Int(i) => Some(*i as f64),
+            Float(f) => Some(*f),
+            _ => Option::None,
+        };
+        match (self, other) {
+            (Int(a), Int(b)) => Some(a.cmp(b)),
+            (Str(a), Str(b)) => Some(a.cmp(b)),
+            (Tuple(a), Tuple(b)) => order_items(a, b),
+            (List(a), List(b)) => order_items(&a.borrow(), &b.borrow()),
+            _ => number(self)?.partial_cmp(&number(other)?),
+        }
+    }
+
     pub fn py_eq(&self, other: &Value) -> Option<bool> {
         use Value::*;
         Some(match (self, other) {

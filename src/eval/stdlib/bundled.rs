@@ -99,6 +99,15 @@ const BUNDLED: &[Bundled] = &[
         ],
     },
     Bundled {
+        module: "staticfx._packaging_version",
+        text: include_str!("python/packaging_version.py"),
+        classes: &[
+            ("packaging.version.Version", "Version"),
+            ("packaging.version.parse", "parse"),
+            ("packaging.version.InvalidVersion", "InvalidVersion"),
+        ],
+    },
+    Bundled {
         module: "staticfx._builtins",
         text: include_str!("python/builtins.py"),
         classes: &[("builtins.property", "property")],

@@ -15,6 +15,7 @@ mod decorators;
 mod einops;
 pub mod enums;
 pub(super) mod functools;
+pub mod importlib;
 mod inspect;
 mod itertools;
 mod metaclass;
@@ -83,6 +84,10 @@ impl Interp {
         }
         match path {
             "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
+            "importlib.util.find_spec" => Some(Ok(self.find_spec(args, kwargs))),
+            "importlib.metadata.version" => {
+                Some(self.distribution_version(frame, args, kwargs, span))
+            }
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             // `@wraps(f)` on a wrapper: the wrapper records what it wraps.
             "functools.wraps" => Some(Ok(Value::Partial(std::rc::Rc::new(

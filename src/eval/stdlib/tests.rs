@@ -153,6 +153,60 @@ fn stdlib_snippet_matches_cpython() {
     );
 }
 
+/// Version checks as libraries write them, against the `packaging` package itself.
+#[test]
+fn packaging_versions_match_cpython() {
+    const PACKAGING_SNIPPET: &str = r#"from packaging import version
+from packaging.version import Version, parse, InvalidVersion
+
+vs = ["2.15.0", "2.5", "2.7.0.dev20250320", "2.5rc1", "2.5.0a1", "2.5.post1", "1!0.1", "2.15.0+cu132", "2.6.0b2.dev3"]
+r11 = [(str(parse(v)), parse(v).base_version, parse(v).is_prerelease) for v in vs]
+r12 = [[version.parse(a) >= version.parse(b) for b in vs] for a in vs]
+r13 = (Version("2.5.0") == Version("2.5"), parse("2.15.0").major, parse("2.15.0").minor, parse("2.1").micro, parse(parse("2.7.0.dev1").base_version) >= parse("2.7"))
+try:
+    parse("not a version")
+    r14 = "parsed"
+except InvalidVersion:
+    r14 = "InvalidVersion"
+"#;
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/versions.py", Arc::from(PACKAGING_SNIPPET), None);
+    let file = project
+        .load_path(Path::new("/virtual/versions.py"))
+        .unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        (
+            "r11",
+            r#"[('2.15.0', '2.15.0', False), ('2.5', '2.5', False), ('2.7.0.dev20250320', '2.7.0', True), ('2.5rc1', '2.5', True), ('2.5.0a1', '2.5.0', True), ('2.5.post1', '2.5', False), ('1!0.1', '1!0.1', False), ('2.15.0+cu132', '2.15.0', False), ('2.6.0b2.dev3', '2.6.0', True)]"#,
+        ),
+        (
+            "r12",
+            r#"[[True, True, True, True, True, True, False, False, True], [False, True, False, True, True, False, False, False, False], [False, True, True, True, True, True, False, False, True], [False, False, False, True, True, False, False, False, False], [False, False, False, False, True, False, False, False, False], [False, True, False, True, True, True, False, False, False], [True, True, True, True, True, True, True, True, True], [True, True, True, True, True, True, False, True, True], [False, True, False, True, True, True, False, False, True]]"#,
+        ),
+        ("r13", r#"(True, 2, 15, 0, True)"#),
+        ("r14", r#"'InvalidVersion'"#),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{name}: got {got}, CPython {want}"));
+        }
+    }
+    let notes: Vec<String> = interp
+        .diagnostics
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{}\nnotes: {notes:?}",
+        failures.join("\n")
+    );
+}
+
 /// Constructor arithmetic on constant tensors (timm's RegNet widths and drop-path rates),
 /// against torch 2.15: each expected string is what the snippet prints in real torch.
 #[test]
