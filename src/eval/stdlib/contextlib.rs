@@ -497,7 +497,7 @@ impl Interp {
 
 /// The names of the class of an exception the evaluator raised and of its bases, from its
 /// message (`raises ValueError(…)`, `KeyError: 'x'`); None when it does not say.
-fn raised_class_names(interp: &Interp, e: &EvalError) -> Option<Vec<String>> {
+pub(in crate::eval) fn raised_class_names(interp: &Interp, e: &EvalError) -> Option<Vec<String>> {
     let m = &e.message;
     let name: String = if let Some(rest) = m.strip_prefix("raises ") {
         let head: String = rest
