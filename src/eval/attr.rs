@@ -138,7 +138,7 @@ impl Interp {
                     .map(|(k, v)| (Value::str(k), v.clone()))
                     .collect(),
             ))),
-            "__mro__" => Value::tuple(c.mro.borrow().clone()),
+            "__mro__" => Value::tuple(full_mro(&c.mro.borrow())),
             "__bases__" => Value::tuple(c.bases.clone()),
             // The names the class body annotates (their types are not evaluated).
             "__annotations__" => Value::Dict(Rc::new(std::cell::RefCell::new(
@@ -387,6 +387,11 @@ impl Interp {
                 _ => Ok(Value::unknown(format!("partial.{name}"))),
             },
             Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
+            // A builtin class or function is named by its last dotted part (`object`,
+            // `ValueError`, `dict`), as `k.__name__` over an `__mro__` reads it.
+            Value::Builtin(b) if name == "__name__" || name == "__qualname__" => {
+                Ok(Value::str(b.rsplit('.').next().unwrap_or(b)))
+            }
             _ => Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name))),
         }
     }
@@ -609,6 +614,17 @@ impl Interp {
                     self.call_function(frame, &setter, Some(obj.clone()), vec![v], vec![], span)?;
                     return Ok(());
                 }
+                // A property without a setter is read-only: assigning raises, the instance
+                // keeps no attribute of that name.
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!(
+                        "AttributeError: property '{name}' of '{}' object has no setter",
+                        o.class_name()
+                    ),
+                ));
             }
             Some(Value::Object(d)) if !d.is_module() => {
                 if let Some(set) = self.user_method(&d.class, "__set__") {
@@ -1518,4 +1534,40 @@ r = (before, hasattr(nn.Module, "visit"), hasattr(nn.Linear, "visit"), seen, bac
             r#"([False, True, True, ["Linear", "Block"], True, True, False, True],)"#
         );
     }
+}
+
+/// `__mro__` as CPython shows it: the evaluator's MRO ends at the first builtin base (or has
+/// none), and Python's goes on through that builtin's own bases to `object`.
+fn full_mro(mro: &[Value]) -> Vec<Value> {
+    let mut out = mro.to_vec();
+    if out
+        .iter()
+        .any(|m| matches!(m, Value::External(_) | Value::Unknown(_)))
+    {
+        return out;
+    }
+    let has = |out: &[Value], name: &str| {
+        out.iter()
+            .any(|m| matches!(m, Value::Builtin(b) if &**b == name))
+    };
+    let builtin_bases: Vec<Rc<str>> = out
+        .iter()
+        .filter_map(|m| match m {
+            Value::Builtin(b) => Some(b.clone()),
+            _ => None,
+        })
+        .collect();
+    for b in builtin_bases {
+        if let Some(chain) = super::stdlib::contextlib::exception_bases(&b) {
+            for base in chain.iter().chain(["BaseException"].iter()) {
+                if !has(&out, base) {
+                    out.push(Value::Builtin(Rc::from(*base)));
+                }
+            }
+        }
+    }
+    if !has(&out, "object") {
+        out.push(Value::Builtin(Rc::from("object")));
+    }
+    out
 }

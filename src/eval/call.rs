@@ -41,7 +41,11 @@ impl Interp {
         let mut scope = frame.locals.clone();
         while let Some(s) = scope {
             if let Some(v) = s.vars.borrow().get(name) {
-                return Ok(v.clone());
+                match super::stmt::scope_mark(v) {
+                    None => return Ok(v.clone()),
+                    Some(super::stmt::GLOBAL_MARK) => break,
+                    Some(_) => {}
+                }
             }
             scope = s.parent.clone();
         }
@@ -1146,6 +1150,28 @@ impl Interp {
                 };
                 Ok(Value::Function(Rc::new(f.with_kind(kind))))
             }
+            // `vars(obj)`: the instance's attributes, as a dict of them now.
+            "vars" if args.len() == 1 => match &a0 {
+                Value::Object(o) if !o.is_module() => Ok(o.dict_snapshot()),
+                Value::Class(_) => self.get_attr(frame, &a0, "__dict__", span),
+                _ => Ok(Value::unknown("vars()")),
+            },
+            // `label = property(get_label, set_label)`: the getter marked as a property, its
+            // setter recorded as `@label.setter` records it.
+            "property" if matches!(a0, Value::Function(_)) => {
+                let Value::Function(getter) = &a0 else {
+                    unreachable!()
+                };
+                let getter = Rc::new(getter.with_kind(FnKind::Property));
+                let setter = args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "fset").map(|(_, v)| v));
+                if let Some(Value::Function(set)) = setter {
+                    self.property_setters
+                        .insert((getter.file_id, getter.span), set.clone());
+                }
+                Ok(Value::Function(getter))
+            }
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
             | "classmethod" => {
@@ -1391,6 +1417,10 @@ impl Interp {
                     ) =>
                 {
                     Some(false)
+                }
+                // A property read from its class is its getter, marked as one.
+                (Value::Function(f), Value::Builtin(b)) if &**b == "property" => {
+                    Some(f.kind == FnKind::Property)
                 }
                 (
                     Value::Function(_)
@@ -1664,6 +1694,21 @@ impl Interp {
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            // An enum class iterates over its members, aliases left out.
+            Value::Class(c) if super::stdlib::enums::is_enum_class(c) => {
+                Ok(super::stdlib::enums::members(c)
+                    .into_iter()
+                    .map(|(_, m)| m)
+                    .collect())
+            }
+            Value::Object(o)
+                if o.kind == ObjKind::Plain
+                    && self.class_lookup(&o.class, "__iter__").is_none()
+                    && super::objects::dict_base_of(&o.class).is_some() =>
+            {
+                let keys = super::objects::dict_base_items(o).unwrap_or_default();
+                Ok(keys.into_iter().map(|(k, _)| k).collect())
+            }
             Value::Object(o) => match &o.kind {
                 ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
                     .children()
@@ -1900,6 +1945,11 @@ impl Interp {
                 Some(Value::Function(f)) => {
                     self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span)
                 }
+                // A dict subclass that does not override `__getitem__` has dict's.
+                _ if super::objects::dict_base_of(&o.class).is_some() => {
+                    let o = o.clone();
+                    self.dict_base_method(frame, &o, "__getitem__", vec![k.clone()], vec![], span)
+                }
                 _ => Ok(Value::unknown("subscript")),
             },
             // The modules already imported, by name (a registry decorator reads its caller's).
@@ -1911,7 +1961,25 @@ impl Interp {
                 Some(alias) => alias,
                 None => Ok(Value::External(p.clone())),
             },
-            (Value::Class(_), _) => Ok(obj.clone()),
+            // `Color["RED"]`: an enum's member by name.
+            (Value::Class(c), Value::Str(name)) if super::stdlib::enums::is_enum_class(c) => {
+                match super::stdlib::enums::members(c)
+                    .into_iter()
+                    .find(|(n, _)| n == &**name)
+                {
+                    Some((_, m)) => Ok(m),
+                    None => {
+                        Err(self.error(frame, span, codes::RAISED, format!("KeyError: {name:?}")))
+                    }
+                }
+            }
+            // `Box[int]` calls the class's `__class_getitem__` (an implicit classmethod).
+            (Value::Class(_), k) => match self.class_lookup(obj, "__class_getitem__") {
+                Some(Value::Function(f)) => {
+                    self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span)
+                }
+                _ => Ok(obj.clone()),
+            },
             // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
             (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
                 Some([n, rest @ ..]) if (-n..*n).contains(i) => Ok(Value::TensorConst(Rc::new(

@@ -230,3 +230,19 @@ fn repr_follows_cpython() {
         assert_eq!(py_repr(&v), want);
     }
 }
+
+/// For working on the evaluator: `STATICFX_DIFF_SNIPPET=<file.py> cargo test --lib
+/// differential_tests::snippet -- --ignored --nocapture` prints what the evaluator makes of
+/// one program, and its notes.
+#[test]
+#[ignore]
+fn snippet() {
+    let path = std::env::var("STATICFX_DIFF_SNIPPET").expect("STATICFX_DIFF_SNIPPET=<file.py>");
+    let source = std::fs::read_to_string(path).unwrap();
+    println!("{}", run_program(&source));
+    let (mut interp, file) = interp_over("prog", &source);
+    let _ = interp.load_module(file);
+    for d in &interp.diagnostics {
+        println!("note {}: {}", d.code, d.message);
+    }
+}

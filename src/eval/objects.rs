@@ -558,7 +558,7 @@ impl Interp {
         Ok(())
     }
 
-    fn dict_base_method(
+    pub(in crate::eval) fn dict_base_method(
         &mut self,
         frame: &Frame,
         obj: &Rc<Object>,

@@ -85,12 +85,30 @@ impl Interp {
                 };
                 Ok(Flow::Return(v))
             }
-            "pass_statement"
-            | "comment"
-            | "line_continuation"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "future_import_statement" => Ok(Flow::Normal),
+            // The names a function declares `global` / `nonlocal` are marked in its scope:
+            // assignments to them go to the module / the enclosing function that binds them.
+            "global_statement" | "nonlocal_statement" => {
+                if let Some(scope) = &frame.locals {
+                    let mark = if node.kind_name() == "global_statement" {
+                        GLOBAL_MARK
+                    } else {
+                        NONLOCAL_MARK
+                    };
+                    for n in crate::syntax::named_children(node) {
+                        if n.kind_name() == "identifier" {
+                            let name = text(n, &src).to_string();
+                            scope
+                                .vars
+                                .borrow_mut()
+                                .insert(name, Value::External(Rc::from(mark)));
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "pass_statement" | "comment" | "line_continuation" | "future_import_statement" => {
+                Ok(Flow::Normal)
+            }
             "break_statement" => Ok(Flow::Break),
             "continue_statement" => Ok(Flow::Continue),
             "if_statement" => self.exec_if(frame, node),
@@ -395,7 +413,33 @@ impl Interp {
     pub fn set_var(&mut self, frame: &Frame, name: &str, v: Value) {
         match &frame.locals {
             Some(scope) => {
-                scope.vars.borrow_mut().insert(name.to_string(), v);
+                let declared = scope.vars.borrow().get(name).and_then(scope_mark);
+                match declared {
+                    Some(GLOBAL_MARK) => {
+                        frame.globals.pending.borrow_mut().remove(name);
+                        frame.globals.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                    Some(_) => {
+                        // `nonlocal`: the nearest enclosing function scope that binds it
+                        let mut outer = scope.parent.clone();
+                        while let Some(s) = outer {
+                            let binds = s
+                                .vars
+                                .borrow()
+                                .get(name)
+                                .is_some_and(|v| scope_mark(v) != Some(NONLOCAL_MARK));
+                            if binds {
+                                s.vars.borrow_mut().insert(name.to_string(), v);
+                                return;
+                            }
+                            outer = s.parent.clone();
+                        }
+                        scope.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                    None => {
+                        scope.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                }
             }
             None => {
                 frame.globals.pending.borrow_mut().remove(name);
@@ -1297,5 +1341,20 @@ fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
             "function_definition" | "class_definition" | "decorated_definition" => {}
             _ => collect_import_froms(child, out),
         }
+    }
+}
+
+/// What a function scope binds a name it declares `global` to: lookups and assignments pass
+/// it by for the module's binding.
+pub(in crate::eval) const GLOBAL_MARK: &str = "<declared global>";
+/// Likewise for `nonlocal`: the enclosing function's binding.
+pub(in crate::eval) const NONLOCAL_MARK: &str = "<declared nonlocal>";
+
+/// The declaration a scope entry stands for, if it is one.
+pub(in crate::eval) fn scope_mark(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::External(p) if &**p == GLOBAL_MARK => Some(GLOBAL_MARK),
+        Value::External(p) if &**p == NONLOCAL_MARK => Some(NONLOCAL_MARK),
+        _ => None,
     }
 }

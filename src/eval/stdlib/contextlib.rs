@@ -109,6 +109,25 @@ fn builtin_exception_bases(name: &str) -> &'static [&'static str] {
     }
 }
 
+/// The bases of a builtin exception class below `BaseException`, nearest first; None for a
+/// name that is not one.
+pub(in crate::eval) fn exception_bases(name: &str) -> Option<&'static [&'static str]> {
+    let is_exception = name.ends_with("Error")
+        || name.ends_with("Exception")
+        || name.ends_with("Warning")
+        || matches!(
+            name,
+            "StopIteration" | "KeyboardInterrupt" | "SystemExit" | "GeneratorExit"
+        );
+    if !is_exception || name == "BaseException" {
+        return None;
+    }
+    if name == "Exception" {
+        return Some(&[]);
+    }
+    Some(builtin_exception_bases(name))
+}
+
 impl Interp {
     /// `contextlib.contextmanager(f)`, `nullcontext(x)`, `suppress(*exceptions)`; None for
     /// other names.

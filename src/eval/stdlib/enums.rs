@@ -21,6 +21,25 @@ pub fn is_enum_class(class: &Class) -> bool {
     class.mro.borrow().iter().any(is_enum_base)
 }
 
+/// An enum class's members in definition order, by name; a name bound to a member already
+/// listed (an alias) is left out, as iterating the class leaves it out.
+pub fn members(class: &Rc<Class>) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for (name, v) in class.ns.borrow().iter() {
+        let Value::Object(o) = v else { continue };
+        if !matches!(&o.class, Value::Class(c) if Rc::ptr_eq(c, class)) || name.starts_with('_') {
+            continue;
+        }
+        let alias = out
+            .iter()
+            .any(|(_, m)| matches!(m, Value::Object(p) if Rc::ptr_eq(p, o)));
+        if !alias {
+            out.push((name.clone(), v.clone()));
+        }
+    }
+    out
+}
+
 impl Interp {
     /// Replaces the plain attributes of an enum class body by its members.
     pub(in crate::eval) fn make_enum_members(&mut self, class: &Rc<Class>) {
