@@ -96,7 +96,7 @@ impl Interp {
                     };
                     for n in crate::syntax::named_children(node) {
                         if n.kind_name() == "identifier" {
-                            let name = text(n, &src).to_string();
+                            let name = text(n, src).to_string();
                             scope
                                 .vars
                                 .borrow_mut()
