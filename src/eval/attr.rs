@@ -140,6 +140,9 @@ impl Interp {
             ))),
             "__mro__" => Value::tuple(full_mro(&c.mro.borrow())),
             "__bases__" => Value::tuple(c.bases.clone()),
+            "__members__" if super::stdlib::enums::is_enum_class(c) => {
+                super::stdlib::enums::members_mapping(c)
+            }
             // The names the class body annotates (their types are not evaluated).
             "__annotations__" => Value::Dict(Rc::new(std::cell::RefCell::new(
                 self.annotated_names(c)
@@ -1538,7 +1541,7 @@ r = (before, hasattr(nn.Module, "visit"), hasattr(nn.Linear, "visit"), seen, bac
 
 /// `__mro__` as CPython shows it: the evaluator's MRO ends at the first builtin base (or has
 /// none), and Python's goes on through that builtin's own bases to `object`.
-fn full_mro(mro: &[Value]) -> Vec<Value> {
+pub(in crate::eval) fn full_mro(mro: &[Value]) -> Vec<Value> {
     let mut out = mro.to_vec();
     if out
         .iter()

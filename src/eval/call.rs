@@ -914,6 +914,22 @@ impl Interp {
             }
             "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
             "str" | "repr" => Ok(match &a0 {
+                // `str(err)`: its one argument as text (a KeyError's is its repr), else the
+                // arguments' tuple.
+                Value::Object(o) if name == "str" && is_exception_object(o) => {
+                    let args = match o.get("args") {
+                        Some(Value::Tuple(t)) => t.to_vec(),
+                        _ => vec![],
+                    };
+                    match args.as_slice() {
+                        [] => Value::str(""),
+                        [Value::Str(s)] if o.class_name() != "KeyError" => Value::Str(s.clone()),
+                        [one @ (Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::None)] => {
+                            return self.call_builtin(frame, "str", vec![one.clone()], vec![], span)
+                        }
+                        _ => Value::unknown("str() of an exception"),
+                    }
+                }
                 Value::Str(s) => Value::Str(s.clone()),
                 Value::Int(i) => Value::str(&i.to_string()),
                 Value::Float(f) => Value::str(&format!("{f:?}")),
@@ -1195,7 +1211,7 @@ impl Interp {
                 || exc.ends_with("Warning")
                 || exc == "StopIteration" =>
             {
-                Ok(Value::unknown(format!("{exc} instance")))
+                Ok(self.exception_object(Value::Builtin(Rc::from(exc)), args.clone()))
             }
             _ => Ok(Value::unknown(format!("{name}()"))),
         }
@@ -1439,7 +1455,9 @@ impl Interp {
                 )),
                 (Value::Object(o), t) => {
                     let mro = match &o.class {
-                        Value::Class(c) => c.mro.borrow().clone(),
+                        Value::Class(c) => super::attr::full_mro(&c.mro.borrow()),
+                        // a builtin exception's instance is one of its bases' too
+                        b @ Value::Builtin(_) => super::attr::full_mro(std::slice::from_ref(b)),
                         other => vec![other.clone()],
                     };
                     let leaf_hit = match (&o.kind, t) {
@@ -2651,4 +2669,13 @@ fn set_of(items: Vec<Value>) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Whether `o` is an instance of an exception class (builtin or derived from one).
+fn is_exception_object(o: &super::value::Object) -> bool {
+    let is_exc = |m: &Value| matches!(m, Value::Builtin(b) if super::stdlib::contextlib::exception_bases(b).is_some() || &**b == "BaseException");
+    match &o.class {
+        Value::Class(c) => c.mro.borrow().iter().any(is_exc),
+        other => is_exc(other),
+    }
 }

@@ -135,6 +135,9 @@ pub struct Interp {
     /// helpers models write are finite; constructors consume them whole, as in
     /// `for n, m in named_modules(model)`).
     pub(crate) yields: Vec<Vec<Value>>,
+    /// The exception the last `raise` statement raised, by the statement's place: what an
+    /// `except … as e` handler catching that raise binds to `e`.
+    last_raised: Option<(FileId, Span, Value)>,
     /// Functions whose body now lives in a newer version of their file: an edit inside a
     /// function body leaves every value the module's top level built intact, so the language
     /// server points the old function at its new text instead of evaluating the module again.
@@ -212,6 +215,7 @@ impl Interp {
             tracer: None,
             expr_cache: Default::default(),
             yields: Vec::new(),
+            last_raised: None,
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),

@@ -82,6 +82,7 @@ impl Interp {
             return self.call_einops(frame, name, args, kwargs, span);
         }
         match path {
+            "enum.auto" => Some(Ok(Value::External(std::rc::Rc::from(enums::AUTO)))),
             "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
             "functools.reduce" => Some(self.reduce(frame, args, span)),
             // `@wraps(f)` on a wrapper: the wrapper records what it wraps.
