@@ -211,16 +211,17 @@ impl Interp {
                 if name == "__dict__" {
                     return Ok(Value::InstanceDict(o.clone()));
                 }
-                if let Some(f) = self.user_method(&o.class, "__getattr__") {
-                    let args = vec![Value::str(name)];
-                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
-                }
-                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`).
+                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`): class
+                // attributes, found before `__getattr__` is asked.
                 if let Some(base) = super::objects::dict_base_of(&o.class) {
                     if is_dict_method(name) {
                         let m = format!("super:{base}:{name}");
                         return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(m.as_str())));
                     }
+                }
+                if let Some(f) = self.user_method(&o.class, "__getattr__") {
+                    let args = vec![Value::str(name)];
+                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
                 if o.is_module() {
                     if name == "training" {

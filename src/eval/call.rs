@@ -1467,7 +1467,15 @@ impl Interp {
                         (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
                         _ => false,
                     };
-                    let builtin_base = |m: &Value| matches!((m, t), (Value::Builtin(x), Value::Builtin(y)) if x == y);
+                    // an `OrderedDict` (subclass) is a dict
+                    let builtin_base = |m: &Value| match (m, t) {
+                        (Value::Builtin(x), Value::Builtin(y)) => x == y,
+                        (Value::External(p), Value::Builtin(y)) => {
+                            &**y == "dict"
+                                && matches!(&**p, "collections.OrderedDict" | "typing.OrderedDict")
+                        }
+                        _ => false,
+                    };
                     Some(leaf_hit || mro.iter().any(|m| same_class(m, t) || builtin_base(m)))
                 }
                 (
