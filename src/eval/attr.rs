@@ -391,6 +391,21 @@ impl Interp {
                 _ => Ok(Value::unknown(format!("partial.{name}"))),
             },
             Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
+            // `None` and tuples have no attributes besides their few methods and dunders.
+            Value::None | Value::Tuple(_)
+                if !(name.starts_with("__") && name.ends_with("__"))
+                    && !(matches!(obj, Value::Tuple(_)) && matches!(name, "count" | "index")) =>
+            {
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!(
+                        "AttributeError: '{}' object has no attribute '{name}'",
+                        obj.type_name()
+                    ),
+                ))
+            }
             // A builtin class or function is named by its last dotted part (`object`,
             // `ValueError`, `dict`), as `k.__name__` over an `__mro__` reads it.
             Value::Builtin(b) if name == "__name__" || name == "__qualname__" => {

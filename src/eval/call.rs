@@ -1287,6 +1287,23 @@ impl Interp {
                 }
                 Ok(out)
             }
+            // `int("x1")`: not a decimal literal at all, which Python refuses.
+            Value::Str(s)
+                if name == "int"
+                    && nargs == 1
+                    && !s.trim().is_empty()
+                    && !s
+                        .trim()
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || "+-_".contains(c)) =>
+            {
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("ValueError: invalid literal for int() with base 10: {s:?}"),
+                ))
+            }
             _ => Ok(match (name, v) {
                 ("int", Value::Int(i)) => Value::Int(*i),
                 ("int", Value::Float(f)) => Value::Int(f.trunc() as i64),
@@ -1653,7 +1670,7 @@ impl Interp {
                                     frame,
                                     span,
                                     codes::RAISED,
-                                    "division by zero",
+                                    "ZeroDivisionError: division by zero",
                                 ));
                             }
                             Value::unknown(format!("`{sym}` on these values"))
