@@ -138,8 +138,11 @@ impl Interp {
                     .map(|(k, v)| (Value::str(k), v.clone()))
                     .collect(),
             ))),
-            "__mro__" => Value::tuple(c.mro.borrow().clone()),
+            "__mro__" => Value::tuple(full_mro(&c.mro.borrow())),
             "__bases__" => Value::tuple(c.bases.clone()),
+            "__members__" if super::stdlib::enums::is_enum_class(c) => {
+                super::stdlib::enums::members_mapping(c)
+            }
             // The names the class body annotates (their types are not evaluated).
             "__annotations__" => Value::Dict(Rc::new(std::cell::RefCell::new(
                 self.annotated_names(c)
@@ -208,16 +211,17 @@ impl Interp {
                 if name == "__dict__" {
                     return Ok(Value::InstanceDict(o.clone()));
                 }
-                if let Some(f) = self.user_method(&o.class, "__getattr__") {
-                    let args = vec![Value::str(name)];
-                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
-                }
-                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`).
+                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`): class
+                // attributes, found before `__getattr__` is asked.
                 if let Some(base) = super::objects::dict_base_of(&o.class) {
                     if is_dict_method(name) {
                         let m = format!("super:{base}:{name}");
                         return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(m.as_str())));
                     }
+                }
+                if let Some(f) = self.user_method(&o.class, "__getattr__") {
+                    let args = vec![Value::str(name)];
+                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
                 if o.is_module() {
                     if name == "training" {
@@ -387,6 +391,26 @@ impl Interp {
                 _ => Ok(Value::unknown(format!("partial.{name}"))),
             },
             Value::Int(_) | Value::Float(_) if name == "real" => Ok(obj.clone()),
+            // `None` and tuples have no attributes besides their few methods and dunders.
+            Value::None | Value::Tuple(_)
+                if !(name.starts_with("__") && name.ends_with("__"))
+                    && !(matches!(obj, Value::Tuple(_)) && matches!(name, "count" | "index")) =>
+            {
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!(
+                        "AttributeError: '{}' object has no attribute '{name}'",
+                        obj.type_name()
+                    ),
+                ))
+            }
+            // A builtin class or function is named by its last dotted part (`object`,
+            // `ValueError`, `dict`), as `k.__name__` over an `__mro__` reads it.
+            Value::Builtin(b) if name == "__name__" || name == "__qualname__" => {
+                Ok(Value::str(b.rsplit('.').next().unwrap_or(b)))
+            }
             _ => Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name))),
         }
     }
@@ -609,6 +633,17 @@ impl Interp {
                     self.call_function(frame, &setter, Some(obj.clone()), vec![v], vec![], span)?;
                     return Ok(());
                 }
+                // A property without a setter is read-only: assigning raises, the instance
+                // keeps no attribute of that name.
+                return Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!(
+                        "AttributeError: property '{name}' of '{}' object has no setter",
+                        o.class_name()
+                    ),
+                ));
             }
             Some(Value::Object(d)) if !d.is_module() => {
                 if let Some(set) = self.user_method(&d.class, "__set__") {
@@ -1459,4 +1494,40 @@ r = (before, hasattr(nn.Module, "visit"), hasattr(nn.Linear, "visit"), seen, bac
             r#"([False, True, True, ["Linear", "Block"], True, True, False, True],)"#
         );
     }
+}
+
+/// `__mro__` as CPython shows it: the evaluator's MRO ends at the first builtin base (or has
+/// none), and Python's goes on through that builtin's own bases to `object`.
+pub(in crate::eval) fn full_mro(mro: &[Value]) -> Vec<Value> {
+    let mut out = mro.to_vec();
+    if out
+        .iter()
+        .any(|m| matches!(m, Value::External(_) | Value::Unknown(_)))
+    {
+        return out;
+    }
+    let has = |out: &[Value], name: &str| {
+        out.iter()
+            .any(|m| matches!(m, Value::Builtin(b) if &**b == name))
+    };
+    let builtin_bases: Vec<Rc<str>> = out
+        .iter()
+        .filter_map(|m| match m {
+            Value::Builtin(b) => Some(b.clone()),
+            _ => None,
+        })
+        .collect();
+    for b in builtin_bases {
+        if let Some(chain) = super::stdlib::contextlib::exception_bases(&b) {
+            for base in chain.iter().chain(["BaseException"].iter()) {
+                if !has(&out, base) {
+                    out.push(Value::Builtin(Rc::from(*base)));
+                }
+            }
+        }
+    }
+    if !has(&out, "object") {
+        out.push(Value::Builtin(Rc::from("object")));
+    }
+    out
 }

@@ -41,7 +41,11 @@ impl Interp {
         let mut scope = frame.locals.clone();
         while let Some(s) = scope {
             if let Some(v) = s.vars.borrow().get(name) {
-                return Ok(v.clone());
+                match super::stmt::scope_mark(v) {
+                    None => return Ok(v.clone()),
+                    Some(super::stmt::GLOBAL_MARK) => break,
+                    Some(_) => {}
+                }
             }
             scope = s.parent.clone();
         }
@@ -911,6 +915,29 @@ impl Interp {
             }
             "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
             "str" | "repr" => Ok(match &a0 {
+                // `str(err)`: its one argument as text (a KeyError's is its repr), else the
+                // arguments' tuple.
+                Value::Object(o)
+                    if name == "str"
+                        && is_exception_object(o)
+                        && !matches!(
+                            self.class_lookup(&o.class, "__str__"),
+                            Some(Value::Function(_))
+                        ) =>
+                {
+                    let args = match o.get("args") {
+                        Some(Value::Tuple(t)) => t.to_vec(),
+                        _ => vec![],
+                    };
+                    match args.as_slice() {
+                        [] => Value::str(""),
+                        [Value::Str(s)] if o.class_name() != "KeyError" => Value::Str(s.clone()),
+                        [one @ (Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::None)] => {
+                            return self.call_builtin(frame, "str", vec![one.clone()], vec![], span)
+                        }
+                        _ => Value::unknown("str() of an exception"),
+                    }
+                }
                 Value::Object(o) if !o.is_module() => {
                     // `str` falls back to `__repr__`, as `object.__str__` does.
                     let slots: &[&str] = if name == "str" {
@@ -1178,6 +1205,28 @@ impl Interp {
                 };
                 Ok(Value::Function(Rc::new(f.with_kind(kind))))
             }
+            // `vars(obj)`: the instance's attributes, as a dict of them now.
+            "vars" if args.len() == 1 => match &a0 {
+                Value::Object(o) if !o.is_module() => Ok(o.dict_snapshot()),
+                Value::Class(_) => self.get_attr(frame, &a0, "__dict__", span),
+                _ => Ok(Value::unknown("vars()")),
+            },
+            // `label = property(get_label, set_label)`: the getter marked as a property, its
+            // setter recorded as `@label.setter` records it.
+            "property" if matches!(a0, Value::Function(_)) => {
+                let Value::Function(getter) = &a0 else {
+                    unreachable!()
+                };
+                let getter = Rc::new(getter.with_kind(FnKind::Property));
+                let setter = args
+                    .get(1)
+                    .or_else(|| kwargs.iter().find(|(k, _)| k == "fset").map(|(_, v)| v));
+                if let Some(Value::Function(set)) = setter {
+                    self.property_setters
+                        .insert((getter.file_id, getter.span), set.clone());
+                }
+                Ok(Value::Function(getter))
+            }
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
             | "classmethod" => {
@@ -1201,7 +1250,7 @@ impl Interp {
                 || exc.ends_with("Warning")
                 || exc == "StopIteration" =>
             {
-                Ok(Value::unknown(format!("{exc} instance")))
+                Ok(self.exception_object(Value::Builtin(Rc::from(exc)), args.clone()))
             }
             _ => Ok(Value::unknown(format!("{name}()"))),
         }
@@ -1276,6 +1325,23 @@ impl Interp {
                     t.graph.node_mut(*n).meta = Meta::Scalar(s, ScalarOrigin::Data);
                 }
                 Ok(out)
+            }
+            // `int("x1")`: not a decimal literal at all, which Python refuses.
+            Value::Str(s)
+                if name == "int"
+                    && nargs == 1
+                    && !s.trim().is_empty()
+                    && !s
+                        .trim()
+                        .chars()
+                        .all(|c| c.is_ascii_digit() || "+-_".contains(c)) =>
+            {
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("ValueError: invalid literal for int() with base 10: {s:?}"),
+                ))
             }
             _ => Ok(match (name, v) {
                 ("int", Value::Int(i)) => Value::Int(*i),
@@ -1424,6 +1490,10 @@ impl Interp {
                 {
                     Some(false)
                 }
+                // A property read from its class is its getter, marked as one.
+                (Value::Function(f), Value::Builtin(b)) if &**b == "property" => {
+                    Some(f.kind == FnKind::Property)
+                }
                 (
                     Value::Function(_)
                     | Value::BoundMethod(..)
@@ -1441,7 +1511,9 @@ impl Interp {
                 )),
                 (Value::Object(o), t) => {
                     let mro = match &o.class {
-                        Value::Class(c) => c.mro.borrow().clone(),
+                        Value::Class(c) => super::attr::full_mro(&c.mro.borrow()),
+                        // a builtin exception's instance is one of its bases' too
+                        b @ Value::Builtin(_) => super::attr::full_mro(std::slice::from_ref(b)),
                         other => vec![other.clone()],
                     };
                     let leaf_hit = match (&o.kind, t) {
@@ -1451,7 +1523,15 @@ impl Interp {
                         (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
                         _ => false,
                     };
-                    let builtin_base = |m: &Value| matches!((m, t), (Value::Builtin(x), Value::Builtin(y)) if x == y);
+                    // an `OrderedDict` (subclass) is a dict
+                    let builtin_base = |m: &Value| match (m, t) {
+                        (Value::Builtin(x), Value::Builtin(y)) => x == y,
+                        (Value::External(p), Value::Builtin(y)) => {
+                            &**y == "dict"
+                                && matches!(&**p, "collections.OrderedDict" | "typing.OrderedDict")
+                        }
+                        _ => false,
+                    };
                     Some(leaf_hit || mro.iter().any(|m| same_class(m, t) || builtin_base(m)))
                 }
                 (
@@ -1626,7 +1706,7 @@ impl Interp {
                                     frame,
                                     span,
                                     codes::RAISED,
-                                    "division by zero",
+                                    "ZeroDivisionError: division by zero",
                                 ));
                             }
                             Value::unknown(format!("`{sym}` on these values"))
@@ -1693,6 +1773,21 @@ impl Interp {
             Value::List(l) => Ok(l.borrow().clone()),
             Value::Dict(d) => Ok(d.borrow().iter().map(|(k, _)| k.clone()).collect()),
             Value::Str(s) => Ok(s.chars().map(|c| Value::str(&c.to_string())).collect()),
+            // An enum class iterates over its members, aliases left out.
+            Value::Class(c) if super::stdlib::enums::is_enum_class(c) => {
+                Ok(super::stdlib::enums::members(c)
+                    .into_iter()
+                    .map(|(_, m)| m)
+                    .collect())
+            }
+            Value::Object(o)
+                if o.kind == ObjKind::Plain
+                    && self.class_lookup(&o.class, "__iter__").is_none()
+                    && super::objects::dict_base_of(&o.class).is_some() =>
+            {
+                let keys = super::objects::dict_base_items(o).unwrap_or_default();
+                Ok(keys.into_iter().map(|(k, _)| k).collect())
+            }
             Value::Object(o) => match &o.kind {
                 ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
                     .children()
@@ -1943,6 +2038,11 @@ impl Interp {
                 Some(Value::Function(f)) => {
                     self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span)
                 }
+                // A dict subclass that does not override `__getitem__` has dict's.
+                _ if super::objects::dict_base_of(&o.class).is_some() => {
+                    let o = o.clone();
+                    self.dict_base_method(frame, &o, "__getitem__", vec![k.clone()], vec![], span)
+                }
                 _ => Ok(Value::unknown("subscript")),
             },
             // The modules already imported, by name (a registry decorator reads its caller's).
@@ -1954,7 +2054,25 @@ impl Interp {
                 Some(alias) => alias,
                 None => Ok(Value::External(p.clone())),
             },
-            (Value::Class(_), _) => Ok(obj.clone()),
+            // `Color["RED"]`: an enum's member by name.
+            (Value::Class(c), Value::Str(name)) if super::stdlib::enums::is_enum_class(c) => {
+                match super::stdlib::enums::members(c)
+                    .into_iter()
+                    .find(|(n, _)| n == &**name)
+                {
+                    Some((_, m)) => Ok(m),
+                    None => {
+                        Err(self.error(frame, span, codes::RAISED, format!("KeyError: {name:?}")))
+                    }
+                }
+            }
+            // `Box[int]` calls the class's `__class_getitem__` (an implicit classmethod).
+            (Value::Class(_), k) => match self.class_lookup(obj, "__class_getitem__") {
+                Some(Value::Function(f)) => {
+                    self.call_function(frame, &f, Some(obj.clone()), vec![k.clone()], vec![], span)
+                }
+                _ => Ok(obj.clone()),
+            },
             // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
             (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
                 Some([n, rest @ ..]) if (-n..*n).contains(i) => Ok(Value::TensorConst(Rc::new(
@@ -2628,4 +2746,13 @@ fn set_of(items: Vec<Value>) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Whether `o` is an instance of an exception class (builtin or derived from one).
+fn is_exception_object(o: &super::value::Object) -> bool {
+    let is_exc = |m: &Value| matches!(m, Value::Builtin(b) if super::stdlib::contextlib::exception_bases(b).is_some() || &**b == "BaseException");
+    match &o.class {
+        Value::Class(c) => c.mro.borrow().iter().any(is_exc),
+        other => is_exc(other),
+    }
 }

@@ -9,6 +9,8 @@
 mod attr;
 mod call;
 mod dict_builder;
+#[cfg(test)]
+mod differential_tests;
 mod expr;
 mod instance_dict;
 mod module;
@@ -135,6 +137,9 @@ pub struct Interp {
     /// helpers models write are finite; constructors consume them whole, as in
     /// `for n, m in named_modules(model)`).
     pub(crate) yields: Vec<Vec<Value>>,
+    /// The exception the last `raise` statement raised, by the statement's place: what an
+    /// `except … as e` handler catching that raise binds to `e`.
+    last_raised: Option<(FileId, Span, Value)>,
     /// Functions whose body now lives in a newer version of their file: an edit inside a
     /// function body leaves every value the module's top level built intact, so the language
     /// server points the old function at its new text instead of evaluating the module again.
@@ -212,6 +217,7 @@ impl Interp {
             tracer: None,
             expr_cache: Default::default(),
             yields: Vec::new(),
+            last_raised: None,
             redirects: HashMap::new(),
             touched: None,
             dict_factories: HashMap::new(),
@@ -486,7 +492,7 @@ pub(crate) mod test_support {
     use std::path::Path;
     use std::sync::Arc;
 
-    use super::Interp;
+    use super::{Interp, Value};
     use crate::semantic::{FileId, Project};
 
     /// An interpreter over a project of one virtual file, `/virtual/<name>.py` holding `text`,
@@ -506,5 +512,98 @@ pub(crate) mod test_support {
             .iter()
             .map(|d| d.message.clone())
             .collect()
+    }
+
+    /// Python's `repr` of the plain data a snippet computes (numbers, strings, tuples, lists,
+    /// dicts, None), so it compares with what CPython prints; anything else is shown as the
+    /// evaluator's value, which never equals a CPython repr.
+    pub fn py_repr(v: &Value) -> String {
+        let seq = |items: &[Value]| items.iter().map(py_repr).collect::<Vec<_>>().join(", ");
+        match v {
+            Value::None => "None".into(),
+            Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => float_repr(*f),
+            Value::Str(s) => str_repr(s),
+            Value::List(l) => format!("[{}]", seq(&l.borrow())),
+            Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
+            Value::Tuple(t) => format!("({})", seq(t)),
+            Value::Dict(d) => format!(
+                "{{{}}}",
+                d.borrow()
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", py_repr(k), py_repr(v)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            other => {
+                let shown = format!("{other:?}");
+                // an instance's Debug can be long: its head says what it is
+                let head: String = shown.chars().take(120).collect();
+                format!("<not plain data: {head}>")
+            }
+        }
+    }
+
+    /// `repr(s)`: single quotes unless the text holds one and no double quote, as CPython.
+    fn str_repr(s: &str) -> String {
+        let quote = if s.contains('\'') && !s.contains('"') {
+            '"'
+        } else {
+            '\''
+        };
+        let mut out = String::from(quote);
+        for c in s.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c == quote => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    out.push_str(&format!("\\x{:02x}", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        out.push(quote);
+        out
+    }
+
+    /// `repr(f)`: the shortest digits that read back as `f` (Rust finds the same ones), in
+    /// fixed notation for decimal exponents -4..16 and `1.5e+16` style outside it.
+    fn float_repr(f: f64) -> String {
+        if f.is_nan() {
+            return "nan".into();
+        }
+        if f.is_infinite() {
+            return if f > 0.0 { "inf" } else { "-inf" }.into();
+        }
+        let sci = format!("{:e}", f.abs());
+        let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
+        let exp: i32 = exp.parse().expect("an integer exponent");
+        let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+        let sign = if f.is_sign_negative() { "-" } else { "" };
+        if (-4..16).contains(&exp) {
+            let point = exp + 1;
+            let body = if point <= 0 {
+                format!("0.{}{digits}", "0".repeat((-point) as usize))
+            } else if point as usize >= digits.len() {
+                format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+            } else {
+                format!(
+                    "{}.{}",
+                    &digits[..point as usize],
+                    &digits[point as usize..]
+                )
+            };
+            format!("{sign}{body}")
+        } else {
+            let esign = if exp < 0 { '-' } else { '+' };
+            format!("{sign}{mantissa}e{esign}{:02}", exp.abs())
+        }
     }
 }

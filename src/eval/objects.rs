@@ -66,6 +66,15 @@ impl Interp {
         o
     }
 
+    /// An instance of an exception class with its `args`.
+    pub(in crate::eval) fn exception_object(&mut self, class: Value, args: Vec<Value>) -> Value {
+        let o = self.new_object(class, ObjKind::Plain);
+        o.attrs
+            .borrow_mut()
+            .insert("args".into(), Value::tuple(args));
+        Value::Object(o)
+    }
+
     /// `SomeClass(...)` for a user class.
     pub fn instantiate(
         &mut self,
@@ -128,6 +137,15 @@ impl Interp {
         // Enum-like and typing bases (NamedTuple, dataclasses) behave as plain records here.
         let obj = self.new_object(class.clone(), kind.clone());
         let value = Value::Object(obj.clone());
+        // `BaseException.__new__` keeps the arguments as `args`.
+        let is_exception = mro.iter().any(|m| {
+            matches!(m, Value::Builtin(b) if super::stdlib::contextlib::exception_bases(b).is_some() || &**b == "BaseException")
+        });
+        if is_exception {
+            obj.attrs
+                .borrow_mut()
+                .insert("args".into(), Value::tuple(args.clone()));
+        }
         let init = self.class_lookup(class, "__init__");
         let watch = std::mem::replace(
             &mut self.init_skips,
@@ -561,7 +579,7 @@ impl Interp {
         Ok(())
     }
 
-    fn dict_base_method(
+    pub(in crate::eval) fn dict_base_method(
         &mut self,
         frame: &Frame,
         obj: &Rc<Object>,

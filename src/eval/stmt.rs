@@ -85,12 +85,30 @@ impl Interp {
                 };
                 Ok(Flow::Return(v))
             }
-            "pass_statement"
-            | "comment"
-            | "line_continuation"
-            | "global_statement"
-            | "nonlocal_statement"
-            | "future_import_statement" => Ok(Flow::Normal),
+            // The names a function declares `global` / `nonlocal` are marked in its scope:
+            // assignments to them go to the module / the enclosing function that binds them.
+            "global_statement" | "nonlocal_statement" => {
+                if let Some(scope) = &frame.locals {
+                    let mark = if node.kind_name() == "global_statement" {
+                        GLOBAL_MARK
+                    } else {
+                        NONLOCAL_MARK
+                    };
+                    for n in crate::syntax::named_children(node) {
+                        if n.kind_name() == "identifier" {
+                            let name = text(n, src).to_string();
+                            scope
+                                .vars
+                                .borrow_mut()
+                                .insert(name, Value::External(Rc::from(mark)));
+                        }
+                    }
+                }
+                Ok(Flow::Normal)
+            }
+            "pass_statement" | "comment" | "line_continuation" | "future_import_statement" => {
+                Ok(Flow::Normal)
+            }
             "break_statement" => Ok(Flow::Break),
             "continue_statement" => Ok(Flow::Continue),
             "if_statement" => self.exec_if(frame, node),
@@ -161,10 +179,28 @@ impl Interp {
             }
             "import_from_statement" => self.exec_import_from(frame, node),
             "raise_statement" => {
-                let msg = node
+                let mut msg = node
                     .named_child(0)
                     .map(|e| text(e, &src).to_string())
                     .unwrap_or_else(|| "raise".into());
+                // The exception itself, for a handler's `as e`; `raise err` is then known by
+                // its class.
+                if let Some(expr) = node.named_child(0) {
+                    if let Ok(v) = self.eval_expr(frame, expr) {
+                        let v = match v {
+                            Value::Class(_) => self
+                                .instantiate(frame, &v, vec![], vec![], Span::of(expr))
+                                .unwrap_or(v),
+                            v => v,
+                        };
+                        if let Value::Object(o) = &v {
+                            if !msg.contains('(') {
+                                msg = format!("{}()", o.class_name());
+                            }
+                        }
+                        self.last_raised = Some((frame.file_id, Span::of(node), v));
+                    }
+                }
                 Err(self.error(
                     frame,
                     Span::of(node),
@@ -395,7 +431,33 @@ impl Interp {
     pub fn set_var(&mut self, frame: &Frame, name: &str, v: Value) {
         match &frame.locals {
             Some(scope) => {
-                scope.vars.borrow_mut().insert(name.to_string(), v);
+                let declared = scope.vars.borrow().get(name).and_then(scope_mark);
+                match declared {
+                    Some(GLOBAL_MARK) => {
+                        frame.globals.pending.borrow_mut().remove(name);
+                        frame.globals.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                    Some(_) => {
+                        // `nonlocal`: the nearest enclosing function scope that binds it
+                        let mut outer = scope.parent.clone();
+                        while let Some(s) = outer {
+                            let binds = s
+                                .vars
+                                .borrow()
+                                .get(name)
+                                .is_some_and(|v| scope_mark(v) != Some(NONLOCAL_MARK));
+                            if binds {
+                                s.vars.borrow_mut().insert(name.to_string(), v);
+                                return;
+                            }
+                            outer = s.parent.clone();
+                        }
+                        scope.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                    None => {
+                        scope.vars.borrow_mut().insert(name.to_string(), v);
+                    }
+                }
             }
             None => {
                 frame.globals.pending.borrow_mut().remove(name);
@@ -710,6 +772,7 @@ impl Interp {
             Err(e) if e.code == codes::BUDGET => Err(e),
             Err(e) => match self.matching_handler(frame, &clauses, &e) {
                 Some(handler) => {
+                    self.bind_caught(frame, handler, &e);
                     let block =
                         crate::syntax::named_children(handler).find(|n| n.kind_name() == "block");
                     match block {
@@ -729,6 +792,49 @@ impl Interp {
             }
         }
         out
+    }
+
+    /// `except E as e`: binds `e` to the exception raised, or to one of the class the error
+    /// names when the evaluator raised it itself (`KeyError`, `AttributeError`).
+    fn bind_caught(&mut self, frame: &Frame, handler: Node, e: &super::EvalError) {
+        let Some(pattern) =
+            crate::syntax::named_children(handler).find(|n| n.kind_name() == "as_pattern")
+        else {
+            return;
+        };
+        let Some(alias) = pattern.field("alias").and_then(|a| {
+            if a.kind_name() == "identifier" {
+                Some(a)
+            } else {
+                a.named_child(0)
+            }
+        }) else {
+            return;
+        };
+        let name = text(alias, &frame.file.text).to_string();
+        let raised = match &self.last_raised {
+            Some((file, span, v)) if *file == e.file && *span == e.span => Some(v.clone()),
+            _ => None,
+        };
+        let value = match raised {
+            Some(v) => v,
+            None => {
+                let class_name = super::stdlib::contextlib::raised_class_names(self, e)
+                    .and_then(|names| names.into_iter().next());
+                match class_name {
+                    Some(n) => {
+                        let class = match frame.globals.vars.borrow().get(&n) {
+                            Some(c @ Value::Class(_)) => c.clone(),
+                            _ => Value::Builtin(Rc::from(n.as_str())),
+                        };
+                        let detail = e.message.split_once(": ").map(|(_, d)| d).unwrap_or("");
+                        self.exception_object(class, vec![Value::str(detail)])
+                    }
+                    None => Value::unknown(format!("the exception: {}", e.message)),
+                }
+            }
+        };
+        self.set_var(frame, &name, value);
     }
 
     fn exec_import_from(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
@@ -1126,9 +1232,21 @@ impl Interp {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            v.sort_by_key(|(_, val)| match val {
-                Value::Function(f) => f.span.start,
-                _ => 0,
+            // the scope is a hash map: where each name is first bound in the body orders them
+            let mut first_bound: std::collections::HashMap<String, usize> = Default::default();
+            if let Some(body) = node.field("body") {
+                for stmt in crate::syntax::named_children(body) {
+                    if let Some(name) = bound_name(stmt, &frame.file.text) {
+                        first_bound.entry(name).or_insert(stmt.start_byte());
+                    }
+                }
+            }
+            v.sort_by_key(|(name, val)| match first_bound.get(name) {
+                Some(at) => *at,
+                None => match val {
+                    Value::Function(f) => f.span.start,
+                    _ => 0,
+                },
             });
             v
         };
@@ -1301,4 +1419,37 @@ fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
             _ => collect_import_froms(child, out),
         }
     }
+}
+
+/// What a function scope binds a name it declares `global` to: lookups and assignments pass
+/// it by for the module's binding.
+pub(in crate::eval) const GLOBAL_MARK: &str = "<declared global>";
+/// Likewise for `nonlocal`: the enclosing function's binding.
+pub(in crate::eval) const NONLOCAL_MARK: &str = "<declared nonlocal>";
+
+/// The declaration a scope entry stands for, if it is one.
+pub(in crate::eval) fn scope_mark(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::External(p) if &**p == GLOBAL_MARK => Some(GLOBAL_MARK),
+        Value::External(p) if &**p == NONLOCAL_MARK => Some(NONLOCAL_MARK),
+        _ => None,
+    }
+}
+
+/// The name a class-body statement binds first: `x = …`, `x: T = …`, `def x`, `class x`
+/// (decorated or not).
+fn bound_name(stmt: Node, src: &str) -> Option<String> {
+    let target = match stmt.kind_name() {
+        "expression_statement" => {
+            let e = stmt.named_child(0)?;
+            if e.kind_name() != "assignment" {
+                return None;
+            }
+            e.field("left")?
+        }
+        "function_definition" | "class_definition" => stmt.field("name")?,
+        "decorated_definition" => stmt.field("definition")?.field("name")?,
+        _ => return None,
+    };
+    (target.kind_name() == "identifier").then(|| text(target, src).to_string())
 }

@@ -109,6 +109,25 @@ fn builtin_exception_bases(name: &str) -> &'static [&'static str] {
     }
 }
 
+/// The bases of a builtin exception class below `BaseException`, nearest first; None for a
+/// name that is not one.
+pub(in crate::eval) fn exception_bases(name: &str) -> Option<&'static [&'static str]> {
+    let is_exception = name.ends_with("Error")
+        || name.ends_with("Exception")
+        || name.ends_with("Warning")
+        || matches!(
+            name,
+            "StopIteration" | "KeyboardInterrupt" | "SystemExit" | "GeneratorExit"
+        );
+    if !is_exception || name == "BaseException" {
+        return None;
+    }
+    if name == "Exception" {
+        return Some(&[]);
+    }
+    Some(builtin_exception_bases(name))
+}
+
 impl Interp {
     /// `contextlib.contextmanager(f)`, `nullcontext(x)`, `suppress(*exceptions)`; None for
     /// other names.
@@ -497,7 +516,7 @@ impl Interp {
 
 /// The names of the class of an exception the evaluator raised and of its bases, from its
 /// message (`raises ValueError(…)`, `KeyError: 'x'`); None when it does not say.
-fn raised_class_names(interp: &Interp, e: &EvalError) -> Option<Vec<String>> {
+pub(in crate::eval) fn raised_class_names(interp: &Interp, e: &EvalError) -> Option<Vec<String>> {
     let m = &e.message;
     let name: String = if let Some(rest) = m.strip_prefix("raises ") {
         let head: String = rest

@@ -10,6 +10,31 @@ use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
 
+/// What `enum.auto()` returns: the class statement gives the member its value.
+pub const AUTO: &str = "enum.auto()";
+
+fn value_of(member: &Value) -> Value {
+    match member {
+        Value::Object(o) => o.get("_value_").unwrap_or(Value::None),
+        _ => Value::None,
+    }
+}
+
+/// `Color.__members__`: every member by name, aliases included, in definition order.
+pub fn members_mapping(class: &Rc<Class>) -> Value {
+    let items = class
+        .ns
+        .borrow()
+        .iter()
+        .filter(|(k, v)| {
+            !k.starts_with('_')
+                && matches!(v, Value::Object(o) if matches!(&o.class, Value::Class(c) if Rc::ptr_eq(c, class)))
+        })
+        .map(|(k, v)| (Value::str(k), v.clone()))
+        .collect();
+    Value::Dict(Rc::new(std::cell::RefCell::new(items)))
+}
+
 /// Set on members whose class mixes in `str` or `int`: they compare equal to their value.
 pub const MIXIN_MARK: &str = "__enum_mixin__";
 
@@ -19,6 +44,25 @@ fn is_enum_base(v: &Value) -> bool {
 
 pub fn is_enum_class(class: &Class) -> bool {
     class.mro.borrow().iter().any(is_enum_base)
+}
+
+/// An enum class's members in definition order, by name; a name bound to a member already
+/// listed (an alias) is left out, as iterating the class leaves it out.
+pub fn members(class: &Rc<Class>) -> Vec<(String, Value)> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for (name, v) in class.ns.borrow().iter() {
+        let Value::Object(o) = v else { continue };
+        if !matches!(&o.class, Value::Class(c) if Rc::ptr_eq(c, class)) || name.starts_with('_') {
+            continue;
+        }
+        let alias = out
+            .iter()
+            .any(|(_, m)| matches!(m, Value::Object(p) if Rc::ptr_eq(p, o)));
+        if !alias {
+            out.push((name.clone(), v.clone()));
+        }
+    }
+    out
 }
 
 impl Interp {
@@ -44,10 +88,36 @@ impl Interp {
                             | Value::Builtin(_)
                             | Value::External(_)
                     )
+                    || matches!(v, Value::External(p) if &**p == AUTO)
             })
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let str_valued = class.mro.borrow().iter().any(|m| {
+            matches!(m, Value::Builtin(b) if &**b == "str")
+                || matches!(m, Value::External(p) if &**p == "enum.StrEnum")
+        });
+        let mut made: Vec<(Value, Value)> = Vec::new();
         for (name, value) in entries {
+            // `auto()`: the member's name for a str enum, else one more than the last int.
+            let value = if matches!(&value, Value::External(p) if &**p == AUTO) {
+                if str_valued {
+                    Value::str(&name.to_lowercase())
+                } else {
+                    let last = made.iter().rev().find_map(|(v, _)| match v {
+                        Value::Int(i) => Some(*i),
+                        _ => None,
+                    });
+                    Value::Int(last.map_or(1, |i| i + 1))
+                }
+            } else {
+                value
+            };
+            // A second name for a value already given is an alias of that member.
+            if let Some((_, member)) = made.iter().find(|(v, _)| v.py_eq(&value) == Some(true)) {
+                let member = member.clone();
+                class.ns.borrow_mut().insert(name, member);
+                continue;
+            }
             let id = self.new_object_id();
             let member = Object {
                 id,
@@ -65,10 +135,9 @@ impl Interp {
                     a.insert(MIXIN_MARK.into(), Value::Bool(true));
                 }
             }
-            class
-                .ns
-                .borrow_mut()
-                .insert(name, Value::Object(Rc::new(member)));
+            let member = Value::Object(Rc::new(member));
+            made.push((value_of(&member), member.clone()));
+            class.ns.borrow_mut().insert(name, member);
         }
     }
 

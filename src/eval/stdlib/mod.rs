@@ -83,6 +83,7 @@ impl Interp {
             return self.call_einops(frame, name, args, kwargs, span);
         }
         match path {
+            "enum.auto" => Some(Ok(Value::External(std::rc::Rc::from(enums::AUTO)))),
             "importlib.import_module" => Some(Ok(import_by_name(self, args, kwargs))),
             "importlib.util.find_spec" => Some(Ok(self.find_spec(args, kwargs))),
             "importlib.metadata.version" => {

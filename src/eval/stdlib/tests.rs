@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::eval::value::Value;
+use crate::eval::test_support::py_repr;
 use crate::eval::Interp;
 use crate::semantic::Project;
 
@@ -81,30 +81,6 @@ p2 = functools.partial(functools.partial(pf, a=1), b=2)
 r10 = (p2.func is pf, sorted(p2.keywords.items()), p2(c=3), isinstance(p2, functools.partial), isinstance(pf, functools.partial))
 r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
 "#;
-
-/// Python's `repr` for the values the snippet produces.
-fn py_repr(v: &Value) -> String {
-    let seq = |items: &[Value]| items.iter().map(py_repr).collect::<Vec<_>>().join(", ");
-    match v {
-        Value::None => "None".into(),
-        Value::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Value::Int(i) => i.to_string(),
-        Value::Float(f) => format!("{f:?}"),
-        Value::Str(s) => format!("'{s}'"),
-        Value::List(l) => format!("[{}]", seq(&l.borrow())),
-        Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
-        Value::Tuple(t) => format!("({})", seq(t)),
-        Value::Dict(d) => format!(
-            "{{{}}}",
-            d.borrow()
-                .iter()
-                .map(|(k, v)| format!("{}: {}", py_repr(k), py_repr(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        other => format!("{other:?}"),
-    }
-}
 
 #[test]
 fn stdlib_snippet_matches_cpython() {
