@@ -95,16 +95,16 @@ impl Interp {
                         }
                         "dictionary_splat" => {
                             let v = self.eval_expr(frame, a)?;
-                            match v {
-                                Value::Dict(d) => {
-                                    for (k, v) in d.borrow().iter() {
+                            match self.mapping_entries(frame, &v, Span::of(a))? {
+                                Some(entries) => {
+                                    for (k, v) in entries {
                                         if let Value::Str(k) = k {
-                                            kwargs.push((k.to_string(), v.clone()));
+                                            kwargs.push((k.to_string(), v));
                                         }
                                     }
                                 }
-                                Value::Unknown(_) => {}
-                                _ => {
+                                None if matches!(v, Value::Unknown(_)) => {}
+                                None => {
                                     return Err(self.error(
                                         frame,
                                         Span::of(a),
@@ -814,9 +814,10 @@ impl Interp {
             "dict" => {
                 let mut items = DictBuilder::default();
                 if let Some(a) = args.first() {
-                    match a {
-                        Value::Dict(d) => items = DictBuilder::from_entries(d.borrow().clone()),
-                        other => {
+                    match self.mapping_entries(frame, a, span)? {
+                        Some(entries) => items = DictBuilder::from_entries(entries),
+                        None => {
+                            let other = a;
                             for pair in self.iterate(frame, other, span)? {
                                 let kv = self.unpack(frame, &pair, 2, false, span)?;
                                 items.insert(kv[0].clone(), kv[1].clone());
@@ -1681,12 +1682,17 @@ impl Interp {
                             self.call_function(frame, &f, Some(v.clone()), vec![], vec![], span)?;
                         self.iterate(frame, &r, span)
                     }
-                    _ => Err(self.error(
-                        frame,
-                        span,
-                        codes::UNSUPPORTED,
-                        format!("cannot iterate over `{}`", o.class_name()),
-                    )),
+                    // A dict subclass without an `__iter__` of its own (diffusers'
+                    // `FrozenDict(OrderedDict)`) iterates over its keys, as dict's does.
+                    _ => match super::objects::dict_subclass_items(o) {
+                        Some(items) => Ok(items.into_iter().map(|(k, _)| k).collect()),
+                        None => Err(self.error(
+                            frame,
+                            span,
+                            codes::UNSUPPORTED,
+                            format!("cannot iterate over `{}`", o.class_name()),
+                        )),
+                    },
                 },
             },
             Value::Proxy(n) => {

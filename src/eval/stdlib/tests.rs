@@ -555,6 +555,28 @@ def work(x):
     decorated.append("work")
     return x * 2
 m20 = (work(3), work(4), decorated)
+# diffusers' FrozenDict: a dict subclass without __iter__ iterates its keys, and is a mapping
+# to dict() and **.
+from collections import OrderedDict
+class Frozen(OrderedDict):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for key, value in self.items():
+            setattr(self, key, value)
+        self.__frozen = True
+    def __setattr__(self, name, value):
+        if hasattr(self, "__frozen") and self.__frozen:
+            raise Exception("frozen")
+        super().__setattr__(name, value)
+    def __setitem__(self, name, value):
+        if hasattr(self, "__frozen") and self.__frozen:
+            raise Exception("frozen")
+        super().__setitem__(name, value)
+fz = Frozen({"a": 1, "b": 2})
+def spread(**kw):
+    return sorted(kw.items())
+m21 = ([k for k in fz], list(fz), len(fz), list(fz.items()), dict(fz), spread(**fz), fz.b, "a" in fz,
+       {**fz, "c": 3}, sorted(fz), list(zip(fz, "xy")))
 "#;
 
 #[test]
@@ -613,6 +635,10 @@ fn object_model_matches_cpython() {
         (
             "m20",
             r#"(6, 8, ['enter w', 'work', 'exit w', 'enter w', 'work', 'exit w'])"#,
+        ),
+        (
+            "m21",
+            r#"(['a', 'b'], ['a', 'b'], 2, [('a', 1), ('b', 2)], {'a': 1, 'b': 2}, [('a', 1), ('b', 2)], 2, True, {'a': 1, 'b': 2, 'c': 3}, ['a', 'b'], [('a', 'x'), ('b', 'y')])"#,
         ),
     ];
     let mut failures = Vec::new();
