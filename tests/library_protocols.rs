@@ -133,3 +133,66 @@ fn a_name_found_through_lazy_star_imports_reads_only_the_sources_that_may_bind_i
     }
     assert!(!parsed.iter().any(|p| p == "pkg/alpha.py"), "{parsed:?}");
 }
+
+/// diffusers' lazy `__init__`: the names it serves are imported under `if TYPE_CHECKING or
+/// SLOW_IMPORT:`, some nested in availability checks, while the runtime branch installs a
+/// lazy module. As type checkers read it, the names that block imports are the package's.
+#[test]
+fn names_imported_under_type_checking_or_a_flag_are_the_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let init = r#"import os
+import sys
+from typing import TYPE_CHECKING
+
+SLOW_IMPORT = os.environ.get("STATICFX_SURELY_UNSET_SLOW_IMPORT", "0") == "1"
+
+
+def is_torch_available():
+    return True
+
+
+class _LazyModule:
+    def __init__(self, name, structure):
+        self.structure = structure
+
+
+_import_structure = {"layers": ["make_layer"], "mixins": ["WidthMixin"]}
+
+if TYPE_CHECKING or (SLOW_IMPORT):
+    if is_torch_available():
+        from .layers import make_layer
+    from .mixins import WidthMixin
+else:
+    sys.modules[__name__] = _LazyModule(__name__, _import_structure)
+"#;
+    std::fs::write(pkg.join("__init__.py"), init).unwrap();
+    std::fs::write(
+        pkg.join("layers.py"),
+        "from torch import nn\n\n\ndef make_layer(n):\n    return nn.Linear(n, n)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("mixins.py"),
+        "class WidthMixin:\n    def width(self):\n        return 4\n",
+    )
+    .unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "from torch import nn\n\nfrom pkg import WidthMixin, make_layer\n\n\nclass M(nn.Module, WidthMixin):\n    def __init__(self):\n        super().__init__()\n        self.fc = make_layer(self.width())\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let g = &a.graphs[0];
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
+}
