@@ -476,10 +476,16 @@ impl Interp {
                 frame,
                 span,
                 codes::RAISED,
-                format!(
-                    "AttributeError: `{}` object has no attribute",
-                    obj.class_name()
-                ),
+                match args.first() {
+                    Some(Value::Str(name)) => format!(
+                        "AttributeError: `{}` object has no attribute `{name}`",
+                        obj.class_name()
+                    ),
+                    _ => format!(
+                        "AttributeError: `{}` object has no attribute",
+                        obj.class_name()
+                    ),
+                },
             )),
             "__init__" => {
                 let leaf = CONTAINERS.contains(&short).then_some(false).or_else(|| {
