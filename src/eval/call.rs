@@ -2564,6 +2564,11 @@ fn builtin_value(name: &str) -> Option<Value> {
     match name {
         "NotImplemented" | "Ellipsis" => Some(Value::Ellipsis),
         "__file__" => Some(Value::unknown("__file__")),
+        // Every module has them (diffusers' lazy `__init__` passes `module_spec=__spec__`);
+        // the import system's records are not modelled.
+        "__spec__" | "__loader__" => Some(Value::unknown(format!(
+            "`{name}`, the import system's record of the module"
+        ))),
         _ => None,
     }
 }
