@@ -196,3 +196,48 @@ else:
     let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
     assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
 }
+
+/// A class analysed on its own gets its required constructor arguments as unknowns, read
+/// from the signature `inspect.signature` gives: through a `functools.wraps` wrapper
+/// (diffusers' `@register_to_config` on `__init__`), the wrapped `__init__`'s.
+#[test]
+fn a_class_whose_init_is_wrapped_is_built_with_the_wrapped_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    let model = r#"import functools
+
+from torch import nn
+
+
+def register_to_config(init):
+    @functools.wraps(init)
+    def inner_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+
+    return inner_init
+
+
+class M(nn.Module):
+    @register_to_config
+    def __init__(self, in_features, depth=2):
+        super().__init__()
+        self.fc = nn.Linear(in_features, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"#;
+    std::fs::write(&file, model).unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let g = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "M")
+        .expect("M analysed");
+    assert!(g.build_failure.is_none(), "{:?}", g.build_failure);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
+}

@@ -336,6 +336,11 @@ impl Interp {
                 _ => Value::unknown(format!("dtype.{name}")),
             }),
             Value::Function(f) => match name {
+                // `functools.wraps` copied these from the function the wrapper wraps.
+                "__name__" | "__qualname__" | "__module__" if self.wrapped_of(f).is_some() => {
+                    let wrapped = self.wrapped_of(f).expect("checked");
+                    self.get_attr(frame, &wrapped, name, span)
+                }
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),

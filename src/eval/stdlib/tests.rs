@@ -577,6 +577,19 @@ def spread(**kw):
     return sorted(kw.items())
 m21 = ([k for k in fz], list(fz), len(fz), list(fz.items()), dict(fz), spread(**fz), fz.b, "a" in fz,
        {**fz, "c": 3}, sorted(fz), list(zip(fz, "xy")))
+# diffusers' `@register_to_config`: a wrapper made with functools.wraps has the signature of
+# the function it wraps, as inspect.signature follows __wrapped__.
+def config_init(init):
+    @functools.wraps(init)
+    def inner_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+    return inner_init
+class Cfg:
+    @config_init
+    def __init__(self, width, depth=2):
+        self.width = width
+sig = inspect.signature(Cfg.__init__)
+m22 = (list(sig.parameters), sig.parameters["depth"].default, Cfg.__init__.__name__, Cfg(3).width)
 "#;
 
 #[test]
@@ -640,6 +653,7 @@ fn object_model_matches_cpython() {
             "m21",
             r#"(['a', 'b'], ['a', 'b'], 2, [('a', 1), ('b', 2)], {'a': 1, 'b': 2}, [('a', 1), ('b', 2)], 2, True, {'a': 1, 'b': 2, 'c': 3}, ['a', 'b'], [('a', 'x'), ('b', 'y')])"#,
         ),
+        ("m22", r#"(['self', 'width', 'depth'], 2, '__init__', 3)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {
