@@ -708,7 +708,10 @@ impl Interp {
                         frame,
                         span,
                         codes::UNSUPPORTED,
-                        "range() with a bound that could not be evaluated statically",
+                        format!(
+                            "range() with a bound that could not be evaluated statically{}",
+                            why_not_known(&args)
+                        ),
                     ));
                 }
                 let ints: Vec<i64> = ints.into_iter().flatten().collect();
@@ -1015,7 +1018,10 @@ impl Interp {
                         frame,
                         span,
                         codes::UNSUPPORTED,
-                        format!("{name}() over values that could not be evaluated"),
+                        format!(
+                            "{name}() over values that could not be evaluated{}",
+                            why_not_known(&items)
+                        ),
                     )
                 })
             }
@@ -2571,6 +2577,18 @@ fn builtin_value(name: &str) -> Option<Value> {
         ))),
         _ => None,
     }
+}
+
+/// Why one of `values` is not known, as ` (reason)` after a message: the first unknown's
+/// reason (`constructor argument \`num_layers\``), else nothing.
+fn why_not_known(values: &[Value]) -> String {
+    values
+        .iter()
+        .find_map(|v| match v {
+            Value::Unknown(u) => Some(format!(" ({})", u.reason)),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).
