@@ -133,3 +133,111 @@ fn a_name_found_through_lazy_star_imports_reads_only_the_sources_that_may_bind_i
     }
     assert!(!parsed.iter().any(|p| p == "pkg/alpha.py"), "{parsed:?}");
 }
+
+/// diffusers' lazy `__init__`: the names it serves are imported under `if TYPE_CHECKING or
+/// SLOW_IMPORT:`, some nested in availability checks, while the runtime branch installs a
+/// lazy module. As type checkers read it, the names that block imports are the package's.
+#[test]
+fn names_imported_under_type_checking_or_a_flag_are_the_packages() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let init = r#"import os
+import sys
+from typing import TYPE_CHECKING
+
+SLOW_IMPORT = os.environ.get("STATICFX_SURELY_UNSET_SLOW_IMPORT", "0") == "1"
+
+
+def is_torch_available():
+    return True
+
+
+class _LazyModule:
+    def __init__(self, name, structure):
+        self.structure = structure
+
+
+_import_structure = {"layers": ["make_layer"], "mixins": ["WidthMixin"]}
+
+if TYPE_CHECKING or (SLOW_IMPORT):
+    if is_torch_available():
+        from .layers import make_layer
+    from .mixins import WidthMixin
+else:
+    sys.modules[__name__] = _LazyModule(__name__, _import_structure)
+"#;
+    std::fs::write(pkg.join("__init__.py"), init).unwrap();
+    std::fs::write(
+        pkg.join("layers.py"),
+        "from torch import nn\n\n\ndef make_layer(n):\n    return nn.Linear(n, n)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("mixins.py"),
+        "class WidthMixin:\n    def width(self):\n        return 4\n",
+    )
+    .unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "from torch import nn\n\nfrom pkg import WidthMixin, make_layer\n\n\nclass M(nn.Module, WidthMixin):\n    def __init__(self):\n        super().__init__()\n        self.fc = make_layer(self.width())\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let g = &a.graphs[0];
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
+}
+
+/// A class analysed on its own gets its required constructor arguments as unknowns, read
+/// from the signature `inspect.signature` gives: through a `functools.wraps` wrapper
+/// (diffusers' `@register_to_config` on `__init__`), the wrapped `__init__`'s.
+#[test]
+fn a_class_whose_init_is_wrapped_is_built_with_the_wrapped_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    let model = r#"import functools
+
+from torch import nn
+
+
+def register_to_config(init):
+    @functools.wraps(init)
+    def inner_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+
+    return inner_init
+
+
+class M(nn.Module):
+    @register_to_config
+    def __init__(self, in_features, depth=2):
+        super().__init__()
+        self.fc = nn.Linear(in_features, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"#;
+    std::fs::write(&file, model).unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let g = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "M")
+        .expect("M analysed");
+    assert!(g.build_failure.is_none(), "{:?}", g.build_failure);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
+}

@@ -211,8 +211,10 @@ impl Interp {
                 if name == "__dict__" {
                     return Ok(Value::InstanceDict(o.clone()));
                 }
-                // The methods a dict subclass inherits (`self.keys()` in `ModelOutput`): class
-                // attributes, found before `__getattr__` is asked.
+                // What an external base class defines is found by the ordinary lookup, before
+                // `__getattr__` is asked: the methods a dict subclass inherits (`self.keys()` in
+                // `ModelOutput`), and torch.nn.Module's (`self.register_buffer` in diffusers'
+                // `ModelMixin`, whose `__getattr__` serves config names).
                 if let Some(base) = super::objects::dict_base_of(&o.class) {
                     if is_dict_method(name) {
                         let m = format!("super:{base}:{name}");
@@ -237,6 +239,10 @@ impl Interp {
                     if name == "__class__" {
                         return Ok(o.class.clone());
                     }
+                }
+                if let Some(f) = self.user_method(&o.class, "__getattr__") {
+                    let args = vec![Value::str(name)];
+                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
                 }
                 if name == "__module__" {
                     if let Value::Class(c) = &o.class {
@@ -337,6 +343,11 @@ impl Interp {
                 _ => Value::unknown(format!("dtype.{name}")),
             }),
             Value::Function(f) => match name {
+                // `functools.wraps` copied these from the function the wrapper wraps.
+                "__name__" | "__qualname__" | "__module__" if self.wrapped_of(f).is_some() => {
+                    let wrapped = self.wrapped_of(f).expect("checked");
+                    self.get_attr(frame, &wrapped, name, span)
+                }
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
@@ -1492,6 +1503,45 @@ r = (before, hasattr(nn.Module, "visit"), hasattr(nn.Linear, "visit"), seen, bac
         assert_eq!(
             format!("{r:?}"),
             r#"([False, True, True, ["Linear", "Block"], True, True, False, True],)"#
+        );
+    }
+
+    /// diffusers' `ModelMixin(nn.Module)` defines `__getattr__` for config names; Python asks
+    /// it only after the ordinary lookup, which finds nn.Module's and dict's methods first.
+    /// Expected: what CPython prints for `r` (torch 2.x).
+    #[test]
+    fn base_class_methods_are_found_before_getattr() {
+        let text = r#"
+from collections import OrderedDict
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def __getattr__(self, name):
+        if name == "width":
+            return 4
+        return super().__getattr__(name)
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(self.width))
+        self.fc = nn.Linear(self.width, 2)
+
+class Output(OrderedDict):
+    def __getattr__(self, name):
+        return "missing " + name
+
+m = Model()
+out = Output(a=1)
+r = (m.width, tuple(m.scale.shape), [n for n, _ in m.named_children()], list(out.keys()), out.other)
+"#;
+        let (mut interp, file) = interp_over("m", text);
+        let ns = interp.load_module(file).unwrap();
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
+        let r = ns.vars.borrow().get("r").cloned().expect("r is bound");
+        assert_eq!(
+            format!("{r:?}"),
+            r#"([4, ([4],), ["fc"], ["a"], "missing other"],)"#
         );
     }
 }

@@ -99,16 +99,16 @@ impl Interp {
                         }
                         "dictionary_splat" => {
                             let v = self.eval_expr(frame, a)?;
-                            match v {
-                                Value::Dict(d) => {
-                                    for (k, v) in d.borrow().iter() {
+                            match self.mapping_entries(frame, &v, Span::of(a))? {
+                                Some(entries) => {
+                                    for (k, v) in entries {
                                         if let Value::Str(k) = k {
-                                            kwargs.push((k.to_string(), v.clone()));
+                                            kwargs.push((k.to_string(), v));
                                         }
                                     }
                                 }
-                                Value::Unknown(_) => {}
-                                _ => {
+                                None if matches!(v, Value::Unknown(_)) => {}
+                                None => {
                                     return Err(self.error(
                                         frame,
                                         Span::of(a),
@@ -713,7 +713,10 @@ impl Interp {
                         frame,
                         span,
                         codes::UNSUPPORTED,
-                        "range() with a bound that could not be evaluated statically",
+                        format!(
+                            "range() with a bound that could not be evaluated statically{}",
+                            why_not_known(&args)
+                        ),
                     ));
                 }
                 let ints: Vec<i64> = ints.into_iter().flatten().collect();
@@ -819,9 +822,10 @@ impl Interp {
             "dict" => {
                 let mut items = DictBuilder::default();
                 if let Some(a) = args.first() {
-                    match a {
-                        Value::Dict(d) => items = DictBuilder::from_entries(d.borrow().clone()),
-                        other => {
+                    match self.mapping_entries(frame, a, span)? {
+                        Some(entries) => items = DictBuilder::from_entries(entries),
+                        None => {
+                            let other = a;
                             for pair in self.iterate(frame, other, span)? {
                                 let kv = self.unpack(frame, &pair, 2, false, span)?;
                                 items.insert(kv[0].clone(), kv[1].clone());
@@ -1073,7 +1077,10 @@ impl Interp {
                         frame,
                         span,
                         codes::UNSUPPORTED,
-                        format!("{name}() over values that could not be evaluated"),
+                        format!(
+                            "{name}() over values that could not be evaluated{}",
+                            why_not_known(&items)
+                        ),
                     )
                 })
             }
@@ -1805,12 +1812,17 @@ impl Interp {
                             self.call_function(frame, &f, Some(v.clone()), vec![], vec![], span)?;
                         self.iterate(frame, &r, span)
                     }
-                    _ => Err(self.error(
-                        frame,
-                        span,
-                        codes::UNSUPPORTED,
-                        format!("cannot iterate over `{}`", o.class_name()),
-                    )),
+                    // A dict subclass without an `__iter__` of its own (diffusers'
+                    // `FrozenDict(OrderedDict)`) iterates over its keys, as dict's does.
+                    _ => match super::objects::dict_subclass_items(o) {
+                        Some(items) => Ok(items.into_iter().map(|(k, _)| k).collect()),
+                        None => Err(self.error(
+                            frame,
+                            span,
+                            codes::UNSUPPORTED,
+                            format!("cannot iterate over `{}`", o.class_name()),
+                        )),
+                    },
                 },
             },
             Value::Proxy(n) => {
@@ -2718,11 +2730,26 @@ fn builtin_value(name: &str) -> Option<Value> {
     }
     match name {
         "NotImplemented" | "Ellipsis" => Some(Value::Ellipsis),
-        // What the import system sets on a module (its spec and loader): lazy-module patterns
-        // pass `__spec__` on to the object they install in `sys.modules`.
-        "__file__" | "__spec__" | "__loader__" => Some(Value::unknown(name)),
+        "__file__" => Some(Value::unknown("__file__")),
+        // Every module has them (diffusers' lazy `__init__` passes `module_spec=__spec__`);
+        // the import system's records are not modelled.
+        "__spec__" | "__loader__" => Some(Value::unknown(format!(
+            "`{name}`, the import system's record of the module"
+        ))),
         _ => None,
     }
+}
+
+/// Why one of `values` is not known, as ` (reason)` after a message: the first unknown's
+/// reason (`constructor argument \`num_layers\``), else nothing.
+fn why_not_known(values: &[Value]) -> String {
+    values
+        .iter()
+        .find_map(|v| match v {
+            Value::Unknown(u) => Some(format!(" ({})", u.reason)),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).

@@ -122,9 +122,26 @@ impl Interp {
                         }
                         "dictionary_splat" => {
                             if let Some(inner) = first_operand(k) {
-                                if let Value::Dict(d) = self.eval_expr(frame, inner)? {
-                                    for (kk, vv) in d.borrow().iter() {
-                                        items.insert(kk.clone(), vv.clone());
+                                let v = self.eval_expr(frame, inner)?;
+                                match self.mapping_entries(frame, &v, Span::of(inner))? {
+                                    Some(entries) => {
+                                        for (kk, vv) in entries {
+                                            items.insert(kk, vv);
+                                        }
+                                    }
+                                    // Python raises TypeError; an unknown value spread
+                                    // makes the whole display unknown rather than smaller.
+                                    None => {
+                                        let why = match &v {
+                                            Value::Unknown(u) => {
+                                                format!("`**` of an unknown value ({})", u.reason)
+                                            }
+                                            other => format!(
+                                                "`**` of a non-mapping ({})",
+                                                other.type_name()
+                                            ),
+                                        };
+                                        return Ok(Value::unknown(why));
                                     }
                                 }
                             }

@@ -311,6 +311,17 @@ impl Interp {
             .map(|(_, w)| w.clone())
     }
 
+    /// The function whose signature `f` has: the innermost one a chain of `functools.wraps`
+    /// wrappers wraps, as `inspect.signature` and torch.fx follow `__wrapped__` (diffusers'
+    /// `@register_to_config` wraps `__init__` in `inner_init(self, *args, **kwargs)`).
+    pub fn signature_function(&self, f: &Rc<value::Function>) -> Rc<value::Function> {
+        let mut innermost = f.clone();
+        while let Some(Value::Function(wrapped)) = self.wrapped_of(&innermost) {
+            innermost = wrapped;
+        }
+        innermost
+    }
+
     /// Where a function's definition is now: its redirect's target, else its own.
     pub fn definition_of(&self, f: &value::Function) -> (Arc<SourceFile>, FileId, Span) {
         match self.redirects.get(&(f.file_id, f.span)) {

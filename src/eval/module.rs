@@ -196,8 +196,11 @@ impl Interp {
             receiver: None,
         };
         // A deferred import forced while tracing a forward runs a module's top level, which
-        // is not part of the traced program: its statements must not reach the graph.
+        // is not part of the traced program: its statements must not reach the graph. Nor is
+        // it part of a constructor that imported it: what its top level could not follow
+        // (and bound as unknown) leaves that instance complete.
         let tracer = self.tracer.take();
+        let init_skips = std::mem::replace(&mut self.init_skips, super::InitSkips::outside());
         let tree = file.tree();
         let root = tree.root_node();
         let stmts: Vec<_> = crate::syntax::named_children(root).collect();
@@ -207,6 +210,7 @@ impl Interp {
             }
         }
         self.tracer = tracer;
+        self.init_skips = init_skips;
         ns.state.set(LoadState::Loaded);
         Ok(ns)
     }
@@ -524,5 +528,57 @@ fn collect_target_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::eval::value::Value;
+    use crate::eval::Interp;
+    use crate::semantic::Project;
+
+    /// A constructor that imports a module (diffusers' `deprecate` importing the package
+    /// root, whose `import_utils` scans the installed distributions at import time): what
+    /// that module's top level could not follow is the module's limit, not the instance's.
+    #[test]
+    fn a_module_imported_by_a_constructor_does_not_leave_it_incomplete() {
+        let helper = "import os\n\n\ndef count_entries():\n    total = 0\n    for _ in os.scandir('.'):\n        total += 1\n    return total\n\n\nENTRIES = count_entries()\nWIDTH = 4\n";
+        let model = "from torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        from helper import WIDTH\n        self.fc = nn.Linear(WIDTH, 2)\n\n\nm = M()\n";
+        let mut project = Project::new("/virtual");
+        project.add_overlay("/virtual/helper.py", Arc::from(helper), None);
+        project.add_overlay("/virtual/model.py", Arc::from(model), None);
+        let file = project.load_path(Path::new("/virtual/model.py")).unwrap();
+        let mut interp = Interp::new(Arc::new(project));
+        let ns = interp.load_module(file).unwrap();
+        let Some(Value::Object(m)) = ns.vars.borrow().get("m").cloned() else {
+            panic!("m is not an instance");
+        };
+        assert!(m.get("fc").is_some());
+        assert!(
+            m.get("__incomplete__").is_none(),
+            "{:?}",
+            m.get("__incomplete__")
+        );
+    }
+
+    /// Every module has `__spec__` and `__loader__` (diffusers' lazy `__init__` hands
+    /// `module_spec=__spec__` to its `_LazyModule`): unknown, saying what they are, never a
+    /// NameError.
+    #[test]
+    fn module_import_records_are_defined_and_unknown() {
+        let (mut interp, file) =
+            crate::eval::test_support::interp_over("m", "spec = __spec__\nloader = __loader__\n");
+        let ns = interp.load_module(file).unwrap();
+        let notes = crate::eval::test_support::notes(&interp);
+        assert!(notes.is_empty(), "{notes:?}");
+        for name in ["spec", "loader"] {
+            match ns.vars.borrow().get(name) {
+                Some(Value::Unknown(u)) => assert!(u.reason.contains("import system"), "{u:?}"),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
     }
 }

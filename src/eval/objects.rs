@@ -497,10 +497,16 @@ impl Interp {
                 frame,
                 span,
                 codes::RAISED,
-                format!(
-                    "AttributeError: `{}` object has no attribute",
-                    obj.class_name()
-                ),
+                match args.first() {
+                    Some(Value::Str(name)) => format!(
+                        "AttributeError: `{}` object has no attribute `{name}`",
+                        obj.class_name()
+                    ),
+                    _ => format!(
+                        "AttributeError: `{}` object has no attribute",
+                        obj.class_name()
+                    ),
+                },
             )),
             "__init__" => {
                 let leaf = CONTAINERS.contains(&short).then_some(false).or_else(|| {
@@ -617,6 +623,41 @@ impl Interp {
                 self.call_value(frame, &m, args.collect(), kwargs, span)
             }
         }
+    }
+
+    /// The entries of a value read as a mapping (`dict(m)`, `f(**m)`, `{**m}`), or None for a
+    /// value that is not one. A dict subclass gives the items it keeps unless it redefines
+    /// `keys` or `__getitem__`; then, as for any object with `keys`, Python calls `keys()` and
+    /// looks each key up.
+    pub(in crate::eval) fn mapping_entries(
+        &mut self,
+        frame: &Frame,
+        v: &Value,
+        span: Span,
+    ) -> EResult<Option<Vec<(Value, Value)>>> {
+        let o = match v {
+            Value::Dict(d) => return Ok(Some(d.borrow().clone())),
+            Value::InstanceDict(o) => return self.mapping_entries(frame, &o.dict_snapshot(), span),
+            Value::Object(o) => o,
+            _ => return Ok(None),
+        };
+        let redefined = |this: &Self, name| this.user_method(&o.class, name).is_some();
+        if !redefined(self, "keys") && !redefined(self, "__getitem__") {
+            if let Some(items) = dict_subclass_items(o) {
+                return Ok(Some(items));
+            }
+        }
+        let Some(keys_method) = self.user_method(&o.class, "keys") else {
+            return Ok(None);
+        };
+        let keys =
+            self.call_function(frame, &keys_method, Some(v.clone()), vec![], vec![], span)?;
+        let mut entries = Vec::new();
+        for key in self.iterate(frame, &keys, span)? {
+            let value = self.get_item(frame, v, key.clone(), span)?;
+            entries.push((key, value));
+        }
+        Ok(Some(entries))
     }
 
     fn run_sequential(
@@ -1597,6 +1638,13 @@ pub(in crate::eval) fn dict_base_items(obj: &Object) -> Option<Vec<(Value, Value
         Value::Dict(d) => Some(d.borrow().clone()),
         _ => None,
     }
+}
+
+/// The items of an instance of a dict subclass, `None` for any other object: a subclass whose
+/// `__init__` never reached the dict's has none yet (`dict.__new__` made them empty).
+pub(in crate::eval) fn dict_subclass_items(obj: &Object) -> Option<Vec<(Value, Value)>> {
+    dict_base_of(&obj.class)?;
+    Some(dict_base_items(obj).unwrap_or_default())
 }
 
 fn is_dict_base(v: &Value) -> bool {

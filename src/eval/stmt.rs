@@ -1405,10 +1405,29 @@ fn import_name_alias(n: Node, src: &str) -> (String, String) {
     }
 }
 
-/// `TYPE_CHECKING` or `typing.TYPE_CHECKING` as an `if` condition.
+/// An `if` condition true whenever `TYPE_CHECKING` (or `typing.TYPE_CHECKING`) is: the flag
+/// itself, or an `or` with it as an operand (diffusers' `TYPE_CHECKING or
+/// DIFFUSERS_SLOW_IMPORT`), which type checkers read as the same block.
 fn is_type_checking(cond: Node, src: &str) -> bool {
-    let t = text(cond, src);
-    t == "TYPE_CHECKING" || t.ends_with(".TYPE_CHECKING")
+    match cond.kind_name() {
+        "parenthesized_expression" => {
+            crate::syntax::named_children(cond).any(|inner| is_type_checking(inner, src))
+        }
+        "boolean_operator" => {
+            let is_or = cond
+                .field("operator")
+                .is_some_and(|op| text(op, src) == "or");
+            is_or
+                && [cond.field("left"), cond.field("right")]
+                    .into_iter()
+                    .flatten()
+                    .any(|operand| is_type_checking(operand, src))
+        }
+        _ => {
+            let t = text(cond, src);
+            t == "TYPE_CHECKING" || t.ends_with(".TYPE_CHECKING")
+        }
+    }
 }
 
 fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {

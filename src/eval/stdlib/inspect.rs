@@ -18,7 +18,7 @@ impl Interp {
             Value::BoundMethod(_, f) => (f.clone(), true),
             _ => return None,
         };
-        Some(self.signature(&f, bound))
+        Some(self.signature(&self.signature_function(&f), bound))
     }
 
     /// A plain instance of the library class `class` with these attributes.

@@ -585,6 +585,41 @@ def work(x):
     decorated.append("work")
     return x * 2
 m20 = (work(3), work(4), decorated)
+# diffusers' FrozenDict: a dict subclass without __iter__ iterates its keys, and is a mapping
+# to dict() and **.
+from collections import OrderedDict
+class Frozen(OrderedDict):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for key, value in self.items():
+            setattr(self, key, value)
+        self.__frozen = True
+    def __setattr__(self, name, value):
+        if hasattr(self, "__frozen") and self.__frozen:
+            raise Exception("frozen")
+        super().__setattr__(name, value)
+    def __setitem__(self, name, value):
+        if hasattr(self, "__frozen") and self.__frozen:
+            raise Exception("frozen")
+        super().__setitem__(name, value)
+fz = Frozen({"a": 1, "b": 2})
+def spread(**kw):
+    return sorted(kw.items())
+m21 = ([k for k in fz], list(fz), len(fz), list(fz.items()), dict(fz), spread(**fz), fz.b, "a" in fz,
+       {**fz, "c": 3}, sorted(fz), list(zip(fz, "xy")))
+# diffusers' `@register_to_config`: a wrapper made with functools.wraps has the signature of
+# the function it wraps, as inspect.signature follows __wrapped__.
+def config_init(init):
+    @functools.wraps(init)
+    def inner_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+    return inner_init
+class Cfg:
+    @config_init
+    def __init__(self, width, depth=2):
+        self.width = width
+sig = inspect.signature(Cfg.__init__)
+m22 = (list(sig.parameters), sig.parameters["depth"].default, Cfg.__init__.__name__, Cfg(3).width)
 
 def build_bias(x, heads, dtype):
     return (x, heads, dtype)
@@ -602,7 +637,7 @@ def make_local_class():
             return local_value
     return Inner
 
-m21 = (UsesModuleHelper().build_bias(1, 2, "f32"), make_local_class().seen, make_local_class()().get())
+m23 = (UsesModuleHelper().build_bias(1, 2, "f32"), make_local_class().seen, make_local_class()().get())
 "#;
 
 #[test]
@@ -662,7 +697,12 @@ fn object_model_matches_cpython() {
             "m20",
             r#"(6, 8, ['enter w', 'work', 'exit w', 'enter w', 'work', 'exit w'])"#,
         ),
-        ("m21", r#"((1, 2, 'f32'), 7, 7)"#),
+        (
+            "m21",
+            r#"(['a', 'b'], ['a', 'b'], 2, [('a', 1), ('b', 2)], {'a': 1, 'b': 2}, [('a', 1), ('b', 2)], 2, True, {'a': 1, 'b': 2, 'c': 3}, ['a', 'b'], [('a', 'x'), ('b', 'y')])"#,
+        ),
+        ("m22", r#"(['self', 'width', 'depth'], 2, '__init__', 3)"#),
+        ("m23", r#"((1, 2, 'f32'), 7, 7)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {

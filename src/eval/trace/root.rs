@@ -141,6 +141,8 @@ pub fn instantiate_per_class(
     let mut kwargs = Vec::new();
     let mut given_config = None;
     if let Some(Value::Function(init)) = interp.class_lookup(class, "__init__") {
+        // The parameters a decorated `__init__` takes are those of the function it wraps.
+        let init = interp.signature_function(&init);
         let mut has_config = false;
         for p in init.params.iter().skip(1) {
             use crate::catalog::ParamKind::*;
@@ -551,13 +553,10 @@ fn trace_forward(
         _ => Span::default(),
     };
     // The signature torch.fx reads: the innermost function a decorated forward wraps.
-    let mut signature = forward.clone();
-    while let Some(Value::Function(f)) = &signature {
-        match interp.wrapped_of(f) {
-            Some(w @ Value::Function(_)) => signature = Some(w),
-            _ => break,
-        }
-    }
+    let signature = match &forward {
+        Some(Value::Function(f)) => Some(Value::Function(interp.signature_function(f))),
+        other => other.clone(),
+    };
     match &signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
