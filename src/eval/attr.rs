@@ -221,10 +221,6 @@ impl Interp {
                         return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(m.as_str())));
                     }
                 }
-                if let Some(f) = self.user_method(&o.class, "__getattr__") {
-                    let args = vec![Value::str(name)];
-                    return self.call_function(frame, &f, Some(obj.clone()), args, vec![], span);
-                }
                 if o.is_module() {
                     if name == "training" {
                         return Ok(Value::Bool(!self.tracing()));
