@@ -184,9 +184,7 @@ impl Interp {
         let skipped = std::mem::replace(&mut self.init_skips, watch);
         // `__incomplete__` holds why, for an entry whose construction fails to report.
         if let Err(e) = result {
-            // A Python exception leaves the constructor, as in Python (`except InvalidVersion`
-            // around `Version(text)`); an analysis limit leaves a partly built instance.
-            if e.code == codes::BUDGET || e.code == codes::RAISED {
+            if e.code == codes::BUDGET {
                 return Err(e);
             }
             self.note_error(&e);
