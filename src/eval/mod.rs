@@ -535,7 +535,7 @@ pub(crate) mod test_support {
             Value::Bool(b) => if *b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => float_repr(*f),
-            Value::Str(s) => str_repr(s),
+            Value::Str(s) => super::str_methods::repr(s),
             Value::List(l) => format!("[{}]", seq(&l.borrow())),
             Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
             Value::Tuple(t) => format!("({})", seq(t)),
@@ -554,34 +554,6 @@ pub(crate) mod test_support {
                 format!("<not plain data: {head}>")
             }
         }
-    }
-
-    /// `repr(s)`: single quotes unless the text holds one and no double quote, as CPython.
-    fn str_repr(s: &str) -> String {
-        let quote = if s.contains('\'') && !s.contains('"') {
-            '"'
-        } else {
-            '\''
-        };
-        let mut out = String::from(quote);
-        for c in s.chars() {
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if c == quote => {
-                    out.push('\\');
-                    out.push(c);
-                }
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    out.push_str(&format!("\\x{:02x}", c as u32))
-                }
-                c => out.push(c),
-            }
-        }
-        out.push(quote);
-        out
     }
 
     /// `repr(f)`: the shortest digits that read back as `f` (Rust finds the same ones), in
