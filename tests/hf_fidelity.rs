@@ -201,6 +201,32 @@ fn build(root: &Path, venv: &Path, case: &Value) -> Result<Outcome, String> {
     build_entry(root, &file, entry, inputs_of(&case["inputs"]), venv)
 }
 
+/// The options that build `entry` in a file under `root`, with the venv's packages.
+fn entry_options(root: &Path, entry: &str, inputs: Vec<InputSpec>, venv: &Path) -> GraphOptions {
+    let env = EnvironmentHandle::lazy(DiscoveryRequest {
+        python: Some(venv.to_path_buf()),
+        root: root.to_path_buf(),
+        virtual_env: None,
+        path_var: None,
+    });
+    GraphOptions {
+        root: Some(root.to_path_buf()),
+        entry: Some(entry.to_string()),
+        inputs,
+        environment: Some(env),
+        ..Default::default()
+    }
+}
+
+/// The graphs `opts` build from `file`, as `staticfx graph --format json` prints them.
+fn graph_json(file: &Path, opts: &GraphOptions) -> Result<Value, String> {
+    let a = analyze_file(file, opts).map_err(|e| e.to_string())?;
+    if let Some(e) = &a.graphs[0].error {
+        return Err(e.message.clone());
+    }
+    Ok(serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap())
+}
+
 fn build_entry(
     root: &Path,
     file: &Path,
@@ -208,26 +234,7 @@ fn build_entry(
     inputs: Vec<InputSpec>,
     venv: &Path,
 ) -> Result<Outcome, String> {
-    let entry = entry.to_string();
-    let env = EnvironmentHandle::lazy(DiscoveryRequest {
-        python: Some(venv.to_path_buf()),
-        root: root.to_path_buf(),
-        virtual_env: None,
-        path_var: None,
-    });
-    let opts = GraphOptions {
-        root: Some(root.to_path_buf()),
-        entry: Some(entry.clone()),
-        inputs,
-        environment: Some(env),
-        ..Default::default()
-    };
-    let a = analyze_file(file, &opts).map_err(|e| e.to_string())?;
-    if let Some(e) = &a.graphs[0].error {
-        return Err(e.message.clone());
-    }
-    let json: Value =
-        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let json = graph_json(file, &entry_options(root, entry, inputs, venv))?;
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap().clone();
     let mut leaves = Vec::new();
     let mut ops = Vec::new();
@@ -604,4 +611,71 @@ fn auto_model_from_config_in_a_user_file() {
         assert!(output, "{entry}: output differs: {:?}", got.output);
         assert!(agreement >= 95.0, "{entry}: ops agree {agreement:.1}%");
     }
+}
+
+/// The fast paths are optional (issue 37): with every method `eval::native_methods` runs
+/// natively evaluated from its source instead, each asserted case builds the very same graph
+/// (nodes, names, targets, arguments, shapes).
+#[test]
+fn native_methods_off_give_the_same_graphs() {
+    let Some(root) = transformers_root("STATICFX_TRANSFORMERS_ROOT") else {
+        return;
+    };
+    let Some(venv) = user_venv() else {
+        return;
+    };
+    let cases = read_json(&manifest_dir().join("scripts/expect/hf_cases.json"));
+    let only = std::env::var("STATICFX_HF_ONLY")
+        .ok()
+        .filter(|o| !o.is_empty());
+    let mut differing = Vec::new();
+    let mut compared = 0;
+    for case in cases.as_array().unwrap().iter().cloned() {
+        let id = case["id"].as_str().unwrap().to_string();
+        let wanted = match &only {
+            Some(o) => o.split(',').any(|w| w == id),
+            None => HF_AGREE.contains(&id.as_str()),
+        };
+        if !wanted {
+            continue;
+        }
+        let (root, venv) = (root.clone(), venv.clone());
+        let graphs = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || {
+                let file = root
+                    .join("transformers")
+                    .join(case["file"].as_str().unwrap());
+                let entry = case["entry"].as_str().unwrap();
+                let opts = entry_options(&root, entry, inputs_of(&case["inputs"]), &venv);
+                let native = graph_json(&file, &opts);
+                let opts = GraphOptions {
+                    without_native_methods: true,
+                    ..opts
+                };
+                (native, graph_json(&file, &opts))
+            })
+            .unwrap()
+            .join()
+            .expect("the builds do not panic");
+        match graphs {
+            (Ok(native), Ok(source)) => {
+                compared += 1;
+                if native["graphs"] != source["graphs"] {
+                    differing.push(id);
+                }
+            }
+            (native, source) => differing.push(format!(
+                "{id}: natively {:?}, from source {:?}",
+                native.err(),
+                source.err()
+            )),
+        }
+    }
+    eprintln!("{compared} cases built both ways; differing: {differing:?}");
+    assert!(compared > 0, "no case was compared");
+    assert!(
+        differing.is_empty(),
+        "graphs differ without native methods: {differing:?}"
+    );
 }

@@ -42,6 +42,10 @@ pub struct GraphOptions {
     pub environment: Option<Arc<crate::semantic::EnvironmentHandle>>,
     /// The torch whose Dynamo the graph-break findings describe (ids and behaviours).
     pub torch_target: crate::breaks::version::Target,
+    /// Evaluate every library method from its source, the ones `eval::native_methods` runs
+    /// natively included: the fast paths must give the same graphs as the source, and tests
+    /// compare the two.
+    pub without_native_methods: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -129,6 +133,9 @@ pub fn analyze_in_project(
     let (graphs, diagnostics) = {
         let mut interp = Interp::new(project.clone());
         interp.limits.deadline = opts.time_limit.map(|d| std::time::Instant::now() + d);
+        if opts.without_native_methods {
+            interp.native_methods = std::borrow::Cow::Borrowed(&[]);
+        }
         let mut graphs = run(&mut interp, file, opts)?;
         for g in graphs.iter_mut() {
             g.breaks = crate::breaks::annotate(&project, g, &opts.torch_target);

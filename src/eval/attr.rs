@@ -5,7 +5,7 @@ use std::rc::Rc;
 
 use super::call::{as_f64, as_int, has_proxy, Kwargs};
 use super::trace::is_tensor_attribute;
-use super::value::{FnKind, ObjKind, TensorConst, Unknown, Value};
+use super::value::{FnKind, ObjKind, TensorConst, Unknown, Value, Wrapper};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::shapes::{DType, Meta};
@@ -338,6 +338,7 @@ impl Interp {
                 "is_floating_point" => Value::Bool(d.is_floating()),
                 _ => Value::unknown(format!("dtype.{name}")),
             }),
+            Value::Function(f) if f.attr(name).is_some() => Ok(f.attr(name).expect("checked")),
             Value::Function(f) => match name {
                 // `functools.wraps` copied these from the function the wrapper wraps.
                 "__name__" | "__qualname__" | "__module__" if self.wrapped_of(f).is_some() => {
@@ -347,7 +348,7 @@ impl Interp {
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
-                "cache_clear" if self.is_lru_wrapper(f) => {
+                "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }
                 "__wrapped__" => match self.wrapped_of(f) {
@@ -542,6 +543,10 @@ impl Interp {
                 ns.vars.borrow_mut().insert(name.to_string(), v);
                 Ok(())
             }
+            Value::Function(f) => {
+                f.attrs.borrow_mut().insert(name.to_string(), v);
+                Ok(())
+            }
             // Monkeypatching torch.nn's classes (`torch.nn.Module.smart_apply = f`): later
             // lookups on them, their subclasses and instances see it (`class_lookup`). Other
             // external classes are left as they were: transformers patches `warning_once`
@@ -691,7 +696,9 @@ impl Interp {
         }
         let r: &Value = recv;
         if let (Value::Function(f), "cache_clear") = (r, name) {
-            self.lru_cache_clear(f);
+            if let Some(Wrapper::LruCache(cache)) = &f.wrapper {
+                cache.borrow_mut().clear();
+            }
             return Ok(Value::None);
         }
         if matches!(r, Value::Builtin(b) if &**b == "object")

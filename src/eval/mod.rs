@@ -147,14 +147,12 @@ pub struct Interp {
     pub redirects: HashMap<(FileId, Span), (Arc<SourceFile>, FileId, Span)>,
     /// While set, the identity of every user function called: what an analysis depended on.
     pub touched: Option<HashSet<(FileId, Span)>>,
-    /// The factories of `collections.defaultdict`s, by the identity of the dict (see
-    /// `stdlib::collections`).
-    dict_factories: HashMap<usize, (std::rc::Weak<stdlib::DictItems>, Value)>,
+    /// The factory of each live `collections.defaultdict`, with the dict (`stdlib::collections`):
+    /// a dict value is its items alone, so this list says which dicts are defaultdicts; those
+    /// dropped since leave it as new ones come.
+    dict_factories: Vec<(std::rc::Weak<stdlib::DictItems>, Value)>,
     /// The setter of each property that has one (`@x.setter`), by the identity of its getter.
     pub(crate) property_setters: HashMap<(FileId, Span), Rc<value::Function>>,
-    /// `functools.wraps`: the function each wrapper wraps (its `__wrapped__`), by the
-    /// wrapper's address; the wrapper is kept alive with it so the address stays its own.
-    pub(crate) wrapped: HashMap<usize, (Rc<value::Function>, Value)>,
     /// The star-import searches under way (module, name), so a cycle of star imports ends.
     star_lookups: Vec<(FileId, String)>,
     /// Functions registered with `allow_in_graph`, by identity: Dynamo records their calls as
@@ -220,9 +218,8 @@ impl Interp {
             last_raised: None,
             redirects: HashMap::new(),
             touched: None,
-            dict_factories: HashMap::new(),
+            dict_factories: Vec::new(),
             property_setters: HashMap::new(),
-            wrapped: HashMap::new(),
             star_lookups: Vec::new(),
             allowed_in_graph: HashSet::new(),
             custom_op_fakes: HashMap::new(),
@@ -306,9 +303,7 @@ impl Interp {
 
     /// What `functools.wraps` says a function wraps, if anything.
     pub fn wrapped_of(&self, f: &Rc<value::Function>) -> Option<Value> {
-        self.wrapped
-            .get(&(Rc::as_ptr(f) as usize))
-            .map(|(_, w)| w.clone())
+        f.attr("__wrapped__")
     }
 
     /// The function whose signature `f` has: the innermost one a chain of `functools.wraps`
@@ -316,8 +311,13 @@ impl Interp {
     /// `@register_to_config` wraps `__init__` in `inner_init(self, *args, **kwargs)`).
     pub fn signature_function(&self, f: &Rc<value::Function>) -> Rc<value::Function> {
         let mut innermost = f.clone();
-        while let Some(Value::Function(wrapped)) = self.wrapped_of(&innermost) {
-            innermost = wrapped;
+        // `inspect.unwrap` stops a cycle of `__wrapped__` (a ValueError there); a chain this
+        // long is one.
+        for _ in 0..100 {
+            match self.wrapped_of(&innermost) {
+                Some(Value::Function(wrapped)) => innermost = wrapped,
+                _ => break,
+            }
         }
         innermost
     }

@@ -1140,6 +1140,8 @@ impl Interp {
             is_generator,
             compiler_disabled: Default::default(),
             native: Default::default(),
+            attrs: Default::default(),
+            wrapper: None,
         })
     }
 

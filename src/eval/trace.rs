@@ -106,10 +106,11 @@ pub struct Tracer {
     /// shared with the scratch tracers of allowed-in-graph calls, which read it per call.
     pub module_paths: Rc<HashMap<usize, String>>,
     param_nodes: HashMap<String, NodeId>,
-    /// Buffers read from a module during the trace, by the identity of their value: torch.fx
-    /// hands a buffer attribute back as the tensor itself and records a `get_attr` each time
-    /// the tensor becomes an argument of a traced call (parameters get theirs on first read).
-    buffer_paths: HashMap<usize, String>,
+    /// Buffers read from a module during the trace, each with its path: torch.fx hands a
+    /// buffer attribute back as the tensor itself and records a `get_attr` each time the
+    /// tensor (this very value, `Rc::ptr_eq`) becomes an argument of a traced call
+    /// (parameters get theirs on first read).
+    buffer_paths: Vec<(Rc<super::value::Param>, String)>,
     pub call_chain: Vec<(FileId, Span)>,
     branch: Vec<RegionTag>,
     pub regions: Vec<Region>,
@@ -259,7 +260,10 @@ impl Tracer {
 
     /// Remembers where a buffer read from a module lives, for the `get_attr` of each later use.
     pub fn note_buffer(&mut self, p: &Rc<super::value::Param>, path: String) {
-        self.buffer_paths.insert(Rc::as_ptr(p) as usize, path);
+        match self.buffer_paths.iter_mut().find(|(b, _)| Rc::ptr_eq(b, p)) {
+            Some((_, known)) => *known = path,
+            None => self.buffer_paths.push((p.clone(), path)),
+        }
     }
 
     /// A fresh `get_attr` for a buffer read during this trace; None for any other tensor.
@@ -269,7 +273,8 @@ impl Tracer {
         file: FileId,
         span: Span,
     ) -> Option<NodeId> {
-        let path = self.buffer_paths.get(&(Rc::as_ptr(p) as usize))?.clone();
+        let (_, path) = self.buffer_paths.iter().find(|(b, _)| Rc::ptr_eq(b, p))?;
+        let path = path.clone();
         let meta = Meta::tensor(
             p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
             p.dtype,

@@ -145,9 +145,43 @@ pub struct Function {
     /// Which library method the evaluator runs natively in its place, if any
     /// (`native_methods`): found on the first call, as it hashes the definition's text.
     pub native: std::cell::OnceCell<Option<super::native_methods::Recognised>>,
+    /// The function's `__dict__`: attributes assigned to it (`f.x = 1`), among them what
+    /// `functools.update_wrapper` sets (`__wrapped__`, and `__name__` once reassigned). Shared
+    /// with the same function bound another way (`classmethod(f)` is still `f`); a new
+    /// function object made from it (a wrapper) gets a copy.
+    pub attrs: Rc<RefCell<Names>>,
+    /// What a wrapper the standard library made does besides calling its code.
+    pub(crate) wrapper: Option<Wrapper>,
+}
+
+/// The behaviour of a function object the standard library made around another one.
+#[derive(Clone)]
+pub(crate) enum Wrapper {
+    /// An `lru_cache`/`cache` wrapper: its cache, shared by every binding of the wrapper.
+    LruCache(Rc<RefCell<super::stdlib::functools::LruCache>>),
+    /// A `@contextmanager` wrapper: calling it makes a manager around this generator function.
+    ContextManager(Rc<Function>),
 }
 
 impl Function {
+    /// A new function object with `self`'s code and a copy of its `__dict__` plus
+    /// `__wrapped__ = wrapped`, doing what `wrapper` says: the wrapper `lru_cache` and
+    /// `contextmanager` return (they are `functools.update_wrapper`ed around their argument).
+    pub(crate) fn new_wrapper(self: &Rc<Function>, wrapper: Wrapper) -> Function {
+        let mut attrs = self.attrs.borrow().clone();
+        attrs.insert("__wrapped__".into(), Value::Function(self.clone()));
+        Function {
+            attrs: Rc::new(RefCell::new(attrs)),
+            wrapper: Some(wrapper),
+            ..(**self).clone()
+        }
+    }
+
+    /// An attribute assigned to the function (`__wrapped__`, `f.x = 1`).
+    pub fn attr(&self, name: &str) -> Option<Value> {
+        self.attrs.borrow().get(name).cloned()
+    }
+
     /// The same function bound another way (`classmethod(f)`, `types.FunctionType(f.__code__, …)`).
     pub fn with_kind(&self, kind: FnKind) -> Function {
         Function {

@@ -28,19 +28,18 @@ impl Interp {
         let d = Rc::new(RefCell::new(items.finish()));
         if !matches!(factory, Value::None) {
             self.dict_factories
-                .retain(|_, (weak, _)| weak.strong_count() > 0);
-            self.dict_factories
-                .insert(Rc::as_ptr(&d) as usize, (Rc::downgrade(&d), factory));
+                .retain(|(weak, _)| weak.strong_count() > 0);
+            self.dict_factories.push((Rc::downgrade(&d), factory));
         }
         Value::Dict(d)
     }
 
     /// The factory of a defaultdict, None for a plain dict.
     pub(in crate::eval) fn default_factory(&self, d: &Rc<DictItems>) -> Option<Value> {
-        let (weak, factory) = self.dict_factories.get(&(Rc::as_ptr(d) as usize))?;
-        weak.upgrade()
-            .filter(|live| Rc::ptr_eq(live, d))
-            .map(|_| factory.clone())
+        let is_d =
+            |weak: &std::rc::Weak<DictItems>| weak.upgrade().is_some_and(|w| Rc::ptr_eq(&w, d));
+        let (_, factory) = self.dict_factories.iter().find(|(weak, _)| is_d(weak))?;
+        Some(factory.clone())
     }
 
     /// `d[key]` on a defaultdict without the key: the factory's value, stored under the key.

@@ -11,14 +11,13 @@
 //! statement (`ExitStack.enter_context`, `__enter__()` by hand) is not modelled.
 
 use crate::syntax::KindExt;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use tree_sitter::Node;
 
 use super::super::call::Kwargs;
 use super::super::stmt::Truth;
-use super::super::value::{str_keyed, Function, Object, Value};
+use super::super::value::{str_keyed, Function, Object, Value, Wrapper};
 use super::super::{EResult, EvalError, Flow, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::{FieldExt, Span};
@@ -30,8 +29,6 @@ pub(super) const DECORATE_WITH: &str = "staticfx.contextlib._decorate_with";
 
 #[derive(Default)]
 pub struct ContextlibState {
-    /// `@contextmanager` wrappers by address, each with the generator function it wraps.
-    wrappers: HashMap<usize, (Rc<Function>, Rc<Function>)>,
     /// Generator managers entered by a `with` statement whose body has not run yet (or just
     /// has), innermost last.
     entered: Vec<Entered>,
@@ -139,14 +136,8 @@ impl Interp {
     ) -> Option<Value> {
         match (name, args.first()) {
             ("contextmanager", Some(Value::Function(f))) => {
-                let wrapper = Rc::new((**f).clone());
-                let address = Rc::as_ptr(&wrapper) as usize;
-                self.contextlib
-                    .wrappers
-                    .insert(address, (wrapper.clone(), f.clone()));
-                self.wrapped
-                    .insert(address, (wrapper.clone(), Value::Function(f.clone())));
-                Some(Value::Function(wrapper))
+                let wrapper = f.new_wrapper(Wrapper::ContextManager(f.clone()));
+                Some(Value::Function(Rc::new(wrapper)))
             }
             ("nullcontext", first) => {
                 let enter = first
@@ -177,7 +168,9 @@ impl Interp {
         args: &[Value],
         kwargs: &Kwargs,
     ) -> Option<Value> {
-        let (_, generator) = self.contextlib.wrappers.get(&(Rc::as_ptr(f) as usize))?;
+        let Some(Wrapper::ContextManager(generator)) = &f.wrapper else {
+            return None;
+        };
         let generator = generator.clone();
         let mut all: Vec<Value> = recv.iter().cloned().collect();
         all.extend(args.iter().cloned());

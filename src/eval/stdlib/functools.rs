@@ -9,11 +9,12 @@
 //! traces the wrapped function, and a traced value kept across traces would name a node of
 //! another graph.
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use super::super::call::{has_proxy, Kwargs};
-use super::super::value::{Function, Partial, Value};
+use super::super::value::{Function, Partial, Value, Wrapper};
 use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::semantic::FileId;
@@ -24,22 +25,26 @@ const DEFAULT_MAXSIZE: usize = 128;
 
 #[derive(Default)]
 pub struct FunctoolsState {
-    /// The cache of each `lru_cache` wrapper, by the wrapper function's address.
-    caches: HashMap<usize, LruCache>,
     /// The wrapper being called past its cache (a miss, computing the value once).
-    bypass: Option<usize>,
+    bypass: Option<Rc<Function>>,
     /// Getters decorated with `cached_property`, by identity.
     cached_properties: HashSet<(FileId, Span)>,
 }
 
-struct LruCache {
-    /// Keeps the wrapper alive, so its address stays its own.
-    _wrapper: Rc<Function>,
+/// An `lru_cache` wrapper's cache, kept on the wrapper (`Wrapper::LruCache`).
+pub(crate) struct LruCache {
     /// None: unbounded (`maxsize=None`, `functools.cache`).
     maxsize: Option<usize>,
     typed: bool,
     /// Least recently used first.
     entries: Vec<(Vec<Value>, Kwargs, Value)>,
+}
+
+impl LruCache {
+    /// `cache_clear()`.
+    pub(crate) fn clear(&mut self) {
+        self.entries.clear();
+    }
 }
 
 /// Whether a value can be a dict key; None when that depends on what is not known.
@@ -124,33 +129,13 @@ impl Interp {
     /// The wrapper `lru_cache` returns: a function of its own (so the wrapped one stays
     /// uncached) with an empty cache, whose `__wrapped__` is `f`.
     fn lru_wrapper(&mut self, f: &Rc<Function>, maxsize: Option<usize>, typed: bool) -> Value {
-        let wrapper = Rc::new((**f).clone());
-        let address = Rc::as_ptr(&wrapper) as usize;
-        self.functools.caches.insert(
-            address,
-            LruCache {
-                _wrapper: wrapper.clone(),
-                maxsize,
-                typed,
-                entries: vec![],
-            },
-        );
-        self.wrapped
-            .insert(address, (wrapper.clone(), Value::Function(f.clone())));
-        Value::Function(wrapper)
-    }
-
-    pub(in crate::eval) fn is_lru_wrapper(&self, f: &Rc<Function>) -> bool {
-        self.functools
-            .caches
-            .contains_key(&(Rc::as_ptr(f) as usize))
-    }
-
-    /// `wrapper.cache_clear()`.
-    pub(in crate::eval) fn lru_cache_clear(&mut self, f: &Rc<Function>) {
-        if let Some(c) = self.functools.caches.get_mut(&(Rc::as_ptr(f) as usize)) {
-            c.entries.clear();
-        }
+        let cache = LruCache {
+            maxsize,
+            typed,
+            entries: vec![],
+        };
+        let wrapper = f.new_wrapper(Wrapper::LruCache(Rc::new(RefCell::new(cache))));
+        Value::Function(Rc::new(wrapper))
     }
 
     /// A call of an `lru_cache` wrapper outside tracing: the cached result for equal
@@ -165,16 +150,23 @@ impl Interp {
         kwargs: &Kwargs,
         span: Span,
     ) -> Option<EResult<Value>> {
-        let address = Rc::as_ptr(f) as usize;
-        if self.functools.bypass == Some(address) {
+        let Some(Wrapper::LruCache(cache)) = &f.wrapper else {
+            return None;
+        };
+        if self
+            .functools
+            .bypass
+            .as_ref()
+            .is_some_and(|b| Rc::ptr_eq(b, f))
+        {
             self.functools.bypass = None;
             return None;
         }
         if self.tracing() {
             return None;
         }
-        let cache = self.functools.caches.get(&address)?;
-        let typed = cache.typed;
+        let cache = cache.clone();
+        let typed = cache.borrow().typed;
         let mut key: Vec<Value> = recv.iter().cloned().collect();
         key.extend(args.iter().cloned());
         if let Some(type_name) = unhashable_name(&key, kwargs) {
@@ -192,7 +184,7 @@ impl Interp {
         let mut undecided = !decidable;
         let hit = decidable
             .then(|| {
-                cache.entries.iter().position(|(a, k, _)| {
+                cache.borrow().entries.iter().position(|(a, k, _)| {
                     if a.len() != key.len() || k.len() != kwargs.len() {
                         return false;
                     }
@@ -211,19 +203,19 @@ impl Interp {
             })
             .flatten();
         if let Some(i) = hit {
-            let cache = self.functools.caches.get_mut(&address)?;
+            let mut cache = cache.borrow_mut();
             let entry = cache.entries.remove(i);
             let result = entry.2.clone();
             cache.entries.push(entry);
             return Some(Ok(result));
         }
-        self.functools.bypass = Some(address);
+        self.functools.bypass = Some(f.clone());
         let result =
             self.call_function(frame, f, recv.clone(), args.to_vec(), kwargs.clone(), span);
         self.functools.bypass = None;
         if let (Ok(v), false) = (&result, undecided) {
             if !has_proxy(v) && !v.is_unknown() {
-                let cache = self.functools.caches.get_mut(&address)?;
+                let mut cache = cache.borrow_mut();
                 if cache.maxsize != Some(0) {
                     cache.entries.push((key, kwargs.clone(), v.clone()));
                     if cache.maxsize.is_some_and(|m| cache.entries.len() > m) {

@@ -110,7 +110,11 @@ impl Interp {
                     return None;
                 };
                 Some(Ok(Value::Function(std::rc::Rc::new(
-                    f.with_kind(super::value::FnKind::Plain),
+                    super::value::Function {
+                        attrs: Default::default(),
+                        wrapper: None,
+                        ..f.with_kind(super::value::FnKind::Plain)
+                    },
                 ))))
             }
             "functools.update_wrapper" => {
@@ -121,8 +125,14 @@ impl Interp {
                     .cloned()
                     .unwrap_or(Value::None);
                 if let Value::Function(f) = &wrapper {
-                    self.wrapped
-                        .insert(std::rc::Rc::as_ptr(f) as usize, (f.clone(), wrapped));
+                    let mut attrs = f.attrs.borrow_mut();
+                    if let Value::Function(inner) = &wrapped {
+                        // WRAPPER_UPDATES: the wrapper's `__dict__` takes the wrapped one's.
+                        for (k, v) in inner.attrs.borrow().iter() {
+                            attrs.insert(k.clone(), v.clone());
+                        }
+                    }
+                    attrs.insert("__wrapped__".into(), wrapped);
                 }
                 Some(Ok(wrapper))
             }
