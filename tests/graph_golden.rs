@@ -195,6 +195,20 @@ fn corpus_regressions_trace_without_panicking() {
         a.graphs.iter().all(|g| g.error.is_none()),
         "complete graphs"
     );
+    // A constructor that raises builds nothing, as in PyTorch, and says why where it raised.
+    let abstract_build = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "AbstractBuild")
+        .expect("AbstractBuild analysed");
+    assert_eq!(abstract_build.graph.nodes().count(), 0);
+    assert!(
+        a.diagnostics
+            .iter()
+            .any(|d| d.code == "FX905" && d.message.contains("NotImplementedError")),
+        "{:?}",
+        a.diagnostics
+    );
     let concrete = analyze(
         "errors/corpus_regressions.py",
         GraphOptions {

@@ -347,6 +347,7 @@ fn per_class_mode_builds_a_default_config() {
         shape("TinyModel.forward", "layers_1_mlp_down"),
         r#"["s0","s1","4096"]"#
     );
-    // an annotation naming a plain class: the argument stays unknown, so does the shape
-    assert_eq!(shape("NotAConfig.forward", "fc"), "null");
+    // an annotation naming a plain class: the argument stays unknown (not the module's
+    // config, which has no `width`), so `in_features` is unknown and the output width is not
+    assert_eq!(shape("NotAConfig.forward", "fc"), r#"["s0","2"]"#);
 }

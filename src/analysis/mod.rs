@@ -276,6 +276,15 @@ pub(crate) fn trace_class(
     g.file = file;
     g.class_span = site.span;
     g.build_failure = build_failure;
+    // A constructor that raised leaves no instance whose forward could be traced; the build
+    // failure, or the limit noted where it raised in this file, already says why.
+    let said_why = g.build_failure.is_some()
+        || interp.diagnostics[noted_before.min(interp.diagnostics.len())..]
+            .iter()
+            .any(|d| d.file == file);
+    if !matches!(value, Value::Object(_)) && said_why {
+        g.error = None;
+    }
     own_unplaced_error(&mut g, file);
     let retrace = is_built_from_config(&value).then(|| Retrace {
         root: value,

@@ -341,13 +341,16 @@ impl Interp {
             Value::Function(f) if f.attr(name).is_some() => Ok(f.attr(name).expect("checked")),
             Value::Function(f) => match name {
                 // `functools.wraps` copied these from the function the wrapper wraps.
-                "__name__" | "__qualname__" | "__module__" if self.wrapped_of(f).is_some() => {
+                "__name__" | "__qualname__" | "__module__" | "__doc__"
+                    if self.wrapped_of(f).is_some() =>
+                {
                     let wrapped = self.wrapped_of(f).expect("checked");
                     self.get_attr(frame, &wrapped, name, span)
                 }
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
+                "__doc__" => self.function_doc(f),
                 "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }

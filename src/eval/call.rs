@@ -615,7 +615,10 @@ impl Interp {
                             frame,
                             span,
                             codes::RAISED,
-                            format!("{fname}() missing required argument `{}`", p.name),
+                            format!(
+                                "TypeError: {fname}() missing required argument `{}`",
+                                p.name
+                            ),
                         ));
                     }
                 }
@@ -632,7 +635,7 @@ impl Interp {
                             frame,
                             span,
                             codes::RAISED,
-                            format!("{fname}() missing keyword argument `{}`", p.name),
+                            format!("TypeError: {fname}() missing keyword argument `{}`", p.name),
                         ));
                     }
                 }
@@ -645,7 +648,10 @@ impl Interp {
                 frame,
                 span,
                 codes::RAISED,
-                format!("{fname}() got {} extra positional argument(s)", extra.len()),
+                format!(
+                    "TypeError: {fname}() got {} extra positional argument(s)",
+                    extra.len()
+                ),
             ));
         }
         match var_kw {
@@ -662,7 +668,7 @@ impl Interp {
                     span,
                     codes::RAISED,
                     format!(
-                        "{fname}() got an unexpected keyword argument `{}`",
+                        "TypeError: {fname}() got an unexpected keyword argument `{}`",
                         kwargs[0].0
                     ),
                 ));

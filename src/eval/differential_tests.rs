@@ -76,6 +76,7 @@ fn run_program(source: &str, expected: &str) -> String {
             message: d.message.clone(),
             file: d.file,
             span: d.span,
+            exception: None,
         };
         return match super::stdlib::contextlib::raised_class_names(&interp, &e) {
             Some(names) => format!("raise:{}", names[0]),

@@ -69,6 +69,10 @@ pub struct EvalError {
     pub message: String,
     pub file: FileId,
     pub span: Span,
+    /// The Python exception a `raise` statement raised (`RAISED`): what a handler's
+    /// `except E as e` binds, what decides whether `E` catches it, and what a bare `raise`
+    /// re-raises. None for the errors the evaluator raises itself, known by their message.
+    pub exception: Option<Value>,
 }
 
 pub type EResult<T> = Result<T, EvalError>;
@@ -137,9 +141,9 @@ pub struct Interp {
     /// helpers models write are finite; constructors consume them whole, as in
     /// `for n, m in named_modules(model)`).
     pub(crate) yields: Vec<Vec<Value>>,
-    /// The exception the last `raise` statement raised, by the statement's place: what an
-    /// `except … as e` handler catching that raise binds to `e`.
-    last_raised: Option<(FileId, Span, Value)>,
+    /// The exceptions whose `except` clauses are running, innermost last: what a bare
+    /// `raise` re-raises, and the `__context__` of one raised meanwhile.
+    handling: Vec<EvalError>,
     /// Functions whose body now lives in a newer version of their file: an edit inside a
     /// function body leaves every value the module's top level built intact, so the language
     /// server points the old function at its new text instead of evaluating the module again.
@@ -215,7 +219,7 @@ impl Interp {
             tracer: None,
             expr_cache: Default::default(),
             yields: Vec::new(),
-            last_raised: None,
+            handling: Vec::new(),
             redirects: HashMap::new(),
             touched: None,
             dict_factories: Vec::new(),
@@ -403,6 +407,7 @@ impl Interp {
             message: message.into(),
             file: frame.file_id,
             span,
+            exception: None,
         }
     }
 
@@ -473,6 +478,7 @@ impl Interp {
                 message: format!("entry expression: {msg}"),
                 file,
                 span,
+                exception: None,
             });
         }
         let tree = parsed.tree();
@@ -484,6 +490,7 @@ impl Interp {
                 message: "empty entry expression".into(),
                 file,
                 span: Span::default(),
+                exception: None,
             });
         };
         let frame = Frame {

@@ -184,7 +184,10 @@ impl Interp {
         let skipped = std::mem::replace(&mut self.init_skips, watch);
         // `__incomplete__` holds why, for an entry whose construction fails to report.
         if let Err(e) = result {
-            if e.code == codes::BUDGET {
+            // A Python exception leaves the constructor, as in Python (`except InvalidVersion`
+            // around `Version(text)`, a `TypeError` for a wrong argument count); an analysis
+            // limit leaves a partly built instance.
+            if e.code == codes::BUDGET || e.code == codes::RAISED {
                 return Err(e);
             }
             self.note_error(&e);

@@ -178,36 +178,7 @@ impl Interp {
                 Ok(Flow::Normal)
             }
             "import_from_statement" => self.exec_import_from(frame, node),
-            "raise_statement" => {
-                let mut msg = node
-                    .named_child(0)
-                    .map(|e| text(e, &src).to_string())
-                    .unwrap_or_else(|| "raise".into());
-                // The exception itself, for a handler's `as e`; `raise err` is then known by
-                // its class.
-                if let Some(expr) = node.named_child(0) {
-                    if let Ok(v) = self.eval_expr(frame, expr) {
-                        let v = match v {
-                            Value::Class(_) => self
-                                .instantiate(frame, &v, vec![], vec![], Span::of(expr))
-                                .unwrap_or(v),
-                            v => v,
-                        };
-                        if let Value::Object(o) = &v {
-                            if !msg.contains('(') {
-                                msg = format!("{}()", o.class_name());
-                            }
-                        }
-                        self.last_raised = Some((frame.file_id, Span::of(node), v));
-                    }
-                }
-                Err(self.error(
-                    frame,
-                    Span::of(node),
-                    codes::RAISED,
-                    format!("raises {}", truncate(&msg, 120)),
-                ))
-            }
+            "raise_statement" => Err(self.raise(frame, node)),
             "try_statement" => self.exec_try(frame, node),
             "with_statement" => self.exec_with(frame, node),
             "assert_statement" => {
@@ -751,6 +722,78 @@ impl Interp {
         }
     }
 
+    /// A `raise` statement's error. `raise E(...)` carries the exception object, with its
+    /// `__context__` (the exception being handled, if any), and for `raise E from C` its
+    /// `__cause__` with `__suppress_context__` set; a bare `raise` re-raises the exception
+    /// being handled, as it was.
+    fn raise(&mut self, frame: &Frame, node: Node) -> super::EvalError {
+        let src = &*frame.file.text;
+        let Some(expr) = node
+            .named_child(0)
+            .filter(|n| Some(*n) != node.field("cause"))
+        else {
+            return match self.handling.last() {
+                Some(handled) => handled.clone(),
+                None => self.error(
+                    frame,
+                    Span::of(node),
+                    codes::RAISED,
+                    "RuntimeError: No active exception to reraise",
+                ),
+            };
+        };
+        let mut msg = text(expr, &src).to_string();
+        let mut exception = None;
+        if let Ok(v) = self.eval_expr(frame, expr) {
+            let v = match v {
+                Value::Class(_) => self
+                    .instantiate(frame, &v, vec![], vec![], Span::of(expr))
+                    .unwrap_or(v),
+                v => v,
+            };
+            if let Value::Object(o) = &v {
+                if !msg.contains('(') {
+                    msg = format!("{}()", o.class_name());
+                }
+                let cause = match node.field("cause") {
+                    Some(node) => Some(match self.eval_expr(frame, node) {
+                        Ok(c @ Value::Class(_)) => self
+                            .instantiate(frame, &c, vec![], vec![], Span::of(node))
+                            .unwrap_or(c),
+                        Ok(c) => c,
+                        Err(_) => Value::unknown("the cause of the exception"),
+                    }),
+                    None => None,
+                };
+                let context = self.handling.last().and_then(|h| h.exception.clone());
+                let mut attrs = o.attrs.borrow_mut();
+                if let Some(context) = context.filter(|c| c.py_is(&v) != Some(true)) {
+                    attrs.insert("__context__".into(), context);
+                }
+                attrs.entry("__context__".into()).or_insert(Value::None);
+                attrs.insert("__suppress_context__".into(), Value::Bool(cause.is_some()));
+                match cause {
+                    Some(cause) => {
+                        attrs.insert("__cause__".into(), cause);
+                    }
+                    None => {
+                        attrs.entry("__cause__".into()).or_insert(Value::None);
+                    }
+                }
+            }
+            exception = Some(v);
+        }
+        super::EvalError {
+            exception,
+            ..self.error(
+                frame,
+                Span::of(node),
+                codes::RAISED,
+                format!("raises {}", truncate(&msg, 120)),
+            )
+        }
+    }
+
     fn exec_try(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let body = node.field("body");
         let clauses: Vec<Node> = crate::syntax::named_children(node).collect();
@@ -775,10 +818,13 @@ impl Interp {
                     self.bind_caught(frame, handler, &e);
                     let block =
                         crate::syntax::named_children(handler).find(|n| n.kind_name() == "block");
-                    match block {
+                    self.handling.push(e);
+                    let handled = match block {
                         Some(b) => self.exec_block(frame, b),
                         None => Ok(Flow::Normal),
-                    }
+                    };
+                    self.handling.pop();
+                    handled
                 }
                 None => Err(e),
             },
@@ -812,11 +858,7 @@ impl Interp {
             return;
         };
         let name = text(alias, &frame.file.text).to_string();
-        let raised = match &self.last_raised {
-            Some((file, span, v)) if *file == e.file && *span == e.span => Some(v.clone()),
-            _ => None,
-        };
-        let value = match raised {
+        let value = match e.exception.clone() {
             Some(v) => v,
             None => {
                 let class_name = super::stdlib::contextlib::raised_class_names(self, e)
@@ -1265,6 +1307,27 @@ impl Interp {
     }
 
     /// The string a class body starts with, evaluated (an f-string docstring is a string too).
+    /// A function's `__doc__` when nothing was assigned to it: the docstring of its
+    /// definition (read when asked for, as few are), else None.
+    pub(in crate::eval) fn function_doc(&mut self, f: &super::value::Function) -> EResult<Value> {
+        let (file, file_id, span) = self.definition_of(f);
+        let tree = file.tree();
+        let Some(node) =
+            super::call::find_node(&tree, span).filter(|n| n.kind_name() == "function_definition")
+        else {
+            return Ok(Value::None);
+        };
+        let frame = Frame {
+            file: file.clone(),
+            file_id,
+            globals: f.globals.clone(),
+            locals: None,
+            class: None,
+            receiver: None,
+        };
+        Ok(self.docstring(&frame, node)?.unwrap_or(Value::None))
+    }
+
     fn docstring(&mut self, frame: &Frame, class: Node) -> EResult<Option<Value>> {
         let first = class
             .field("body")

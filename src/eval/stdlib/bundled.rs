@@ -108,6 +108,16 @@ const BUNDLED: &[Bundled] = &[
         ],
     },
     Bundled {
+        module: "staticfx._dataclasses",
+        text: include_str!("python/dataclasses.py"),
+        classes: &[
+            ("dataclasses.FrozenInstanceError", "FrozenInstanceError"),
+            (super::dataclasses::EQ, "__eq__"),
+            (super::dataclasses::FROZEN_SETATTR, "_frozen_setattr"),
+            (super::dataclasses::FROZEN_DELATTR, "_frozen_delattr"),
+        ],
+    },
+    Bundled {
         module: "staticfx._builtins",
         text: include_str!("python/builtins.py"),
         classes: &[("builtins.property", "property")],

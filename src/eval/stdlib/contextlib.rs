@@ -321,11 +321,14 @@ impl Interp {
                 Ok(flow)
             }
             Err(e) => {
-                let exc = vec![
-                    Value::unknown("exception type"),
-                    Value::unknown("exception"),
-                    Value::unknown("traceback"),
-                ];
+                let exc = match &e.exception {
+                    Some(v @ Value::Object(o)) => vec![o.class.clone(), v.clone(), Value::None],
+                    _ => vec![
+                        Value::unknown("exception type"),
+                        Value::unknown("exception"),
+                        Value::unknown("traceback"),
+                    ],
+                };
                 let swallow =
                     self.call_function(frame, &exit, Some(manager.clone()), exc, vec![], span)?;
                 match self.truth(frame, &swallow, span)? {
@@ -510,6 +513,14 @@ impl Interp {
 /// The names of the class of an exception the evaluator raised and of its bases, from its
 /// message (`raises ValueError(…)`, `KeyError: 'x'`); None when it does not say.
 pub(in crate::eval) fn raised_class_names(interp: &Interp, e: &EvalError) -> Option<Vec<String>> {
+    // The exception object a `raise` statement raised: its class and bases.
+    if let Some(Value::Object(o)) = &e.exception {
+        return match &o.class {
+            Value::Class(c) => class_and_bases(c),
+            Value::Builtin(b) => Some(builtin_and_bases(b)),
+            _ => None,
+        };
+    }
     let m = &e.message;
     let name: String = if let Some(rest) = m.strip_prefix("raises ") {
         let head: String = rest
@@ -539,20 +550,27 @@ pub(in crate::eval) fn raised_class_names(interp: &Interp, e: &EvalError) -> Opt
     // A class of the raising module: its bases by name.
     let module = interp.loaded_module(e.file);
     if let Some(Value::Class(c)) = module.and_then(|ns| ns.vars.borrow().get(&name).cloned()) {
-        let mut names = vec![];
-        for m in c.mro.borrow().iter() {
-            match m {
-                Value::Class(k) => names.push(k.name.clone()),
-                Value::Builtin(b) => {
-                    names.push(b.to_string());
-                    names.extend(builtin_exception_bases(b).iter().map(|s| s.to_string()));
-                }
-                _ => return None,
-            }
-        }
-        return Some(names);
+        return class_and_bases(&c);
     }
-    let mut names = vec![name.clone()];
-    names.extend(builtin_exception_bases(&name).iter().map(|s| s.to_string()));
+    Some(builtin_and_bases(&name))
+}
+
+/// The names of an exception class and its bases, None when one of them is not known.
+fn class_and_bases(c: &super::super::value::Class) -> Option<Vec<String>> {
+    let mut names = vec![];
+    for m in c.mro.borrow().iter() {
+        match m {
+            Value::Class(k) => names.push(k.name.clone()),
+            Value::Builtin(b) => names.extend(builtin_and_bases(b)),
+            _ => return None,
+        }
+    }
     Some(names)
+}
+
+/// A builtin exception class's name and its bases' names.
+fn builtin_and_bases(name: &str) -> Vec<String> {
+    let mut names = vec![name.to_string()];
+    names.extend(builtin_exception_bases(name).iter().map(|s| s.to_string()));
+    names
 }

@@ -2,10 +2,15 @@
 //! `__post_init__`), `fields`, `asdict`, `astuple`, `replace`, `is_dataclass`.
 //!
 //! A dataclass keeps its fields, base fields first, in the class attribute
-//! `__dataclass_fields__` as a tuple of `dataclasses.Field` records, and its `__init__` is
-//! the builtin [`INIT`], which binds arguments to those fields.
+//! `__dataclass_fields__`, a dict from name to `dataclasses.Field` record as in CPython, and
+//! its `__init__` is the builtin [`INIT`], which binds arguments to those fields. The other
+//! methods it generates are Python (`python/dataclasses.py`): `__eq__` over the compared
+//! fields, and for `frozen=True` a `__setattr__`/`__delattr__` that raise
+//! `FrozenInstanceError` (the generated `__init__` sets fields past them, as CPython's does
+//! through `object.__setattr__`).
 
 use crate::syntax::KindExt;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use tree_sitter::Node;
@@ -22,6 +27,10 @@ pub const INIT: &str = "dataclasses.__init__";
 const FIELDS: &str = "__dataclass_fields__";
 const MISSING: &str = "dataclasses.MISSING";
 const FIELD_CLASS: &str = "dataclasses.Field";
+/// The bundled generated methods (`python/dataclasses.py`).
+pub(super) const EQ: &str = "staticfx.dataclasses.__eq__";
+pub(super) const FROZEN_SETATTR: &str = "staticfx.dataclasses._frozen_setattr";
+pub(super) const FROZEN_DELATTR: &str = "staticfx.dataclasses._frozen_delattr";
 
 fn missing() -> Value {
     Value::External(Rc::from(MISSING))
@@ -40,7 +49,8 @@ fn kwarg<'a>(kwargs: &'a Kwargs, name: &str) -> Option<&'a Value> {
 }
 
 impl Interp {
-    fn new_field(&mut self, name: &str, default: Value, factory: Value, init: bool) -> Value {
+    fn new_field(&mut self, name: &str, default: Value, factory: Value, flags: &Kwargs) -> Value {
+        let flag = |name: &str| !matches!(kwarg(flags, name), Some(Value::Bool(false)));
         let id = self.new_object_id();
         let o = Object {
             id,
@@ -53,7 +63,9 @@ impl Interp {
             a.insert("name".into(), Value::str(name));
             a.insert("default".into(), default);
             a.insert("default_factory".into(), factory);
-            a.insert("init".into(), Value::Bool(init));
+            a.insert("init".into(), Value::Bool(flag("init")));
+            a.insert("repr".into(), Value::Bool(flag("repr")));
+            a.insert("compare".into(), Value::Bool(flag("compare")));
             a.insert("metadata".into(), Value::Dict(Default::default()));
         }
         Value::Object(Rc::new(o))
@@ -75,8 +87,7 @@ impl Interp {
                 let factory = kwarg(kwargs, "default_factory")
                     .cloned()
                     .unwrap_or_else(missing);
-                let init = !matches!(kwarg(kwargs, "init"), Some(Value::Bool(false)));
-                let field = self.new_field("", default, factory, init);
+                let field = self.new_field("", default, factory, kwargs);
                 if let (Value::Object(o), Some(m @ Value::Dict(_))) =
                     (&field, kwarg(kwargs, "metadata"))
                 {
@@ -155,8 +166,8 @@ impl Interp {
                     }
                     f
                 }
-                Some(default) => self.new_field(&name, default, missing(), true),
-                None => self.new_field(&name, missing(), missing(), true),
+                Some(default) => self.new_field(&name, default, missing(), &vec![]),
+                None => self.new_field(&name, missing(), missing(), &vec![]),
             };
             if let Value::Object(o) = &field {
                 // The annotation as an object is typing's business; nothing here reads it.
@@ -166,10 +177,14 @@ impl Interp {
             fields.retain(|g| field_name(g) != name);
             fields.push(field);
         }
+        let by_name = fields
+            .into_iter()
+            .map(|f| (Value::str(&field_name(&f)), f))
+            .collect();
         class
             .ns
             .borrow_mut()
-            .insert(FIELDS.into(), Value::tuple(fields));
+            .insert(FIELDS.into(), Value::Dict(Rc::new(RefCell::new(by_name))));
         let params = self.dataclass_params(kwargs);
         class
             .ns
@@ -181,6 +196,26 @@ impl Interp {
                 .ns
                 .borrow_mut()
                 .insert("__init__".into(), Value::Builtin(Rc::from(INIT)));
+        }
+        let flag = |name: &str, default: bool| match kwarg(kwargs, name) {
+            Some(Value::Bool(b)) => *b,
+            _ => default,
+        };
+        let mut generated = vec![];
+        if flag("eq", true) {
+            generated.push(("__eq__", EQ));
+        }
+        if flag("frozen", false) {
+            generated.push(("__setattr__", FROZEN_SETATTR));
+            generated.push(("__delattr__", FROZEN_DELATTR));
+        }
+        for (name, path) in generated {
+            if class.ns.borrow().contains_key(name) {
+                continue;
+            }
+            if let Some(method) = self.bundled_class(path) {
+                class.ns.borrow_mut().insert(name.into(), method);
+            }
         }
         Ok(())
     }
@@ -426,8 +461,8 @@ pub fn dataclass_fields(class: &Value) -> Option<Vec<Value>> {
     };
     for m in c.mro.borrow().iter() {
         if let Value::Class(k) = m {
-            if let Some(Value::Tuple(t)) = k.ns.borrow().get(FIELDS) {
-                return Some(t.to_vec());
+            if let Some(Value::Dict(d)) = k.ns.borrow().get(FIELDS) {
+                return Some(d.borrow().iter().map(|(_, f)| f.clone()).collect());
             }
         }
     }

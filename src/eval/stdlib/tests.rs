@@ -139,6 +139,11 @@ vs = ["2.15.0", "2.5", "2.7.0.dev20250320", "2.5rc1", "2.5.0a1", "2.5.post1", "1
 r11 = [(str(parse(v)), parse(v).base_version, parse(v).is_prerelease) for v in vs]
 r12 = [[version.parse(a) >= version.parse(b) for b in vs] for a in vs]
 r13 = (Version("2.5.0") == Version("2.5"), parse("2.15.0").major, parse("2.15.0").minor, parse("2.1").micro, parse(parse("2.7.0.dev1").base_version) >= parse("2.7"))
+try:
+    parse("not a version")
+    r14 = "parsed"
+except InvalidVersion:
+    r14 = "InvalidVersion"
 "#;
     let mut project = Project::new("/virtual");
     project.add_overlay("/virtual/versions.py", Arc::from(PACKAGING_SNIPPET), None);
@@ -157,6 +162,7 @@ r13 = (Version("2.5.0") == Version("2.5"), parse("2.15.0").major, parse("2.15.0"
             r#"[[True, True, True, True, True, True, False, False, True], [False, True, False, True, True, False, False, False, False], [False, True, True, True, True, True, False, False, True], [False, False, False, True, True, False, False, False, False], [False, False, False, False, True, False, False, False, False], [False, True, False, True, True, True, False, False, False], [True, True, True, True, True, True, True, True, True], [True, True, True, True, True, True, False, True, True], [False, True, False, True, True, True, False, False, True]]"#,
         ),
         ("r13", r#"(True, 2, 15, 0, True)"#),
+        ("r14", r#"'InvalidVersion'"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {

@@ -33,8 +33,17 @@ pub fn default_config(
     init: &Function,
     span: Span,
 ) -> Option<Value> {
-    let config_class = annotated_param_class(interp, init, "config")
-        .filter(is_config_class)
+    let annotated = annotated_param_class(interp, init, "config");
+    // `config: OtherThing` says what the argument is; a configuration of the module's would
+    // be a guess against it (the class then raises on the first field it reads). The
+    // configuration base (`config: PreTrainedConfig`) says only that it is one.
+    if annotated
+        .as_ref()
+        .is_some_and(|c| !is_config_class(c) && !is_config_base(c))
+    {
+        return None;
+    }
+    let config_class = annotated
         .or_else(|| config_class_attr(interp, class))
         .or_else(|| class_body_annotation(interp, class, "config"))
         .or_else(|| only_config_class_of(interp, frame))?;
@@ -78,6 +87,17 @@ fn supports_sdpa(frame: &Frame) -> bool {
         }
         _ => false,
     })
+}
+
+/// transformers' configuration base itself.
+fn is_config_base(v: &Value) -> bool {
+    match v {
+        Value::Class(c) => CONFIG_BASES.contains(&c.name.as_str()),
+        Value::External(p) => CONFIG_BASES
+            .iter()
+            .any(|b| p.rsplit('.').next() == Some(*b)),
+        _ => false,
+    }
 }
 
 /// A class deriving from transformers' configuration base (the base itself is not one).

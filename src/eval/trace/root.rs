@@ -522,6 +522,7 @@ fn trace_forward(
                     message: "nothing to trace".into(),
                     file: 0,
                     span: Span::default(),
+                    exception: None,
                 })
             }
         },
