@@ -32,7 +32,8 @@ pub fn has_proxy(v: &Value) -> bool {
     }
 }
 
-fn any_proxy(args: &[Value], kwargs: &Kwargs) -> bool {
+/// Whether any argument of a call is (or holds) a graph value.
+pub(in crate::eval) fn any_proxy(args: &[Value], kwargs: &Kwargs) -> bool {
     args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))
 }
 
@@ -972,7 +973,7 @@ impl Interp {
                         }
                     }
                 }
-                Value::Str(s) if name == "repr" => Value::str(&super::str_methods::repr(s)),
+                Value::Str(s) if name == "repr" => Value::str(&super::types::string::repr(s)),
                 Value::Str(s) => Value::Str(s.clone()),
                 Value::Int(i) => Value::str(&i.to_string()),
                 Value::Float(f) => Value::str(&format!("{f:?}")),
