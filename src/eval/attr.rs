@@ -1,5 +1,5 @@
-//! Attribute access and method calls on non-user values (lists, dicts, strings, proxies,
-//! external names).
+//! Attribute access, and method calls on non-user values (lists, dicts, strings, proxies,
+//! external names): `Interp::call_method` dispatches by the receiver's kind to `types`.
 
 use std::rc::Rc;
 

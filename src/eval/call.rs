@@ -1,5 +1,6 @@
-//! Calls: user functions (inlined when tracing), classes, Python builtins, and external
-//! (torch) callables, plus the operators and protocols (`iter`, `[]`) they rely on.
+//! Calls: user functions (inlined when tracing), classes and external (torch) callables,
+//! plus the operators and protocols (`iter`, `[]`) they rely on, which dispatch by kind of
+//! value to `types` (Python's builtin functions are in `builtins`).
 
 use crate::syntax::KindExt;
 use std::cell::RefCell;
@@ -7,15 +8,12 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::dict_builder::DictBuilder;
 use super::expr::binop_name;
-use super::stmt::Truth;
 use super::value::{FnKind, Function, ObjKind, Partial, Scope, Value};
 use super::{EResult, Flow, Frame, Interp};
 use crate::catalog::ParamKind;
 use crate::diagnostics::codes;
 use crate::graph::inline::MAX_INLINE_DEPTH;
-use crate::shapes::{Meta, Scalar, ScalarOrigin};
 use crate::syntax::{operands, text, FieldExt, Span};
 
 pub type Kwargs = Vec<(String, Value)>;
@@ -327,28 +325,6 @@ impl Interp {
             );
         }
         Some(class)
-    }
-
-    /// `dir(x)` of a class or instance: the names of its attributes and its classes', sorted.
-    fn dir(&self, v: &Value) -> Value {
-        let mut names: Vec<String> = Vec::new();
-        let class = match v {
-            Value::Object(o) => {
-                names.extend(o.attrs.borrow().keys().cloned());
-                o.class.clone()
-            }
-            other => other.clone(),
-        };
-        if let Value::Class(c) = &class {
-            for m in c.mro.borrow().iter() {
-                if let Value::Class(k) = m {
-                    names.extend(k.ns.borrow().keys().cloned());
-                }
-            }
-        }
-        names.sort();
-        names.dedup();
-        Value::list(names.iter().map(|n| Value::str(n)).collect())
     }
 
     /// `object`'s own `__setattr__`, `__getattribute__`, `__init__`, `__repr__`, called on an
@@ -673,714 +649,6 @@ impl Interp {
         Ok(out)
     }
 
-    fn call_builtin(
-        &mut self,
-        frame: &Frame,
-        name: &str,
-        args: Vec<Value>,
-        kwargs: Kwargs,
-        span: Span,
-    ) -> EResult<Value> {
-        let a0 = args.first().cloned().unwrap_or(Value::None);
-        match name {
-            "object.__setattr__"
-            | "object.__getattribute__"
-            | "object.__init__"
-            | "object.__repr__" => self.call_object_method(frame, name, &args, span),
-            "len" => match &a0 {
-                Value::Proxy(_) => self.trace_function(frame, "builtins.len", args, kwargs, span),
-                Value::Object(o) if o.is_module() => Ok(Value::Int(o.children().len() as i64)),
-                Value::Object(o) if self.user_method(&o.class, "__len__").is_some() => {
-                    let f = self.user_method(&o.class, "__len__").expect("checked");
-                    self.call_function(frame, &f, Some(a0.clone()), vec![], vec![], span)
-                }
-                Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
-                Value::Dict(d) => Ok(Value::Int(d.borrow().len() as i64)),
-                Value::Unknown(_) => Ok(Value::unknown("len of unknown")),
-                v => Ok(Value::Int(self.iterate(frame, v, span)?.len() as i64)),
-            },
-            "range" => {
-                let ints: Vec<Option<i64>> = args.iter().map(as_int).collect();
-                if ints.iter().any(Option::is_none) {
-                    if args.iter().any(has_proxy) {
-                        return Err(self.error(
-                            frame,
-                            span,
-                            codes::UNSUPPORTED,
-                            "range() over a value only known at run time",
-                        ));
-                    }
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::UNSUPPORTED,
-                        format!(
-                            "range() with a bound that could not be evaluated statically{}",
-                            why_not_known(&args)
-                        ),
-                    ));
-                }
-                let ints: Vec<i64> = ints.into_iter().flatten().collect();
-                let (start, stop, step) = match ints.as_slice() {
-                    [e] => (0, *e, 1),
-                    [s, e] => (*s, *e, 1),
-                    [s, e, st] => (*s, *e, *st),
-                    _ => {
-                        return Err(self.error(
-                            frame,
-                            span,
-                            codes::RAISED,
-                            "range() takes 1 to 3 arguments",
-                        ))
-                    }
-                };
-                if step == 0 {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::RAISED,
-                        "range() arg 3 must not be zero",
-                    ));
-                }
-                let n = if step > 0 {
-                    (stop - start + step - 1).max(0) / step
-                } else {
-                    (start - stop - step - 1).max(0) / -step
-                };
-                if n as u64 > self.limits.max_collection as u64 {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::BUDGET,
-                        format!("range of {n} elements exceeds the evaluation budget"),
-                    ));
-                }
-                Ok(Value::list(
-                    (0..n).map(|i| Value::Int(start + i * step)).collect(),
-                ))
-            }
-            "enumerate" => {
-                let start = args.get(1).and_then(as_int).unwrap_or(0);
-                let items = self.iterate(frame, &a0, span)?;
-                Ok(Value::list(
-                    items
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, v)| Value::tuple(vec![Value::Int(start + i as i64), v]))
-                        .collect(),
-                ))
-            }
-            "zip" => {
-                let mut lists = Vec::new();
-                for a in &args {
-                    lists.push(self.iterate(frame, a, span)?);
-                }
-                let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-                Ok(Value::list(
-                    (0..n)
-                        .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
-                        .collect(),
-                ))
-            }
-            "reversed" => {
-                let mut items = self.iterate(frame, &a0, span)?;
-                items.reverse();
-                Ok(Value::list(items))
-            }
-            "sorted" => {
-                let mut items = self.iterate(frame, &a0, span)?;
-                if items.iter().all(|v| matches!(v, Value::Int(_))) {
-                    items.sort_by_key(|v| as_int(v).unwrap_or(0));
-                    if kwargs
-                        .iter()
-                        .any(|(k, v)| k == "reverse" && matches!(v, Value::Bool(true)))
-                    {
-                        items.reverse();
-                    }
-                    Ok(Value::list(items))
-                } else if items.iter().all(|v| matches!(v, Value::Str(_))) {
-                    items.sort_by(|a, b| match (a, b) {
-                        (Value::Str(x), Value::Str(y)) => x.cmp(y),
-                        _ => std::cmp::Ordering::Equal,
-                    });
-                    Ok(Value::list(items))
-                } else {
-                    Ok(Value::list(items))
-                }
-            }
-            "list" | "tuple" | "set" | "frozenset" => {
-                let items = if args.is_empty() {
-                    vec![]
-                } else {
-                    self.iterate(frame, &a0, span)?
-                };
-                Ok(match name {
-                    "tuple" => Value::tuple(items),
-                    "set" | "frozenset" => Value::list(set_of(items)),
-                    _ => Value::list(items),
-                })
-            }
-            "dict" => {
-                let mut items = DictBuilder::default();
-                if let Some(a) = args.first() {
-                    match self.mapping_entries(frame, a, span)? {
-                        Some(entries) => items = DictBuilder::from_entries(entries),
-                        None => {
-                            let other = a;
-                            for pair in self.iterate(frame, other, span)? {
-                                let kv = self.unpack(frame, &pair, 2, false, span)?;
-                                items.insert(kv[0].clone(), kv[1].clone());
-                            }
-                        }
-                    }
-                }
-                for (k, v) in kwargs {
-                    items.insert(Value::str(&k), v);
-                }
-                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
-            }
-            "isinstance" => {
-                let cls = args.get(1).cloned().unwrap_or(Value::None);
-                Ok(self.isinstance(&a0, &cls))
-            }
-            "issubclass" => {
-                let cls = args.get(1).cloned().unwrap_or(Value::None);
-                Ok(match &a0 {
-                    Value::Class(c) => {
-                        let targets = match &cls {
-                            Value::Tuple(t) => t.to_vec(),
-                            other => vec![other.clone()],
-                        };
-                        let mro = c.mro.borrow().clone();
-                        Value::Bool(targets.iter().any(|t| mro.iter().any(|m| same_class(m, t))))
-                    }
-                    _ => Value::unknown("issubclass"),
-                })
-            }
-            "hasattr" => {
-                let Some(Value::Str(n)) = args.get(1) else {
-                    return Ok(Value::unknown("hasattr"));
-                };
-                // A tensor has the attributes and methods of `torch.Tensor` (the catalogue's).
-                if matches!(
-                    a0,
-                    Value::Proxy(_) | Value::Param(_) | Value::TensorConst(_)
-                ) {
-                    let known = super::trace::is_tensor_attribute(n)
-                        || crate::catalog::get()
-                            .function(&format!("torch.Tensor.{n}"))
-                            .is_some();
-                    return Ok(Value::Bool(known));
-                }
-                // `hasattr(torch.nn.Module, "smart_apply")`: torch.nn's classes have the
-                // attributes of nn.Module's API and what the program assigned to them.
-                if let Value::External(path) = &a0 {
-                    if self.external_class_attr(path, n).is_some() {
-                        return Ok(Value::Bool(true));
-                    }
-                    if &**path == TORCH_NN_MODULE || crate::catalog::get().module(path).is_some() {
-                        return Ok(match super::attr::nn_module_class_has(n) {
-                            Some(has) => Value::Bool(has),
-                            None => Value::unknown(format!("hasattr(`{path}`, `{n}`)")),
-                        });
-                    }
-                }
-                Ok(match self.get_attr(frame, &a0, n, span) {
-                    Ok(Value::Unknown(_)) => Value::unknown("hasattr"),
-                    Ok(_) => Value::Bool(true),
-                    Err(_) => Value::Bool(false),
-                })
-            }
-            "getattr" => {
-                let Some(Value::Str(n)) = args.get(1) else {
-                    return Ok(Value::unknown("getattr with a computed name"));
-                };
-                match self.get_attr(frame, &a0, n, span) {
-                    Ok(v) => Ok(v),
-                    Err(e) => match args.get(2) {
-                        Some(d) => Ok(d.clone()),
-                        None => Err(e),
-                    },
-                }
-            }
-            "setattr" => {
-                let Some(Value::Str(n)) = args.get(1) else {
-                    return Ok(Value::None);
-                };
-                let v = args.get(2).cloned().unwrap_or(Value::None);
-                self.set_attr(frame, &a0, n, v, span)?;
-                Ok(Value::None)
-            }
-            "delattr" => {
-                let Some(Value::Str(n)) = args.get(1) else {
-                    return Ok(Value::None);
-                };
-                self.del_attr(frame, &a0, n, span)?;
-                Ok(Value::None)
-            }
-            "int" | "float" | "bool" => self.convert(frame, name, &a0, args.len(), span),
-            "str" | "repr" => Ok(match &a0 {
-                // `str(err)`: its one argument as text (a KeyError's is its repr), else the
-                // arguments' tuple.
-                Value::Object(o)
-                    if name == "str"
-                        && is_exception_object(o)
-                        && !matches!(
-                            self.class_lookup(&o.class, "__str__"),
-                            Some(Value::Function(_))
-                        ) =>
-                {
-                    let args = match o.get("args") {
-                        Some(Value::Tuple(t)) => t.to_vec(),
-                        _ => vec![],
-                    };
-                    match args.as_slice() {
-                        [] => Value::str(""),
-                        [Value::Str(s)] if o.class_name() != "KeyError" => Value::Str(s.clone()),
-                        [one @ (Value::Int(_) | Value::Float(_) | Value::Bool(_) | Value::None)] => {
-                            return self.call_builtin(frame, "str", vec![one.clone()], vec![], span)
-                        }
-                        _ => Value::unknown("str() of an exception"),
-                    }
-                }
-                Value::Object(o) if !o.is_module() => {
-                    // `str` falls back to `__repr__`, as `object.__str__` does.
-                    let slots: &[&str] = if name == "str" {
-                        &["__str__", "__repr__"]
-                    } else {
-                        &["__repr__"]
-                    };
-                    let method =
-                        slots
-                            .iter()
-                            .find_map(|slot| match self.class_lookup(&o.class, slot) {
-                                Some(Value::Function(f)) => Some(f),
-                                _ => None,
-                            });
-                    match method {
-                        Some(f) => {
-                            return self.call_function(
-                                frame,
-                                &f,
-                                Some(a0.clone()),
-                                vec![],
-                                vec![],
-                                span,
-                            )
-                        }
-                        None => {
-                            Value::unknown(format!("{name}() of a `{}` object", o.class_name()))
-                        }
-                    }
-                }
-                Value::Str(s) if name == "repr" => Value::str(&super::types::string::repr(s)),
-                Value::Str(s) => Value::Str(s.clone()),
-                Value::Int(i) => Value::str(&i.to_string()),
-                Value::Float(f) => Value::str(&format!("{f:?}")),
-                Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
-                Value::None => Value::str("None"),
-                // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
-                Value::Proxy(n) => match self.tracer.as_mut() {
-                    // Formatting reads the proxy's node: an attribute's node exists from here.
-                    Some(t) => {
-                        t.use_node(*n);
-                        Value::str(&format!("Proxy({})", t.graph.node(*n).name))
-                    }
-                    None => Value::unknown("str() of a traced value"),
-                },
-                Value::Class(c) => Value::str(&format!(
-                    "<class '{}.{}'>",
-                    self.project.file(c.file_id).module,
-                    c.qualname
-                )),
-                // `inspect._ParameterKind.__str__` is the member's name.
-                Value::External(p) if name == "str" => match p.strip_prefix("inspect.Parameter.") {
-                    Some(
-                        kind @ ("POSITIONAL_ONLY"
-                        | "POSITIONAL_OR_KEYWORD"
-                        | "VAR_POSITIONAL"
-                        | "KEYWORD_ONLY"
-                        | "VAR_KEYWORD"),
-                    ) => Value::str(kind),
-                    _ => Value::unknown("str() of a complex value"),
-                },
-                _ => Value::unknown("str() of a complex value"),
-            }),
-            "abs" => match &a0 {
-                Value::Int(i) => Ok(Value::Int(i.abs())),
-                Value::Float(f) => Ok(Value::Float(f.abs())),
-                Value::Proxy(_) => self.trace_function(frame, "operator.abs", args, kwargs, span),
-                _ => Ok(Value::unknown("abs")),
-            },
-            "round" => match (&a0, args.get(1)) {
-                (Value::Float(f), None) => Ok(Value::Int(round_half_even(*f) as i64)),
-                (Value::Int(i), None) => Ok(Value::Int(*i)),
-                (Value::Float(f), Some(Value::Int(n))) => {
-                    let m = 10f64.powi(*n as i32);
-                    Ok(Value::Float(round_half_even(f * m) / m))
-                }
-                _ => Ok(Value::unknown("round")),
-            },
-            // `sum(lists, [])`: a start value makes it a fold of `+` over any values.
-            "sum" if args.len() == 2 || kwargs.iter().any(|(k, _)| k == "start") => {
-                let start = args
-                    .get(1)
-                    .cloned()
-                    .or_else(|| {
-                        kwargs
-                            .iter()
-                            .find(|(k, _)| k == "start")
-                            .map(|(_, v)| v.clone())
-                    })
-                    .unwrap_or(Value::Int(0));
-                let mut acc = start;
-                for it in self.iterate(frame, &a0, span)? {
-                    acc = self.binary_op(frame, "+", acc, it, span)?;
-                }
-                Ok(acc)
-            }
-            "min" | "max" | "sum" | "any" | "all" => {
-                let items = if args.len() == 1 {
-                    self.iterate(frame, &a0, span)?
-                } else {
-                    args.clone()
-                };
-                if name == "sum" && args.len() == 1 && items.iter().any(has_proxy) {
-                    // `sum(tensors)` is `0 + t0 + t1 + ...`, which traces like the additions
-                    let mut acc = kwargs
-                        .iter()
-                        .find(|(k, _)| k == "start")
-                        .map(|(_, v)| v.clone())
-                        .unwrap_or(Value::Int(0));
-                    for it in items {
-                        acc = self.binary_op(frame, "+", acc, it, span)?;
-                    }
-                    return Ok(acc);
-                }
-                let keyed = kwargs.iter().any(|(k, _)| k == "key");
-                if matches!(name, "min" | "max") && !keyed && !items.is_empty() {
-                    if items.iter().any(has_proxy) {
-                        return self.min_max_traced(frame, name, items, span);
-                    }
-                } else if items.iter().any(has_proxy) {
-                    return Ok(Value::unknown(format!("{name}() over traced values")));
-                }
-                fold_numbers(
-                    name,
-                    &items,
-                    kwargs
-                        .iter()
-                        .find(|(k, _)| k == "default")
-                        .map(|(_, v)| v.clone()),
-                )
-                .ok_or_else(|| {
-                    self.error(
-                        frame,
-                        span,
-                        codes::UNSUPPORTED,
-                        format!(
-                            "{name}() over values that could not be evaluated{}",
-                            why_not_known(&items)
-                        ),
-                    )
-                })
-            }
-            "divmod" => match (as_int(&a0), args.get(1).and_then(as_int)) {
-                (Some(a), Some(b)) if b != 0 => Ok(Value::tuple(vec![
-                    Value::Int(a.div_euclid(b)),
-                    Value::Int(a.rem_euclid(b)),
-                ])),
-                _ => Ok(Value::unknown("divmod")),
-            },
-            "pow" => self.binary_op(
-                frame,
-                "**",
-                a0,
-                args.get(1).cloned().unwrap_or(Value::None),
-                span,
-            ),
-            "print" => {
-                if let Some(t) = self.tracer.as_mut() {
-                    t.event(
-                        crate::traced::EventKind::Print,
-                        frame.file_id,
-                        span,
-                        String::new(),
-                    );
-                }
-                Ok(Value::None)
-            }
-            "super" => {
-                let class = frame.class.clone();
-                let recv = frame.receiver.clone();
-                match (class, recv, args.len()) {
-                    (_, _, 2) => match (&args[0], &args[1]) {
-                        (Value::Class(c), r) => Ok(Value::Super(Rc::new(r.clone()), c.clone())),
-                        _ => Ok(Value::unknown("super() with unknown arguments")),
-                    },
-                    (Some(c), Some(r), 0) => Ok(Value::Super(Rc::new(r), c)),
-                    _ => {
-                        Err(self.error(frame, span, codes::UNSUPPORTED, "super() outside a method"))
-                    }
-                }
-            }
-            // `type(name, bases, dict)`: a new class.
-            "type" if args.len() == 3 => self.type_of_three(frame, args, kwargs, span),
-            "type" => Ok(match &a0 {
-                Value::Object(o) => o.class.clone(),
-                Value::Int(_) => Value::Builtin(Rc::from("int")),
-                Value::Float(_) => Value::Builtin(Rc::from("float")),
-                Value::Str(_) => Value::Builtin(Rc::from("str")),
-                Value::Bool(_) => Value::Builtin(Rc::from("bool")),
-                Value::List(_) => Value::Builtin(Rc::from("list")),
-                Value::Tuple(_) => Value::Builtin(Rc::from("tuple")),
-                Value::Dict(_) => Value::Builtin(Rc::from("dict")),
-                Value::None => Value::Builtin(Rc::from("NoneType")),
-                Value::Class(c) if args.len() == 1 => c
-                    .metaclass
-                    .clone()
-                    .unwrap_or_else(|| Value::Builtin(Rc::from("type"))),
-                _ => Value::unknown("type()"),
-            }),
-            "callable" => Ok(Value::Bool(matches!(
-                a0,
-                Value::Function(_)
-                    | Value::BoundMethod(..)
-                    | Value::Class(_)
-                    | Value::Builtin(_)
-                    | Value::External(_)
-                    | Value::Partial(_)
-            ))),
-            "iter" => Ok(Value::list(self.iterate(frame, &a0, span)?)),
-            "next" => {
-                let items = self.iterate(frame, &a0, span)?;
-                match items.into_iter().next() {
-                    Some(v) => Ok(v),
-                    None => args
-                        .get(1)
-                        .cloned()
-                        .ok_or_else(|| self.error(frame, span, codes::RAISED, "StopIteration")),
-                }
-            }
-            "map" => {
-                let f = a0.clone();
-                let mut lists = Vec::new();
-                for a in &args[1..] {
-                    lists.push(self.iterate(frame, a, span)?);
-                }
-                let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-                let mut out = Vec::with_capacity(n);
-                for i in 0..n {
-                    out.push(self.call_value(
-                        frame,
-                        &f,
-                        lists.iter().map(|l| l[i].clone()).collect(),
-                        vec![],
-                        span,
-                    )?);
-                }
-                Ok(Value::list(out))
-            }
-            "filter" => {
-                let items = self.iterate(frame, args.get(1).unwrap_or(&Value::None), span)?;
-                let mut out = Vec::new();
-                for it in items {
-                    let keep = if matches!(a0, Value::None) {
-                        it.clone()
-                    } else {
-                        self.call_value(frame, &a0, vec![it.clone()], vec![], span)?
-                    };
-                    if let Truth::Known(true) = self.truth(frame, &keep, span)? {
-                        out.push(it);
-                    }
-                }
-                Ok(Value::list(out))
-            }
-            "_single" | "_pair" | "_triple" | "_quadruple" | "_ntuple" | "_tuple" | "_is_tuple"
-            | "_prod" | "_map_float" | "_is_module" | "_shape" | "_uninitialized" => {
-                Ok(catalog_helper(name, &args))
-            }
-            "dir" if matches!(a0, Value::Class(_) | Value::Object(_)) => Ok(self.dir(&a0)),
-            // `cls.from_config = classmethod(from_config)`: the function, bound the other way.
-            "classmethod" | "staticmethod" if matches!(a0, Value::Function(_)) => {
-                let Value::Function(f) = &a0 else {
-                    unreachable!()
-                };
-                let kind = if name == "classmethod" {
-                    FnKind::ClassMethod
-                } else {
-                    FnKind::StaticMethod
-                };
-                Ok(Value::Function(Rc::new(f.with_kind(kind))))
-            }
-            // `vars(obj)`: the instance's attributes, as a dict of them now.
-            "vars" if args.len() == 1 => match &a0 {
-                Value::Object(o) if !o.is_module() => Ok(o.dict_snapshot()),
-                Value::Class(_) => self.get_attr(frame, &a0, "__dict__", span),
-                _ => Ok(Value::unknown("vars()")),
-            },
-            // `label = property(get_label, set_label)`: the getter marked as a property, its
-            // setter recorded as `@label.setter` records it.
-            "property" if matches!(a0, Value::Function(_)) => {
-                let Value::Function(getter) = &a0 else {
-                    unreachable!()
-                };
-                let getter = Rc::new(getter.with_kind(FnKind::Property));
-                let setter = args
-                    .get(1)
-                    .or_else(|| kwargs.iter().find(|(k, _)| k == "fset").map(|(_, v)| v));
-                if let Some(Value::Function(set)) = setter {
-                    self.property_setters
-                        .insert((getter.file_id, getter.span), set.clone());
-                }
-                Ok(Value::Function(getter))
-            }
-            "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
-            | "open" | "input" | "object" | "slice" | "property" | "staticmethod"
-            | "classmethod" => {
-                if name == "slice" {
-                    let mut parts = [Value::None, Value::None, Value::None];
-                    match args.len() {
-                        1 => parts[1] = a0,
-                        n => {
-                            for (i, a) in args.into_iter().take(3.min(n)).enumerate() {
-                                parts[i] = a;
-                            }
-                        }
-                    }
-                    return Ok(Value::Slice(Rc::new(parts)));
-                }
-                Ok(Value::unknown(format!("{name}()")))
-            }
-            // Exception constructors: the value only matters to `raise`.
-            exc if exc.ends_with("Error")
-                || exc.ends_with("Exception")
-                || exc.ends_with("Warning")
-                || exc == "StopIteration" =>
-            {
-                Ok(self.exception_object(Value::Builtin(Rc::from(exc)), args.clone()))
-            }
-            _ => Ok(Value::unknown(format!("{name}()"))),
-        }
-    }
-
-    /// `int(x)`, `float(x)`, `bool(x)`: on traced tensors these read data (a graph break).
-    /// `min(a, b)` / `max(sizes)` with traced items, as Python computes it: each item compared
-    /// with the best so far (`item < best` for min, `>` for max), the first best kept. Sizes
-    /// read off shapes are specialised, so the comparisons are decided; one that is not (a
-    /// tensor's data) leaves the result unknown.
-    fn min_max_traced(
-        &mut self,
-        frame: &Frame,
-        name: &str,
-        items: Vec<Value>,
-        span: Span,
-    ) -> EResult<Value> {
-        let op = if name == "min" { "<" } else { ">" };
-        let mut items = items.into_iter();
-        let mut best = items.next().expect("min/max of at least one item");
-        for item in items {
-            let better = self.compare(frame, op, item.clone(), best.clone(), span)?;
-            match self.truth(frame, &better, span)? {
-                Truth::Known(true) => best = item,
-                Truth::Known(false) => {}
-                _ => return Ok(Value::unknown(format!("{name}() over traced values"))),
-            }
-        }
-        Ok(best)
-    }
-
-    fn convert(
-        &mut self,
-        frame: &Frame,
-        name: &str,
-        v: &Value,
-        nargs: usize,
-        span: Span,
-    ) -> EResult<Value> {
-        if nargs == 0 {
-            return Ok(match name {
-                "int" => Value::Int(0),
-                "float" => Value::Float(0.0),
-                _ => Value::Bool(false),
-            });
-        }
-        match v {
-            Value::Proxy(_) => {
-                if let Some(t) = self.tracer.as_mut() {
-                    t.event(
-                        crate::traced::EventKind::Convert,
-                        frame.file_id,
-                        span,
-                        name.to_string(),
-                    );
-                }
-                let out = self.trace_function(
-                    frame,
-                    &format!("builtins.{name}"),
-                    vec![v.clone()],
-                    vec![],
-                    span,
-                )?;
-                // The result is a Python number read from the data, not a tensor: branching on it
-                // later is plain Python (the break already happened here).
-                if let (Value::Proxy(n), Some(t)) = (&out, self.tracer.as_mut()) {
-                    let s = match name {
-                        "int" => Scalar::Int(None),
-                        "float" => Scalar::Float(None),
-                        _ => Scalar::Bool(None),
-                    };
-                    t.graph.node_mut(*n).meta = Meta::Scalar(s, ScalarOrigin::Data);
-                }
-                Ok(out)
-            }
-            // `int("x1")`: not a decimal literal at all, which Python refuses.
-            Value::Str(s)
-                if name == "int"
-                    && nargs == 1
-                    && !s.trim().is_empty()
-                    && !s
-                        .trim()
-                        .chars()
-                        .all(|c| c.is_ascii_digit() || "+-_".contains(c)) =>
-            {
-                Err(self.error(
-                    frame,
-                    span,
-                    codes::RAISED,
-                    format!("ValueError: invalid literal for int() with base 10: {s:?}"),
-                ))
-            }
-            _ => Ok(match (name, v) {
-                ("int", Value::Int(i)) => Value::Int(*i),
-                ("int", Value::Float(f)) => Value::Int(f.trunc() as i64),
-                ("int", Value::Bool(b)) => Value::Int(*b as i64),
-                ("int", Value::Str(s)) => s
-                    .trim()
-                    .parse()
-                    .map(Value::Int)
-                    .unwrap_or_else(|_| Value::unknown("int()")),
-                ("float", Value::Int(i)) => Value::Float(*i as f64),
-                ("float", Value::Float(f)) => Value::Float(*f),
-                ("float", Value::Bool(b)) => Value::Float(*b as i64 as f64),
-                ("float", Value::Str(s)) => match s.trim() {
-                    "inf" => Value::Float(f64::INFINITY),
-                    "-inf" => Value::Float(f64::NEG_INFINITY),
-                    "nan" => Value::Float(f64::NAN),
-                    t => t
-                        .parse()
-                        .map(Value::Float)
-                        .unwrap_or_else(|_| Value::unknown("float()")),
-                },
-                ("bool", other) => match self.truth(frame, other, span)? {
-                    Truth::Known(b) => Value::Bool(b),
-                    _ => Value::unknown("bool()"),
-                },
-                _ => Value::unknown(format!("{name}()")),
-            }),
-        }
-    }
-
     pub fn isinstance(&mut self, v: &Value, cls: &Value) -> Value {
         let targets: Vec<Value> = match cls {
             Value::Tuple(t) => t.to_vec(),
@@ -1599,159 +867,43 @@ impl Interp {
                 return r;
             }
         }
+        use super::types;
         use Value::*;
-        Ok(match (name, &a, &b) {
+        match (name, &a, &b) {
             (_, Unknown(_), _) | (_, _, Unknown(_)) => {
-                Value::unknown("arithmetic on an unknown value")
+                return Ok(Value::unknown("arithmetic on an unknown value"))
             }
-            ("add", Str(x), Str(y)) => Value::str(&format!("{x}{y}")),
-            ("add", Tuple(x), Tuple(y)) => {
-                Value::tuple(x.iter().chain(y.iter()).cloned().collect())
+            ("eq", _, _) | ("ne", _, _) => {
+                return Ok(match a.py_eq(&b) {
+                    Some(e) => Bool(e == (name == "eq")),
+                    Option::None => Value::unknown("comparison"),
+                })
             }
-            ("add", List(x), List(y)) => Value::list(
-                x.borrow()
-                    .iter()
-                    .chain(y.borrow().iter())
-                    .cloned()
-                    .collect(),
-            ),
-            ("mul", List(x), Int(n)) | ("mul", Int(n), List(x)) => {
-                let v = x.borrow();
-                let n = (*n).max(0) as usize;
-                if n.saturating_mul(v.len()) > self.limits.max_collection {
-                    return Err(self.error(frame, span, codes::BUDGET, "list too large"));
-                }
-                Value::list((0..n).flat_map(|_| v.iter().cloned()).collect())
+            _ => {}
+        }
+        let by_kind = match (&a, &b) {
+            (Str(x), _) => types::string::binary_op(name, x, &b),
+            (Tuple(_) | List(_), _) | (Int(_), Tuple(_) | List(_)) => {
+                types::list::binary_op(self, frame, name, &a, &b, span)?
             }
-            ("mul", Tuple(x), Int(n)) | ("mul", Int(n), Tuple(x)) => {
-                let n = (*n).max(0) as usize;
-                if n.saturating_mul(x.len()) > self.limits.max_collection {
-                    return Err(self.error(frame, span, codes::BUDGET, "tuple too large"));
-                }
-                Value::tuple((0..n).flat_map(|_| x.iter().cloned()).collect())
+            (Dict(x), Dict(y)) if name == "or_" => Some(types::dict::union(x, y)),
+            _ => Option::None,
+        };
+        if let Some(v) = by_kind {
+            return Ok(v);
+        }
+        if let Some(v) = types::number::binary_op(self, frame, sym, name, &a, &b, span) {
+            return v;
+        }
+        Ok(match (&a, &b) {
+            (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
+                types::tensor::binary_op(name, &a, &b)
             }
-            ("mod", Str(fmt), _) => percent_format(fmt, &b)
-                .map(|s| Value::str(&s))
-                .unwrap_or_else(|| Value::unknown("string formatting")),
-            ("eq", _, _) | ("ne", _, _) => match a.py_eq(&b) {
-                Some(e) => Bool(e == (name == "eq")),
-                Option::None => Value::unknown("comparison"),
-            },
-            ("lt" | "le" | "gt" | "ge", Str(x), Str(y)) => Bool(match name {
-                "lt" => x < y,
-                "le" => x <= y,
-                "gt" => x > y,
-                _ => x >= y,
-            }),
-            ("lt" | "le" | "gt" | "ge", Tuple(_), Tuple(_))
-            | ("lt" | "le" | "gt" | "ge", List(_), List(_)) => match a.py_order(&b) {
-                Some(order) => Bool(match name {
-                    "lt" => order.is_lt(),
-                    "le" => order.is_le(),
-                    "gt" => order.is_gt(),
-                    _ => order.is_ge(),
-                }),
-                Option::None => Value::unknown("comparison"),
-            },
-            ("and_" | "or_" | "xor", Bool(x), Bool(y)) => Bool(match name {
-                "and_" => x & y,
-                "or_" => x | y,
-                _ => x ^ y,
-            }),
-            ("or_", Dict(x), Dict(y)) => {
-                let mut items = DictBuilder::from_entries(x.borrow().clone());
-                for (k, v) in y.borrow().iter() {
-                    items.insert(k.clone(), v.clone());
-                }
-                Value::Dict(Rc::new(RefCell::new(items.finish())))
-            }
-            // Sets are lists of distinct items here (lists themselves have no `|`, `&`, `-`).
-            ("and_" | "or_" | "xor" | "sub", List(x), List(y)) => {
-                let (x, y) = (x.borrow().clone(), y.borrow().clone());
-                let has = |v: &[Value], k: &Value| v.iter().any(|i| i.py_eq(k) == Some(true));
-                let items: Vec<Value> = match name {
-                    "or_" => x.into_iter().chain(y).collect(),
-                    "and_" => x.into_iter().filter(|k| has(&y, k)).collect(),
-                    "sub" => x.into_iter().filter(|k| !has(&y, k)).collect(),
-                    _ => {
-                        let only_x = x.iter().filter(|k| !has(&y, k)).cloned();
-                        let only_y = y.iter().filter(|k| !has(&x, k)).cloned();
-                        only_x.chain(only_y).collect()
-                    }
-                };
-                Value::list(set_of(items))
-            }
-            ("and_" | "or_" | "xor" | "lshift" | "rshift", _, _) => {
-                match (as_int(&a), as_int(&b)) {
-                    (Some(x), Some(y)) => Int(match name {
-                        "and_" => x & y,
-                        "or_" => x | y,
-                        "xor" => x ^ y,
-                        "lshift" => x.checked_shl(y as u32).unwrap_or(0),
-                        _ => x.checked_shr(y as u32).unwrap_or(0),
-                    }),
-                    _ => Value::unknown("bitwise operation"),
-                }
-            }
-            _ => match (num(&a), num(&b)) {
-                (Some(x), Some(y)) => {
-                    let origin = crate::shapes::ScalarOrigin::Const;
-                    match crate::shapes::rules::scalar_binary(name, &x, &y, origin) {
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Int(Some(i)), _) => {
-                            Int(i)
-                        }
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Float(Some(f)), _) => {
-                            Float(f)
-                        }
-                        crate::shapes::Meta::Scalar(crate::shapes::Scalar::Bool(Some(v)), _) => {
-                            Bool(v)
-                        }
-                        _ => {
-                            if matches!(name, "truediv" | "floordiv" | "mod")
-                                && as_f64(&b) == Some(0.0)
-                            {
-                                return Err(self.error(
-                                    frame,
-                                    span,
-                                    codes::RAISED,
-                                    "ZeroDivisionError: division by zero",
-                                ));
-                            }
-                            Value::unknown(format!("`{sym}` on these values"))
-                        }
-                    }
-                }
-                _ => match (&a, &b) {
-                    (TensorConst(_) | Param(_), _) | (_, TensorConst(_) | Param(_)) => {
-                        if let Some(v) = super::stdlib::tensor_const::binary(name, &a, &b) {
-                            return Ok(v);
-                        }
-                        let t = if matches!(a, TensorConst(_) | Param(_)) {
-                            &a
-                        } else {
-                            &b
-                        };
-                        // Values not computed: the shape and dtype torch broadcasts to.
-                        match t {
-                            TensorConst(_) => {
-                                let target = format!("operator.{name}");
-                                let op = crate::graph::OpKey::Function(&target).name();
-                                super::stdlib::tensor_const::shaped(
-                                    op,
-                                    &[a.clone(), b.clone()],
-                                    &[],
-                                )
-                            }
-                            _ => t.clone(),
-                        }
-                    }
-                    _ => Value::unknown(format!(
-                        "`{sym}` between {} and {}",
-                        a.type_name(),
-                        b.type_name()
-                    )),
-                },
-            },
+            _ => Value::unknown(format!(
+                "`{sym}` between {} and {}",
+                a.type_name(),
+                b.type_name()
+            )),
         })
     }
 
@@ -1826,55 +978,10 @@ impl Interp {
                     },
                 },
             },
-            Value::Proxy(n) => {
-                // torch.fx unpacks a traced value by indexing it: one getitem per element.
-                let len = self.tracer.as_ref().and_then(|t| match t.meta(*n) {
-                    crate::shapes::Meta::Seq(s) => Some(s.len()),
-                    crate::shapes::Meta::Size(s) => Some(s.len()),
-                    crate::shapes::Meta::Tensor(t) => t
-                        .shape
-                        .as_ref()
-                        .and_then(|s| s.first())
-                        .and_then(|d| d.known())
-                        .map(|d| d as usize),
-                    _ => None,
-                });
-                match len {
-                    Some(n) => (0..n)
-                        .map(|i| self.get_item(frame, v, Value::Int(i as i64), span))
-                        .collect(),
-                    None => Err(self.error(
-                        frame,
-                        span,
-                        codes::UNSUPPORTED,
-                        "iterating a traced value of unknown length",
-                    )),
-                }
-            }
+            Value::Proxy(n) => super::types::proxy::iterate(self, frame, v, *n, span),
             // A constant tensor iterates over its first dimension.
             Value::TensorConst(t) if t.shape.as_ref().is_some_and(|s| !s.is_empty()) => {
-                let n = t.shape.as_ref().map(|s| s[0]).unwrap_or(0).max(0);
-                if n as usize > self.limits.max_collection {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::BUDGET,
-                        "tensor too long to iterate",
-                    ));
-                }
-                (0..n)
-                    .map(|i| match t.shape.as_deref() {
-                        Some([_]) if t.data.is_some() => {
-                            self.get_item(frame, v, Value::Int(i), span)
-                        }
-                        shape => Ok(Value::TensorConst(Rc::new(
-                            super::value::TensorConst::of_shape(
-                                shape.map(|s| s[1..].to_vec()),
-                                t.dtype,
-                            ),
-                        ))),
-                    })
-                    .collect()
+                super::types::tensor::iterate(self, frame, v, t, span)
             }
             Value::Unknown(u) => Err(self.error(
                 frame,
@@ -1984,68 +1091,15 @@ impl Interp {
                 );
             }
         }
+        use super::types;
         match (obj, &key) {
-            (Value::Tuple(_) | Value::List(_), Value::Slice(s)) => {
-                let items = self.iterate(frame, obj, span)?;
-                let picked = slice_items(&items, s).ok_or_else(|| {
-                    self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
-                })?;
-                Ok(if matches!(obj, Value::Tuple(_)) {
-                    Value::tuple(picked)
-                } else {
-                    Value::list(picked)
-                })
-            }
             (Value::Str(text), Value::Slice(s)) => {
-                let chars: Vec<Value> = text.chars().map(|c| Value::str(&c.to_string())).collect();
-                let picked = slice_items(&chars, s).ok_or_else(|| {
-                    self.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
-                })?;
-                let joined: String = picked
-                    .iter()
-                    .filter_map(|c| match c {
-                        Value::Str(c) => Some(&**c),
-                        _ => None,
-                    })
-                    .collect();
-                Ok(Value::str(&joined))
+                types::string::get_slice(self, frame, text, s, span)
             }
             (Value::Tuple(_) | Value::List(_) | Value::Str(_), k) => {
-                let items = self.iterate(frame, obj, span)?;
-                let Some(i) = as_int(k) else {
-                    return Ok(Value::unknown("index could not be evaluated"));
-                };
-                let idx = if i < 0 { i + items.len() as i64 } else { i };
-                items.get(idx as usize).cloned().ok_or_else(|| {
-                    self.error(
-                        frame,
-                        span,
-                        codes::RAISED,
-                        format!("index {i} out of range"),
-                    )
-                })
+                types::list::get_item(self, frame, obj, k, span)
             }
-            (Value::Dict(d), k) => {
-                let found = d
-                    .borrow()
-                    .iter()
-                    .find(|(kk, _)| kk.py_eq(k) == Some(true))
-                    .map(|(_, v)| v.clone());
-                match found {
-                    Some(v) => Ok(v),
-                    None if d.borrow().iter().any(|(kk, _)| kk.py_eq(k).is_none())
-                        || k.is_unknown() =>
-                    {
-                        Ok(Value::unknown("dict lookup"))
-                    }
-                    None => match self.fill_missing(frame, d, k.clone(), span) {
-                        Some(r) => r,
-                        None => {
-                            Err(self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}")))
-                        }
-                    },
-                }
-            }
+            (Value::Dict(d), k) => types::dict::get_item(self, frame, d, k, span),
             (Value::Object(o), k) if o.is_module() => self.module_item(frame, o, k, span),
             (Value::Object(o), k) => match self.class_lookup(&o.class, "__getitem__") {
                 Some(Value::Function(f)) => {
@@ -2086,54 +1140,11 @@ impl Interp {
                 }
                 _ => Ok(obj.clone()),
             },
-            // `self.weight[0]` in a constructor: a tensor of the remaining dimensions.
-            (Value::Param(p), Value::Int(i)) => match p.shape.as_deref() {
-                Some([n, rest @ ..]) if (-n..*n).contains(i) => Ok(Value::TensorConst(Rc::new(
-                    super::value::TensorConst::of_shape(Some(rest.to_vec()), p.dtype),
-                ))),
-                Some([n, ..]) => Err(self.error(
-                    frame,
-                    span,
-                    codes::RAISED,
-                    format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
-                )),
-                _ => Ok(Value::TensorConst(Rc::new(
-                    super::value::TensorConst::of_shape(None, p.dtype),
-                ))),
-            },
-            (Value::TensorConst(t), _) => match (as_int(&key), &t.data, t.shape.as_deref()) {
-                (Some(i), Some(d), Some([n])) if d.len() == *n as usize => {
-                    let idx = if i < 0 { i + n } else { i };
-                    match d.get(idx as usize).filter(|_| idx >= 0) {
-                        Some(&x) => Ok(Value::TensorConst(Rc::new(super::value::TensorConst {
-                            shape: Some(vec![]),
-                            dtype: t.dtype,
-                            data: Some(Rc::from([x])),
-                        }))),
-                        None => Err(self.error(
-                            frame,
-                            span,
-                            codes::RAISED,
-                            format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
-                        )),
-                    }
-                }
-                _ => Ok(super::stdlib::tensor_const::shaped(
-                    "getitem",
-                    &[obj.clone(), key.clone()],
-                    &[],
-                )),
-            },
-            (Value::Unknown(u), _) => {
-                let path = u
-                    .path
-                    .as_ref()
-                    .and_then(|p| as_int(&key).map(|i| format!("{p}.{i}")));
-                Ok(Value::Unknown(Rc::new(super::value::Unknown {
-                    reason: u.reason.clone(),
-                    path,
-                })))
+            (Value::Param(p), Value::Int(i)) => types::tensor::param_item(self, frame, p, *i, span),
+            (Value::TensorConst(t), _) => {
+                types::tensor::const_item(self, frame, obj, t, &key, span)
             }
+            (Value::Unknown(u), _) => Ok(types::unknown::get_item(u, &key)),
             _ => Ok(Value::unknown(format!("subscript of {}", obj.type_name()))),
         }
     }
@@ -2456,141 +1467,6 @@ pub fn as_f64(v: &Value) -> Option<f64> {
     }
 }
 
-fn num(v: &Value) -> Option<crate::shapes::Scalar> {
-    use crate::shapes::Scalar;
-    match v {
-        Value::Int(i) => Some(Scalar::Int(Some(*i))),
-        Value::Float(f) => Some(Scalar::Float(Some(*f))),
-        Value::Bool(b) => Some(Scalar::Int(Some(*b as i64))),
-        _ => None,
-    }
-}
-
-/// printf-style `"denselayer%d" % (i + 1)` for the simple conversions module names use.
-fn percent_format(fmt: &str, args: &Value) -> Option<String> {
-    let items: Vec<Value> = match args {
-        Value::Tuple(t) => t.to_vec(),
-        v => vec![v.clone()],
-    };
-    let mut it = items.into_iter();
-    let mut out = String::new();
-    let mut chars = fmt.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next()? {
-            '%' => out.push('%'),
-            'd' | 'i' => out.push_str(&as_int(&it.next()?)?.to_string()),
-            's' | 'r' => match it.next()? {
-                Value::Str(s) => out.push_str(&s),
-                Value::Int(i) => out.push_str(&i.to_string()),
-                Value::Float(f) => out.push_str(&format!("{f:?}")),
-                _ => return None,
-            },
-            _ => return None,
-        }
-    }
-    Some(out)
-}
-
-fn round_half_even(f: f64) -> f64 {
-    let r = f.round();
-    if (f - f.trunc()).abs() == 0.5 && r % 2.0 != 0.0 {
-        r - f.signum()
-    } else {
-        r
-    }
-}
-
-fn fold_numbers(name: &str, items: &[Value], default: Option<Value>) -> Option<Value> {
-    match name {
-        "any" | "all" => {
-            let mut acc = name == "all";
-            for it in items {
-                let b = match it {
-                    Value::Bool(b) => *b,
-                    Value::Int(i) => *i != 0,
-                    Value::None => false,
-                    Value::Unknown(_) => return Some(Value::unknown(name)),
-                    _ => true,
-                };
-                acc = if name == "all" { acc && b } else { acc || b };
-            }
-            Some(Value::Bool(acc))
-        }
-        "sum" => {
-            let mut int_acc: i64 = 0;
-            let mut float_acc: Option<f64> = None;
-            for it in items {
-                match it {
-                    Value::Int(i) => int_acc += i,
-                    Value::Bool(b) => int_acc += *b as i64,
-                    Value::Float(f) => float_acc = Some(float_acc.unwrap_or(0.0) + f),
-                    _ => return None,
-                }
-            }
-            Some(match float_acc {
-                Some(f) => Value::Float(f + int_acc as f64),
-                None => Value::Int(int_acc),
-            })
-        }
-        _ => {
-            if items.is_empty() {
-                return default;
-            }
-            let mut best = items[0].clone();
-            for it in &items[1..] {
-                let (a, b) = (as_f64(&best)?, as_f64(it)?);
-                if (name == "max" && b > a) || (name == "min" && b < a) {
-                    best = it.clone();
-                }
-            }
-            as_f64(&best)?;
-            Some(best)
-        }
-    }
-}
-
-fn slice_items(items: &[Value], s: &[Value; 3]) -> Option<Vec<Value>> {
-    let n = items.len() as i64;
-    let step = match &s[2] {
-        Value::None => 1,
-        v => as_int(v)?,
-    };
-    if step == 0 {
-        return None;
-    }
-    let norm = |v: &Value, dflt: i64| -> Option<i64> {
-        match v {
-            Value::None => Some(dflt),
-            v => {
-                let i = as_int(v)?;
-                Some(if i < 0 {
-                    (i + n).max(if step > 0 { 0 } else { -1 })
-                } else {
-                    i.min(if step > 0 { n } else { n - 1 })
-                })
-            }
-        }
-    };
-    let (start, stop) = if step > 0 {
-        (norm(&s[0], 0)?, norm(&s[1], n)?)
-    } else {
-        (norm(&s[0], n - 1)?, norm(&s[1], -1)?)
-    };
-    let mut out = Vec::new();
-    let mut i = start;
-    while (step > 0 && i < stop) || (step < 0 && i > stop) {
-        if i >= 0 && i < n {
-            out.push(items[i as usize].clone());
-        }
-        i += step;
-    }
-    Some(out)
-}
-
 /// Helpers the catalogue's shape formulas use (see `scripts/catalog/README.md`).
 /// The canonical path of `nn.Module`, the base every torch.nn layer shares.
 pub(in crate::eval) const TORCH_NN_MODULE: &str = "torch.nn.Module";
@@ -2609,55 +1485,6 @@ const CATALOG_HELPERS: &[&str] = &[
     "_shape",
     "_uninitialized",
 ];
-
-fn catalog_helper(name: &str, args: &[Value]) -> Value {
-    let seq = |v: &Value| -> Option<Vec<Value>> {
-        match v {
-            Value::Tuple(t) => Some(t.to_vec()),
-            Value::List(l) => Some(l.borrow().clone()),
-            _ => None,
-        }
-    };
-    let repeat = |n: usize, v: &Value| match seq(v) {
-        Some(items) => Value::tuple(items),
-        None => Value::tuple(vec![v.clone(); n]),
-    };
-    let a0 = args.first().cloned().unwrap_or(Value::None);
-    match name {
-        "_single" => repeat(1, &a0),
-        "_pair" => repeat(2, &a0),
-        "_triple" => repeat(3, &a0),
-        "_quadruple" => repeat(4, &a0),
-        "_ntuple" => match as_int(&a0) {
-            Some(n) => repeat(n.max(0) as usize, args.get(1).unwrap_or(&Value::None)),
-            None => Value::unknown("_ntuple"),
-        },
-        "_tuple" => repeat(1, &a0),
-        "_is_tuple" => Value::Bool(seq(&a0).is_some()),
-        "_prod" => match seq(&a0) {
-            Some(items) => items
-                .iter()
-                .map(as_int)
-                .try_fold(1i64, |acc, v| v.map(|v| acc * v))
-                .map(Value::Int)
-                .unwrap_or_else(|| Value::unknown("_prod")),
-            None => as_int(&a0)
-                .map(Value::Int)
-                .unwrap_or_else(|| Value::unknown("_prod")),
-        },
-        "_map_float" => match seq(&a0) {
-            Some(items) => Value::tuple(
-                items
-                    .iter()
-                    .map(|v| as_f64(v).map(Value::Float).unwrap_or_else(|| v.clone()))
-                    .collect(),
-            ),
-            None => as_f64(&a0).map(Value::Float).unwrap_or(a0),
-        },
-        "_is_module" => Value::Bool(matches!(a0, Value::Object(_))),
-        _ => Value::unknown(name.to_string()),
-    }
-}
 
 /// Names that resolve to Python builtins when no binding shadows them.
 fn builtin_value(name: &str) -> Option<Value> {
@@ -2741,18 +1568,6 @@ fn builtin_value(name: &str) -> Option<Value> {
     }
 }
 
-/// Why one of `values` is not known, as ` (reason)` after a message: the first unknown's
-/// reason (`constructor argument \`num_layers\``), else nothing.
-fn why_not_known(values: &[Value]) -> String {
-    values
-        .iter()
-        .find_map(|v| match v {
-            Value::Unknown(u) => Some(format!(" ({})", u.reason)),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
 /// Re-finds a definition node from its span (tree-sitter nodes cannot outlive a borrow).
 pub fn find_node(tree: &tree_sitter::Tree, span: Span) -> Option<Node<'_>> {
     crate::syntax::definition_at(tree, span.start, span.end)
@@ -2762,25 +1577,5 @@ fn as_str(v: Option<&Value>) -> String {
     match v {
         Some(Value::Str(s)) => s.to_string(),
         _ => String::new(),
-    }
-}
-
-/// Distinct items, first occurrence first (a set, as the evaluator keeps one).
-fn set_of(items: Vec<Value>) -> Vec<Value> {
-    let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for i in items {
-        if !out.iter().any(|o| o.py_eq(&i) == Some(true)) {
-            out.push(i);
-        }
-    }
-    out
-}
-
-/// Whether `o` is an instance of an exception class (builtin or derived from one).
-fn is_exception_object(o: &super::value::Object) -> bool {
-    let is_exc = |m: &Value| matches!(m, Value::Builtin(b) if super::stdlib::contextlib::exception_bases(b).is_some() || &**b == "BaseException");
-    match &o.class {
-        Value::Class(c) => c.mro.borrow().iter().any(is_exc),
-        other => is_exc(other),
     }
 }

@@ -7,6 +7,7 @@
 //! Anything it cannot evaluate becomes `Value::Unknown` with a diagnostic; it never panics on input.
 
 mod attr;
+mod builtins;
 mod call;
 mod dict_builder;
 #[cfg(test)]

@@ -3,15 +3,17 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use crate::diagnostics::codes;
 use crate::eval::call::Kwargs;
+use crate::eval::dict_builder::DictBuilder;
+use crate::eval::stdlib::collections::DictItems;
 use crate::eval::value::Value;
-
-/// The entries of a dict, in insertion order.
-pub(in crate::eval) type Entries = Rc<RefCell<Vec<(Value, Value)>>>;
+use crate::eval::{EResult, Frame, Interp};
+use crate::syntax::Span;
 
 /// `d.name(*args, **kwargs)`: dict's methods.
 pub(in crate::eval) fn call_method(
-    d: &Entries,
+    d: &Rc<DictItems>,
     name: &str,
     args: &[Value],
     kwargs: Kwargs,
@@ -72,4 +74,39 @@ pub(in crate::eval) fn default(args: &[Value], kwargs: &Kwargs) -> Value {
         .cloned()
         .or_else(|| kwargs.first().map(|(_, v)| v.clone()))
         .unwrap_or(Value::None)
+}
+
+/// `d[k]`: a missing key is an unknown value where a key cannot be compared, else the
+/// `defaultdict`'s factory's value, else a KeyError.
+pub(in crate::eval) fn get_item(
+    interp: &mut Interp,
+    frame: &Frame,
+    d: &Rc<DictItems>,
+    k: &Value,
+    span: Span,
+) -> EResult<Value> {
+    let found = d
+        .borrow()
+        .iter()
+        .find(|(kk, _)| kk.py_eq(k) == Some(true))
+        .map(|(_, v)| v.clone());
+    match found {
+        Some(v) => Ok(v),
+        None if d.borrow().iter().any(|(kk, _)| kk.py_eq(k).is_none()) || k.is_unknown() => {
+            Ok(Value::unknown("dict lookup"))
+        }
+        None => match interp.fill_missing(frame, d, k.clone(), span) {
+            Some(r) => r,
+            None => Err(interp.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
+        },
+    }
+}
+
+/// `x | y`: a new dict of `x`'s entries updated with `y`'s.
+pub(in crate::eval) fn union(x: &DictItems, y: &DictItems) -> Value {
+    let mut items = DictBuilder::from_entries(x.borrow().clone());
+    for (k, v) in y.borrow().iter() {
+        items.insert(k.clone(), v.clone());
+    }
+    Value::Dict(Rc::new(RefCell::new(items.finish())))
 }

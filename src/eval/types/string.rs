@@ -526,6 +526,77 @@ fn str_format(fmt: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
     Some(out)
 }
 
+/// `x + y`, `x % args` and comparisons of strings; None for the operators strings do not have.
+pub(in crate::eval) fn binary_op(name: &str, x: &str, b: &Value) -> Option<Value> {
+    Some(match (name, b) {
+        ("add", Value::Str(y)) => Value::str(&format!("{x}{y}")),
+        ("mod", _) => percent_format(x, b)
+            .map(|s| Value::str(&s))
+            .unwrap_or_else(|| Value::unknown("string formatting")),
+        ("lt" | "le" | "gt" | "ge", Value::Str(y)) => {
+            let y: &str = y;
+            Value::Bool(match name {
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                _ => x >= y,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// `text[a:b:c]`: the substring a slice picks, by code points.
+pub(in crate::eval) fn get_slice(
+    interp: &mut Interp,
+    frame: &Frame,
+    text: &str,
+    s: &[Value; 3],
+    span: Span,
+) -> EResult<Value> {
+    let chars: Vec<Value> = text.chars().map(|c| Value::str(&c.to_string())).collect();
+    let picked = super::list::slice_items(&chars, s).ok_or_else(|| {
+        interp.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
+    })?;
+    let joined: String = picked
+        .iter()
+        .filter_map(|c| match c {
+            Value::Str(c) => Some(&**c),
+            _ => None,
+        })
+        .collect();
+    Ok(Value::str(&joined))
+}
+
+/// printf-style `"denselayer%d" % (i + 1)` for the simple conversions module names use.
+fn percent_format(fmt: &str, args: &Value) -> Option<String> {
+    let items: Vec<Value> = match args {
+        Value::Tuple(t) => t.to_vec(),
+        v => vec![v.clone()],
+    };
+    let mut it = items.into_iter();
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            'd' | 'i' => out.push_str(&as_int(&it.next()?)?.to_string()),
+            's' | 'r' => match it.next()? {
+                Value::Str(s) => out.push_str(&s),
+                Value::Int(i) => out.push_str(&i.to_string()),
+                Value::Float(f) => out.push_str(&format!("{f:?}")),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 
 use std::rc::Rc;
 
+use crate::diagnostics::codes;
 use crate::eval::call::{any_proxy, as_int, Kwargs};
 use crate::eval::value::{Param, TensorConst, Value};
 use crate::eval::{EResult, Frame, Interp};
@@ -170,6 +171,111 @@ pub(in crate::eval) fn param_method(r: &Value, p: &Param, name: &str, args: &[Va
             .unwrap_or_else(|| Value::unknown("numel")),
         _ => Value::unknown(format!("parameter.{name}")),
     }
+}
+
+/// `a OP b` where either operand is a constant tensor or a parameter: the values where they
+/// are known, else the shape and dtype torch broadcasts to.
+pub(in crate::eval) fn binary_op(name: &str, a: &Value, b: &Value) -> Value {
+    if let Some(v) = crate::eval::stdlib::tensor_const::binary(name, a, b) {
+        return v;
+    }
+    let t = if matches!(a, Value::TensorConst(_) | Value::Param(_)) {
+        a
+    } else {
+        b
+    };
+    // Values not computed: the shape and dtype torch broadcasts to.
+    match t {
+        Value::TensorConst(_) => {
+            let target = format!("operator.{name}");
+            let op = crate::graph::OpKey::Function(&target).name();
+            crate::eval::stdlib::tensor_const::shaped(op, &[a.clone(), b.clone()], &[])
+        }
+        _ => t.clone(),
+    }
+}
+
+/// `self.weight[i]` in a constructor: a tensor of the remaining dimensions.
+pub(in crate::eval) fn param_item(
+    interp: &Interp,
+    frame: &Frame,
+    p: &Param,
+    i: i64,
+    span: Span,
+) -> EResult<Value> {
+    match p.shape.as_deref() {
+        Some([n, rest @ ..]) if (-n..*n).contains(&i) => Ok(Value::TensorConst(Rc::new(
+            TensorConst::of_shape(Some(rest.to_vec()), p.dtype),
+        ))),
+        Some([n, ..]) => Err(interp.error(
+            frame,
+            span,
+            codes::RAISED,
+            format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+        )),
+        _ => Ok(Value::TensorConst(Rc::new(TensorConst::of_shape(
+            None, p.dtype,
+        )))),
+    }
+}
+
+/// `t[key]` of a constant tensor (`obj` is `t` as a value): an element of a 1-D tensor with
+/// data, else a tensor of the indexed shape.
+pub(in crate::eval) fn const_item(
+    interp: &Interp,
+    frame: &Frame,
+    obj: &Value,
+    t: &TensorConst,
+    key: &Value,
+    span: Span,
+) -> EResult<Value> {
+    match (as_int(key), &t.data, t.shape.as_deref()) {
+        (Some(i), Some(d), Some([n])) if d.len() == *n as usize => {
+            let idx = if i < 0 { i + n } else { i };
+            match d.get(idx as usize).filter(|_| idx >= 0) {
+                Some(&x) => Ok(Value::TensorConst(Rc::new(TensorConst {
+                    shape: Some(vec![]),
+                    dtype: t.dtype,
+                    data: Some(Rc::from([x])),
+                }))),
+                None => Err(interp.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("IndexError: index {i} is out of bounds for dimension 0 with size {n}"),
+                )),
+            }
+        }
+        _ => Ok(crate::eval::stdlib::tensor_const::shaped(
+            "getitem",
+            &[obj.clone(), key.clone()],
+            &[],
+        )),
+    }
+}
+
+/// `for x in t` over a constant tensor of rank one or more (`v` is `t` as a value): its
+/// first dimension.
+pub(in crate::eval) fn iterate(
+    interp: &mut Interp,
+    frame: &Frame,
+    v: &Value,
+    t: &TensorConst,
+    span: Span,
+) -> EResult<Vec<Value>> {
+    let n = t.shape.as_ref().map(|s| s[0]).unwrap_or(0).max(0);
+    if n as usize > interp.limits.max_collection {
+        return Err(interp.error(frame, span, codes::BUDGET, "tensor too long to iterate"));
+    }
+    (0..n)
+        .map(|i| match t.shape.as_deref() {
+            Some([_]) if t.data.is_some() => interp.get_item(frame, v, Value::Int(i), span),
+            shape => Ok(Value::TensorConst(Rc::new(TensorConst::of_shape(
+                shape.map(|s| s[1..].to_vec()),
+                t.dtype,
+            )))),
+        })
+        .collect()
 }
 
 /// `t.split(n)` / `t.split([a, b, …])` of a 1-D constant tensor: its pieces, data included.

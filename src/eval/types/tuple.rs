@@ -1,4 +1,4 @@
-//! `tuple`: an immutable sequence.
+//! `tuple`: an immutable sequence (its operators are with `list`'s, in `list::binary_op`).
 
 use crate::eval::value::Value;
 

@@ -2,7 +2,9 @@
 //! it give unknown values, except where a traced value is involved: those are recorded, so
 //! the graph keeps the data flow.
 
-use crate::eval::call::{any_proxy, Kwargs};
+use std::rc::Rc;
+
+use crate::eval::call::{any_proxy, as_int, Kwargs};
 use crate::eval::value::{Unknown, Value};
 use crate::eval::{EResult, Frame, Interp};
 use crate::syntax::Span;
@@ -31,4 +33,17 @@ pub(in crate::eval) fn call_method(
     Ok(Value::unknown(format!(
         "method `{name}` of an unknown value"
     )))
+}
+
+/// `u[key]`: unknown too; an unknown submodule's path extends by an integer index
+/// (`layers.0`).
+pub(in crate::eval) fn get_item(u: &Unknown, key: &Value) -> Value {
+    let path = u
+        .path
+        .as_ref()
+        .and_then(|p| as_int(key).map(|i| format!("{p}.{i}")));
+    Value::Unknown(Rc::new(Unknown {
+        reason: u.reason.clone(),
+        path,
+    }))
 }
