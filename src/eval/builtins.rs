@@ -8,7 +8,7 @@ use std::rc::Rc;
 use super::call::{as_f64, as_int, has_proxy, same_class, Kwargs, TORCH_NN_MODULE};
 use super::dict_builder::DictBuilder;
 use super::stmt::Truth;
-use super::value::{FnKind, Value};
+use super::value::{FnKind, ObjKind, Object, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::shapes::{Meta, Scalar, ScalarOrigin};
@@ -268,6 +268,137 @@ impl Interp {
         names.sort();
         names.dedup();
         Value::list(names.iter().map(|n| Value::str(n)).collect())
+    }
+
+    pub fn isinstance(&mut self, v: &Value, cls: &Value) -> Value {
+        let targets: Vec<Value> = match cls {
+            Value::Tuple(t) => t.to_vec(),
+            other => vec![other.clone()],
+        };
+        let mut unknown = false;
+        for t in &targets {
+            let r = match (v, t) {
+                (Value::Unknown(_), _) | (_, Value::Unknown(_)) => None,
+                (Value::Int(_), Value::Builtin(b)) => Some(&**b == "int"),
+                (Value::Bool(_), Value::Builtin(b)) => Some(&**b == "bool" || &**b == "int"),
+                (Value::Float(_), Value::Builtin(b)) => Some(&**b == "float"),
+                (Value::Str(_), Value::Builtin(b)) => Some(&**b == "str"),
+                (Value::Tuple(_), Value::Builtin(b)) => Some(&**b == "tuple"),
+                (Value::List(_), Value::Builtin(b)) => Some(&**b == "list"),
+                (Value::Dict(_), Value::Builtin(b)) => Some(&**b == "dict"),
+                (Value::None, Value::Builtin(b)) => Some(matches!(&**b, "NoneType" | "object")),
+                (Value::None, _) => Some(false),
+                (
+                    Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Str(_),
+                    Value::External(p),
+                ) if p.starts_with("collections.abc.") || p.starts_with("typing.") => {
+                    Some(abc_instance(v, p))
+                }
+                (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::External(p))
+                    if p.starts_with("collections.abc.") =>
+                {
+                    Some(false)
+                }
+                (Value::Partial(_), Value::External(p)) => Some(&**p == "functools.partial"),
+                // An external class (`nn.BatchNorm2d`) is neither a function nor a partial.
+                (Value::External(c), Value::External(p))
+                    if matches!(
+                        &**p,
+                        "types.FunctionType"
+                            | "types.LambdaType"
+                            | "types.MethodType"
+                            | "functools.partial"
+                    ) && c
+                        .rsplit('.')
+                        .next()
+                        .and_then(|s| s.chars().next())
+                        .is_some_and(char::is_uppercase) =>
+                {
+                    Some(false)
+                }
+                (Value::Function(_), Value::External(p)) => {
+                    Some(matches!(&**p, "types.FunctionType" | "types.LambdaType"))
+                }
+                (Value::BoundMethod(..), Value::External(p)) => Some(&**p == "types.MethodType"),
+                // A class is an instance of `type` (and `object`), never of a value type.
+                (Value::Class(_), Value::Builtin(b)) => Some(matches!(&**b, "type" | "object")),
+                // ... and of its metaclass and the metaclass's bases.
+                (Value::Class(c), Value::Class(_)) if c.metaclass.is_some() => {
+                    let meta = c.metaclass.clone().expect("checked");
+                    Some(
+                        matches!(&meta, Value::Class(m) if m.mro.borrow().iter().any(|k| same_class(k, t))),
+                    )
+                }
+                (Value::External(c), Value::Builtin(b)) if &**b == "type" => {
+                    // torch.nn classes and other external classes are types; their functions are not.
+                    Some(
+                        c.rsplit('.')
+                            .next()
+                            .and_then(|s| s.chars().next())
+                            .is_some_and(char::is_uppercase),
+                    )
+                }
+                // Names outside the project (classes, functions, modules) are not builtin values.
+                (Value::External(_), Value::Builtin(b))
+                    if matches!(
+                        &**b,
+                        "str"
+                            | "int"
+                            | "float"
+                            | "bool"
+                            | "list"
+                            | "tuple"
+                            | "dict"
+                            | "set"
+                            | "frozenset"
+                    ) =>
+                {
+                    Some(false)
+                }
+                // A property read from its class is its getter, marked as one.
+                (Value::Function(f), Value::Builtin(b)) if &**b == "property" => {
+                    Some(f.kind == FnKind::Property)
+                }
+                (
+                    Value::Function(_)
+                    | Value::BoundMethod(..)
+                    | Value::Partial(_)
+                    | Value::Builtin(_)
+                    | Value::Class(_),
+                    Value::Builtin(_) | Value::External(_) | Value::Class(_),
+                ) => Some(false),
+                (Value::Proxy(_) | Value::TensorConst(_), Value::External(p)) => {
+                    Some(matches!(&**p, "torch.Tensor" | "torch.nn.Parameter"))
+                }
+                (Value::Param(_), Value::External(p)) => Some(matches!(
+                    &**p,
+                    "torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter"
+                )),
+                (Value::Object(o), t) => Some(object_instance(o, t)),
+                (
+                    Value::Int(_)
+                    | Value::Float(_)
+                    | Value::Str(_)
+                    | Value::Tuple(_)
+                    | Value::List(_)
+                    | Value::Dict(_)
+                    | Value::Bool(_),
+                    _,
+                ) => Some(false),
+                (Value::Proxy(_), _) => Some(false),
+                _ => None,
+            };
+            match r {
+                Some(true) => return Value::Bool(true),
+                Some(false) => {}
+                None => unknown = true,
+            }
+        }
+        if unknown {
+            Value::unknown("isinstance")
+        } else {
+            Value::Bool(false)
+        }
     }
 }
 
@@ -991,4 +1122,64 @@ fn is_exception_object(o: &super::value::Object) -> bool {
         Value::Class(c) => c.mro.borrow().iter().any(is_exc),
         other => is_exc(other),
     }
+}
+
+/// `isinstance(v, collections.abc.X)` (or `typing.X`) of a tuple, list, dict or string: whether
+/// its type registers as that abstract base class.
+fn abc_instance(v: &Value, p: &str) -> bool {
+    let abc = p.rsplit('.').next().unwrap_or("");
+    match v {
+        Value::Dict(_) => matches!(
+            abc,
+            "Iterable"
+                | "Mapping"
+                | "MutableMapping"
+                | "Collection"
+                | "Container"
+                | "Sized"
+                | "Dict"
+        ),
+        Value::Str(_) | Value::Tuple(_) => matches!(
+            abc,
+            "Iterable" | "Sequence" | "Collection" | "Container" | "Sized" | "Reversible"
+        ),
+        _ => matches!(
+            abc,
+            "Iterable"
+                | "Sequence"
+                | "MutableSequence"
+                | "Collection"
+                | "Container"
+                | "Sized"
+                | "Reversible"
+                | "List"
+        ),
+    }
+}
+
+/// `isinstance(o, t)` of an object: by its class's MRO (builtin bases included), and for
+/// torch.nn modules, by their leaf or container kind.
+fn object_instance(o: &Object, t: &Value) -> bool {
+    let mro = match &o.class {
+        Value::Class(c) => super::attr::full_mro(&c.mro.borrow()),
+        // a builtin exception's instance is one of its bases' too
+        b @ Value::Builtin(_) => super::attr::full_mro(std::slice::from_ref(b)),
+        other => vec![other.clone()],
+    };
+    let leaf_hit = match (&o.kind, t) {
+        (ObjKind::Leaf(name) | ObjKind::Container(name), Value::External(p)) => {
+            p.rsplit('.').next() == Some(name.as_str()) || &**p == "torch.nn.Module"
+        }
+        (ObjKind::Module, Value::External(p)) => &**p == "torch.nn.Module",
+        _ => false,
+    };
+    // an `OrderedDict` (subclass) is a dict
+    let builtin_base = |m: &Value| match (m, t) {
+        (Value::Builtin(x), Value::Builtin(y)) => x == y,
+        (Value::External(p), Value::Builtin(y)) => {
+            &**y == "dict" && matches!(&**p, "collections.OrderedDict" | "typing.OrderedDict")
+        }
+        _ => false,
+    };
+    leaf_hit || mro.iter().any(|m| same_class(m, t) || builtin_base(m))
 }

@@ -317,6 +317,37 @@ pub(in crate::eval) fn repr(s: &str) -> String {
     out
 }
 
+/// `s.find(sub[, start[, end]])` and `rfind`, `index`, `rindex`, `count`.
+fn search(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> MethodResult {
+    let needle = match arg(args, kwargs, 0, "sub") {
+        Some(Value::Str(x)) => chars(x),
+        _ => return None,
+    };
+    let cs = chars(s);
+    let start = bound(arg(args, kwargs, 1, "start"), cs.len(), 0)?;
+    let end = bound(arg(args, kwargs, 2, "end"), cs.len(), cs.len())?;
+    if start > end {
+        return Some(match name {
+            "count" => Ok(Value::Int(0)),
+            "index" | "rindex" => Err("ValueError: substring not found".into()),
+            _ => Ok(Value::Int(-1)),
+        });
+    }
+    let window = &cs[start..end];
+    let value = if name == "count" {
+        Value::Int(count(window, &needle) as i64)
+    } else {
+        match position(window, &needle, name.starts_with('r')) {
+            Some(i) => Value::Int((start + i) as i64),
+            None if name.ends_with("index") => {
+                return Some(Err("ValueError: substring not found".into()))
+            }
+            None => Value::Int(-1),
+        }
+    };
+    Some(Ok(value))
+}
+
 /// `s.name(*args, **kwargs)` for the methods that only read plain arguments.
 pub(in crate::eval) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> MethodResult {
     if let Some(b) = predicate(s, name) {
@@ -388,31 +419,7 @@ pub(in crate::eval) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs
             });
             Value::Bool(hit)
         }
-        "find" | "rfind" | "index" | "rindex" | "count" => {
-            let needle = chars(&str_arg(0, "sub")?);
-            let cs = chars(s);
-            let start = bound(arg(args, kwargs, 1, "start"), cs.len(), 0)?;
-            let end = bound(arg(args, kwargs, 2, "end"), cs.len(), cs.len())?;
-            if start > end {
-                return Some(match name {
-                    "count" => Ok(Value::Int(0)),
-                    "index" | "rindex" => Err("ValueError: substring not found".into()),
-                    _ => Ok(Value::Int(-1)),
-                });
-            }
-            let window = &cs[start..end];
-            if name == "count" {
-                Value::Int(count(window, &needle) as i64)
-            } else {
-                match position(window, &needle, name.starts_with('r')) {
-                    Some(i) => Value::Int((start + i) as i64),
-                    None if name.ends_with("index") => {
-                        return Some(Err("ValueError: substring not found".into()))
-                    }
-                    None => Value::Int(-1),
-                }
-            }
-        }
+        "find" | "rfind" | "index" | "rindex" | "count" => return search(s, name, args, kwargs),
         "partition" | "rpartition" => {
             let sep = str_arg(0, "sep")?;
             if sep.is_empty() {
