@@ -54,7 +54,7 @@ impl Interp {
         };
         match (name, key) {
             ("get", Some(k)) => {
-                Ok(visible(&k).unwrap_or_else(|| super::attr::dict_default(&args, &kwargs)))
+                Ok(visible(&k).unwrap_or_else(|| super::types::dict::default(&args, &kwargs)))
             }
             ("__getitem__", Some(k)) => match visible(&k) {
                 Some(v) => Ok(v),
@@ -78,7 +78,7 @@ impl Interp {
                 if let Some(v) = visible(&k) {
                     return Ok(v);
                 }
-                let v = super::attr::dict_default(&args, &kwargs);
+                let v = super::types::dict::default(&args, &kwargs);
                 obj.attrs.borrow_mut().insert(k.to_string(), v.clone());
                 Ok(v)
             }

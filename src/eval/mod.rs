@@ -7,6 +7,7 @@
 //! Anything it cannot evaluate becomes `Value::Unknown` with a diagnostic; it never panics on input.
 
 mod attr;
+mod builtins;
 mod call;
 mod dict_builder;
 #[cfg(test)]
@@ -22,7 +23,7 @@ mod overrides;
 mod release;
 mod stdlib;
 mod stmt;
-mod str_methods;
+mod types;
 pub(crate) use call::find_node;
 pub(crate) use stmt::contains_yield;
 pub mod trace;
@@ -542,7 +543,7 @@ pub(crate) mod test_support {
             Value::Bool(b) => if *b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => float_repr(*f),
-            Value::Str(s) => super::str_methods::repr(s),
+            Value::Str(s) => super::types::string::repr(s),
             Value::List(l) => format!("[{}]", seq(&l.borrow())),
             Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
             Value::Tuple(t) => format!("({})", seq(t)),

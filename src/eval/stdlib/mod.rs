@@ -7,7 +7,7 @@
 //! handling (the catalogue, or an unknown value) applies.
 
 mod bundled;
-mod collections;
+pub(super) mod collections;
 pub(super) mod contextlib;
 mod copy;
 mod dataclasses;

@@ -1,14 +1,57 @@
-//! `str`'s methods that compute a new value from the string and plain arguments, with
-//! CPython's semantics: indices count code points, `None` means "absent" where CPython allows
-//! it, and the methods that raise (`index` on a missing substring) say so. Methods that call
-//! back into the evaluator (`join` iterates, `format` formats values) stay with the caller.
+//! `str`: its methods, with CPython's semantics. Indices count code points, `None` means
+//! "absent" where CPython allows it, and the methods that raise (`index` on a missing
+//! substring) say so. `call` holds the methods that compute a new value from the string and
+//! plain arguments; `call_method` adds those that call back into the evaluator (`join`
+//! iterates its argument).
 
-use super::call::{as_int, Kwargs};
-use super::value::Value;
+use crate::diagnostics::codes;
+use crate::eval::call::{as_int, Kwargs};
+use crate::eval::value::Value;
+use crate::eval::{EResult, Frame, Interp};
+use crate::syntax::Span;
+
+/// `s.name(*args, **kwargs)`: every `str` method the evaluator models.
+pub(in crate::eval) fn call_method(
+    interp: &mut Interp,
+    frame: &Frame,
+    s: &str,
+    name: &str,
+    args: &[Value],
+    kwargs: &Kwargs,
+    span: Span,
+) -> EResult<Value> {
+    match call(s, name, args, kwargs) {
+        Some(Ok(v)) => return Ok(v),
+        Some(Err(exception)) => return Err(interp.error(frame, span, codes::RAISED, exception)),
+        None => {}
+    }
+    Ok(match name {
+        "format" => str_format(s, args, kwargs)
+            .map(|t| Value::str(&t))
+            .unwrap_or_else(|| Value::unknown("str.format with a format spec")),
+        "join" => {
+            let items = interp.iterate(frame, args.first().unwrap_or(&Value::None), span)?;
+            let parts: Option<Vec<String>> = items
+                .iter()
+                .map(|v| {
+                    if let Value::Str(x) = v {
+                        Some(x.to_string())
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            parts
+                .map(|p| Value::str(&p.join(s)))
+                .unwrap_or_else(|| Value::unknown("join"))
+        }
+        _ => Value::unknown(format!("str.{name}")),
+    })
+}
 
 /// What a `str` method call gives: its value, a Python exception (`"ValueError: …"`), or
 /// `None` for a method this module does not model.
-pub(super) type MethodResult = Option<Result<Value, String>>;
+pub(in crate::eval) type MethodResult = Option<Result<Value, String>>;
 
 fn arg<'a>(args: &'a [Value], kwargs: &'a Kwargs, i: usize, name: &str) -> Option<&'a Value> {
     args.get(i)
@@ -246,7 +289,7 @@ fn splitlines(s: &str, keepends: bool) -> Value {
 
 /// `repr(s)`: single quotes unless the text holds one and no double quote, with the
 /// escapes CPython writes.
-pub(super) fn repr(s: &str) -> String {
+pub(in crate::eval) fn repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -274,8 +317,39 @@ pub(super) fn repr(s: &str) -> String {
     out
 }
 
+/// `s.find(sub[, start[, end]])` and `rfind`, `index`, `rindex`, `count`.
+fn search(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> MethodResult {
+    let needle = match arg(args, kwargs, 0, "sub") {
+        Some(Value::Str(x)) => chars(x),
+        _ => return None,
+    };
+    let cs = chars(s);
+    let start = bound(arg(args, kwargs, 1, "start"), cs.len(), 0)?;
+    let end = bound(arg(args, kwargs, 2, "end"), cs.len(), cs.len())?;
+    if start > end {
+        return Some(match name {
+            "count" => Ok(Value::Int(0)),
+            "index" | "rindex" => Err("ValueError: substring not found".into()),
+            _ => Ok(Value::Int(-1)),
+        });
+    }
+    let window = &cs[start..end];
+    let value = if name == "count" {
+        Value::Int(count(window, &needle) as i64)
+    } else {
+        match position(window, &needle, name.starts_with('r')) {
+            Some(i) => Value::Int((start + i) as i64),
+            None if name.ends_with("index") => {
+                return Some(Err("ValueError: substring not found".into()))
+            }
+            None => Value::Int(-1),
+        }
+    };
+    Some(Ok(value))
+}
+
 /// `s.name(*args, **kwargs)` for the methods that only read plain arguments.
-pub(super) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> MethodResult {
+pub(in crate::eval) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> MethodResult {
     if let Some(b) = predicate(s, name) {
         return Some(Ok(Value::Bool(b)));
     }
@@ -345,31 +419,7 @@ pub(super) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> Meth
             });
             Value::Bool(hit)
         }
-        "find" | "rfind" | "index" | "rindex" | "count" => {
-            let needle = chars(&str_arg(0, "sub")?);
-            let cs = chars(s);
-            let start = bound(arg(args, kwargs, 1, "start"), cs.len(), 0)?;
-            let end = bound(arg(args, kwargs, 2, "end"), cs.len(), cs.len())?;
-            if start > end {
-                return Some(match name {
-                    "count" => Ok(Value::Int(0)),
-                    "index" | "rindex" => Err("ValueError: substring not found".into()),
-                    _ => Ok(Value::Int(-1)),
-                });
-            }
-            let window = &cs[start..end];
-            if name == "count" {
-                Value::Int(count(window, &needle) as i64)
-            } else {
-                match position(window, &needle, name.starts_with('r')) {
-                    Some(i) => Value::Int((start + i) as i64),
-                    None if name.ends_with("index") => {
-                        return Some(Err("ValueError: substring not found".into()))
-                    }
-                    None => Value::Int(-1),
-                }
-            }
-        }
+        "find" | "rfind" | "index" | "rindex" | "count" => return search(s, name, args, kwargs),
         "partition" | "rpartition" => {
             let sep = str_arg(0, "sep")?;
             if sep.is_empty() {
@@ -430,6 +480,128 @@ pub(super) fn call(s: &str, name: &str, args: &[Value], kwargs: &Kwargs) -> Meth
         _ => return None,
     };
     Some(Ok(value))
+}
+
+/// `"s{}".format(i + 1)`: `{}`, `{0}` and `{name}` fields without a format spec, over
+/// numbers, strings, booleans and None (what module names are made of).
+fn str_format(fmt: &str, args: &[Value], kwargs: &Kwargs) -> Option<String> {
+    let show = |v: &Value| -> Option<String> {
+        Some(match v {
+            Value::Str(s) => s.to_string(),
+            Value::Int(i) => i.to_string(),
+            Value::Float(f) => format!("{f:?}"),
+            Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            Value::None => "None".to_string(),
+            _ => return None,
+        })
+    };
+    let mut out = String::new();
+    let mut auto = 0;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut field = String::new();
+                loop {
+                    match chars.next()? {
+                        '}' => break,
+                        ':' | '!' => return None,
+                        ch => field.push(ch),
+                    }
+                }
+                let v = if field.is_empty() {
+                    auto += 1;
+                    args.get(auto - 1)?
+                } else if let Ok(i) = field.parse::<usize>() {
+                    args.get(i)?
+                } else {
+                    &kwargs.iter().find(|(k, _)| *k == field)?.1
+                };
+                out.push_str(&show(v)?);
+            }
+            ch => out.push(ch),
+        }
+    }
+    Some(out)
+}
+
+/// `x + y`, `x % args` and comparisons of strings; None for the operators strings do not have.
+pub(in crate::eval) fn binary_op(name: &str, x: &str, b: &Value) -> Option<Value> {
+    Some(match (name, b) {
+        ("add", Value::Str(y)) => Value::str(&format!("{x}{y}")),
+        ("mod", _) => percent_format(x, b)
+            .map(|s| Value::str(&s))
+            .unwrap_or_else(|| Value::unknown("string formatting")),
+        ("lt" | "le" | "gt" | "ge", Value::Str(y)) => {
+            let y: &str = y;
+            Value::Bool(match name {
+                "lt" => x < y,
+                "le" => x <= y,
+                "gt" => x > y,
+                _ => x >= y,
+            })
+        }
+        _ => return None,
+    })
+}
+
+/// `text[a:b:c]`: the substring a slice picks, by code points.
+pub(in crate::eval) fn get_slice(
+    interp: &mut Interp,
+    frame: &Frame,
+    text: &str,
+    s: &[Value; 3],
+    span: Span,
+) -> EResult<Value> {
+    let chars: Vec<Value> = text.chars().map(|c| Value::str(&c.to_string())).collect();
+    let picked = super::list::slice_items(&chars, s).ok_or_else(|| {
+        interp.error(frame, span, codes::UNSUPPORTED, "slice with unknown bounds")
+    })?;
+    let joined: String = picked
+        .iter()
+        .filter_map(|c| match c {
+            Value::Str(c) => Some(&**c),
+            _ => None,
+        })
+        .collect();
+    Ok(Value::str(&joined))
+}
+
+/// printf-style `"denselayer%d" % (i + 1)` for the simple conversions module names use.
+fn percent_format(fmt: &str, args: &Value) -> Option<String> {
+    let items: Vec<Value> = match args {
+        Value::Tuple(t) => t.to_vec(),
+        v => vec![v.clone()],
+    };
+    let mut it = items.into_iter();
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            'd' | 'i' => out.push_str(&as_int(&it.next()?)?.to_string()),
+            's' | 'r' => match it.next()? {
+                Value::Str(s) => out.push_str(&s),
+                Value::Int(i) => out.push_str(&i.to_string()),
+                Value::Float(f) => out.push_str(&format!("{f:?}")),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
