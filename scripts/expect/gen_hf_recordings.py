@@ -12,6 +12,8 @@ graph staticfx builds is the one `torch.compile` captures, and Dynamo evaluates 
 the reference is eager PyTorch on the path Dynamo takes: e.g. the attention-mask helpers skip
 their `torch.all(mask == 1)`-style early exits (data-dependent, Dynamo cannot take them) and
 build the 4-d mask. Without the patch eager takes the other branch, which no compiled graph has.
+For the same reason `@torch.jit.script` functions run as plain Python (`PYTORCH_JIT=0`): Dynamo
+inlines their Python source (`_torchdynamo_inline`), a ScriptFunction hides their ops.
 
 Run with a Python that has torch and transformers (the versions are recorded):
 
@@ -25,12 +27,19 @@ transformers version go to their own directory, e.g. `--out tests/expected/hf-4.
 
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
-import torch
-import transformers
-from torch.overrides import TorchFunctionMode
+# `@torch.jit.script` functions run as Python, as Dynamo runs them: `torch.jit.script` leaves
+# `fn._torchdynamo_inline = fn` on the ScriptFunction ("Allow torch.compile() to inline"), so
+# the compiled graph has their operations, which a ScriptFunction hides from the
+# TorchFunctionMode. Set before torch is imported (torch.jit reads it once).
+os.environ["PYTORCH_JIT"] = "0"
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hf_cases import CASES  # noqa: E402

@@ -822,6 +822,8 @@ impl Interp {
                         Ok(Value::None)
                     }
                     "sort" => Ok(Value::None),
+                    "update" | "union" | "intersection" | "difference" | "issubset"
+                    | "issuperset" | "isdisjoint" => self.set_method(frame, l, name, &args, span),
                     _ => Ok(Value::unknown(format!("list.{name}"))),
                 }
             }
@@ -1433,6 +1435,94 @@ fn resets_parameters(layer: &str) -> bool {
     )
 }
 
+impl Interp {
+    /// The methods of `set` that take other iterables (sets are lists here, their items
+    /// unique): `update` adds in place, the others build a new set or compare. An item whose
+    /// equality cannot be told makes the answer unknown rather than a guess.
+    fn set_method(
+        &mut self,
+        frame: &Frame,
+        l: &Rc<std::cell::RefCell<Vec<Value>>>,
+        name: &str,
+        args: &[Value],
+        span: Span,
+    ) -> EResult<Value> {
+        let mut others = Vec::with_capacity(args.len());
+        for a in args {
+            // An iterable that cannot be followed leaves the answer unknown, as before.
+            match self.iterate(frame, a, span) {
+                Ok(items) => others.push(items),
+                Err(_) => return Ok(Value::unknown(format!("set.{name} of an unknown iterable"))),
+            }
+        }
+        if others.is_empty() && name.starts_with("is") {
+            return Ok(Value::unknown(format!("set.{name} without an argument")));
+        }
+        let mine = l.borrow().clone();
+        let contains = |items: &[Value], v: &Value| -> Option<bool> {
+            let mut out = Some(false);
+            for i in items {
+                match i.py_eq(v) {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => out = None,
+                }
+            }
+            out
+        };
+        let mut acc = match name {
+            "update" | "union" | "difference" | "intersection" => mine.clone(),
+            _ => vec![],
+        };
+        for other in &others {
+            match name {
+                "update" | "union" => {
+                    for v in other {
+                        match contains(&acc, v) {
+                            Some(true) => {}
+                            Some(false) => acc.push(v.clone()),
+                            None => return Ok(Value::unknown(format!("set.{name}"))),
+                        }
+                    }
+                }
+                "difference" | "intersection" => {
+                    let mut kept = vec![];
+                    for v in acc {
+                        match contains(other, &v) {
+                            Some(found) if found == (name == "intersection") => kept.push(v),
+                            Some(_) => {}
+                            None => return Ok(Value::unknown(format!("set.{name}"))),
+                        }
+                    }
+                    acc = kept;
+                }
+                _ => {
+                    let (small, big) = match name {
+                        "issubset" => (&mine, other),
+                        "issuperset" => (other, &mine),
+                        _ => (&mine, other),
+                    };
+                    let mut all = true;
+                    let mut any = false;
+                    for v in small {
+                        match contains(big, v) {
+                            Some(true) => any = true,
+                            Some(false) => all = false,
+                            None => return Ok(Value::unknown(format!("set.{name}"))),
+                        }
+                    }
+                    return Ok(Value::Bool(if name == "isdisjoint" { !any } else { all }));
+                }
+            }
+        }
+        if name == "update" {
+            *l.borrow_mut() = acc;
+            return Ok(Value::None);
+        }
+        Ok(Value::list(acc))
+    }
+}
+
 fn is_container_method(name: &str) -> bool {
     matches!(
         name,
@@ -1462,6 +1552,29 @@ fn is_dict_method(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::eval::test_support::{interp_over, notes};
+
+    /// `set.update` and the set methods that take iterables (transformers 4.x's `post_init`
+    /// collects module names with `set().update(...)`). Expected: what CPython prints for `r`.
+    #[test]
+    fn set_methods_taking_iterables() {
+        let text = r#"
+s = set()
+s.update(["b", "a"], ("c", "a"))
+u = {"x"}.union(["y", "x"])
+d = {"a", "b"}.difference(["a"])
+i = {"a", "b"}.intersection(("b", "c"))
+r = (sorted(s), sorted(u), sorted(d), sorted(i), {"a"}.issubset(["a", "b"]),
+     {"a", "b"}.issuperset(["c"]), {"a"}.isdisjoint(["b"]))
+"#;
+        let (mut interp, file) = interp_over("m", text);
+        let ns = interp.load_module(file).unwrap();
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
+        let r = ns.vars.borrow().get("r").cloned().expect("r is bound");
+        assert_eq!(
+            format!("{r:?}"),
+            r#"([["a", "b", "c"], ["x", "y"], ["b"], ["b"], True, False, True],)"#
+        );
+    }
 
     /// transformers 4.x's `initialize_weights` adds `smart_apply` to `torch.nn.Module` at run
     /// time unless `hasattr` finds it, then calls it on the model and, through `children()`,
