@@ -6,6 +6,15 @@ leaf module (qualified name, class, output shape) from forward hooks, and every 
 operation outside those leaves (op name, output shape) from a `TorchFunctionMode`, plus the
 model output's tensor fields and their shapes.
 
+The forward runs with `torch.compiler.is_compiling()` answering True (`compiling_side`): the
+graph staticfx builds is the one `torch.compile` captures, and Dynamo evaluates that predicate
+(and transformers' `is_torchdynamo_compiling()`, which calls it) to True while it traces. So
+the reference is eager PyTorch on the path Dynamo takes: e.g. the attention-mask helpers skip
+their `torch.all(mask == 1)`-style early exits (data-dependent, Dynamo cannot take them) and
+build the 4-d mask. Without the patch eager takes the other branch, which no compiled graph has.
+For the same reason `@torch.jit.script` functions run as plain Python (`PYTORCH_JIT=0`): Dynamo
+inlines their Python source (`_torchdynamo_inline`), a ScriptFunction hides their ops.
+
 Run with a Python that has torch and transformers (the versions are recorded):
 
     python scripts/expect/gen_hf_recordings.py [--out DIR] [ID...]
@@ -16,13 +25,21 @@ evaluates it in the modeling file) and `DIR/<id>.json` (default `tests/expected/
 transformers version go to their own directory, e.g. `--out tests/expected/hf-4.57.1`.
 """
 
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
-import torch
-import transformers
-from torch.overrides import TorchFunctionMode
+# `@torch.jit.script` functions run as Python, as Dynamo runs them: `torch.jit.script` leaves
+# `fn._torchdynamo_inline = fn` on the ScriptFunction ("Allow torch.compile() to inline"), so
+# the compiled graph has their operations, which a ScriptFunction hides from the
+# TorchFunctionMode. Set before torch is imported (torch.jit reads it once).
+os.environ["PYTORCH_JIT"] = "0"
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from torch.overrides import TorchFunctionMode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hf_cases import CASES  # noqa: E402
@@ -94,6 +111,28 @@ def make_inputs(spec):
     return out
 
 
+@contextlib.contextmanager
+def compiling_side():
+    """`torch.compiler.is_compiling()` and its aliases answer True, as under Dynamo's tracing
+    (torch/_dynamo/variables/torch.py constant-folds them to True). Only the forward runs
+    with this; building the model does not."""
+    import torch._dynamo  # noqa: F401  (so its aliases exist to patch)
+    import torch._dynamo.external_utils
+    import torch._utils
+
+    spots = [(torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
+             (torch._dynamo, "is_compiling"), (torch._dynamo.external_utils, "is_compiling"),
+             (torch._utils, "is_compiling")]
+    saved = [(mod, name, getattr(mod, name)) for mod, name in spots if hasattr(mod, name)]
+    for mod, name, _ in saved:
+        setattr(mod, name, lambda: True)
+    try:
+        yield
+    finally:
+        for mod, name, f in saved:
+            setattr(mod, name, f)
+
+
 def record(case):
     torch.manual_seed(0)
     config = getattr(transformers, case["config"])(**case["kwargs"])
@@ -117,7 +156,7 @@ def record(case):
             m.register_forward_pre_hook(pre)
             m.register_forward_hook(post_for(qualname))
     inputs = make_inputs(case["inputs"])
-    with torch.no_grad(), rec:
+    with torch.no_grad(), compiling_side(), rec:
         out = model(**inputs)
     if isinstance(out, transformers.utils.ModelOutput):
         fields = {k: shape_of(v) for k, v in out.items() if isinstance(v, torch.Tensor)}

@@ -983,6 +983,29 @@ fn is_dict_method(name: &str) -> bool {
 mod tests {
     use crate::eval::test_support::{interp_over, notes};
 
+    /// `set.update` and the set methods that take iterables (transformers 4.x's `post_init`
+    /// collects module names with `set().update(...)`). Expected: what CPython prints for `r`.
+    #[test]
+    fn set_methods_taking_iterables() {
+        let text = r#"
+s = set()
+s.update(["b", "a"], ("c", "a"))
+u = {"x"}.union(["y", "x"])
+d = {"a", "b"}.difference(["a"])
+i = {"a", "b"}.intersection(("b", "c"))
+r = (sorted(s), sorted(u), sorted(d), sorted(i), {"a"}.issubset(["a", "b"]),
+     {"a", "b"}.issuperset(["c"]), {"a"}.isdisjoint(["b"]))
+"#;
+        let (mut interp, file) = interp_over("m", text);
+        let ns = interp.load_module(file).unwrap();
+        assert!(notes(&interp).is_empty(), "{:?}", notes(&interp));
+        let r = ns.vars.borrow().get("r").cloned().expect("r is bound");
+        assert_eq!(
+            format!("{r:?}"),
+            r#"([["a", "b", "c"], ["x", "y"], ["b"], ["b"], True, False, True],)"#
+        );
+    }
+
     /// transformers 4.x's `initialize_weights` adds `smart_apply` to `torch.nn.Module` at run
     /// time unless `hasattr` finds it, then calls it on the model and, through `children()`,
     /// on every layer. Expected: what CPython prints for `r` (torch 2.x).

@@ -248,6 +248,31 @@ impl Interp {
         }
     }
 
+    /// `ModuleNotFoundError` for `import dotted` when its top-level package is nowhere the
+    /// import system would look: not under the root, not installed in the environment (as
+    /// source or compiled), not in the standard library, and not a package the evaluator
+    /// models. None whenever that cannot be told (no environment, or one that does not list
+    /// its standard library): the import then stays an external name. `try: from apex...
+    /// import X / except ImportError:` takes its fallback, as in the user's environment.
+    pub(super) fn module_not_found(&self, dotted: &str) -> Option<String> {
+        let top = dotted.split('.').next().unwrap_or(dotted);
+        if top.is_empty()
+            || ALWAYS_EXTERNAL.contains(&top)
+            || DYNAMO_THIRDPARTY_SKIPLIST.contains(&top)
+            || crate::semantic::environment::CATALOGUE_PACKAGES.contains(&top)
+        {
+            return None;
+        }
+        let env = self.project.environment()?;
+        if env.stdlib_modules.is_empty() || env.stdlib_modules.iter().any(|m| m == top) {
+            return None;
+        }
+        if self.project.module_exists(top) || self.project.library_module(top).is_some() {
+            return None;
+        }
+        Some(format!("ModuleNotFoundError: No module named '{top}'"))
+    }
+
     /// Whether the evaluator stands in for the package `dotted` belongs to (torch, the
     /// standard library's modelled modules), whether or not the environment has its source.
     pub(super) fn is_modelled_package(&self, dotted: &str) -> bool {

@@ -1101,6 +1101,19 @@ impl Interp {
         let path = canon.as_str();
         let a0 = args.first().cloned().unwrap_or(Value::None);
         let short = path.rsplit('.').next().unwrap_or(path);
+        // `nn.LayerNorm.forward(self, x)`, `nn.LayerNorm.__init__(self, ...)`: a torch.nn
+        // layer's method called unbound on an instance of a subclass, as `super()` reaches it.
+        if let (Some((class, method)), Value::Object(o)) = (path.rsplit_once('.'), &a0) {
+            if class.starts_with("torch.nn.")
+                && o.is_module()
+                && !method.starts_with(char::is_uppercase)
+                && cat.module(class).is_some()
+            {
+                let recv = Rc::new(a0.clone());
+                let rest = args[1..].to_vec();
+                return self.call_super_external(frame, &recv, class, method, rest, kwargs, span);
+            }
+        }
         // torch.nn module classes.
         if path.starts_with("torch.nn.")
             && short

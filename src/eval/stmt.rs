@@ -151,6 +151,9 @@ impl Interp {
                                 span: Span::of(n),
                             };
                             if !self.defer_import(frame, alias, deferred) {
+                                if let Some(msg) = self.module_not_found(&module) {
+                                    return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
+                                }
                                 let v = self.import_module(&module);
                                 self.set_var(frame, alias, v);
                             }
@@ -166,6 +169,9 @@ impl Interp {
                                 span: Span::of(n),
                             };
                             if !self.defer_import(frame, &top, deferred) {
+                                if let Some(msg) = self.module_not_found(&module) {
+                                    return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
+                                }
                                 if module.contains('.') {
                                     let _ = self.import_module(&module);
                                 }
@@ -922,6 +928,9 @@ impl Interp {
                 self.defer_import(frame, &alias, deferred);
             }
             return Ok(Flow::Normal);
+        }
+        if let Some(msg) = self.module_not_found(&abs) {
+            return Err(self.error(frame, Span::of(module_node), codes::RAISED, msg));
         }
         let base = self.import_module(&abs);
         if wildcard {

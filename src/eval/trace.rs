@@ -706,6 +706,9 @@ impl Interp {
                     .as_ref()
                     .and_then(|t| t.module_paths.get(&o.id).cloned());
                 let Some(path) = path else {
+                    if let Some(v) = self.trace_unregistered_leaf(frame, o, &args, &kwargs, span) {
+                        return v;
+                    }
                     return Err(self.error(
                         frame,
                         span,
@@ -804,6 +807,67 @@ impl Interp {
             node.module_class = Some(class);
         }
         Ok(Value::Proxy(n))
+    }
+
+    /// A stateless torch.nn leaf built in forward (`nn.Softmax(dim=-1)(x)`): it is no
+    /// submodule, so no `call_module`; Dynamo inlines its forward, which calls the functional
+    /// form with the module's settings. None for other modules (and for keyword inputs).
+    fn trace_unregistered_leaf(
+        &mut self,
+        frame: &Frame,
+        o: &Rc<super::value::Object>,
+        args: &[Value],
+        kwargs: &[(String, Value)],
+        span: Span,
+    ) -> Option<EResult<Value>> {
+        let ObjKind::Leaf(class) = &o.kind else {
+            return None;
+        };
+        let [x] = args else {
+            return None;
+        };
+        if !kwargs.is_empty() {
+            return None;
+        }
+        let attr = |name: &str| o.get(name).unwrap_or(Value::None);
+        let x = x.clone();
+        let (target, args, kwargs): (&str, Vec<Value>, Vec<(String, Value)>) = match class.as_str()
+        {
+            "Identity" => return Some(Ok(x)),
+            "Softmax" | "LogSoftmax" | "Softmin" => {
+                let f = match class.as_str() {
+                    "Softmax" => "torch.nn.functional.softmax",
+                    "LogSoftmax" => "torch.nn.functional.log_softmax",
+                    _ => "torch.nn.functional.softmin",
+                };
+                (
+                    f,
+                    vec![x, attr("dim")],
+                    vec![("_stacklevel".into(), Value::Int(5))],
+                )
+            }
+            "ReLU" | "SiLU" | "Mish" => {
+                let f = match class.as_str() {
+                    "ReLU" => "torch.nn.functional.relu",
+                    "SiLU" => "torch.nn.functional.silu",
+                    _ => "torch.nn.functional.mish",
+                };
+                let inplace = o.get("inplace").unwrap_or(Value::Bool(false));
+                (f, vec![x], vec![("inplace".into(), inplace)])
+            }
+            "GELU" => {
+                let approximate = o.get("approximate").unwrap_or_else(|| Value::str("none"));
+                (
+                    "torch.nn.functional.gelu",
+                    vec![x],
+                    vec![("approximate".into(), approximate)],
+                )
+            }
+            "Tanh" => ("torch.tanh", vec![x], vec![]),
+            "Sigmoid" => ("torch.sigmoid", vec![x], vec![]),
+            _ => return None,
+        };
+        Some(self.trace_function(frame, target, args, kwargs, span))
     }
 
     /// A parameter or buffer read in forward becomes a `get_attr` of its qualified path.

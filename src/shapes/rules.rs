@@ -887,7 +887,20 @@ pub fn call_module(m: &ModuleInfo, inp: &Inputs) -> Meta {
 /// for `call_method` argument 0 is the tensor itself. The arguments are assumed valid
 /// (`infer` checks them first).
 fn rule(name: &str, inp: &Inputs) -> Meta {
-    let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
+    // The first operand passed by keyword (`F.scaled_dot_product_attention(query=q, key=k,
+    // value=v)`, `torch.softmax(input=x, dim=-1)`).
+    let a0 = match inp.args.first() {
+        Some(a) => a.clone(),
+        None => ["input", "query", "self"]
+            .iter()
+            .find_map(|k| {
+                inp.kwargs
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .map(|(_, m)| m.clone())
+            })
+            .unwrap_or(Meta::Unknown),
+    };
     if let Meta::Scalar(x, origin) = &a0 {
         if let Some(m) = math_on_scalar(name, x, *origin) {
             return m;
@@ -899,8 +912,13 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
         | "lt" | "le" | "gt" | "ge" | "and_" | "or_" | "maximum" | "minimum" | "logical_and"
         | "logical_or" | "floor_divide" | "remainder" | "iadd" | "imul" | "isub" | "itruediv"
         | "add_" | "mul_" | "sub_" | "div_" | "atan2" | "fmod" | "xor" | "bitwise_and"
-        | "bitwise_or" | "bitwise_xor" | "logical_xor" => {
+        | "bitwise_or" | "bitwise_xor" | "logical_xor" | "multiply" | "subtract" | "divide"
+        | "true_divide" => {
             let op = match name {
+                // torch's aliases: `torch.multiply` is `torch.mul`, and so on.
+                "multiply" => "mul",
+                "subtract" => "sub",
+                "divide" | "true_divide" => "truediv",
                 // Bitwise ops broadcast and promote as `&` does.
                 "bitwise_and" | "bitwise_xor" | "xor" => "and_",
                 "bitwise_or" => "or_",
@@ -917,6 +935,33 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             let b = inp.get(1, "other").cloned().unwrap_or(Meta::Unknown);
             binary(op, &a0, &b)
         }
+        "einsum" => einsum(inp),
+        // `torch.gather(input, dim, index)`: the index's shape, the input's dtype.
+        "gather" => match (t0, inp.get(2, "index").and_then(Meta::as_tensor)) {
+            (Some(t), Some(i)) => tensor(i.shape.clone(), t.dtype),
+            _ => Meta::Unknown,
+        },
+        // `torch.index_select(input, dim, index)`: `dim` takes the (1-D) index's length.
+        "index_select" => match (
+            t0,
+            inp.int(1, "dim"),
+            inp.get(2, "index").and_then(Meta::as_tensor),
+        ) {
+            (Some(t), Some(d), Some(i)) => match (&t.shape, &i.shape) {
+                (Some(shape), Some(ishape)) if ishape.len() <= 1 => {
+                    match norm_dim(d, shape.len().max(1)) {
+                        Some(d) if d < shape.len() => {
+                            let mut out = shape.clone();
+                            out[d] = ishape.first().cloned().unwrap_or(Dim::Known(1));
+                            tensor(Some(out), t.dtype)
+                        }
+                        _ => Meta::Unknown,
+                    }
+                }
+                _ => tensor(None, t.dtype),
+            },
+            _ => Meta::Unknown,
+        },
         "matmul" | "bmm" | "mm" => match (
             t0,
             inp.get(1, "other")
@@ -2100,12 +2145,231 @@ fn folded(t: &TensorMeta, output_size: &Meta, kernel_size: &Meta) -> Meta {
     tensor(Some(dims), t.dtype)
 }
 
+/// `torch.einsum(equation, *operands)` (or the operands as one list): each subscript letter
+/// takes its size from the operands (size-1 dims broadcast), `...` the broadcast of the
+/// dims the letters leave; the output is the letters after `->`, or without an arrow the
+/// `...` dims then the letters used once, in alphabetical order. Unknown when the equation is
+/// not a constant, an operand's rank is unknown, or the ranks do not match the subscripts.
+fn einsum(inp: &Inputs) -> Meta {
+    let Some(Meta::Str(eq)) = inp.args.first() else {
+        return Meta::Unknown;
+    };
+    let ops: Vec<&Meta> = match inp.args.get(1..) {
+        Some([Meta::Seq(items)]) => items.iter().collect(),
+        Some(rest) => rest.iter().collect(),
+        None => return Meta::Unknown,
+    };
+    let eq: String = eq.chars().filter(|c| !c.is_whitespace()).collect();
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l, Some(r)),
+        None => (eq.as_str(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ops.len() || ops.is_empty() {
+        return Meta::Unknown;
+    }
+    let mut sizes: Vec<(char, Dim)> = vec![];
+    let mut counts: std::collections::BTreeMap<char, usize> = Default::default();
+    let mut ellipsis: Option<Shape> = None;
+    let mut dtype: Option<DType> = None;
+    for (term, op) in terms.iter().zip(&ops) {
+        let Some(t) = op.as_tensor() else {
+            return Meta::Unknown;
+        };
+        dtype = Some(match dtype {
+            Some(d) => DType::promote(d, t.dtype),
+            None => t.dtype,
+        });
+        let Some(shape) = &t.shape else {
+            return Meta::Unknown;
+        };
+        let (before, after) = match term.split_once("...") {
+            Some((b, a)) => (b, Some(a)),
+            None => (*term, None),
+        };
+        let letters = before.chars().count() + after.map_or(0, |a| a.chars().count());
+        if !before
+            .chars()
+            .chain(after.unwrap_or("").chars())
+            .all(|c| c.is_ascii_alphabetic())
+            || letters > shape.len()
+            || (after.is_none() && letters != shape.len())
+        {
+            return Meta::Unknown;
+        }
+        let n_before = before.chars().count();
+        let n_ell = shape.len() - letters;
+        let mut dims: Vec<(char, &Dim)> = before.chars().zip(&shape[..n_before]).collect();
+        if let Some(a) = after {
+            dims.extend(a.chars().zip(&shape[n_before + n_ell..]));
+            let ell: Shape = shape[n_before..n_before + n_ell].to_vec();
+            ellipsis = match ellipsis {
+                None => Some(ell),
+                Some(prev) => match broadcast(&prev, &ell) {
+                    Some(b) => Some(b),
+                    None => return Meta::Unknown,
+                },
+            };
+        }
+        for (c, d) in dims {
+            *counts.entry(c).or_default() += 1;
+            match sizes.iter_mut().find(|(k, _)| *k == c) {
+                None => sizes.push((c, d.clone())),
+                Some((_, prev)) => {
+                    if *prev == Dim::Known(1) {
+                        *prev = d.clone();
+                    } else if *d != Dim::Known(1) && *prev != *d {
+                        if let (Some(_), Some(_)) = (prev.known(), d.known()) {
+                            return Meta::Unknown;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let size = |c: char| sizes.iter().find(|(k, _)| *k == c).map(|(_, d)| d.clone());
+    let mut out: Shape = vec![];
+    match rhs {
+        Some(r) => {
+            let (before, after) = match r.split_once("...") {
+                Some((b, a)) => (b, Some(a)),
+                None => (r, None),
+            };
+            for c in before.chars() {
+                let Some(d) = size(c) else {
+                    return Meta::Unknown;
+                };
+                out.push(d);
+            }
+            if let Some(a) = after {
+                out.extend(ellipsis.clone().unwrap_or_default());
+                for c in a.chars() {
+                    let Some(d) = size(c) else {
+                        return Meta::Unknown;
+                    };
+                    out.push(d);
+                }
+            }
+        }
+        None => {
+            out.extend(ellipsis.unwrap_or_default());
+            for (c, n) in &counts {
+                if *n == 1 {
+                    out.push(size(*c).unwrap_or(Dim::Unknown));
+                }
+            }
+        }
+    }
+    Meta::tensor(Some(out), dtype.unwrap_or(DType::Float32))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    /// Expected shapes from torch 2.15: `torch.einsum(eq, *(torch.zeros(s) for s in shapes)).shape`.
+    #[test]
+    fn einsum_gather_index_select_shapes() {
+        let e = |eq: &str, ops: &[&[i64]]| {
+            let mut args = vec![Meta::Str(eq.into())];
+            args.extend(ops.iter().map(|s| t(s)));
+            format!(
+                "{:?}",
+                call(
+                    "einsum",
+                    &Inputs {
+                        args: &args,
+                        kwargs: &[]
+                    }
+                )
+            )
+        };
+        let show = |s: &[i64]| format!("{:?}", t(s));
+        assert_eq!(e("i , j -> i j", &[&[64], &[2]]), show(&[64, 2]));
+        assert_eq!(
+            e("bhqd,bhkd->bhqk", &[&[2, 4, 8, 16], &[2, 4, 9, 16]]),
+            show(&[2, 4, 8, 9])
+        );
+        assert_eq!(e("ij,jk", &[&[3, 4], &[4, 5]]), show(&[3, 5]));
+        assert_eq!(e("ba", &[&[3, 4]]), show(&[4, 3]));
+        assert_eq!(
+            e("...ij,...jk->...ik", &[&[2, 1, 3, 4], &[5, 4, 6]]),
+            show(&[2, 5, 3, 6])
+        );
+        assert_eq!(e("ii->i", &[&[3, 3]]), show(&[3]));
+        assert_eq!(
+            e("bij,bjk->bik", &[&[1, 3, 4], &[7, 4, 5]]),
+            show(&[7, 3, 5])
+        );
+        let g = [
+            t(&[1, 64, 4]),
+            Meta::int(1),
+            Meta::tensor(Some(shape_of(&[1, 8, 4])), DType::Int64),
+        ];
+        assert_eq!(
+            format!(
+                "{:?}",
+                call(
+                    "gather",
+                    &Inputs {
+                        args: &g,
+                        kwargs: &[]
+                    }
+                )
+            ),
+            show(&[1, 8, 4])
+        );
+        let i = [
+            t(&[5, 6]),
+            Meta::int(-1),
+            Meta::tensor(Some(shape_of(&[3])), DType::Int64),
+        ];
+        assert_eq!(
+            format!(
+                "{:?}",
+                call(
+                    "index_select",
+                    &Inputs {
+                        args: &i,
+                        kwargs: &[]
+                    }
+                )
+            ),
+            show(&[5, 3])
+        );
+        let kw = vec![
+            ("query".to_string(), t(&[2, 4, 8, 16])),
+            ("key".to_string(), t(&[2, 4, 9, 16])),
+            ("value".to_string(), t(&[2, 4, 9, 32])),
+        ];
+        let out = call(
+            "scaled_dot_product_attention",
+            &Inputs {
+                args: &[],
+                kwargs: &kw,
+            },
+        );
+        assert_eq!(format!("{out:?}"), show(&[2, 4, 8, 32]));
+        // The rank does not match the subscripts: unknown, not a guess.
+        assert_eq!(e("ij->i", &[&[3, 4, 5]]), "Unknown");
+        let lst = vec![Meta::Str("i,i->".into()), Meta::Seq(vec![t(&[3]), t(&[3])])];
+        assert_eq!(
+            format!(
+                "{:?}",
+                call(
+                    "einsum",
+                    &Inputs {
+                        args: &lst,
+                        kwargs: &[]
+                    }
+                )
+            ),
+            show(&[])
+        );
     }
 
     #[test]

@@ -107,8 +107,96 @@ pub(in crate::eval) fn call_method(
             Ok(Value::None)
         }
         "sort" => Ok(Value::None),
+        "update" | "union" | "intersection" | "difference" | "issubset" | "issuperset"
+        | "isdisjoint" => set_method(interp, frame, l, name, args, span),
         _ => Ok(Value::unknown(format!("list.{name}"))),
     }
+}
+
+/// The methods of `set` that take other iterables (sets are lists here, their items
+/// unique): `update` adds in place, the others build a new set or compare. An item whose
+/// equality cannot be told makes the answer unknown rather than a guess.
+fn set_method(
+    interp: &mut Interp,
+    frame: &Frame,
+    l: &Rc<RefCell<Vec<Value>>>,
+    name: &str,
+    args: &[Value],
+    span: Span,
+) -> EResult<Value> {
+    let mut others = Vec::with_capacity(args.len());
+    for a in args {
+        // An iterable that cannot be followed leaves the answer unknown, as before.
+        match interp.iterate(frame, a, span) {
+            Ok(items) => others.push(items),
+            Err(_) => return Ok(Value::unknown(format!("set.{name} of an unknown iterable"))),
+        }
+    }
+    if others.is_empty() && name.starts_with("is") {
+        return Ok(Value::unknown(format!("set.{name} without an argument")));
+    }
+    let mine = l.borrow().clone();
+    let contains = |items: &[Value], v: &Value| -> Option<bool> {
+        let mut out = Some(false);
+        for i in items {
+            match i.py_eq(v) {
+                Some(true) => return Some(true),
+                Some(false) => {}
+                None => out = None,
+            }
+        }
+        out
+    };
+    let mut acc = match name {
+        "update" | "union" | "difference" | "intersection" => mine.clone(),
+        _ => vec![],
+    };
+    for other in &others {
+        match name {
+            "update" | "union" => {
+                for v in other {
+                    match contains(&acc, v) {
+                        Some(true) => {}
+                        Some(false) => acc.push(v.clone()),
+                        None => return Ok(Value::unknown(format!("set.{name}"))),
+                    }
+                }
+            }
+            "difference" | "intersection" => {
+                let mut kept = vec![];
+                for v in acc {
+                    match contains(other, &v) {
+                        Some(found) if found == (name == "intersection") => kept.push(v),
+                        Some(_) => {}
+                        None => return Ok(Value::unknown(format!("set.{name}"))),
+                    }
+                }
+                acc = kept;
+            }
+            _ => {
+                let (small, big) = match name {
+                    "issubset" => (&mine, other),
+                    "issuperset" => (other, &mine),
+                    _ => (&mine, other),
+                };
+                let mut all = true;
+                let mut any = false;
+                for v in small {
+                    match contains(big, v) {
+                        Some(true) => any = true,
+                        Some(false) => all = false,
+                        None => return Ok(Value::unknown(format!("set.{name}"))),
+                    }
+                }
+                return Ok(Value::Bool(if name == "isdisjoint" { !any } else { all }));
+            }
+        }
+    }
+    if name == "update" {
+        *l.borrow_mut() = acc;
+        return Ok(Value::None);
+    }
+    Ok(Value::list(acc))
 }
 
 /// `a + b`, `a * n` and comparisons of lists and of tuples, and `|`, `&`, `^`, `-` of the sets
