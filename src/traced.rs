@@ -2,6 +2,10 @@
 //! graph-break regions and events, the constructed module tree, the user's input shapes, and
 //! the graph-break findings the `breaks` pass attaches. Below every stage that consumes a
 //! trace (breaks, fixes, passes, exec, render) and the driver that produces one (`analysis`).
+//!
+//! What tracing produces and every stage above reads: `GraphResult` (graph, regions, events, module
+//! tree, findings), `FileAnalysis`, `Finding` (`site_key()` is the one de-duplication key),
+//! `InputSpec`.
 
 use std::sync::Arc;
 

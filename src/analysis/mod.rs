@@ -1,5 +1,26 @@
 //! The analysis API the front ends call: plain data in (paths, options), plain data out
 //! (graphs, diagnostics with byte spans). No CLI or LSP types here.
+//!
+//! `analyze_file` / `analyze_in_project` → `FileAnalysis`; `parse_only` for files that cannot
+//! define a module; `optimize`. `incremental.rs` is the keystroke path: a `Session` keeps the
+//! interpreter; an edit that changes no token (whitespace, comments, a function's docstring) only
+//! moves spans (early cutoff); an edit inside one function body re-traces only the classes whose
+//! last analysis called it; a changed, added or removed top-level import or constant assignment, or
+//! a changed top-level `def` signature (its defaults), runs again in the kept module (the new
+//! function keeps its unit, redirected to the live text), and only the classes whose functions name
+//! a name it bound differently are traced again (`top_level.rs` decides from the syntax what a
+//! statement binds, mutates and reads; anything it cannot decide is a full analysis). Flagged
+//! retraces a superseded version left pending run after the next update, on its text, and stop as
+//! they run when the document changes again (`Interp::cancel`). `shared.rs` is the server's: a
+//! `Library` is one module-reusing interpreter that the sessions of many documents run in one after
+//! another (`Session::start_shared`, parked between analyses), retired after 32 documents or when a
+//! file it read (or searched for a name) changed; after a session's start, and when its thread's
+//! queue has been empty for 300 ms (not after each keystroke: freeing them held up its
+//! diagnostics), it drops the trees of the files none of the process's last 4 analyses read
+//! (`TREE_KEEPING_ANALYSES`: most modules are read only while imported). `warm.rs` is the batch
+//! path: a `Warm` analyses file after file of one root in one interpreter, so the modules they all
+//! import are evaluated once per thread (a reused module's steps are charged to each analysis that
+//! reaches it; `tests/module_reuse.rs` compares with fresh analyses).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -278,7 +299,9 @@ pub(crate) fn trace_class(
     g.build_failure = build_failure;
     // A constructor that raised leaves no instance whose forward could be traced; the build
     // failure, or the limit noted where it raised in this file, already says why.
+    let own_path = format!("({}:", interp.project.file(file).path.display());
     let said_why = g.build_failure.is_some()
+        || matches!(&value, Value::Unknown(u) if u.reason.contains(&own_path))
         || interp.diagnostics[noted_before.min(interp.diagnostics.len())..]
             .iter()
             .any(|d| d.file == file);
@@ -320,6 +343,9 @@ fn build_failure(
             Value::Str(why) => why.to_string(),
             _ => "its constructor did not finish".to_string(),
         },
+        // What a constructor raised, with its place (`instantiate_per_class`); by path, as an
+        // editor session runs an edited function from the document's newer text (another id).
+        Value::Unknown(u) if u.reason.contains(&own_path) => return None,
         Value::Unknown(u) => match interp.diagnostics.get(noted_before) {
             Some(first) => interp.describe_at(&first.message, first.file, first.span),
             None => u.reason.clone(),

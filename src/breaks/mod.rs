@@ -7,6 +7,15 @@
 //! (tensor vs. Python value, dtype, shape-derived vs. data-derived scalars). What the analyser
 //! cannot see into is reported separately, at low severity: FX190 when Dynamo may really
 //! refuse the call, FX907 (an analysis limit) when the analyser could not resolve it.
+//!
+//! `annotate`: one rule per file, each reading the traced graph and the source, emitting `Finding`s
+//! for its `Rule` (code, gb id, span, hint, call chain). `fix_available` only for rules with a fix.
+//! `docs/` holds one markdown page per code (FX1xx, FX190, FX9xx), the single source of `staticfx
+//! rule`, noqa hover and the generated `docs/rules.md`. `version.rs`: the torch `Target`
+//! (`target-version`, or the installed torch via `find_torch`) gives each version-dependent
+//! `Behaviour` its gb id; `frames.rs` drops what Dynamo never reaches (the rest of a frame it runs
+//! eagerly after a break in a loop). Checked against 2,000 generated programs labelled by torch 2.8
+//! and 2.15 (`tests/breaks_generated.rs`).
 
 pub mod docs;
 pub mod registry;
@@ -421,9 +430,14 @@ pub fn receiver(cx: &Ctx, n: NodeId) -> Option<NodeId> {
 
 /// Compact source text for a message: first line, trimmed, at most 60 characters.
 pub fn snippet(s: &str) -> String {
+    snippet_of(s, 60)
+}
+
+/// The first line of `s`, cut at `max` characters.
+pub fn snippet_of(s: &str, max: usize) -> String {
     let line = s.lines().next().unwrap_or("").trim();
-    let mut out: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 || s.lines().count() > 1 {
+    let mut out: String = line.chars().take(max).collect();
+    if line.chars().count() > max || s.lines().count() > 1 {
         out.push('…');
     }
     out

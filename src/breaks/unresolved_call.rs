@@ -36,7 +36,8 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         } else {
             format!(
                 "analysis limit: call of a value staticfx could not resolve (`{call}`): {}",
-                super::snippet(&e.detail)
+                // Why is the part users act on (which module is missing): room for a sentence.
+                super::snippet_of(&e.detail, 160)
             )
         };
         out.push(f);

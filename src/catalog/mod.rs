@@ -1,6 +1,10 @@
 //! Stage 3 data: the catalogue of the torch API the analyser knows, generated from the real torch
 //! package by `scripts/catalog/gen_catalog.py` (which verifies every parameter-shape formula
 //! against instantiated modules) and embedded at build time.
+//!
+//! Generated from real torch: leaf `torch.nn` modules (signature, attributes, parameter/buffer
+//! shape formulas), functions, aliases. `bind` is the one argument binder (positionals first, then
+//! keywords, both is an error) for shape rules and the executor.
 
 pub mod bind;
 

@@ -1,4 +1,9 @@
 //! The command line: a thin adapter from arguments to `ide` and back to text.
+//!
+//! Clap arguments → `ide` → ruff-style text, JSON, SARIF; the CI formats in `cli/output/` (one
+//! module per format, pure functions of the finished messages); `baseline.rs` fingerprints findings
+//! without line numbers. `python/staticfx` + `pyproject.toml` package the binary as a wheel
+//! (maturin, `bindings = "bin"`).
 
 pub mod baseline;
 pub mod check;

@@ -1,6 +1,11 @@
 //! Plain-data diagnostics shared by every stage and front end. Positions are byte spans in a
 //! file; the CLI and the language server convert them to their own line/column conventions.
 //! The codes live here too: the analysis limits (`codes`) and the graph-break rules (`Rule`).
+//!
+//! `Severity`, `Diagnostic` (byte span), the analysis-limit codes (`codes::FX90x`) and `Rule`, the
+//! registry of graph-break rules: code, Dynamo gb ids, title, whether a fix exists. Rules, fixes
+//! and front ends name a rule by its variant; a mistyped one does not compile (a `compile_fail`
+//! doc-test).
 
 use serde::Serialize;
 

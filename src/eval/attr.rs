@@ -265,6 +265,11 @@ impl Interp {
                         path,
                     })));
                 }
+                // `re` hands out match objects without their groups (`stdlib::re`): what they
+                // would answer is not known, which is no AttributeError.
+                if matches!(&o.class, Value::External(p) if &**p == "re.Match") {
+                    return Ok(Value::unknown(format!("`re.Match.{name}`")));
+                }
                 Err(self.error(
                     frame,
                     span,
@@ -350,7 +355,10 @@ impl Interp {
                 "__name__" => Ok(Value::str(&f.name)),
                 "__qualname__" => Ok(Value::str(&f.qualname)),
                 "__module__" => Ok(Value::str(&f.globals.name)),
-                "__doc__" => self.function_doc(f),
+                // A docstring the definition has is not read: libraries that rewrite docstrings
+                // at import (transformers' `replace_list_option_in_docstrings`) would then run,
+                // at a cost and through `re` match objects the evaluator does not model.
+                "__doc__" => Ok(Value::unknown("a function's docstring")),
                 "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }

@@ -1,10 +1,41 @@
 //! Stages 3–5 of the pipeline run through one small Python evaluator, as torch.fx itself does:
-//! - `module` evaluates a file's top level lazily (imports across the root, classes, constants);
+//! - `module` evaluates a file's top level lazily (imports across the root and the user's
+//!   environment, classes, constants);
 //! - constructors run on concrete values to build the module tree (`objects` holds torch.nn's
 //!   side: leaf modules from the catalogue, containers, parameters);
 //! - `trace` runs `forward` on `Proxy` values, recording each operation as a graph node and
-//!   inlining user code exactly where torch.fx would (policy in `crate::graph::inline`).
-//! Anything it cannot evaluate becomes `Value::Unknown` with a diagnostic; it never panics on input.
+//!   inlining user code exactly where torch.fx would (policy in `crate::graph::inline`);
+//!   `trace::root` instantiates a class, makes the placeholders and retraces with symbolic
+//!   input shapes.
+//!
+//! Anything it cannot evaluate becomes `Value::Unknown` with its reason and a diagnostic; every
+//! loop and call is bounded (`Limits`); it never panics on input.
+//!
+//! Where things live:
+//! - `value`: the values. `types/` holds the behaviour of each kind of builtin value (list,
+//!   dict, tuple, str, numbers, tensors, proxies, unknowns): its methods, items, iteration and
+//!   operators; `Interp::call_method`, `get_item`, `iterate` and `binary_op` only dispatch on
+//!   the receiver's kind. `builtins` holds Python's builtin functions, one function each.
+//! - `stmt`, `expr`, `call` (calling functions, argument binding), `attr` (attribute access
+//!   through the object model: descriptors, properties, `__getattr__`/`__getattribute__`/
+//!   `__setattr__` overrides, metaclasses in `stdlib/metaclass.rs`), `instance_dict` (an
+//!   instance's `__dict__` used in place).
+//! - `stdlib/`: the standard library as libraries run it at import and construction time
+//!   (`dataclasses`, `functools`, `contextlib`, `copy`, `itertools`, `re`, `enum`, `importlib`,
+//!   `os.environ` as unset, einops' pattern functions as Dynamo traces them);
+//!   `stdlib/python/` holds standard-library classes written in Python and evaluated like
+//!   library source (`Mapping` mixins, `property`, `namedtuple`, `ExitStack`,
+//!   `packaging.version`, what `@dataclass` generates). `stdlib/tests.rs` checks snippets
+//!   against CPython values (`scripts/expect/gen_stdlib_expectations.py`), and
+//!   `differential_tests` 2,000 generated programs against CPython's output.
+//! - `overrides`: the one table of library functions not evaluated, each with its reason;
+//!   `native_methods`: the one table of library methods run natively, each only where its
+//!   source is the text it was written against (a SHA-256 of the definition).
+//! - `release`: breaks the values' reference cycles when an interpreter drops.
+//!
+//! State about a value lives on the value (a function's `__dict__` and what the wrapper
+//! `lru_cache` or `contextmanager` made of it; an exception on the error that raised it);
+//! `Interp` keeps frames, limits, loaded modules and diagnostics.
 
 mod attr;
 mod builtins;

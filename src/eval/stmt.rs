@@ -1316,27 +1316,6 @@ impl Interp {
     }
 
     /// The string a class body starts with, evaluated (an f-string docstring is a string too).
-    /// A function's `__doc__` when nothing was assigned to it: the docstring of its
-    /// definition (read when asked for, as few are), else None.
-    pub(in crate::eval) fn function_doc(&mut self, f: &super::value::Function) -> EResult<Value> {
-        let (file, file_id, span) = self.definition_of(f);
-        let tree = file.tree();
-        let Some(node) =
-            super::call::find_node(&tree, span).filter(|n| n.kind_name() == "function_definition")
-        else {
-            return Ok(Value::None);
-        };
-        let frame = Frame {
-            file: file.clone(),
-            file_id,
-            globals: f.globals.clone(),
-            locals: None,
-            class: None,
-            receiver: None,
-        };
-        Ok(self.docstring(&frame, node)?.unwrap_or(Value::None))
-    }
-
     fn docstring(&mut self, frame: &Frame, class: Node) -> EResult<Option<Value>> {
         let first = class
             .field("body")

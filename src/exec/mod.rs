@@ -7,6 +7,12 @@
 //! - [`fused`]: the pass pipeline's `staticfx.fused.*` targets (`staticfx run` optimizes for
 //!   inference first unless `--no-optimize`);
 //! - [`kernels`]: the ndarray kernels.
+//!
+//! `interpreter::Program` walks the graph, dropping each value after its last use; `ops` dispatches
+//! by `OpKey::key`, `modules` by leaf class, `fused` the `staticfx.fused.*` targets; `weights`
+//! reads/writes safetensors; matrix products go through `kernels::linear::gemm_into` (the `gemm`
+//! crate); 3×3 stride-1 convolutions with a folded batch norm run Winograd's F(2×2, 3×3) on kernels
+//! transformed once per program (`kernels/conv/winograd.rs`). Errors are values, never panics.
 
 pub mod call;
 pub mod fused;

@@ -8,6 +8,11 @@
 //! `torch.where`), `guard` (wrap `print`/logging/`time.*` in `if not
 //! torch.compiler.is_compiling():`, or remove the statement), `item` (drop `.item()` when the
 //! scalar only feeds tensor arithmetic), `noqa` (append `# noqa: FXnnn`).
+//!
+//! One file per fix (`where_rewrite`, `guard`, `item`, `noqa`): pure functions of the text, its
+//! tree, the `Site` (rule, span) and proven `Facts` → `Fix { title, applicability, kind, edits }`
+//! or a refusal reason; `fixer(rule)` is the dispatch, checked against `Rule::has_fix`. `pick`
+//! chooses non-overlapping edits.
 
 mod guard;
 mod item;

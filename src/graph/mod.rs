@@ -1,6 +1,11 @@
 //! Stage 4: the static FX graph — torch.fx's six opcodes, its node names, and the users of
 //! every node (petgraph edges from producer to consumer). The graph is built by the tracer
 //! (`eval::trace`), which is where inlining happens (see `inline`).
+//!
+//! `Graph` = petgraph `StableDiGraph` plus program `order`, torch.fx's six opcodes and naming
+//! (`names.rs`); `OpKey` is the one way ops are named: the executor's tables by `key()`
+//! (`torch.nn.functional.relu`, `method:view`, `module:Conv2d`, `staticfx.fused.linear_act`), shape
+//! rules and passes by `name()` (`relu`).
 
 pub mod inline;
 pub mod names;

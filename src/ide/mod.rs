@@ -11,6 +11,27 @@
 //! - [`fix`]: fix-all to a fixed point; [`files`] and [`exclude`]: which files are analysed;
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
+//!
+//! The only API of the front ends, plain data and byte offsets. `settings`: one `Settings` for
+//! `[tool.staticfx]` (nearest pyproject.toml), `initializationOptions`, `workspace/configuration`
+//! and flags (select, ignore, root, example inputs, debounce); adding one is a field, a default and
+//! a `merge` arm. `diagnostics`: the one policy for what users see (wording `gb_type: message
+//! (gb_id)` / `analysis limit: …`, FX901 an error and other limits at most info, one report per
+//! code and line, select/ignore, `# noqa` on `LineIndex` rows). `check`: one file from disk through
+//! the policy (in a batch, `Shared` with each thread's `analysis::warm::Warm`), and through
+//! `check_cache` (ruff-style persistent results: keyed by the file's text, the settings and the
+//! build, hit only while every file the analysis read still hashes the same; atomic writes). `fix`:
+//! fix-all to a fixed point. `code_actions`: quick fixes and fix-all for a byte range. `graph`: the
+//! `graph` command's rendering. `run`: the `run` command. `files` and `exclude`: which files are
+//! collected (`exclude`/`extend-exclude`, `--force-exclude`) and which are evaluated
+//! (`may_define_module`; the others are only parsed). `host`: `AnalysisHost` keeps the incremental
+//! sessions of the documents analysed last, of the documents only opened (not edited) the newest
+//! alone, and once its thread is idle only if no host of the server (sharing an `OpenedOrder`)
+//! started a newer one (a thread that starts one wakes the others, `lsp::workers`) (dropped when a
+//! document closes or idles, 5 minutes) in its libraries (`analysis::shared`: the modules the
+//! documents import are evaluated once per analysis thread) and turns an analysis of a text
+//! snapshot into `Send` data (diagnostics, node views, the traced graph, DOT with source lines);
+//! `hover`: markdown for a byte offset. `stack`: the 256 MiB threads analysis runs on.
 
 pub use crate::breaks::version::{Source as TargetSource, TorchVersion};
 

@@ -1,5 +1,24 @@
 //! `staticfx lsp`: the language server. Only this module knows protocol types; it adapts the
 //! analysis API (byte spans, plain data) to LSP positions and messages.
+//!
+//! The only module that knows LSP types. `server/mod.rs` holds the state and the document lifecycle
+//! and applies edits to a ropey rope and the tree-sitter tree before any await; the other requests
+//! have a file each in `server/` (`hover`, `code_action`, `commands`, `settings`); `workers.rs`
+//! runs analyses on two long-lived large-stack threads, each with its `ide::AnalysisHost`, a
+//! document always on the same one (the host keeps the document's incremental session);
+//! `convert.rs` is the one place byte spans become ranges (and positions offsets) in the negotiated
+//! encoding, and `ide::Diagnostic`s protocol diagnostics; Only the newest version's diagnostics are
+//! published. A new session of a file with config-built classes is published in two stages
+//! (`AnalysisHost::analyze_staged`): the default traces' findings, then, only if they add
+//! something, the flagged retraces'; publications are ordered by (version, settings generation,
+//! stage). A document is parsed when first edited or analysed (a queued analysis parses on its
+//! thread and hands the tree to the document, so the next edit reparses incrementally), and
+//! documents outside the last 4 analysed, or only opened and not the newest of those, drop their
+//! tree, rope and kept result until their next edit or analysis (the text stays; a document opened
+//! and never edited has no rope); `run_stdio` first tunes mimalloc to return freed pages at once
+//! (`ide::return_freed_promptly`); a document's result for an older version is dropped before its
+//! next analysis, so the session moves its graphs' spans in place instead of copying them.
+//! `benches/lsp_memory.rs` measures the server with every transformers modeling file open.
 
 pub mod catch_panics;
 pub mod convert;

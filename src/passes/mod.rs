@@ -22,6 +22,10 @@
 //!
 //! After every pass, [`validate`] checks the graph's invariants in debug builds and tests
 //! (release builds skip it unless asked).
+//!
+//! `Pipeline`: CSE → constant folding → fusion → DCE to a fixed point (cap 10), validated after
+//! each pass in debug builds; `cache.rs` stores optimized graphs keyed by every input that shaped
+//! them.
 
 pub mod cache;
 pub mod constant_fold;

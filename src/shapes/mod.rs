@@ -2,6 +2,12 @@
 //! Python value torch.fx would compute at trace time (a `torch.Size`, an int read off a shape).
 //! The tracer calls `rules::infer` as it records each node, so a shape-derived condition such as
 //! `if x.size(-1) != d:` is decided the way Dynamo specialises it, not reported as a break.
+//!
+//! `Meta` = tensor shape/dtype or a Python scalar tagged with its origin; shape-derived conditions
+//! are decided the way Dynamo specialises them, data-derived ones become graph-break regions;
+//! `sym.rs` holds symbolic dims (`s0`, `s1//4`); `checks.rs` makes PyTorch's argument checks, and a
+//! certain failure is a `ShapeError` on the node (the shape stays unknown), which
+//! `breaks::shape_mismatch` reports as FX301.
 
 pub mod checks;
 pub mod rules;

@@ -1,6 +1,15 @@
 //! Stage 1: source text → tree-sitter syntax tree, plus the position bookkeeping every later
 //! stage shares. Everything downstream speaks byte offsets; conversion to lines and columns
 //! happens only at the edges (CLI output, JSON, the language server).
+//!
+//! `parse(text, old_tree)`; `Span` is the byte range every stage uses; `LineIndex` counts `\n`,
+//! `\r\n` and lone `\r` as line breaks, as the LSP does, and every row (positions, `# noqa`) comes
+//! from it; `recover` blanks lines that hold syntax errors, so an unclosed paren does not hide the
+//! rest of the file. `KindExt::kind_name` and `FieldExt::field` read kinds and field ids from
+//! tables made once from the grammar (the evaluator asks for them on every node it runs);
+//! `node_cache` keeps each node's children and their fields per thread for the trees
+//! `SourceFile::tree` hands out (a `Weak` of the tree, never the tree), since a cursor's step
+//! through hidden grammar nodes cost hundreds of instructions each time a statement ran again.
 
 mod fields;
 mod kinds;

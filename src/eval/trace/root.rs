@@ -168,7 +168,7 @@ pub fn instantiate_per_class(
         Ok(v) => v,
         Err(e) => {
             interp.note_error(&e);
-            Value::unknown(e.message)
+            Value::unknown(interp.describe_error(&e))
         }
     };
     (module, given_config)
