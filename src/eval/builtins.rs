@@ -34,6 +34,7 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        let args = self.builtin_args(name, args);
         let c = BuiltinCall {
             frame,
             name,
