@@ -271,6 +271,11 @@ impl Interp {
                         path,
                     })));
                 }
+                // An object a library outside the project made (a `re.Match`) has more than
+                // the evaluator models of it.
+                if matches!(o.class, Value::External(_)) && !o.is_module() {
+                    return Ok(Value::unknown(format!("`{}.{name}`", o.class_name())));
+                }
                 Err(self.error(
                     frame,
                     span,
