@@ -211,6 +211,12 @@ impl Interp {
                 if name == "__dict__" {
                     return Ok(Value::InstanceDict(o.clone()));
                 }
+                // What a builtin's subclass inherits from the builtin works on its value.
+                if let Some(base) = &o.base {
+                    if !name.starts_with("__") {
+                        return self.get_attr(frame, base, name, span);
+                    }
+                }
                 // What an external base class defines is found by the ordinary lookup, before
                 // `__getattr__` is asked: the methods a dict subclass inherits (`self.keys()` in
                 // `ModelOutput`), and torch.nn.Module's (`self.register_buffer` in diffusers'
@@ -265,10 +271,10 @@ impl Interp {
                         path,
                     })));
                 }
-                // `re` hands out match objects without their groups (`stdlib::re`): what they
-                // would answer is not known, which is no AttributeError.
-                if matches!(&o.class, Value::External(p) if &**p == "re.Match") {
-                    return Ok(Value::unknown(format!("`re.Match.{name}`")));
+                // An object a library outside the project made (a `re.Match`) has more than
+                // the evaluator models of it.
+                if matches!(o.class, Value::External(_)) && !o.is_module() {
+                    return Ok(Value::unknown(format!("`{}.{name}`", o.class_name())));
                 }
                 Err(self.error(
                     frame,
@@ -380,6 +386,7 @@ impl Interp {
                         class: Value::External(Rc::from("types.CodeType")),
                         kind: ObjKind::Plain,
                         attrs: Default::default(),
+                        base: None,
                     };
                     code.attrs
                         .borrow_mut()
@@ -719,6 +726,9 @@ impl Interp {
         }
         use super::types;
         match r {
+            Value::Builtin(b) if name == "__new__" && super::builtin_subclass::is_value_base(b) => {
+                self.builtin_super_method(frame, r, b, name, args, kwargs, span)
+            }
             Value::InstanceDict(o) => {
                 self.call_instance_dict_method(frame, o, name, args, kwargs, span)
             }

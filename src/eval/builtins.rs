@@ -34,6 +34,7 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        let args = self.builtin_args(name, args);
         let c = BuiltinCall {
             frame,
             name,
@@ -706,6 +707,9 @@ fn str_or_repr(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
                 None => Value::unknown(format!("{}() of a `{}` object", c.name, o.class_name())),
             }
         }
+        Value::Tuple(_) | Value::List(_) | Value::Dict(_) => {
+            return container_repr(interp, c.frame, &c.a0, c.span)
+        }
         Value::Str(s) if c.name == "repr" => Value::str(&super::types::string::repr(s)),
         Value::Str(s) => Value::Str(s.clone()),
         Value::Int(i) => Value::str(&i.to_string()),
@@ -738,6 +742,48 @@ fn str_or_repr(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
             _ => Value::unknown("str() of a complex value"),
         },
         _ => Value::unknown("str() of a complex value"),
+    })
+}
+
+/// `repr` (and `str`) of a tuple, list or dict: its items' `repr`s (an instance's own
+/// `__repr__` among them), unknown when one is.
+fn container_repr(interp: &mut Interp, frame: &Frame, v: &Value, span: Span) -> EResult<Value> {
+    let mut item = |x: &Value| -> EResult<Option<String>> {
+        let r = interp.call_builtin(frame, "repr", vec![x.clone()], vec![], span)?;
+        Ok(match r {
+            Value::Str(s) => Some(s.to_string()),
+            _ => None,
+        })
+    };
+    let mut parts = Vec::new();
+    let (open, close) = match v {
+        Value::Tuple(t) => {
+            for x in t.iter() {
+                parts.push(item(x)?);
+            }
+            ("(", if t.len() == 1 { ",)" } else { ")" })
+        }
+        Value::List(l) => {
+            for x in l.borrow().clone().iter() {
+                parts.push(item(x)?);
+            }
+            ("[", "]")
+        }
+        Value::Dict(d) => {
+            for (k, x) in d.borrow().clone().iter() {
+                match (item(k)?, item(x)?) {
+                    (Some(k), Some(x)) => parts.push(Some(format!("{k}: {x}"))),
+                    _ => parts.push(None),
+                }
+            }
+            ("{", "}")
+        }
+        _ => return Ok(Value::unknown("repr() of a complex value")),
+    };
+    let parts: Option<Vec<String>> = parts.into_iter().collect();
+    Ok(match parts {
+        Some(p) => Value::str(&format!("{open}{}{close}", p.join(", "))),
+        None => Value::unknown("repr() of an item"),
     })
 }
 

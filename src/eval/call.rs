@@ -681,6 +681,16 @@ impl Interp {
         if let Some(r) = self.binary_dunder(frame, name, &a, &b, span) {
             return r;
         }
+        // Neither side overrides the operator: a builtin's subclass takes part as its value.
+        if let (Value::Object(o), _) | (_, Value::Object(o)) = (&a, &b) {
+            if o.base.is_some() {
+                let unwrap = |v: Value| match v {
+                    Value::Object(o) if o.base.is_some() => o.base.clone().unwrap_or(Value::None),
+                    v => v,
+                };
+                return self.binary_op(frame, sym, unwrap(a), unwrap(b), span);
+            }
+        }
         if name == "or_" {
             if let Some(r) = self.type_union(frame, &a, &b, span) {
                 return r;
@@ -735,6 +745,12 @@ impl Interp {
             };
             return self.trace_function(frame, target, vec![v], vec![], span);
         }
+        let slot = match sym {
+            "-" => "__neg__",
+            "+" => "__pos__",
+            _ => "__invert__",
+        };
+        let v = self.as_builtin(&v, slot);
         Ok(match (sym, &v) {
             ("-", Value::Int(i)) => Value::Int(-i),
             ("-", Value::Float(f)) => Value::Float(-f),
@@ -747,6 +763,9 @@ impl Interp {
 
     /// The elements `for x in v` visits.
     pub fn iterate(&mut self, frame: &Frame, v: &Value, span: Span) -> EResult<Vec<Value>> {
+        if let Some(base) = self.builtin_view(v, "__iter__") {
+            return self.iterate(frame, &base, span);
+        }
         match v {
             Value::Tuple(t) => Ok(t.to_vec()),
             Value::List(l) => Ok(l.borrow().clone()),
@@ -874,6 +893,9 @@ impl Interp {
                 vec![],
                 span,
             );
+        }
+        if let Some(base) = self.builtin_view(obj, "__getitem__") {
+            return self.get_item(frame, &base, key, span);
         }
         if let Value::Proxy(_) = obj {
             return self.trace_function(

@@ -86,11 +86,40 @@ fn run_program(source: &str, expected: &str) -> String {
     let r = ns.vars.borrow().get("r").cloned();
     match r {
         Some(Value::Unknown(u)) => format!("<unknown: {}>", u.reason),
+        // an instance in `r` shows as its class's `repr` does (a namedtuple's `Cfg(heads=5)`)
+        Some(v) if holds_object(&v) => {
+            let frame = super::Frame {
+                file: ns.file.clone(),
+                file_id: ns.file_id,
+                globals: ns.clone(),
+                locals: None,
+                class: None,
+                receiver: None,
+            };
+            match interp.call_builtin(&frame, "repr", vec![v.clone()], vec![], Default::default()) {
+                Ok(Value::Str(s)) => s.to_string(),
+                _ => py_repr(&v),
+            }
+        }
         Some(v) => py_repr(&v),
         None => {
             let why = interp.diagnostics.first().map(|d| d.message.as_str());
             format!("<r unbound: {}>", why.unwrap_or("no note"))
         }
+    }
+}
+
+/// Whether `v` is or holds an instance of a class of the program.
+fn holds_object(v: &Value) -> bool {
+    match v {
+        Value::Object(_) => true,
+        Value::Tuple(t) => t.iter().any(holds_object),
+        Value::List(l) => l.borrow().iter().any(holds_object),
+        Value::Dict(d) => d
+            .borrow()
+            .iter()
+            .any(|(k, x)| holds_object(k) || holds_object(x)),
+        _ => false,
     }
 }
 

@@ -561,6 +561,7 @@ impl Interp {
                         _ => Value::unknown("membership test on an unknown value"),
                     });
                 }
+                let b = self.as_builtin(&b, "__contains__");
                 let r = match &b {
                     Value::Proxy(_) => {
                         return self.trace_function(
@@ -682,6 +683,14 @@ impl Interp {
             Value::Tuple(t) => Truth::Known(!t.is_empty()),
             Value::List(l) => Truth::Known(!l.borrow().is_empty()),
             Value::Dict(d) => Truth::Known(!d.borrow().is_empty()),
+            Value::Object(o)
+                if o.base.is_some()
+                    && self.user_method(&o.class, "__bool__").is_none()
+                    && self.user_method(&o.class, "__len__").is_none() =>
+            {
+                let base = o.base.clone().unwrap_or(Value::None);
+                return self.truth(frame, &base, span);
+            }
             Value::Object(o) => match &o.kind {
                 super::value::ObjKind::Container(_) => Truth::Known(!o.children().is_empty()),
                 _ => Truth::Known(true),

@@ -38,6 +38,7 @@
 //! `Interp` keeps frames, limits, loaded modules and diagnostics.
 
 mod attr;
+mod builtin_subclass;
 mod builtins;
 mod call;
 mod dict_builder;
@@ -578,6 +579,13 @@ pub(crate) mod test_support {
             Value::List(l) => format!("[{}]", seq(&l.borrow())),
             Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
             Value::Tuple(t) => format!("({})", seq(t)),
+            // an instance of a builtin's subclass shows as its value (an enum member does not)
+            Value::Object(o)
+                if o.base.is_some()
+                    && !matches!(&o.class, Value::Class(c) if super::stdlib::enums::is_enum_class(c)) =>
+            {
+                py_repr(o.base.as_ref().unwrap_or(&Value::None))
+            }
             Value::Dict(d) => format!(
                 "{{{}}}",
                 d.borrow()

@@ -61,6 +61,7 @@ impl Interp {
             class,
             kind,
             attrs: RefCell::new(Default::default()),
+            base: None,
         });
         self.created.object(&o);
         o
@@ -108,6 +109,9 @@ impl Interp {
         if super::stdlib::enums::is_enum_class(c) {
             let v = args.first().cloned().unwrap_or(Value::None);
             return self.enum_lookup(frame, c, &v, span);
+        }
+        if let Some(base) = super::builtin_subclass::value_base_of(class) {
+            return self.construct_builtin_subclass(frame, class, &base, args, kwargs, span);
         }
         let mro = c.mro.borrow().clone();
         let mut kind = ObjKind::Plain;
@@ -472,6 +476,9 @@ impl Interp {
     ) -> EResult<Value> {
         if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
             return r;
+        }
+        if super::builtin_subclass::is_value_base(path) {
+            return self.builtin_super_method(frame, recv, path, method, args, kwargs, span);
         }
         if matches!(method, "__setattr__" | "__delattr__" | "__getattribute__") && path == "object"
         {

@@ -229,6 +229,11 @@ pub struct Object {
     pub class: Value,
     pub kind: ObjKind,
     pub attrs: RefCell<Names>,
+    /// For an instance of a subclass of a builtin (`class Tag(str)`, `class Shape(tuple)`,
+    /// `class Layers(list)`, a member of `class Mode(str, Enum)`): the builtin value it is, as
+    /// CPython's instance is that value plus a `__dict__`. What the class does not override
+    /// (methods, operators, items, iteration, conversions) works on this value.
+    pub base: Option<Value>,
 }
 
 impl Object {
@@ -411,6 +416,8 @@ impl Value {
             _ => Option::None,
         };
         match (self, other) {
+            (Object(o), _) if o.base.is_some() => o.base.as_ref()?.py_order(other),
+            (_, Object(o)) if o.base.is_some() => self.py_order(o.base.as_ref()?),
             (Int(a), Int(b)) => Some(a.cmp(b)),
             (Str(a), Str(b)) => Some(a.cmp(b)),
             (Tuple(a), Tuple(b)) => order_items(a, b),
@@ -445,13 +452,11 @@ impl Value {
             (External(a), External(b)) => a == b,
             (Dtype(a), Dtype(b)) => a == b,
             (Class(a), Class(b)) => Rc::ptr_eq(a, b),
-            (Object(a), Object(b)) => Rc::ptr_eq(a, b),
-            // A member of a `str`/`int` enum equals its value.
-            (Object(o), v @ (Str(_) | Int(_))) | (v @ (Str(_) | Int(_)), Object(o))
-                if o.get(crate::eval::stdlib::enums::MIXIN_MARK).is_some() =>
-            {
-                return o.get("_value_")?.py_eq(v)
+            // An instance of a builtin's subclass compares as its builtin value.
+            (Object(o), v) | (v, Object(o)) if o.base.is_some() => {
+                return o.base.as_ref()?.py_eq(v)
             }
+            (Object(a), Object(b)) => Rc::ptr_eq(a, b),
             (Unknown(_), _) | (_, Unknown(_)) | (Proxy(_), _) | (_, Proxy(_)) => {
                 return Option::None
             }

@@ -90,6 +90,7 @@ impl Interp {
                     class: o.class.clone(),
                     kind: o.kind.clone(),
                     attrs: Default::default(),
+                    base: o.base.clone(),
                 });
                 self.created.object(&copy);
                 memo.insert(Rc::as_ptr(o) as usize, Value::Object(copy.clone()));

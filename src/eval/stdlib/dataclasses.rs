@@ -57,6 +57,7 @@ impl Interp {
             class: Value::External(Rc::from(FIELD_CLASS)),
             kind: ObjKind::Plain,
             attrs: Default::default(),
+            base: None,
         };
         {
             let mut a = o.attrs.borrow_mut();
@@ -228,6 +229,7 @@ impl Interp {
             class: Value::External(Rc::from("dataclasses._DataclassParams")),
             kind: ObjKind::Plain,
             attrs: Default::default(),
+            base: None,
         };
         for (flag, default) in [
             ("init", true),

@@ -1,7 +1,7 @@
 //! `enum`: a class deriving from `Enum` (or `IntEnum`, `StrEnum`, `Flag`) turns its plain
 //! class attributes into members, singletons with `name` and `value`; calling the class looks a
 //! member up by value. With a `str` or `int` mixin (`class Format(str, Enum)`) a member also
-//! equals its value.
+//! is its value (`Object::base`): it equals it, and `str`'s or `int`'s methods work on it.
 
 use std::rc::Rc;
 
@@ -34,9 +34,6 @@ pub fn members_mapping(class: &Rc<Class>) -> Value {
         .collect();
     Value::Dict(Rc::new(std::cell::RefCell::new(items)))
 }
-
-/// Set on members whose class mixes in `str` or `int`: they compare equal to their value.
-pub const MIXIN_MARK: &str = "__enum_mixin__";
 
 fn is_enum_base(v: &Value) -> bool {
     matches!(v, Value::External(p) if matches!(&**p, "enum.Enum" | "enum.IntEnum" | "enum.StrEnum" | "enum.Flag" | "enum.IntFlag"))
@@ -124,6 +121,8 @@ impl Interp {
                 class: Value::Class(class.clone()),
                 kind: ObjKind::Plain,
                 attrs: Default::default(),
+                // A member of a class that mixes in `str` or `int` is that value.
+                base: mixin.then(|| value.clone()),
             };
             {
                 let mut a = member.attrs.borrow_mut();
@@ -131,9 +130,6 @@ impl Interp {
                 a.insert("_name_".into(), Value::str(&name));
                 a.insert("value".into(), value.clone());
                 a.insert("_value_".into(), value);
-                if mixin {
-                    a.insert(MIXIN_MARK.into(), Value::Bool(true));
-                }
             }
             let member = Value::Object(Rc::new(member));
             made.push((value_of(&member), member.clone()));

@@ -28,6 +28,7 @@ impl Interp {
             class: Value::External(Rc::from(class)),
             kind: ObjKind::Plain,
             attrs: Default::default(),
+            base: None,
         };
         for (k, v) in attrs {
             o.attrs.borrow_mut().insert(k.into(), v);

@@ -91,6 +91,7 @@ impl Interp {
                         class: Value::External(Rc::from("re.Match")),
                         kind: ObjKind::Plain,
                         attrs: Default::default(),
+                        base: None,
                     }))
                 } else {
                     Value::None

@@ -89,6 +89,7 @@ impl Interp {
             class: Value::External(Rc::from(format!("torch.{short}").as_str())),
             kind: ObjKind::Plain,
             attrs: Default::default(),
+            base: None,
         };
         {
             let mut map = info.attrs.borrow_mut();

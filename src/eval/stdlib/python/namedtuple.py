@@ -7,8 +7,7 @@ class _NamedTupleBase(tuple):
     _fields = ()
     _field_defaults = {}
 
-    def __init__(self, *args, **kwargs):
-        cls = type(self)
+    def __new__(cls, *args, **kwargs):
         fields = cls._fields
         if len(args) > len(fields):
             raise TypeError("__new__() takes more positional arguments than the tuple has fields")
@@ -22,26 +21,17 @@ class _NamedTupleBase(tuple):
                 raise TypeError("__new__() missing a required argument")
         if kwargs:
             raise TypeError("__new__() got an unexpected keyword argument")
+        self = tuple.__new__(cls, values)
         for name, value in zip(fields, values):
             object.__setattr__(self, name, value)
+        return self
 
     def __setattr__(self, name, value):
         raise AttributeError("can't set attribute")
 
-    def __iter__(self):
-        return iter([getattr(self, name) for name in self._fields])
-
-    def __len__(self):
-        return len(self._fields)
-
-    def __getitem__(self, index):
-        return tuple(self)[index]
-
-    def __eq__(self, other):
-        return tuple(self) == tuple(other)
-
-    def __add__(self, other):
-        return tuple(self) + tuple(other)
+    def __repr__(self):
+        shown = ", ".join(name + "=" + repr(getattr(self, name)) for name in self._fields)
+        return type(self).__name__ + "(" + shown + ")"
 
     def _replace(self, **kwargs):
         values = {name: getattr(self, name) for name in self._fields}
