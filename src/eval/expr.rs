@@ -24,6 +24,15 @@ fn eval_float(t: &str) -> Value {
         .unwrap_or_else(|_| Value::unknown("float literal"))
 }
 
+/// A binary or boolean operator's left operand, right operand and operator.
+fn binary_parts(node: Node) -> Option<(Node, Node, Node)> {
+    Some((
+        node.field("left")?,
+        node.field("right")?,
+        node.field("operator")?,
+    ))
+}
+
 pub fn binop_name(sym: &str) -> Option<&'static str> {
     Some(match sym {
         "+" => "add",
@@ -224,11 +233,7 @@ impl Interp {
     }
 
     fn eval_binary_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let (Some(l), Some(r), Some(op)) = (
-            node.field("left"),
-            node.field("right"),
-            node.field("operator"),
-        ) else {
+        let Some((l, r, op)) = binary_parts(node) else {
             return Err(self.incomplete(frame, node, "incomplete expression"));
         };
         let a = self.eval_expr(frame, l)?;
@@ -259,11 +264,7 @@ impl Interp {
 
     /// `a and b`, `a or b`: short-circuits where the left operand's truth is known.
     fn eval_boolean_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
-        let (Some(l), Some(r), Some(op)) = (
-            node.field("left"),
-            node.field("right"),
-            node.field("operator"),
-        ) else {
+        let Some((l, r, op)) = binary_parts(node) else {
             return Err(self.incomplete(frame, node, "incomplete expression"));
         };
         let is_and = text(op, &frame.file.text) == "and";

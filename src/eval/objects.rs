@@ -10,6 +10,7 @@ use std::sync::Arc;
 use super::call::{as_f64, as_int, Kwargs};
 use super::stmt::Truth;
 use super::trace::value_meta;
+use super::types::external::ExternalCall;
 use super::value::{FnParam, ObjKind, Object, Param, TensorConst, Value};
 use super::{EResult, Frame, Interp};
 use crate::catalog::{self, ModuleSpec, ParamKind, ShapeExpr};
@@ -845,49 +846,48 @@ impl Interp {
     ) -> EResult<Value> {
         let cat = catalog::get();
         let canon = cat.canonical(path).to_string();
-        let path = canon.as_str();
-        let a0 = args.first().cloned().unwrap_or(Value::None);
-        let short = path.rsplit('.').next().unwrap_or(path);
+        let c = ExternalCall::new(frame, &canon, args, kwargs, span);
         // `nn.LayerNorm.forward(self, x)`, `nn.LayerNorm.__init__(self, ...)`: a torch.nn
         // layer's method called unbound on an instance of a subclass, as `super()` reaches it.
-        if let (Some((class, method)), Value::Object(o)) = (path.rsplit_once('.'), &a0) {
+        if let (Some((class, method)), Value::Object(o)) = (c.path.rsplit_once('.'), &c.a0) {
             if class.starts_with("torch.nn.")
                 && o.is_module()
                 && !method.starts_with(char::is_uppercase)
                 && cat.module(class).is_some()
             {
-                let recv = Rc::new(a0.clone());
-                let rest = args[1..].to_vec();
-                return self.call_super_external(frame, &recv, class, method, rest, kwargs, span);
+                let recv = Rc::new(c.a0.clone());
+                let rest = c.args[1..].to_vec();
+                return self.call_super_external(frame, &recv, class, method, rest, c.kwargs, span);
             }
         }
         // torch.nn module classes; a capitalised torch.nn name the catalogue lacks is called
         // as the other external functions are.
-        if path.starts_with("torch.nn.")
-            && short
+        if c.path.starts_with("torch.nn.")
+            && c.short
                 .chars()
                 .next()
                 .map(char::is_uppercase)
                 .unwrap_or(false)
-            && (matches!(short, "Parameter" | "Buffer" | "Module") || cat.module(path).is_some())
+            && (matches!(c.short, "Parameter" | "Buffer" | "Module")
+                || cat.module(c.path).is_some())
         {
-            return self.construct_nn_class(frame, path, args, kwargs, span);
+            return self.construct_nn_class(c);
         }
-        self.call_external_function(frame, path, args, kwargs, span)
+        self.call_external_function(c)
     }
 
     /// `torch.nn.Parameter(t)`, `torch.nn.Buffer(t)`, `torch.nn.Module()`, and the torch.nn
-    /// classes of the catalogue (containers and leaves); `path` is canonical.
-    fn construct_nn_class(
-        &mut self,
-        frame: &Frame,
-        path: &str,
-        args: Vec<Value>,
-        kwargs: Kwargs,
-        span: Span,
-    ) -> EResult<Value> {
-        let a0 = args.first().cloned().unwrap_or(Value::None);
-        let short = path.rsplit('.').next().unwrap_or(path);
+    /// classes of the catalogue (containers and leaves).
+    fn construct_nn_class(&mut self, c: ExternalCall) -> EResult<Value> {
+        let ExternalCall {
+            frame,
+            path,
+            short,
+            a0,
+            args,
+            kwargs,
+            span,
+        } = c;
         if matches!(short, "Parameter" | "Buffer") {
             if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
                 t.event(

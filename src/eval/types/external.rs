@@ -13,22 +13,41 @@ use crate::eval::{EResult, Frame, Interp};
 use crate::syntax::Span;
 use crate::traced::EventKind;
 
-/// A call of an external function, for the helpers that each know one family of externals
-/// and answer `None` for a path outside it (taking `args` and `kwargs` only when they answer).
-struct ExternalCall<'f> {
-    frame: &'f Frame,
+/// A call of an external name (`path` canonical), for the helpers that each know one family
+/// of externals and answer `None` for a path outside it (taking `args` and `kwargs` only when
+/// they answer).
+pub(in crate::eval) struct ExternalCall<'f> {
+    pub(in crate::eval) frame: &'f Frame,
     /// The canonical path (`torch.functional.split` is `torch.split`).
-    path: &'f str,
+    pub(in crate::eval) path: &'f str,
     /// Its last component.
-    short: &'f str,
+    pub(in crate::eval) short: &'f str,
     /// The first argument, `None` when there is none.
-    a0: Value,
-    args: Vec<Value>,
-    kwargs: Kwargs,
-    span: Span,
+    pub(in crate::eval) a0: Value,
+    pub(in crate::eval) args: Vec<Value>,
+    pub(in crate::eval) kwargs: Kwargs,
+    pub(in crate::eval) span: Span,
 }
 
-impl ExternalCall<'_> {
+impl<'f> ExternalCall<'f> {
+    pub(in crate::eval) fn new(
+        frame: &'f Frame,
+        path: &'f str,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> Self {
+        ExternalCall {
+            frame,
+            path,
+            short: path.rsplit('.').next().unwrap_or(path),
+            a0: args.first().cloned().unwrap_or(Value::None),
+            args,
+            kwargs,
+            span,
+        }
+    }
+
     /// Records an event of the trace at the call, when tracing.
     fn event(&self, interp: &mut Interp, kind: EventKind, detail: String) {
         if let Some(t) = interp.tracer.as_mut() {
@@ -38,30 +57,17 @@ impl ExternalCall<'_> {
 }
 
 impl Interp {
-    /// A call of an external function (`path` canonical); torch.nn classes are not among them.
+    /// A call of an external function; torch.nn classes are not among them.
     pub(in crate::eval) fn call_external_function(
         &mut self,
-        frame: &Frame,
-        path: &str,
-        args: Vec<Value>,
-        kwargs: Kwargs,
-        span: Span,
+        mut c: ExternalCall,
     ) -> EResult<Value> {
-        let short = path.rsplit('.').next().unwrap_or(path);
-        if let Some(r) = self.call_stdlib(frame, path, &args, &kwargs, span) {
+        let (frame, path, span) = (c.frame, c.path, c.span);
+        if let Some(r) = self.call_stdlib(frame, path, &c.args, &c.kwargs, span) {
             return r;
         }
-        let mut c = ExternalCall {
-            frame,
-            path,
-            short,
-            a0: args.first().cloned().unwrap_or(Value::None),
-            args,
-            kwargs,
-            span,
-        };
-        // The families in the order their paths were matched before they were split: only
-        // the guarded ones (allow_in_graph, custom ops) could overlap another's paths.
+        // The families are asked in this order because a guarded path (allow_in_graph, a custom
+        // op) may also be one an earlier family knows: the earlier family answers it.
         if let Some(r) = self.python_helper(&mut c) {
             return r;
         }
