@@ -471,20 +471,7 @@ impl Interp {
             ));
         };
         if f.is_generator && inline {
-            if let Some(t) = self.tracer.as_mut() {
-                // Only a generator *root* is refused by Dynamo; inlined generator helpers are fine.
-                let detail = if t.inline_depth == 0 {
-                    "root".to_string()
-                } else {
-                    f.name.clone()
-                };
-                t.event(
-                    crate::traced::EventKind::Generator,
-                    file_id,
-                    def_span,
-                    detail,
-                );
-            }
+            self.note_generator_call(f, file_id, def_span);
         }
         self.call_depth += 1;
         if inline {
@@ -492,28 +479,7 @@ impl Interp {
             t.call_chain.push((frame.file_id, span));
             t.inline_depth += 1;
         }
-        let result = if f.is_lambda {
-            match def.field("body") {
-                Some(b) => self.eval_expr(&callee, b),
-                None => Ok(Value::None),
-            }
-        } else if f.is_generator {
-            self.yields.push(Vec::new());
-            let run = match def.field("body") {
-                Some(b) => self.exec_block(&callee, b).map(|_| ()),
-                None => Ok(()),
-            };
-            let values = self.yields.pop().unwrap_or_default();
-            run.map(|()| Value::list(values))
-        } else {
-            match def.field("body") {
-                Some(b) => self.exec_block(&callee, b).map(|flow| match flow {
-                    Flow::Return(v) => v,
-                    _ => Value::None,
-                }),
-                None => Ok(Value::None),
-            }
-        };
+        let result = self.run_body(&callee, f, def);
         if inline {
             let t = self.tracer.as_mut().expect("tracing");
             t.call_chain.pop();
@@ -527,6 +493,56 @@ impl Interp {
             other => other,
         };
         self.helper_result(&f.name, result)
+    }
+
+    /// A generator function inlined in the trace, for the breaks pass.
+    fn note_generator_call(
+        &mut self,
+        f: &Function,
+        file_id: crate::semantic::FileId,
+        def_span: Span,
+    ) {
+        if let Some(t) = self.tracer.as_mut() {
+            // Only a generator *root* is refused by Dynamo; inlined generator helpers are fine.
+            let detail = if t.inline_depth == 0 {
+                "root".to_string()
+            } else {
+                f.name.clone()
+            };
+            t.event(
+                crate::traced::EventKind::Generator,
+                file_id,
+                def_span,
+                detail,
+            );
+        }
+    }
+
+    /// Runs a function's body in its frame: a lambda's expression, a generator to its end
+    /// (its items a list), any other function to its `return`.
+    fn run_body(&mut self, callee: &Frame, f: &Function, def: Node) -> EResult<Value> {
+        if f.is_lambda {
+            match def.field("body") {
+                Some(b) => self.eval_expr(callee, b),
+                None => Ok(Value::None),
+            }
+        } else if f.is_generator {
+            self.yields.push(Vec::new());
+            let run = match def.field("body") {
+                Some(b) => self.exec_block(callee, b).map(|_| ()),
+                None => Ok(()),
+            };
+            let values = self.yields.pop().unwrap_or_default();
+            run.map(|()| Value::list(values))
+        } else {
+            match def.field("body") {
+                Some(b) => self.exec_block(callee, b).map(|flow| match flow {
+                    Flow::Return(v) => v,
+                    _ => Value::None,
+                }),
+                None => Ok(Value::None),
+            }
+        }
     }
 
     /// What a call of the function `name` gives its caller: what the evaluator cannot follow

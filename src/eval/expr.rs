@@ -13,6 +13,26 @@ use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::{first_operand, operands, text, FieldExt, Span};
 
+/// A float literal's value (`1_000.5`); complex literals are not modelled.
+fn eval_float(t: &str) -> Value {
+    let t = t.replace('_', "");
+    if t.ends_with(['j', 'J']) {
+        return Value::unknown("complex literal");
+    }
+    t.parse::<f64>()
+        .map(Value::Float)
+        .unwrap_or_else(|_| Value::unknown("float literal"))
+}
+
+/// A binary or boolean operator's left operand, right operand and operator.
+fn binary_parts(node: Node) -> Option<(Node, Node, Node)> {
+    Some((
+        node.field("left")?,
+        node.field("right")?,
+        node.field("operator")?,
+    ))
+}
+
 pub fn binop_name(sym: &str) -> Option<&'static str> {
     Some(match sym {
         "+" => "add",
@@ -73,31 +93,13 @@ impl Interp {
             "integer" => Ok(parse_int(text(node, &src))
                 .map(Value::Int)
                 .unwrap_or_else(|| Value::unknown("integer literal out of range"))),
-            "float" => {
-                let t = text(node, &src).replace('_', "");
-                if t.ends_with(['j', 'J']) {
-                    return Ok(Value::unknown("complex literal"));
-                }
-                Ok(t.parse::<f64>()
-                    .map(Value::Float)
-                    .unwrap_or_else(|_| Value::unknown("float literal")))
-            }
+            "float" => Ok(eval_float(text(node, &src))),
             "true" => Ok(Value::Bool(true)),
             "false" => Ok(Value::Bool(false)),
             "none" => Ok(Value::None),
             "ellipsis" => Ok(Value::Ellipsis),
             "string" => self.eval_string(frame, node),
-            "concatenated_string" => {
-                let mut out = String::new();
-                let parts = operands(node);
-                for s in parts {
-                    match self.eval_string(frame, s)? {
-                        Value::Str(p) => out.push_str(&p),
-                        other => return Ok(other),
-                    }
-                }
-                Ok(Value::str(&out))
-            }
+            "concatenated_string" => self.eval_concatenated_string(frame, node),
             "parenthesized_expression" => match first_operand(node) {
                 Some(inner) => self.eval_expr(frame, inner),
                 None => Ok(Value::tuple(vec![])),
@@ -107,63 +109,8 @@ impl Interp {
             }
             "list" => Ok(Value::list(self.eval_items(frame, node)?)),
             "set" => Ok(Value::list(self.eval_items(frame, node)?)),
-            "dictionary" => {
-                let kids: Vec<Node> = crate::syntax::named_children(node).collect();
-                let mut items = DictBuilder::default();
-                for k in kids {
-                    match k.kind_name() {
-                        "pair" => {
-                            let (Some(kn), Some(vn)) = (k.field("key"), k.field("value")) else {
-                                continue;
-                            };
-                            let key = self.eval_expr(frame, kn)?;
-                            let val = self.eval_expr(frame, vn)?;
-                            items.insert(key, val);
-                        }
-                        "dictionary_splat" => {
-                            if let Some(inner) = first_operand(k) {
-                                let v = self.eval_expr(frame, inner)?;
-                                match self.mapping_entries(frame, &v, Span::of(inner))? {
-                                    Some(entries) => {
-                                        for (kk, vv) in entries {
-                                            items.insert(kk, vv);
-                                        }
-                                    }
-                                    // Python raises TypeError; an unknown value spread
-                                    // makes the whole display unknown rather than smaller.
-                                    None => {
-                                        let why = match &v {
-                                            Value::Unknown(u) => {
-                                                format!("`**` of an unknown value ({})", u.reason)
-                                            }
-                                            other => format!(
-                                                "`**` of a non-mapping ({})",
-                                                other.type_name()
-                                            ),
-                                        };
-                                        return Ok(Value::unknown(why));
-                                    }
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
-            }
-            "attribute" => {
-                let (Some(obj), Some(attr)) = (node.field("object"), node.field("attribute"))
-                else {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::SYNTAX_ERROR,
-                        "incomplete attribute access",
-                    ));
-                };
-                let o = self.eval_expr_live(frame, obj)?;
-                self.get_attr(frame, &o, text(attr, &src), span)
-            }
+            "dictionary" => self.eval_dictionary(frame, node),
+            "attribute" => self.eval_attribute(frame, node),
             "subscript" => {
                 let Some(obj) = node.field("value") else {
                     return Ok(Value::unknown("subscript"));
@@ -173,171 +120,20 @@ impl Interp {
                 self.get_item(frame, &o, key, span)
             }
             "call" => self.eval_call(frame, node),
-            "binary_operator" => {
-                let (Some(l), Some(r), Some(op)) = (
-                    node.field("left"),
-                    node.field("right"),
-                    node.field("operator"),
-                ) else {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::SYNTAX_ERROR,
-                        "incomplete expression",
-                    ));
-                };
-                let a = self.eval_expr(frame, l)?;
-                let b = self.eval_expr(frame, r)?;
-                self.binary_op(frame, text(op, &src), a, b, span)
-            }
-            "unary_operator" => {
-                let (Some(arg), Some(op)) = (node.field("argument"), node.field("operator")) else {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::SYNTAX_ERROR,
-                        "incomplete expression",
-                    ));
-                };
-                let v = self.eval_expr(frame, arg)?;
-                self.unary_op(frame, text(op, &src), v, span)
-            }
-            "not_operator" => {
-                let Some(arg) = node.field("argument") else {
-                    return Ok(Value::unknown("not"));
-                };
-                let v = self.eval_expr(frame, arg)?;
-                Ok(match self.truth(frame, &v, span)? {
-                    Truth::Known(b) => Value::Bool(!b),
-                    Truth::Data(_) => self.data_bool(frame, &v, span),
-                    Truth::Unknown => Value::unknown("condition"),
-                })
-            }
-            "boolean_operator" => {
-                let (Some(l), Some(r), Some(op)) = (
-                    node.field("left"),
-                    node.field("right"),
-                    node.field("operator"),
-                ) else {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::SYNTAX_ERROR,
-                        "incomplete expression",
-                    ));
-                };
-                let is_and = text(op, &src) == "and";
-                let a = self.eval_expr(frame, l)?;
-                match self.truth(frame, &a, Span::of(l))? {
-                    Truth::Known(t) => {
-                        if t == is_and {
-                            self.eval_expr(frame, r)
-                        } else {
-                            Ok(a)
-                        }
-                    }
-                    Truth::Data(_) => {
-                        let _ = self.eval_expr(frame, r)?;
-                        Ok(self.data_bool(frame, &a, Span::of(l)))
-                    }
-                    Truth::Unknown => {
-                        let b = self.eval_expr(frame, r)?;
-                        Ok(match self.truth(frame, &b, Span::of(r))? {
-                            Truth::Known(t) if t != is_and => b,
-                            _ => Value::unknown("condition"),
-                        })
-                    }
-                }
-            }
+            "binary_operator" => self.eval_binary_operator(frame, node),
+            "unary_operator" => self.eval_unary_operator(frame, node),
+            "not_operator" => self.eval_not_operator(frame, node),
+            "boolean_operator" => self.eval_boolean_operator(frame, node),
             "comparison_operator" => self.eval_comparison(frame, node),
-            "conditional_expression" => {
-                let kids = operands(node);
-                if kids.len() < 3 {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::SYNTAX_ERROR,
-                        "incomplete conditional expression",
-                    ));
-                }
-                let cond = self.eval_expr(frame, kids[1])?;
-                match self.truth(frame, &cond, Span::of(kids[1]))? {
-                    Truth::Known(true) => self.eval_expr(frame, kids[0]),
-                    Truth::Known(false) => self.eval_expr(frame, kids[2]),
-                    Truth::Data(cause) => {
-                        let region = self.tracer.as_mut().map(|t| {
-                            t.open_region(
-                                cause,
-                                "conditional expression",
-                                frame.file_id,
-                                Span::of(kids[1]),
-                            )
-                        });
-                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
-                            t.set_branch(r, Some(crate::graph::RegionRole::ThenBranch));
-                        }
-                        let a = self.eval_expr(frame, kids[0]);
-                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
-                            t.set_branch(r, Some(crate::graph::RegionRole::ElseBranch));
-                        }
-                        let b = self.eval_expr(frame, kids[2]);
-                        if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
-                            t.set_branch(r, None);
-                        }
-                        let _ = b?;
-                        a
-                    }
-                    Truth::Unknown => {
-                        let a = self.eval_expr(frame, kids[0])?;
-                        if self.tracing() {
-                            let _ = self.eval_expr(frame, kids[2])?;
-                        }
-                        Ok(a)
-                    }
-                }
-            }
+            "conditional_expression" => self.eval_conditional(frame, node),
             "lambda" => {
                 let f = self.make_function(frame, node, FnKind::Plain)?;
                 Ok(Value::Function(Rc::new(f)))
             }
             "list_comprehension" | "set_comprehension" | "generator_expression" => {
-                if node.kind_name() == "generator_expression" {
-                    // a generator frame of its own when the code around it runs eagerly
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.event(
-                            crate::traced::EventKind::Generator,
-                            frame.file_id,
-                            span,
-                            "<genexpr>".into(),
-                        );
-                    }
-                }
-                let mut out = Vec::new();
-                self.comprehension(frame, node, &mut |this, f| {
-                    let body = node.field("body").expect("comprehension body");
-                    out.push(this.eval_expr(f, body)?);
-                    Ok(())
-                })?;
-                Ok(if node.kind_name() == "generator_expression" {
-                    Value::tuple(out)
-                } else {
-                    Value::list(out)
-                })
+                self.eval_sequence_comprehension(frame, node)
             }
-            "dictionary_comprehension" => {
-                let mut items = DictBuilder::default();
-                self.comprehension(frame, node, &mut |this, f| {
-                    let body = node.field("body").expect("comprehension body");
-                    let (Some(k), Some(v)) = (body.field("key"), body.field("value")) else {
-                        return Ok(());
-                    };
-                    let key = this.eval_expr(f, k)?;
-                    let val = this.eval_expr(f, v)?;
-                    items.insert(key, val);
-                    Ok(())
-                })?;
-                Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
-            }
+            "dictionary_comprehension" => self.eval_dictionary_comprehension(frame, node),
             "named_expression" => {
                 let (Some(n), Some(v)) = (node.field("name"), node.field("value")) else {
                     return Ok(Value::unknown(":="));
@@ -351,36 +147,7 @@ impl Interp {
                 None => Ok(Value::unknown("splat")),
             },
             "await" => Err(self.error(frame, span, codes::UNSUPPORTED, "`await` in model code")),
-            "yield" => {
-                if let Some(t) = self.tracer.as_mut() {
-                    t.note_generator(frame.file_id, span);
-                }
-                // A generator runs to completion when called (`Interp::yields`); a `yield`
-                // outside one (a module's top level) yields to nobody.
-                if self.yields.is_empty() {
-                    return Ok(Value::None);
-                }
-                let from = text(node, &src).trim_start()["yield".len()..]
-                    .trim_start()
-                    .starts_with("from");
-                let v = match first_operand(node) {
-                    Some(e) => self.eval_expr(frame, e)?,
-                    None => Value::None,
-                };
-                let items = if from {
-                    self.iterate(frame, &v, span)?
-                } else {
-                    vec![v]
-                };
-                if let Some(r) = self.yield_to_with_body(frame, &items, span) {
-                    return r;
-                }
-                if let Some(sink) = self.yields.last_mut() {
-                    sink.extend(items);
-                }
-                // what `send()` would pass in: nothing, as when iterated
-                Ok(Value::None)
-            }
+            "yield" => self.eval_yield(frame, node),
             "type" => Ok(Value::unknown("type annotation")),
             "slice" => self.eval_slice(frame, node),
             "ERROR" => Err(self.error(frame, span, codes::SYNTAX_ERROR, "syntax error")),
@@ -391,6 +158,255 @@ impl Interp {
                 format!("unsupported expression `{kind}`"),
             )),
         }
+    }
+
+    /// The `SYNTAX_ERROR` of an operator or access missing one of its parts.
+    fn incomplete(&self, frame: &Frame, node: Node, what: &str) -> super::EvalError {
+        self.error(frame, Span::of(node), codes::SYNTAX_ERROR, what)
+    }
+
+    /// `"a" "b"`: adjacent literals joined; a part that is not a known string makes the
+    /// whole that part.
+    fn eval_concatenated_string(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let mut out = String::new();
+        let parts = operands(node);
+        for s in parts {
+            match self.eval_string(frame, s)? {
+                Value::Str(p) => out.push_str(&p),
+                other => return Ok(other),
+            }
+        }
+        Ok(Value::str(&out))
+    }
+
+    /// `{k: v, **m}`.
+    fn eval_dictionary(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let kids: Vec<Node> = crate::syntax::named_children(node).collect();
+        let mut items = DictBuilder::default();
+        for k in kids {
+            match k.kind_name() {
+                "pair" => {
+                    let (Some(kn), Some(vn)) = (k.field("key"), k.field("value")) else {
+                        continue;
+                    };
+                    let key = self.eval_expr(frame, kn)?;
+                    let val = self.eval_expr(frame, vn)?;
+                    items.insert(key, val);
+                }
+                "dictionary_splat" => {
+                    if let Some(inner) = first_operand(k) {
+                        let v = self.eval_expr(frame, inner)?;
+                        match self.mapping_entries(frame, &v, Span::of(inner))? {
+                            Some(entries) => {
+                                for (kk, vv) in entries {
+                                    items.insert(kk, vv);
+                                }
+                            }
+                            // Python raises TypeError; an unknown value spread
+                            // makes the whole display unknown rather than smaller.
+                            None => {
+                                let why = match &v {
+                                    Value::Unknown(u) => {
+                                        format!("`**` of an unknown value ({})", u.reason)
+                                    }
+                                    other => {
+                                        format!("`**` of a non-mapping ({})", other.type_name())
+                                    }
+                                };
+                                return Ok(Value::unknown(why));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
+    }
+
+    fn eval_attribute(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let (Some(obj), Some(attr)) = (node.field("object"), node.field("attribute")) else {
+            return Err(self.incomplete(frame, node, "incomplete attribute access"));
+        };
+        let o = self.eval_expr_live(frame, obj)?;
+        self.get_attr(frame, &o, text(attr, &frame.file.text), Span::of(node))
+    }
+
+    fn eval_binary_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let Some((l, r, op)) = binary_parts(node) else {
+            return Err(self.incomplete(frame, node, "incomplete expression"));
+        };
+        let a = self.eval_expr(frame, l)?;
+        let b = self.eval_expr(frame, r)?;
+        self.binary_op(frame, text(op, &frame.file.text), a, b, Span::of(node))
+    }
+
+    fn eval_unary_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let (Some(arg), Some(op)) = (node.field("argument"), node.field("operator")) else {
+            return Err(self.incomplete(frame, node, "incomplete expression"));
+        };
+        let v = self.eval_expr(frame, arg)?;
+        self.unary_op(frame, text(op, &frame.file.text), v, Span::of(node))
+    }
+
+    fn eval_not_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let span = Span::of(node);
+        let Some(arg) = node.field("argument") else {
+            return Ok(Value::unknown("not"));
+        };
+        let v = self.eval_expr(frame, arg)?;
+        Ok(match self.truth(frame, &v, span)? {
+            Truth::Known(b) => Value::Bool(!b),
+            Truth::Data(_) => self.data_bool(frame, &v, span),
+            Truth::Unknown => Value::unknown("condition"),
+        })
+    }
+
+    /// `a and b`, `a or b`: short-circuits where the left operand's truth is known.
+    fn eval_boolean_operator(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let Some((l, r, op)) = binary_parts(node) else {
+            return Err(self.incomplete(frame, node, "incomplete expression"));
+        };
+        let is_and = text(op, &frame.file.text) == "and";
+        let a = self.eval_expr(frame, l)?;
+        match self.truth(frame, &a, Span::of(l))? {
+            Truth::Known(t) => {
+                if t == is_and {
+                    self.eval_expr(frame, r)
+                } else {
+                    Ok(a)
+                }
+            }
+            Truth::Data(_) => {
+                let _ = self.eval_expr(frame, r)?;
+                Ok(self.data_bool(frame, &a, Span::of(l)))
+            }
+            Truth::Unknown => {
+                let b = self.eval_expr(frame, r)?;
+                Ok(match self.truth(frame, &b, Span::of(r))? {
+                    Truth::Known(t) if t != is_and => b,
+                    _ => Value::unknown("condition"),
+                })
+            }
+        }
+    }
+
+    /// `a if cond else b`: a condition on traced data runs both arms inside a region.
+    fn eval_conditional(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let kids = operands(node);
+        if kids.len() < 3 {
+            return Err(self.incomplete(frame, node, "incomplete conditional expression"));
+        }
+        let cond = self.eval_expr(frame, kids[1])?;
+        match self.truth(frame, &cond, Span::of(kids[1]))? {
+            Truth::Known(true) => self.eval_expr(frame, kids[0]),
+            Truth::Known(false) => self.eval_expr(frame, kids[2]),
+            Truth::Data(cause) => {
+                let region = self.tracer.as_mut().map(|t| {
+                    t.open_region(
+                        cause,
+                        "conditional expression",
+                        frame.file_id,
+                        Span::of(kids[1]),
+                    )
+                });
+                if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                    t.set_branch(r, Some(crate::graph::RegionRole::ThenBranch));
+                }
+                let a = self.eval_expr(frame, kids[0]);
+                if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                    t.set_branch(r, Some(crate::graph::RegionRole::ElseBranch));
+                }
+                let b = self.eval_expr(frame, kids[2]);
+                if let (Some(t), Some(r)) = (self.tracer.as_mut(), region) {
+                    t.set_branch(r, None);
+                }
+                let _ = b?;
+                a
+            }
+            Truth::Unknown => {
+                let a = self.eval_expr(frame, kids[0])?;
+                if self.tracing() {
+                    let _ = self.eval_expr(frame, kids[2])?;
+                }
+                Ok(a)
+            }
+        }
+    }
+
+    /// List and set comprehensions and generator expressions (a generator is run to its
+    /// end, its items a tuple).
+    fn eval_sequence_comprehension(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        if node.kind_name() == "generator_expression" {
+            // a generator frame of its own when the code around it runs eagerly
+            if let Some(t) = self.tracer.as_mut() {
+                t.event(
+                    crate::traced::EventKind::Generator,
+                    frame.file_id,
+                    Span::of(node),
+                    "<genexpr>".into(),
+                );
+            }
+        }
+        let mut out = Vec::new();
+        self.comprehension(frame, node, &mut |this, f| {
+            let body = node.field("body").expect("comprehension body");
+            out.push(this.eval_expr(f, body)?);
+            Ok(())
+        })?;
+        Ok(if node.kind_name() == "generator_expression" {
+            Value::tuple(out)
+        } else {
+            Value::list(out)
+        })
+    }
+
+    fn eval_dictionary_comprehension(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let mut items = DictBuilder::default();
+        self.comprehension(frame, node, &mut |this, f| {
+            let body = node.field("body").expect("comprehension body");
+            let (Some(k), Some(v)) = (body.field("key"), body.field("value")) else {
+                return Ok(());
+            };
+            let key = this.eval_expr(f, k)?;
+            let val = this.eval_expr(f, v)?;
+            items.insert(key, val);
+            Ok(())
+        })?;
+        Ok(Value::Dict(Rc::new(RefCell::new(items.finish()))))
+    }
+
+    /// `yield e` / `yield from it`: the items go to the innermost running generator.
+    fn eval_yield(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
+        let span = Span::of(node);
+        if let Some(t) = self.tracer.as_mut() {
+            t.note_generator(frame.file_id, span);
+        }
+        // A generator runs to completion when called (`Interp::yields`); a `yield`
+        // outside one (a module's top level) yields to nobody.
+        if self.yields.is_empty() {
+            return Ok(Value::None);
+        }
+        let from = text(node, &frame.file.text).trim_start()["yield".len()..]
+            .trim_start()
+            .starts_with("from");
+        let v = match first_operand(node) {
+            Some(e) => self.eval_expr(frame, e)?,
+            None => Value::None,
+        };
+        let items = if from {
+            self.iterate(frame, &v, span)?
+        } else {
+            vec![v]
+        };
+        if let Some(r) = self.yield_to_with_body(frame, &items, span) {
+            return r;
+        }
+        if let Some(sink) = self.yields.last_mut() {
+            sink.extend(items);
+        }
+        // what `send()` would pass in: nothing, as when iterated
+        Ok(Value::None)
     }
 
     /// Elements of a tuple/list display, expanding `*iterable`.

@@ -1,14 +1,16 @@
 //! torch.nn's side of the object model: leaf modules built from the catalogue (attributes,
-//! parameters and buffers with their shapes), containers, `nn.Parameter`, module methods
-//! (`modules()`, `register_buffer`, …), and calls of external torch functions.
+//! parameters and buffers with their shapes), containers, `nn.Parameter`. Module objects'
+//! methods (`modules()`, `register_buffer`, …) are in `types::module_object`, calls of other
+//! external functions in `types::external`.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::call::{as_f64, as_int, has_proxy, Kwargs};
+use super::call::{as_f64, as_int, Kwargs};
 use super::stmt::Truth;
 use super::trace::value_meta;
+use super::types::external::ExternalCall;
 use super::value::{FnParam, ObjKind, Object, Param, TensorConst, Value};
 use super::{EResult, Frame, Interp};
 use crate::catalog::{self, ModuleSpec, ParamKind, ShapeExpr};
@@ -788,260 +790,6 @@ impl Interp {
         }
     }
 
-    pub fn module_method(
-        &mut self,
-        frame: &Frame,
-        obj: &Rc<Object>,
-        name: &str,
-        args: Vec<Value>,
-        kwargs: Kwargs,
-        span: Span,
-    ) -> EResult<Value> {
-        let a0 = args.first().cloned().unwrap_or(Value::None);
-        let arg = |n: usize, key: &str| {
-            args.get(n).cloned().or_else(|| {
-                kwargs
-                    .iter()
-                    .find(|(k, _)| k == key)
-                    .map(|(_, v)| v.clone())
-            })
-        };
-        match name {
-            "modules" | "named_modules" => {
-                let mut out = Vec::new();
-                let mut stack = vec![(String::new(), obj.clone())];
-                let mut seen = std::collections::HashSet::new();
-                while let Some((path, m)) = stack.pop() {
-                    if !seen.insert(m.id) {
-                        continue;
-                    }
-                    out.push(if name == "modules" {
-                        Value::Object(m.clone())
-                    } else {
-                        Value::tuple(vec![Value::str(&path), Value::Object(m.clone())])
-                    });
-                    for (n, c) in m.children().into_iter().rev() {
-                        let p = if path.is_empty() {
-                            n
-                        } else {
-                            format!("{path}.{n}")
-                        };
-                        stack.push((p, c));
-                    }
-                }
-                Ok(Value::list(out))
-            }
-            "children" => Ok(Value::list(
-                obj.children()
-                    .into_iter()
-                    .map(|(_, c)| Value::Object(c))
-                    .collect(),
-            )),
-            "named_children" => Ok(Value::list(
-                obj.children()
-                    .into_iter()
-                    .map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)]))
-                    .collect(),
-            )),
-            "parameters" | "named_parameters" | "buffers" | "named_buffers" => {
-                let want_buffers = name.contains("buffers");
-                let named = name.starts_with("named");
-                let mut out = Vec::new();
-                let mut stack = vec![(String::new(), obj.clone())];
-                while let Some((path, m)) = stack.pop() {
-                    for (k, v) in m.attrs.borrow().iter() {
-                        if let Value::Param(p) = v {
-                            if p.is_buffer == want_buffers {
-                                let full = if path.is_empty() {
-                                    k.clone()
-                                } else {
-                                    format!("{path}.{k}")
-                                };
-                                out.push(if named {
-                                    Value::tuple(vec![Value::str(&full), v.clone()])
-                                } else {
-                                    v.clone()
-                                });
-                            }
-                        }
-                    }
-                    for (n, c) in m.children().into_iter().rev() {
-                        let p = if path.is_empty() {
-                            n
-                        } else {
-                            format!("{path}.{n}")
-                        };
-                        stack.push((p, c));
-                    }
-                }
-                Ok(Value::list(out))
-            }
-            "add_module" | "register_module" => {
-                if let Value::Str(n) = &a0 {
-                    obj.attrs
-                        .borrow_mut()
-                        .insert(n.to_string(), arg(1, "module").unwrap_or(Value::None));
-                }
-                Ok(Value::None)
-            }
-            "register_buffer" | "register_parameter" => {
-                if let Value::Str(n) = &a0 {
-                    let t = arg(
-                        1,
-                        if name == "register_buffer" {
-                            "tensor"
-                        } else {
-                            "param"
-                        },
-                    )
-                    .unwrap_or(Value::None);
-                    let v = match t {
-                        Value::TensorConst(tc) => Value::Param(Rc::new(Param {
-                            shape: tc.shape.clone(),
-                            dtype: tc.dtype,
-                            is_buffer: name == "register_buffer",
-                            nn_buffer: false,
-                        })),
-                        Value::Param(p) => Value::Param(Rc::new(Param {
-                            shape: p.shape.clone(),
-                            dtype: p.dtype,
-                            is_buffer: name == "register_buffer",
-                            nn_buffer: p.nn_buffer,
-                        })),
-                        Value::None => Value::None,
-                        _ => Value::Param(Rc::new(Param {
-                            shape: None,
-                            dtype: DType::Float32,
-                            is_buffer: name == "register_buffer",
-                            nn_buffer: false,
-                        })),
-                    };
-                    obj.attrs.borrow_mut().insert(n.to_string(), v);
-                }
-                Ok(Value::None)
-            }
-            "apply" => {
-                let mods = self.module_method(frame, obj, "modules", vec![], vec![], span)?;
-                let mut items = self.iterate(frame, &mods, span)?;
-                items.reverse();
-                for m in items {
-                    self.call_value(frame, &a0, vec![m], vec![], span)?;
-                }
-                Ok(Value::Object(obj.clone()))
-            }
-            "append" => {
-                let n = obj.children().len()
-                    + obj
-                        .attrs
-                        .borrow()
-                        .iter()
-                        .filter(|(k, v)| {
-                            k.parse::<usize>().is_ok() && !matches!(v, Value::Object(_))
-                        })
-                        .count();
-                obj.attrs.borrow_mut().insert(n.to_string(), a0);
-                Ok(Value::Object(obj.clone()))
-            }
-            "extend" => {
-                for m in self.iterate(frame, &a0, span)? {
-                    self.module_method(frame, obj, "append", vec![m], vec![], span)?;
-                }
-                Ok(Value::Object(obj.clone()))
-            }
-            "insert" => {
-                let mut items: Vec<Value> = obj
-                    .children()
-                    .into_iter()
-                    .map(|(_, c)| Value::Object(c))
-                    .collect();
-                let i = as_int(&a0).unwrap_or(items.len() as i64);
-                let i = if i < 0 {
-                    (i + items.len() as i64).max(0)
-                } else {
-                    i.min(items.len() as i64)
-                } as usize;
-                items.insert(i, args.get(1).cloned().unwrap_or(Value::None));
-                let mut attrs = obj.attrs.borrow_mut();
-                attrs.retain(|k, _| k.parse::<usize>().is_err());
-                for (j, m) in items.into_iter().enumerate() {
-                    attrs.insert(j.to_string(), m);
-                }
-                Ok(Value::None)
-            }
-            "items" => Ok(Value::list(
-                obj.children()
-                    .into_iter()
-                    .map(|(n, c)| Value::tuple(vec![Value::str(&n), Value::Object(c)]))
-                    .collect(),
-            )),
-            "keys" => Ok(Value::list(
-                obj.children()
-                    .into_iter()
-                    .map(|(n, _)| Value::str(&n))
-                    .collect(),
-            )),
-            "values" => Ok(Value::list(
-                obj.children()
-                    .into_iter()
-                    .map(|(_, c)| Value::Object(c))
-                    .collect(),
-            )),
-            "get_submodule" => {
-                let Value::Str(path) = &a0 else {
-                    return Ok(Value::unknown("submodule"));
-                };
-                let mut cur = Value::Object(obj.clone());
-                for part in path.split('.').filter(|p| !p.is_empty()) {
-                    cur = self.get_attr(frame, &cur, part, span)?;
-                }
-                Ok(cur)
-            }
-            // `get_parameter("lm_head.weight")`: the submodule's attribute, if it is a parameter
-            // (a buffer for `get_buffer`); AttributeError otherwise, as torch raises it.
-            "get_parameter" | "get_buffer" => {
-                let Value::Str(path) = &a0 else {
-                    return Ok(Value::unknown(format!("Module.{name}()")));
-                };
-                let (parent, attr) = match path.rsplit_once('.') {
-                    Some((p, a)) => (
-                        self.module_method(
-                            frame,
-                            obj,
-                            "get_submodule",
-                            vec![Value::str(p)],
-                            vec![],
-                            span,
-                        )?,
-                        a.to_string(),
-                    ),
-                    None => (Value::Object(obj.clone()), path.to_string()),
-                };
-                let want_buffer = name == "get_buffer";
-                match &parent {
-                    Value::Object(m) => match m.get(&attr) {
-                        Some(Value::Param(p)) if p.is_buffer == want_buffer => Ok(Value::Param(p)),
-                        _ => Err(self.error(
-                            frame,
-                            span,
-                            codes::RAISED,
-                            format!(
-                                "AttributeError: `{attr}` is not a {}",
-                                if want_buffer { "buffer" } else { "parameter" }
-                            ),
-                        )),
-                    },
-                    _ => Ok(Value::unknown(format!("Module.{name}()"))),
-                }
-            }
-            "eval" | "train" | "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16"
-            | "requires_grad_" | "type" | "share_memory" => Ok(Value::Object(obj.clone())),
-            "forward" => self.call_module_object(frame, obj, args, kwargs, span),
-            // draws the parameters again: their shapes stay
-            "__init__" | "reset_parameters" => Ok(Value::None),
-            _ => Ok(Value::unknown(format!("Module.{name}()"))),
-        }
-    }
-
     /// A user module called outside tracing on constant tensors of known shapes (a
     /// constructor probing its backbone with `torch.zeros(...)`): tensors of the shapes its
     /// forward gives them, without data. None for anything else, or when forward cannot be
@@ -1093,8 +841,8 @@ impl Interp {
         Some(super::stdlib::tensor_const::from_meta(meta, dtype))
     }
 
-    /// Calls of names outside the project: torch.nn classes, torch functions, and the few
-    /// standard-library helpers model code relies on.
+    /// Calls of names outside the project: torch.nn classes are constructed here, other
+    /// external functions called in `types::external`.
     pub fn call_external(
         &mut self,
         frame: &Frame,
@@ -1105,343 +853,107 @@ impl Interp {
     ) -> EResult<Value> {
         let cat = catalog::get();
         let canon = cat.canonical(path).to_string();
-        let path = canon.as_str();
-        let a0 = args.first().cloned().unwrap_or(Value::None);
-        let short = path.rsplit('.').next().unwrap_or(path);
+        let c = ExternalCall::new(frame, &canon, args, kwargs, span);
         // `nn.LayerNorm.forward(self, x)`, `nn.LayerNorm.__init__(self, ...)`: a torch.nn
         // layer's method called unbound on an instance of a subclass, as `super()` reaches it.
-        if let (Some((class, method)), Value::Object(o)) = (path.rsplit_once('.'), &a0) {
+        if let (Some((class, method)), Value::Object(o)) = (c.path.rsplit_once('.'), &c.a0) {
             if class.starts_with("torch.nn.")
                 && o.is_module()
                 && !method.starts_with(char::is_uppercase)
                 && cat.module(class).is_some()
             {
-                let recv = Rc::new(a0.clone());
-                let rest = args[1..].to_vec();
-                return self.call_super_external(frame, &recv, class, method, rest, kwargs, span);
+                let recv = Rc::new(c.a0.clone());
+                let rest = c.args[1..].to_vec();
+                return self.call_super_external(frame, &recv, class, method, rest, c.kwargs, span);
             }
         }
-        // torch.nn module classes.
-        if path.starts_with("torch.nn.")
-            && short
+        // torch.nn module classes; a capitalised torch.nn name the catalogue lacks is called
+        // as the other external functions are.
+        if c.path.starts_with("torch.nn.")
+            && c.short
                 .chars()
                 .next()
                 .map(char::is_uppercase)
                 .unwrap_or(false)
+            && (matches!(c.short, "Parameter" | "Buffer" | "Module")
+                || cat.module(c.path).is_some())
         {
-            if matches!(short, "Parameter" | "Buffer") {
-                if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
-                    t.event(
-                        EventKind::ParameterCreated,
-                        frame.file_id,
-                        span,
-                        "Parameter".into(),
-                    );
-                }
-                let v = match &a0 {
-                    Value::TensorConst(t) => Value::Param(Rc::new(Param {
-                        shape: t.shape.clone(),
-                        dtype: t.dtype,
-                        is_buffer: short == "Buffer",
-                        nn_buffer: short == "Buffer",
-                    })),
-                    Value::Param(p) => Value::Param(Rc::new(Param {
-                        shape: p.shape.clone(),
-                        dtype: p.dtype,
-                        is_buffer: short == "Buffer",
-                        nn_buffer: short == "Buffer",
-                    })),
-                    Value::Proxy(_) => a0.clone(),
-                    _ => Value::Param(Rc::new(Param {
-                        shape: None,
-                        dtype: DType::Float32,
-                        is_buffer: short == "Buffer",
-                        nn_buffer: short == "Buffer",
-                    })),
-                };
-                return Ok(v);
-            }
-            if short == "Module" {
-                return Ok(Value::Object(
-                    self.new_object(Value::External(Rc::from(path)), ObjKind::Module),
-                ));
-            }
-            if let Some((name, spec)) = cat.module(path) {
-                if spec.container {
-                    let obj = self.new_object(
-                        Value::External(Rc::from(spec.path.as_str())),
-                        ObjKind::Container(name.to_string()),
-                    );
-                    self.init_container(frame, &obj, name, args, kwargs, span)?;
-                    return Ok(Value::Object(obj));
-                }
-                let name = name.to_string();
-                return self.make_leaf(frame, &name, spec, args, kwargs, span);
-            }
+            return self.construct_nn_class(c);
         }
-        if let Some(r) = self.call_stdlib(frame, path, &args, &kwargs, span) {
-            return r;
-        }
-        match path {
-            "functools.partial" => return Ok(self.make_partial(args, kwargs)),
-            "collections.OrderedDict" | "typing.OrderedDict" => {
-                return self.call_value(
-                    frame,
-                    &Value::Builtin(Rc::from("dict")),
-                    args,
-                    kwargs,
+        self.call_external_function(c)
+    }
+
+    /// `torch.nn.Parameter(t)`, `torch.nn.Buffer(t)`, `torch.nn.Module()`, and the torch.nn
+    /// classes of the catalogue (containers and leaves).
+    fn construct_nn_class(&mut self, c: ExternalCall) -> EResult<Value> {
+        let ExternalCall {
+            frame,
+            path,
+            short,
+            a0,
+            args,
+            kwargs,
+            span,
+        } = c;
+        if matches!(short, "Parameter" | "Buffer") {
+            if let (true, Some(t)) = (short == "Parameter", self.tracer.as_mut()) {
+                t.event(
+                    EventKind::ParameterCreated,
+                    frame.file_id,
                     span,
-                )
+                    "Parameter".into(),
+                );
             }
-            "copy.deepcopy" | "copy.copy" => {
-                // Dynamo 2.15 refuses to deepcopy a tensor (GB4198), 2.8 any value (GB0179)
-                if short == "deepcopy" {
-                    let what = if has_proxy(&a0) { "tensor" } else { "value" };
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.event(
-                            crate::traced::EventKind::Deepcopy,
-                            frame.file_id,
-                            span,
-                            what.to_string(),
-                        );
-                    }
-                }
-                // `copy.copy` is not special-cased by Dynamo: it is a function on its skip list
-                if short == "copy" {
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.event(
-                            crate::traced::EventKind::SkippedCall,
-                            frame.file_id,
-                            span,
-                            path.to_string(),
-                        );
-                    }
-                }
-                if has_proxy(&a0) {
-                    return Ok(a0);
-                }
-                return self.copy_value(frame, &a0, short == "deepcopy", span);
-            }
-            "typing.cast" | "torch.jit.annotate" => {
-                return Ok(args.get(1).cloned().unwrap_or(Value::None))
-            }
-            // Dynamo folds these to constants (`tracing_state_functions` in
-            // torch/_dynamo/variables/torch.py): the `is_compiling` family to True while it
-            // traces, the scripting and tracing predicates to False, `is_exporting` to whether
-            // torch.export runs. The graph is what torch.compile captures, so forward takes the
-            // compiling side; torch.fx's symbolic_trace takes the other one (is_compiling False,
-            // is_fx_tracing True). Constructors run eagerly, outside Dynamo.
-            "torch.compiler.is_compiling"
-            | "torch._dynamo.is_compiling"
-            | "torch.compiler.is_dynamo_compiling"
-            | "torch._dynamo.external_utils.is_compiling"
-            | "torch._utils.is_compiling" => return Ok(Value::Bool(self.tracing())),
-            "torch.jit.is_scripting"
-            | "torch.jit.is_tracing"
-            | "torch._C._is_tracing"
-            | "torch.cuda.is_current_stream_capturing"
-            | "torch.xpu.is_current_stream_capturing"
-            // The graph is the one PyTorch runs on the CPU: no accelerator is present.
-            | "torch.xpu.is_available"
-            | "torch.backends.mps.is_available"
-            | "torch.fx._symbolic_trace.is_fx_tracing"
-            | "torch.fx._symbolic_trace.is_fx_symbolic_tracing"
-            | "torch.compiler.is_exporting"
-            | "torch.onnx.is_in_onnx_export"
-            | "torch.is_grad_enabled" => return Ok(Value::Bool(false)),
-            "torch._C._get_tracing_state" => return Ok(Value::None),
-            p if crate::eval::trace::is_allow_in_graph(p) => return Ok(self.allow_in_graph(&a0)),
-            "torch.library.register_fake" | "torch.library.impl_abstract" => {
-                return Ok(self.register_fake(&args))
-            }
-            p if self.tracing() && self.custom_op_fake(p).is_some() => {
-                let fake = self.custom_op_fake(p).expect("checked");
-                return self.call_custom_op(frame, p, &fake, args, kwargs, span);
-            }
-            // Dynamo captures a checkpointed call as the higher-order op
-            // `tag_activation_checkpoint` over a subgraph of the function; torch.fx, which never
-            // sees the wrapper, records the function's own nodes in place. The graph shows
-            // torch.fx's form: the same computation, node for node, with shapes.
-            "torch.utils.checkpoint.checkpoint" => {
-                let rest: Vec<Value> = args.iter().skip(1).cloned().collect();
-                let forwarded = kwargs
-                    .iter()
-                    .filter(|(k, _)| !CHECKPOINT_OPTIONS.contains(&k.as_str()))
-                    .cloned()
-                    .collect();
-                return self.call_value(frame, &a0, rest, forwarded, span);
-            }
-            // `checkpoint_sequential(functions, segments, input)` runs the functions in order.
-            "torch.utils.checkpoint.checkpoint_sequential" => {
-                let mut h = args.get(2).cloned().unwrap_or(Value::None);
-                for f in self.iterate(frame, &a0, span)? {
-                    h = self.call_value(frame, &f, vec![h], vec![], span)?;
-                }
-                return Ok(h);
-            }
-            "math.sqrt" | "math.log" | "math.exp" | "math.ceil" | "math.floor" | "math.log2"
-            | "math.log10" | "math.cos" | "math.sin" | "math.tanh" | "math.fabs" | "math.pow"
-            | "math.gcd" | "math.prod" | "math.isqrt" | "math.trunc" => {
-                if has_proxy(&a0) {
-                    if let Some(t) = self.tracer.as_mut() {
-                        t.event(
-                            crate::traced::EventKind::Convert,
-                            frame.file_id,
-                            span,
-                            short.to_string(),
-                        );
-                    }
-                    return self.trace_function(frame, path, args, kwargs, span);
-                }
-                return Ok(math_fn(short, &args));
-            }
-            "torch.finfo" | "torch.iinfo" => {
-                if let Some(info) = self.type_info(short, args.first()) {
-                    return Ok(info);
-                }
-            }
-            "warnings.warn" | "torch._assert_async" => return Ok(Value::None),
-            "time.time"
-            | "time.perf_counter"
-            | "time.monotonic"
-            | "time.process_time"
-            | "time.time_ns"
-            | "time.perf_counter_ns" => {
-                if let Some(t) = self.tracer.as_mut() {
-                    t.event(
-                        crate::traced::EventKind::Time,
-                        frame.file_id,
-                        span,
-                        short.to_string(),
-                    );
-                }
-                return Ok(Value::unknown("current time"));
-            }
-            "torch._dynamo.graph_break" => {
-                if let Some(t) = self.tracer.as_mut() {
-                    t.event(
-                        crate::traced::EventKind::GraphBreak,
-                        frame.file_id,
-                        span,
-                        String::new(),
-                    );
-                }
-                return Ok(Value::None);
-            }
-            _ => {}
-        }
-        if path.starts_with("logging.") {
-            if let Some(t) = self.tracer.as_mut() {
-                if !matches!(short, "getLogger" | "basicConfig") {
-                    // The full path tells a root-logger call (`logging.info`) from a logger
-                    // method (`logging.Logger.info`): Dynamo breaks differently on them.
-                    t.event(
-                        crate::traced::EventKind::Log,
-                        frame.file_id,
-                        span,
-                        path.to_string(),
-                    );
-                }
-            }
-            if short == "getLogger" {
-                return Ok(Value::External(Rc::from("logging.Logger")));
-            }
-            return Ok(Value::unknown("logger"));
-        }
-        if path == "torch.nn.init._calculate_fan_in_and_fan_out" {
-            // Initialisers compute their bounds from these; the values never reach the graph,
-            // but a tuple must come back for the caller to unpack.
-            let shape = match &a0 {
-                Value::Param(p) => p.shape.clone(),
-                Value::TensorConst(t) => t.shape.clone(),
-                _ => None,
+            let v = match &a0 {
+                Value::TensorConst(t) => Value::Param(Rc::new(Param {
+                    shape: t.shape.clone(),
+                    dtype: t.dtype,
+                    is_buffer: short == "Buffer",
+                    nn_buffer: short == "Buffer",
+                })),
+                Value::Param(p) => Value::Param(Rc::new(Param {
+                    shape: p.shape.clone(),
+                    dtype: p.dtype,
+                    is_buffer: short == "Buffer",
+                    nn_buffer: short == "Buffer",
+                })),
+                Value::Proxy(_) => a0.clone(),
+                _ => Value::Param(Rc::new(Param {
+                    shape: None,
+                    dtype: DType::Float32,
+                    is_buffer: short == "Buffer",
+                    nn_buffer: short == "Buffer",
+                })),
             };
-            return Ok(match shape {
-                Some(s) if s.len() >= 2 => {
-                    let receptive: i64 = s[2..].iter().product();
-                    Value::tuple(vec![Value::Int(s[1] * receptive), Value::Int(s[0] * receptive)])
-                }
-                Some(_) => {
-                    return Err(self.error(
-                        frame,
-                        span,
-                        codes::RAISED,
-                        "ValueError: Fan in and fan out can not be computed for tensor with fewer than 2 dimensions",
-                    ))
-                }
-                None => Value::tuple(vec![
-                    Value::unknown("fan_in of a tensor of unknown shape"),
-                    Value::unknown("fan_out of a tensor of unknown shape"),
-                ]),
-            });
+            return Ok(v);
         }
-        if path.starts_with("torch.nn.init.") {
-            return Ok(a0);
+        if short == "Module" {
+            return Ok(Value::Object(
+                self.new_object(Value::External(Rc::from(path)), ObjKind::Module),
+            ));
         }
-        let proxied = args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v));
-        if path.starts_with("torch.") || path == "torch" {
-            if self.tracing() && proxied && path == "torch.split" {
-                // `torch.functional.split` re-dispatches as `split(tensor, size, dim=dim)`,
-                // which is what torch.fx records.
-                let mut args = args;
-                let mut kwargs = kwargs;
-                let dim = if args.len() > 2 {
-                    args.remove(2)
-                } else {
-                    match kwargs.iter().position(|(k, _)| k == "dim") {
-                        Some(i) => kwargs.remove(i).1,
-                        None => Value::Int(0),
-                    }
-                };
-                kwargs.push(("dim".into(), dim));
-                return self.trace_function(frame, path, args, kwargs, span);
-            }
-            if self.tracing() && proxied {
-                return self.trace_function(frame, path, args, kwargs, span);
-            }
-            if self.tracing() && path == "torch._assert" {
-                return Ok(Value::None);
-            }
-            if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {
-                return Ok(v);
-            }
-            if let Some(v) = self.tensor_factory(short, &args, &kwargs) {
-                return Ok(v);
-            }
-            if args.iter().any(super::stdlib::tensor_const::holds_constant) {
-                return Ok(super::stdlib::tensor_const::shaped(short, &args, &kwargs));
-            }
-            return Ok(Value::unknown(format!("result of `{path}`")));
+        let (name, spec) = catalog::get()
+            .module(path)
+            .expect("call_external checked it is in the catalogue");
+        if spec.container {
+            let obj = self.new_object(
+                Value::External(Rc::from(spec.path.as_str())),
+                ObjKind::Container(name.to_string()),
+            );
+            self.init_container(frame, &obj, name, args, kwargs, span)?;
+            return Ok(Value::Object(obj));
         }
-        if self.tracing() && !proxied && path.starts_with("numpy.") {
-            // Dynamo sends every numpy call in traced code through torch._numpy, constant
-            // arguments or not.
-            if let Some(t) = self.tracer.as_mut() {
-                t.event(
-                    crate::traced::EventKind::NumpyCall,
-                    frame.file_id,
-                    span,
-                    path.to_string(),
-                );
-            }
-        }
-        if self.tracing() && proxied {
-            // A function the analyser cannot see into, called on traced values.
-            if let Some(t) = self.tracer.as_mut() {
-                t.event(
-                    crate::traced::EventKind::ExternalCall,
-                    frame.file_id,
-                    span,
-                    path.to_string(),
-                );
-            }
-            return self.trace_function(frame, path, args, kwargs, span);
-        }
-        Ok(Value::unknown(format!("result of `{path}`")))
+        let name = name.to_string();
+        self.make_leaf(frame, &name, spec, args, kwargs, span)
     }
 
     /// `torch.zeros(1, 1, d)` and friends evaluated in a constructor: a tensor of known shape.
-    fn tensor_factory(&mut self, short: &str, args: &[Value], kwargs: &Kwargs) -> Option<Value> {
+    pub(in crate::eval) fn tensor_factory(
+        &mut self,
+        short: &str,
+        args: &[Value],
+        kwargs: &Kwargs,
+    ) -> Option<Value> {
         let dtype = kwargs
             .iter()
             .find(|(k, _)| k == "dtype")
@@ -1586,43 +1098,6 @@ fn constant_data(
     (data.len() == n).then(|| Rc::from(data))
 }
 
-fn math_fn(name: &str, args: &[Value]) -> Value {
-    let x = args.first().and_then(as_f64);
-    let y = args.get(1).and_then(as_f64);
-    let Some(x) = x else {
-        return Value::unknown(format!("math.{name}"));
-    };
-    match name {
-        "sqrt" => Value::Float(x.sqrt()),
-        "log" => Value::Float(match y {
-            Some(b) => x.ln() / b.ln(),
-            None => x.ln(),
-        }),
-        "log2" => Value::Float(x.log2()),
-        "log10" => Value::Float(x.log10()),
-        "exp" => Value::Float(x.exp()),
-        "cos" => Value::Float(x.cos()),
-        "sin" => Value::Float(x.sin()),
-        "tanh" => Value::Float(x.tanh()),
-        "fabs" => Value::Float(x.abs()),
-        "pow" => Value::Float(x.powf(y.unwrap_or(1.0))),
-        "ceil" => Value::Int(x.ceil() as i64),
-        "floor" => Value::Int(x.floor() as i64),
-        "trunc" => Value::Int(x.trunc() as i64),
-        "isqrt" => Value::Int(x.sqrt().floor() as i64),
-        "gcd" => match (args.first().and_then(as_int), args.get(1).and_then(as_int)) {
-            (Some(mut a), Some(mut b)) => {
-                while b != 0 {
-                    (a, b) = (b, a % b);
-                }
-                Value::Int(a.abs())
-            }
-            _ => Value::unknown("gcd"),
-        },
-        _ => Value::unknown(format!("math.{name}")),
-    }
-}
-
 /// Base classes whose instances are dicts (`class Registry(OrderedDict)`).
 const DICT_BASES: &[&str] = &[
     "collections.OrderedDict",
@@ -1675,13 +1150,3 @@ fn is_dict_base(v: &Value) -> bool {
         _ => false,
     }
 }
-
-/// Keywords `torch.utils.checkpoint.checkpoint` takes for itself; the others go to the function.
-const CHECKPOINT_OPTIONS: &[&str] = &[
-    "use_reentrant",
-    "context_fn",
-    "determinism_check",
-    "debug",
-    "preserve_rng_state",
-    "early_stop",
-];

@@ -88,22 +88,7 @@ impl Interp {
             // The names a function declares `global` / `nonlocal` are marked in its scope:
             // assignments to them go to the module / the enclosing function that binds them.
             "global_statement" | "nonlocal_statement" => {
-                if let Some(scope) = &frame.locals {
-                    let mark = if node.kind_name() == "global_statement" {
-                        GLOBAL_MARK
-                    } else {
-                        NONLOCAL_MARK
-                    };
-                    for n in crate::syntax::named_children(node) {
-                        if n.kind_name() == "identifier" {
-                            let name = text(n, src).to_string();
-                            scope
-                                .vars
-                                .borrow_mut()
-                                .insert(name, Value::External(Rc::from(mark)));
-                        }
-                    }
-                }
+                self.declare_outer(frame, node);
                 Ok(Flow::Normal)
             }
             "pass_statement" | "comment" | "line_continuation" | "future_import_statement" => {
@@ -135,80 +120,12 @@ impl Interp {
                 self.set_var(frame, &class_name(node, &src), c);
                 Ok(Flow::Normal)
             }
-            "import_statement" => {
-                let mut c = node.walk();
-                let names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
-                for n in names {
-                    match n.kind_name() {
-                        "aliased_import" => {
-                            let module = n.field("name").map(|m| text(m, &src)).unwrap_or("");
-                            let alias = n.field("alias").map(|m| text(m, &src)).unwrap_or("");
-                            let module = compact(module);
-                            let deferred = PendingImport {
-                                module: module.clone(),
-                                attr: None,
-                                also_load: None,
-                                span: Span::of(n),
-                            };
-                            if !self.defer_import(frame, alias, deferred) {
-                                if let Some(msg) = self.module_not_found(&module) {
-                                    return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
-                                }
-                                let v = self.import_module(&module);
-                                self.set_var(frame, alias, v);
-                            }
-                        }
-                        _ => {
-                            let module = compact(text(n, &src));
-                            let top = module.split('.').next().unwrap_or("").to_string();
-                            // `import a.b` binds `a`, and loads `a.b` so attribute access reaches it.
-                            let deferred = PendingImport {
-                                module: top.clone(),
-                                attr: None,
-                                also_load: module.contains('.').then(|| module.clone()),
-                                span: Span::of(n),
-                            };
-                            if !self.defer_import(frame, &top, deferred) {
-                                if let Some(msg) = self.module_not_found(&module) {
-                                    return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
-                                }
-                                if module.contains('.') {
-                                    let _ = self.import_module(&module);
-                                }
-                                let v = self.import_module(&top);
-                                self.set_var(frame, &top, v);
-                            }
-                        }
-                    }
-                }
-                Ok(Flow::Normal)
-            }
+            "import_statement" => self.exec_import(frame, node),
             "import_from_statement" => self.exec_import_from(frame, node),
             "raise_statement" => Err(self.raise(frame, node)),
             "try_statement" => self.exec_try(frame, node),
             "with_statement" => self.exec_with(frame, node),
-            "assert_statement" => {
-                // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
-                // break. A statically false assert is a real error in the model.
-                if !self.tracing() {
-                    if let Some(cond) = node.named_child(0) {
-                        let v = self.eval_expr(frame, cond)?;
-                        if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
-                            let msg = node
-                                .named_child(1)
-                                .map(|m| text(m, &src).to_string())
-                                .unwrap_or_default();
-                            return Err(self.error(
-                                frame,
-                                Span::of(node),
-                                codes::RAISED,
-                                format!("assertion fails: {}", truncate(&msg, 120)),
-                            ));
-                        }
-                    }
-                }
-                Ok(Flow::Normal)
-            }
+            "assert_statement" => self.exec_assert(frame, node),
             "delete_statement" => {
                 if let Some(t) = node.named_child(0) {
                     self.delete(frame, t)?;
@@ -224,6 +141,103 @@ impl Interp {
                 format!("unsupported statement `{kind}`"),
             )),
         }
+    }
+
+    /// `global x` / `nonlocal x` in a function: `x` marked in its scope.
+    fn declare_outer(&mut self, frame: &Frame, node: Node) {
+        let src = &*frame.file.text;
+        if let Some(scope) = &frame.locals {
+            let mark = if node.kind_name() == "global_statement" {
+                GLOBAL_MARK
+            } else {
+                NONLOCAL_MARK
+            };
+            for n in crate::syntax::named_children(node) {
+                if n.kind_name() == "identifier" {
+                    let name = text(n, src).to_string();
+                    scope
+                        .vars
+                        .borrow_mut()
+                        .insert(name, Value::External(Rc::from(mark)));
+                }
+            }
+        }
+    }
+
+    /// `import a.b`, `import a.b as c`.
+    fn exec_import(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let src = &*frame.file.text;
+        let mut c = node.walk();
+        let names: Vec<Node> = node.children_by_field_name("name", &mut c).collect();
+        for n in names {
+            match n.kind_name() {
+                "aliased_import" => {
+                    let module = n.field("name").map(|m| text(m, &src)).unwrap_or("");
+                    let alias = n.field("alias").map(|m| text(m, &src)).unwrap_or("");
+                    let module = compact(module);
+                    let deferred = PendingImport {
+                        module: module.clone(),
+                        attr: None,
+                        also_load: None,
+                        span: Span::of(n),
+                    };
+                    if !self.defer_import(frame, alias, deferred) {
+                        if let Some(msg) = self.module_not_found(&module) {
+                            return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
+                        }
+                        let v = self.import_module(&module);
+                        self.set_var(frame, alias, v);
+                    }
+                }
+                _ => {
+                    let module = compact(text(n, &src));
+                    let top = module.split('.').next().unwrap_or("").to_string();
+                    // `import a.b` binds `a`, and loads `a.b` so attribute access reaches it.
+                    let deferred = PendingImport {
+                        module: top.clone(),
+                        attr: None,
+                        also_load: module.contains('.').then(|| module.clone()),
+                        span: Span::of(n),
+                    };
+                    if !self.defer_import(frame, &top, deferred) {
+                        if let Some(msg) = self.module_not_found(&module) {
+                            return Err(self.error(frame, Span::of(n), codes::RAISED, msg));
+                        }
+                        if module.contains('.') {
+                            let _ = self.import_module(&module);
+                        }
+                        let v = self.import_module(&top);
+                        self.set_var(frame, &top, v);
+                    }
+                }
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// `assert cond, msg`.
+    fn exec_assert(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
+        let src = &*frame.file.text;
+        // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
+        // break. A statically false assert is a real error in the model.
+        if !self.tracing() {
+            if let Some(cond) = node.named_child(0) {
+                let v = self.eval_expr(frame, cond)?;
+                if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
+                    let msg = node
+                        .named_child(1)
+                        .map(|m| text(m, &src).to_string())
+                        .unwrap_or_default();
+                    return Err(self.error(
+                        frame,
+                        Span::of(node),
+                        codes::RAISED,
+                        format!("assertion fails: {}", truncate(&msg, 120)),
+                    ));
+                }
+            }
+        }
+        Ok(Flow::Normal)
     }
 
     fn exec_assignment(&mut self, frame: &Frame, node: Node) -> EResult<()> {

@@ -226,125 +226,8 @@ fn prepare(
             "Ellipsis inside parenthesis in the left side is not allowed: {pattern}"
         ));
     }
-    let only_in = |a: &Parsed, b: &Parsed| -> Vec<String> {
-        a.identifiers
-            .iter()
-            .filter(|i| !b.identifiers.contains(i))
-            .cloned()
-            .collect()
-    };
-    match operation {
-        "rearrange" => {
-            if left.has_non_unitary_anonymous || right.has_non_unitary_anonymous {
-                return Err(
-                    "Non-unitary anonymous axes are not supported in rearrange (exception is length 1)"
-                        .into(),
-                );
-            }
-            let mut difference = only_in(&left, &right);
-            difference.extend(only_in(&right, &left));
-            if !difference.is_empty() {
-                return Err(format!(
-                    "Identifiers only on one side of expression (should be on both): {}",
-                    set_text(&difference.iter().collect::<Vec<_>>())
-                ));
-            }
-        }
-        "repeat" => {
-            let difference = only_in(&left, &right);
-            if !difference.is_empty() {
-                return Err(format!(
-                    "Unexpected identifiers on the left side of repeat: {}",
-                    set_text(&difference.iter().collect::<Vec<_>>())
-                ));
-            }
-            let without_size: Vec<&String> = right
-                .identifiers
-                .iter()
-                .filter(|a| !a.starts_with('#'))
-                .filter(|a| !left.identifiers.contains(a) && !axes_names.contains(a))
-                .collect();
-            if !without_size.is_empty() {
-                return Err(format!(
-                    "Specify sizes for new axes in repeat: {}",
-                    set_text(&without_size)
-                ));
-            }
-        }
-        op if REDUCTIONS.contains(&op) || op == "<callable>" => {
-            let difference = only_in(&right, &left);
-            if !difference.is_empty() {
-                return Err(format!(
-                    "Unexpected identifiers on the right side of reduce {op}: {}",
-                    set_text(&difference.iter().collect::<Vec<_>>())
-                ));
-            }
-        }
-        op => {
-            return Err(format!(
-                "Unknown reduction {op}. Expect one of ('min', 'max', 'sum', 'mean', 'prod', 'any', 'all')."
-            ))
-        }
-    }
-
-    let (left_composition, right_composition) = if left.has_ellipsis {
-        let others = left.composition.len() - 1;
-        if ndim < others {
-            return Err(format!(
-                "Wrong shape: expected >={others} dims. Received {ndim}-dim tensor."
-            ));
-        }
-        let ell: Vec<String> = (0..ndim - others)
-            .map(|i| format!("{ELLIPSIS}{i}"))
-            .collect();
-        let mut lc = vec![];
-        for g in &left.composition {
-            match g {
-                Group::Ellipsis => lc.extend(ell.iter().map(|a| vec![a.clone()])),
-                Group::Axes(a) => lc.push(a.clone()),
-            }
-        }
-        let mut rc = vec![];
-        for g in &right.composition {
-            match g {
-                Group::Ellipsis => rc.extend(ell.iter().map(|a| vec![a.clone()])),
-                Group::Axes(axes) => {
-                    let mut group = vec![];
-                    for a in axes {
-                        if a == ELLIPSIS {
-                            group.extend(ell.iter().cloned());
-                        } else {
-                            group.push(a.clone());
-                        }
-                    }
-                    rc.push(group);
-                }
-            }
-        }
-        left.identifiers.retain(|i| i != ELLIPSIS);
-        left.identifiers.extend(ell.iter().cloned());
-        if right.has_ellipsis {
-            right.identifiers.retain(|i| i != ELLIPSIS);
-            right.identifiers.extend(ell.iter().cloned());
-        }
-        (lc, rc)
-    } else {
-        if ndim != left.composition.len() {
-            return Err(format!(
-                "Wrong shape: expected {} dims. Received {ndim}-dim tensor.",
-                left.composition.len()
-            ));
-        }
-        let axes = |c: &[Group]| -> Vec<Vec<String>> {
-            c.iter()
-                .map(|g| match g {
-                    Group::Axes(a) => a.clone(),
-                    Group::Ellipsis => vec![],
-                })
-                .collect()
-        };
-        (axes(&left.composition), axes(&right.composition))
-    };
+    check_operation(operation, &left, &right, axes_names)?;
+    let (left_composition, right_composition) = compositions(&mut left, &mut right, ndim)?;
 
     let known_or_unknown = |a: &str| match anonymous.lengths.get(a) {
         Some(&v) => Length::Known(v),
@@ -422,6 +305,149 @@ fn prepare(
             .collect(),
     };
     Ok((recipe, anonymous))
+}
+
+/// The identifiers of `a` not in `b`.
+fn only_in(a: &Parsed, b: &Parsed) -> Vec<String> {
+    a.identifiers
+        .iter()
+        .filter(|i| !b.identifiers.contains(i))
+        .cloned()
+        .collect()
+}
+
+/// The checks einops makes of a pattern's sides for the operation (`rearrange`, `repeat` or a
+/// reduction), with its messages.
+fn check_operation(
+    operation: &str,
+    left: &Parsed,
+    right: &Parsed,
+    axes_names: &[String],
+) -> Result<(), String> {
+    match operation {
+        "rearrange" => {
+            if left.has_non_unitary_anonymous || right.has_non_unitary_anonymous {
+                return Err(
+                    "Non-unitary anonymous axes are not supported in rearrange (exception is length 1)"
+                        .into(),
+                );
+            }
+            let mut difference = only_in(left, right);
+            difference.extend(only_in(right, left));
+            if !difference.is_empty() {
+                return Err(format!(
+                    "Identifiers only on one side of expression (should be on both): {}",
+                    set_text(&difference.iter().collect::<Vec<_>>())
+                ));
+            }
+        }
+        "repeat" => {
+            let difference = only_in(left, right);
+            if !difference.is_empty() {
+                return Err(format!(
+                    "Unexpected identifiers on the left side of repeat: {}",
+                    set_text(&difference.iter().collect::<Vec<_>>())
+                ));
+            }
+            let without_size: Vec<&String> = right
+                .identifiers
+                .iter()
+                .filter(|a| !a.starts_with('#'))
+                .filter(|a| !left.identifiers.contains(a) && !axes_names.contains(a))
+                .collect();
+            if !without_size.is_empty() {
+                return Err(format!(
+                    "Specify sizes for new axes in repeat: {}",
+                    set_text(&without_size)
+                ));
+            }
+        }
+        op if REDUCTIONS.contains(&op) || op == "<callable>" => {
+            let difference = only_in(right, left);
+            if !difference.is_empty() {
+                return Err(format!(
+                    "Unexpected identifiers on the right side of reduce {op}: {}",
+                    set_text(&difference.iter().collect::<Vec<_>>())
+                ));
+            }
+        }
+        op => {
+            return Err(format!(
+                "Unknown reduction {op}. Expect one of ('min', 'max', 'sum', 'mean', 'prod', 'any', 'all')."
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A side's axis groups, an ellipsis expanded: `(b h) w` is `[["b", "h"], ["w"]]`.
+type Groups = Vec<Vec<String>>;
+
+/// Both sides' axis groups for an input of rank `ndim`, an ellipsis expanded to the axes it
+/// stands for (which join the sides' identifiers).
+fn compositions(
+    left: &mut Parsed,
+    right: &mut Parsed,
+    ndim: usize,
+) -> Result<(Groups, Groups), String> {
+    Ok(if left.has_ellipsis {
+        let others = left.composition.len() - 1;
+        if ndim < others {
+            return Err(format!(
+                "Wrong shape: expected >={others} dims. Received {ndim}-dim tensor."
+            ));
+        }
+        let ell: Vec<String> = (0..ndim - others)
+            .map(|i| format!("{ELLIPSIS}{i}"))
+            .collect();
+        let mut lc = vec![];
+        for g in &left.composition {
+            match g {
+                Group::Ellipsis => lc.extend(ell.iter().map(|a| vec![a.clone()])),
+                Group::Axes(a) => lc.push(a.clone()),
+            }
+        }
+        let mut rc = vec![];
+        for g in &right.composition {
+            match g {
+                Group::Ellipsis => rc.extend(ell.iter().map(|a| vec![a.clone()])),
+                Group::Axes(axes) => {
+                    let mut group = vec![];
+                    for a in axes {
+                        if a == ELLIPSIS {
+                            group.extend(ell.iter().cloned());
+                        } else {
+                            group.push(a.clone());
+                        }
+                    }
+                    rc.push(group);
+                }
+            }
+        }
+        left.identifiers.retain(|i| i != ELLIPSIS);
+        left.identifiers.extend(ell.iter().cloned());
+        if right.has_ellipsis {
+            right.identifiers.retain(|i| i != ELLIPSIS);
+            right.identifiers.extend(ell.iter().cloned());
+        }
+        (lc, rc)
+    } else {
+        if ndim != left.composition.len() {
+            return Err(format!(
+                "Wrong shape: expected {} dims. Received {ndim}-dim tensor.",
+                left.composition.len()
+            ));
+        }
+        let axes = |c: &[Group]| -> Vec<Vec<String>> {
+            c.iter()
+                .map(|g| match g {
+                    Group::Axes(a) => a.clone(),
+                    Group::Ellipsis => vec![],
+                })
+                .collect()
+        };
+        (axes(&left.composition), axes(&right.composition))
+    })
 }
 
 /// `_reconstruct_from_shape`: what `_apply_recipe` does for this input shape.

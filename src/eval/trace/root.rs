@@ -535,8 +535,6 @@ fn trace_forward(
         class: None,
         receiver: None,
     };
-    let mut args = Vec::new();
-    let mut kwargs = Vec::new();
     let input_meta = |name: &str| {
         inputs
             .iter()
@@ -558,7 +556,67 @@ fn trace_forward(
         Some(Value::Function(f)) => Some(Value::Function(interp.signature_function(f))),
         other => other.clone(),
     };
-    match &signature {
+    let (args, kwargs) =
+        forward_arguments(interp, obj, signature.as_ref(), &input_meta, file, span);
+    let out = match &forward {
+        Some(Value::Function(f)) => {
+            let f = f.clone();
+            // The root forward is not an inlined call: it starts the call chain empty.
+            interp.call_function(
+                &frame,
+                &f,
+                Some(Value::Object(obj.clone())),
+                args,
+                kwargs,
+                span,
+            )?
+        }
+        _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
+    };
+    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
+    // pairs in order: the values stay graph nodes the output uses.
+    let out = match &out {
+        Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
+            Some(items) => Value::tuple(
+                items
+                    .into_iter()
+                    .map(|(k, v)| Value::tuple(vec![k, v]))
+                    .collect(),
+            ),
+            None => out,
+        },
+        _ => out,
+    };
+    let (arg, meta) = interp.to_arg(&frame, &out, span)?;
+    let tracer = interp.tracer.as_mut().expect("tracing");
+    tracer.add_node(
+        "output",
+        Op::Output,
+        "output".into(),
+        vec![arg],
+        vec![],
+        meta,
+        file,
+        span,
+    );
+    tracer.graph.drop_unplaced();
+    Ok(())
+}
+
+/// forward's arguments as the trace passes them, `(args, kwargs)`: a placeholder for each
+/// parameter of its signature (of the shape `input_meta` gives it), a defaulted parameter
+/// keeping its default.
+fn forward_arguments(
+    interp: &mut Interp,
+    obj: &Rc<Object>,
+    signature: Option<&Value>,
+    input_meta: &dyn Fn(&str) -> Option<Meta>,
+    file: FileId,
+    span: Span,
+) -> (Vec<Value>, Vec<(String, Value)>) {
+    let mut args = Vec::new();
+    let mut kwargs = Vec::new();
+    match signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
             for (i, p) in f.params.iter().skip(skip).enumerate() {
@@ -626,49 +684,7 @@ fn trace_forward(
             args.push(Value::Proxy(node));
         }
     }
-    let out = match &forward {
-        Some(Value::Function(f)) => {
-            let f = f.clone();
-            // The root forward is not an inlined call: it starts the call chain empty.
-            interp.call_function(
-                &frame,
-                &f,
-                Some(Value::Object(obj.clone())),
-                args,
-                kwargs,
-                span,
-            )?
-        }
-        _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
-    };
-    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
-    // pairs in order: the values stay graph nodes the output uses.
-    let out = match &out {
-        Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
-            Some(items) => Value::tuple(
-                items
-                    .into_iter()
-                    .map(|(k, v)| Value::tuple(vec![k, v]))
-                    .collect(),
-            ),
-            None => out,
-        },
-        _ => out,
-    };
-    let (arg, meta) = interp.to_arg(&frame, &out, span)?;
-    let tracer = interp.tracer.as_mut().expect("tracing");
-    tracer.add_node(
-        "output",
-        Op::Output,
-        "output".into(),
-        vec![arg],
-        vec![],
-        meta,
-        file,
-        span,
-    );
-    tracer.graph.drop_unplaced();
-    Ok(())
+    (args, kwargs)
 }
 
 /// transformers' output switches: a module that takes one as a required argument

@@ -4,7 +4,9 @@
 //! `binary_op`) only dispatch on the receiver's kind.
 
 pub(super) mod dict;
+pub(super) mod external;
 pub(super) mod list;
+pub(super) mod module_object;
 pub(super) mod number;
 pub(super) mod proxy;
 pub(super) mod string;
