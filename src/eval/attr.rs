@@ -349,56 +349,7 @@ impl Interp {
                 "is_floating_point" => Value::Bool(d.is_floating()),
                 _ => Value::unknown(format!("dtype.{name}")),
             }),
-            Value::Function(f) if f.attr(name).is_some() => Ok(f.attr(name).expect("checked")),
-            Value::Function(f) => match name {
-                // `functools.wraps` copied these from the function the wrapper wraps.
-                "__name__" | "__qualname__" | "__module__" | "__doc__"
-                    if self.wrapped_of(f).is_some() =>
-                {
-                    let wrapped = self.wrapped_of(f).expect("checked");
-                    self.get_attr(frame, &wrapped, name, span)
-                }
-                "__name__" => Ok(Value::str(&f.name)),
-                "__qualname__" => Ok(Value::str(&f.qualname)),
-                "__module__" => Ok(Value::str(&f.globals.name)),
-                // A docstring the definition has is not read: libraries that rewrite docstrings
-                // at import (transformers' `replace_list_option_in_docstrings`) would then run,
-                // at a cost and through `re` match objects the evaluator does not model.
-                "__doc__" => Ok(Value::unknown("a function's docstring")),
-                "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
-                    Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
-                }
-                "__wrapped__" => match self.wrapped_of(f) {
-                    Some(w) => Ok(w),
-                    None => Err(self.error(
-                        frame,
-                        span,
-                        codes::RAISED,
-                        format!("function `{}` has no attribute `__wrapped__`", f.name),
-                    )),
-                },
-                // What libraries read of a code object: the parameter names come first in
-                // `co_varnames`.
-                "__code__" => {
-                    let names = f.params.iter().map(|p| Value::str(&p.name)).collect();
-                    let code = super::value::Object {
-                        id: self.new_object_id(),
-                        class: Value::External(Rc::from("types.CodeType")),
-                        kind: ObjKind::Plain,
-                        attrs: Default::default(),
-                        base: None,
-                    };
-                    code.attrs
-                        .borrow_mut()
-                        .insert("co_varnames".into(), Value::tuple(names));
-                    // `types.FunctionType(f.__code__, …)` copies the function it came from.
-                    code.attrs
-                        .borrow_mut()
-                        .insert(CODE_OF.into(), Value::Function(f.clone()));
-                    Ok(Value::Object(Rc::new(code)))
-                }
-                _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
-            },
+            Value::Function(f) => self.function_attr(frame, obj, f, name, span),
             // A bound method reads as its function, plus what binds it.
             Value::BoundMethod(recv, f) => match name {
                 "__self__" => Ok((**recv).clone()),
@@ -438,6 +389,70 @@ impl Interp {
                 Ok(Value::str(b.rsplit('.').next().unwrap_or(b)))
             }
             _ => Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name))),
+        }
+    }
+
+    /// An attribute of a function: what was assigned to it (its `__dict__`), else what a
+    /// function object has of its own (`__name__`, `__wrapped__`, `__code__`, …).
+    fn function_attr(
+        &mut self,
+        frame: &Frame,
+        obj: &Value,
+        f: &Rc<super::value::Function>,
+        name: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        if let Some(v) = f.attr(name) {
+            return Ok(v);
+        }
+        match name {
+            // `functools.wraps` copied these from the function the wrapper wraps.
+            "__name__" | "__qualname__" | "__module__" | "__doc__"
+                if self.wrapped_of(f).is_some() =>
+            {
+                let wrapped = self.wrapped_of(f).expect("checked");
+                self.get_attr(frame, &wrapped, name, span)
+            }
+            "__name__" => Ok(Value::str(&f.name)),
+            "__qualname__" => Ok(Value::str(&f.qualname)),
+            "__module__" => Ok(Value::str(&f.globals.name)),
+            // A docstring the definition has is not read: libraries that rewrite docstrings
+            // at import (transformers' `replace_list_option_in_docstrings`) would then run,
+            // at a cost and through `re` match objects the evaluator does not model.
+            "__doc__" => Ok(Value::unknown("a function's docstring")),
+            "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
+                Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
+            }
+            "__wrapped__" => match self.wrapped_of(f) {
+                Some(w) => Ok(w),
+                None => Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("function `{}` has no attribute `__wrapped__`", f.name),
+                )),
+            },
+            // What libraries read of a code object: the parameter names come first in
+            // `co_varnames`.
+            "__code__" => {
+                let names = f.params.iter().map(|p| Value::str(&p.name)).collect();
+                let code = super::value::Object {
+                    id: self.new_object_id(),
+                    class: Value::External(Rc::from("types.CodeType")),
+                    kind: ObjKind::Plain,
+                    attrs: Default::default(),
+                    base: None,
+                };
+                code.attrs
+                    .borrow_mut()
+                    .insert("co_varnames".into(), Value::tuple(names));
+                // `types.FunctionType(f.__code__, …)` copies the function it came from.
+                code.attrs
+                    .borrow_mut()
+                    .insert(CODE_OF.into(), Value::Function(f.clone()));
+                Ok(Value::Object(Rc::new(code)))
+            }
+            _ => Ok(Value::unknown(format!("function attribute `{name}`"))),
         }
     }
 
