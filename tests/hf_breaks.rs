@@ -24,6 +24,7 @@ mod corpus_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde_json::Value;
 use staticfx::ide::check::check_file;
 use staticfx::ide::Settings;
@@ -151,7 +152,7 @@ fn breaks_on_real_modeling_files() {
     let ids = known_ids();
     let mut tally = Tally::default();
     let only = only_models();
-    let mut checked: BTreeMap<String, Vec<Found>> = BTreeMap::new();
+    let checked = check_labelled_files(&root, &labels, &settings, only.as_ref());
     for model in labels["models"].as_array().unwrap() {
         let Some(breaks) = model["breaks"].as_array() else {
             continue;
@@ -162,10 +163,7 @@ fn breaks_on_real_modeling_files() {
         }
         let file = model["file"].as_str().unwrap().to_string();
         let path = root.join("transformers").join(&file);
-        let found = checked
-            .entry(file.clone())
-            .or_insert_with(|| check(&path, &settings))
-            .clone();
+        let found = &checked[&file];
         let text = std::fs::read_to_string(&path).unwrap();
         let classes = class_of_lines(&text);
         let ran: BTreeSet<&str> = model["classes"]
@@ -208,7 +206,7 @@ fn breaks_on_real_modeling_files() {
         }
         let mut ours = BTreeSet::new();
         let mut extra = BTreeSet::new();
-        for (line, _, _, message, outer) in &found {
+        for (line, _, _, message, outer) in found {
             ours.insert(*line);
             if dynamo_lines.contains(line) {
                 continue;
@@ -278,6 +276,32 @@ fn breaks_on_real_modeling_files() {
         tally.false_alarms, false_alarms,
         "unconfirmed FX1xx lines (left) vs KNOWN_FALSE_ALARMS (right)"
     );
+}
+
+/// `check` of every labelled file (of the model types `only` keeps), by file. The files are
+/// independent, so they are checked on rayon's pool: one after another they take most of
+/// this suite's time.
+fn check_labelled_files(
+    root: &Path,
+    labels: &Value,
+    settings: &Settings,
+    only: Option<&BTreeSet<String>>,
+) -> BTreeMap<String, Vec<Found>> {
+    let files: BTreeSet<String> = labels["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["breaks"].is_array())
+        .filter(|m| only.is_none_or(|o| o.contains(m["model_type"].as_str().unwrap())))
+        .map(|m| m["file"].as_str().unwrap().to_string())
+        .collect();
+    files
+        .into_par_iter()
+        .map(|file| {
+            let found = check(&root.join("transformers").join(&file), settings);
+            (file, found)
+        })
+        .collect()
 }
 
 /// The model types `STATICFX_HF_MODELS` names (comma-separated); None: all of them.

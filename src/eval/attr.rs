@@ -303,10 +303,19 @@ impl Interp {
                     format!("module `{}` has no attribute `{name}`", ns.name),
                 )),
             },
+            Value::External(path) if super::stdlib::module_binds(path, name) == Some(false) => {
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::RAISED,
+                    format!("AttributeError: module '{path}' has no attribute '{name}'"),
+                ))
+            }
             Value::External(path) => Ok(self
                 .external_class_attr(path, name)
                 .unwrap_or_else(|| external_attr(path, name))),
             Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
+            Value::ModuleGlobals(_) => Ok(super::types::module_globals::get_attr(obj, name)),
             Value::InstanceDict(o) => {
                 if super::instance_dict::is_live_method(name) {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
@@ -420,6 +429,7 @@ impl Interp {
             // at import (transformers' `replace_list_option_in_docstrings`) would then run,
             // at a cost and through `re` match objects the evaluator does not model.
             "__doc__" => Ok(Value::unknown("a function's docstring")),
+            "__closure__" => Ok(self.closure_cells(f)),
             "cache_clear" if matches!(f.wrapper, Some(Wrapper::LruCache(_))) => {
                 Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
             }
@@ -746,6 +756,9 @@ impl Interp {
             }
             Value::InstanceDict(o) => {
                 self.call_instance_dict_method(frame, o, name, args, kwargs, span)
+            }
+            Value::ModuleGlobals(ns) => {
+                types::module_globals::call_method(self, frame, ns, name, &args, &kwargs, span)
             }
             Value::Proxy(_) => types::proxy::call_method(self, frame, r, name, args, kwargs, span),
             Value::List(l) => types::list::call_method(self, frame, l, name, &args, span),

@@ -116,6 +116,7 @@ impl Interp {
             "dir" if matches!(c.a0, Value::Class(_) | Value::Object(_)) => Ok(self.dir(&c.a0)),
             "classmethod" | "staticmethod" if matches!(c.a0, Value::Function(_)) => method_kind(c),
             "vars" if c.args.len() == 1 => vars(self, c),
+            "globals" if c.args.is_empty() => Ok(Value::ModuleGlobals(c.frame.globals.clone())),
             "property" if matches!(c.a0, Value::Function(_)) => property(self, c),
             "id" | "hash" | "vars" | "dir" | "globals" | "locals" | "format" | "ord" | "chr"
             | "open" | "input" | "object" | "slice" | "property" | "staticmethod"

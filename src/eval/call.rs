@@ -726,6 +726,9 @@ impl Interp {
             }
             _ => {}
         }
+        if let Some(message) = types::string::operand_type_error(name, sym, &a, &b) {
+            return Err(self.error(frame, span, codes::RAISED, message));
+        }
         let by_kind = match (&a, &b) {
             (Str(x), _) => types::string::binary_op(name, x, &b),
             (Tuple(_) | List(_), _) | (Int(_), Tuple(_) | List(_)) => {
@@ -843,6 +846,12 @@ impl Interp {
                 codes::UNSUPPORTED,
                 format!("cannot iterate over an unknown value ({})", u.reason),
             )),
+            Value::ModuleGlobals(_) => Err(self.error(
+                frame,
+                span,
+                codes::UNSUPPORTED,
+                super::types::module_globals::whole_namespace("iterating over `globals()`"),
+            )),
             other => Err(self.error(
                 frame,
                 span,
@@ -907,6 +916,18 @@ impl Interp {
                 "__getitem__",
                 vec![key],
                 vec![],
+                span,
+            );
+        }
+        if let Value::ModuleGlobals(ns) = obj {
+            use super::types::module_globals;
+            return module_globals::call_method(
+                self,
+                frame,
+                ns,
+                "__getitem__",
+                &[key],
+                &Kwargs::new(),
                 span,
             );
         }
@@ -1015,6 +1036,19 @@ impl Interp {
         span: Span,
     ) -> EResult<()> {
         match (obj, &key) {
+            (Value::ModuleGlobals(ns), _) => {
+                let args = [key, v];
+                super::types::module_globals::call_method(
+                    self,
+                    frame,
+                    ns,
+                    "__setitem__",
+                    &args,
+                    &Kwargs::new(),
+                    span,
+                )?;
+                Ok(())
+            }
             (Value::InstanceDict(o), _) => {
                 self.call_instance_dict_method(
                     frame,
@@ -1092,6 +1126,19 @@ impl Interp {
         match obj {
             Value::InstanceDict(o) => {
                 self.call_instance_dict_method(frame, o, "__delitem__", vec![key], vec![], span)?;
+                Ok(())
+            }
+            Value::ModuleGlobals(ns) => {
+                use super::types::module_globals;
+                module_globals::call_method(
+                    self,
+                    frame,
+                    ns,
+                    "__delitem__",
+                    &[key],
+                    &Kwargs::new(),
+                    span,
+                )?;
                 Ok(())
             }
             Value::List(_) | Value::Dict(_) => {
@@ -1415,12 +1462,19 @@ fn builtin_value(name: &str) -> Option<Value> {
     }
     match name {
         "NotImplemented" | "Ellipsis" => Some(Value::Ellipsis),
+        _ => module_record(name),
+    }
+}
+
+/// The names the import system binds in every module besides `__name__` (diffusers' lazy
+/// `__init__` passes `module_spec=__spec__`, transformers' `globals()["__file__"]`): unknown,
+/// saying what they are, as what they hold is not modelled.
+pub(super) fn module_record(name: &str) -> Option<Value> {
+    match name {
         "__file__" => Some(Value::unknown("__file__")),
-        // Every module has them (diffusers' lazy `__init__` passes `module_spec=__spec__`);
-        // the import system's records are not modelled.
-        "__spec__" | "__loader__" => Some(Value::unknown(format!(
-            "`{name}`, the import system's record of the module"
-        ))),
+        "__spec__" | "__loader__" | "__package__" | "__builtins__" => Some(Value::unknown(
+            format!("`{name}`, the import system's record of the module"),
+        )),
         _ => None,
     }
 }

@@ -597,6 +597,10 @@ impl Interp {
                         Value::Str(n) => Some(s.contains(&**n)),
                         _ => None,
                     },
+                    Value::ModuleGlobals(ns) => match &a {
+                        Value::Str(n) => Some(super::types::module_globals::contains(ns, n)),
+                        _ => None,
+                    },
                     Value::Object(o) if o.is_module() => match &a {
                         Value::Str(n) => Some(o.attrs.borrow().contains_key(&**n)),
                         _ => None,
@@ -699,6 +703,8 @@ impl Interp {
             Value::Tuple(t) => Truth::Known(!t.is_empty()),
             Value::List(l) => Truth::Known(!l.borrow().is_empty()),
             Value::Dict(d) => Truth::Known(!d.borrow().is_empty()),
+            // a namespace always binds `__name__`
+            Value::ModuleGlobals(_) => Truth::Known(true),
             Value::Object(o)
                 if o.base.is_some()
                     && self.user_method(&o.class, "__bool__").is_none()

@@ -13,16 +13,18 @@
 //!
 //! Where things live:
 //! - `value`: the values. `types/` holds the behaviour of each kind of builtin value (list,
-//!   dict, tuple, str, numbers, tensors, proxies, unknowns): its methods, items, iteration and
-//!   operators; `Interp::call_method`, `get_item`, `iterate` and `binary_op` only dispatch on
-//!   the receiver's kind. `builtins` holds Python's builtin functions, one function each.
+//!   dict, tuple, str, numbers, tensors, proxies, a module's `globals()`, unknowns): its
+//!   methods, items, iteration and operators; `Interp::call_method`, `get_item`, `iterate`
+//!   and `binary_op` only dispatch on the receiver's kind. `builtins` holds Python's builtin functions, one function each.
 //! - `stmt`, `expr`, `call` (calling functions, argument binding), `attr` (attribute access
 //!   through the object model: descriptors, properties, `__getattr__`/`__getattribute__`/
 //!   `__setattr__` overrides, metaclasses in `stdlib/metaclass.rs`), `instance_dict` (an
-//!   instance's `__dict__` used in place).
+//!   instance's `__dict__` used in place), `free_vars` (a function's free variables, for
+//!   `__closure__`).
 //! - `stdlib/`: the standard library as libraries run it at import and construction time
 //!   (`dataclasses`, `functools`, `contextlib`, `copy`, `itertools`, `re`, `enum`, `importlib`,
-//!   `os.environ` as unset, einops' pattern functions as Dynamo traces them);
+//!   `operator`, the names `math` binds, `os.environ` as unset, einops' pattern functions as
+//!   Dynamo traces them);
 //!   `stdlib/python/` holds standard-library classes written in Python and evaluated like
 //!   library source (`Mapping` mixins, `property`, `namedtuple`, `ExitStack`,
 //!   `packaging.version`, what `@dataclass` generates). `stdlib/tests.rs` checks snippets
@@ -45,6 +47,7 @@ mod dict_builder;
 #[cfg(test)]
 mod differential_tests;
 mod expr;
+mod free_vars;
 mod instance_dict;
 mod module;
 pub mod native_methods;

@@ -476,6 +476,15 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        // `BaseException.__init__(self, *args)` sets `args`, which `str(e)` shows.
+        let is_exception =
+            super::stdlib::contextlib::exception_bases(path).is_some() || path == "BaseException";
+        if let (true, "__init__", Value::Object(o)) = (is_exception, method, &**recv) {
+            o.attrs
+                .borrow_mut()
+                .insert("args".into(), Value::tuple(args));
+            return Ok(Value::None);
+        }
         if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
             return r;
         }

@@ -835,6 +835,7 @@ impl Interp {
             Err(e) if e.code == codes::BUDGET => Err(e),
             Err(e) => match self.matching_handler(frame, &clauses, &e) {
                 Some(handler) => {
+                    let e = self.with_exception_object(frame, e);
                     self.bind_caught(frame, handler, &e);
                     let block =
                         crate::syntax::named_children(handler).find(|n| n.kind_name() == "block");
@@ -860,8 +861,31 @@ impl Interp {
         out
     }
 
-    /// `except E as e`: binds `e` to the exception raised, or to one of the class the error
-    /// names when the evaluator raised it itself (`KeyError`, `AttributeError`).
+    /// `e` with its exception object: where the evaluator raised it itself (`KeyError`,
+    /// `ZeroDivisionError`), one of the class its message names. An `except` clause binds
+    /// it, and an exception raised while handling it has it as its `__context__`.
+    fn with_exception_object(
+        &mut self,
+        frame: &Frame,
+        mut e: super::EvalError,
+    ) -> super::EvalError {
+        if e.exception.is_some() {
+            return e;
+        }
+        let class_name = super::stdlib::contextlib::raised_class_names(self, &e)
+            .and_then(|names| names.into_iter().next());
+        if let Some(n) = class_name {
+            let class = match frame.globals.vars.borrow().get(&n) {
+                Some(c @ Value::Class(_)) => c.clone(),
+                _ => Value::Builtin(Rc::from(n.as_str())),
+            };
+            let detail = e.message.split_once(": ").map(|(_, d)| d).unwrap_or("");
+            e.exception = Some(self.exception_object(class, vec![Value::str(detail)]));
+        }
+        e
+    }
+
+    /// `except E as e`: binds `e` to the exception raised (`with_exception_object`).
     fn bind_caught(&mut self, frame: &Frame, handler: Node, e: &super::EvalError) {
         let Some(pattern) =
             crate::syntax::named_children(handler).find(|n| n.kind_name() == "as_pattern")
@@ -880,21 +904,7 @@ impl Interp {
         let name = text(alias, &frame.file.text).to_string();
         let value = match e.exception.clone() {
             Some(v) => v,
-            None => {
-                let class_name = super::stdlib::contextlib::raised_class_names(self, e)
-                    .and_then(|names| names.into_iter().next());
-                match class_name {
-                    Some(n) => {
-                        let class = match frame.globals.vars.borrow().get(&n) {
-                            Some(c @ Value::Class(_)) => c.clone(),
-                            _ => Value::Builtin(Rc::from(n.as_str())),
-                        };
-                        let detail = e.message.split_once(": ").map(|(_, d)| d).unwrap_or("");
-                        self.exception_object(class, vec![Value::str(detail)])
-                    }
-                    None => Value::unknown(format!("the exception: {}", e.message)),
-                }
-            }
+            None => Value::unknown(format!("the exception: {}", e.message)),
         };
         self.set_var(frame, &name, value);
     }
@@ -1362,6 +1372,8 @@ impl Interp {
         let same = |a: &Value, b: &Value| match (a, b) {
             (Value::Class(x), Value::Class(y)) => Rc::ptr_eq(x, y),
             (Value::External(x), Value::External(y)) => x == y,
+            // a builtin base (`Exception`, `dict`) reached through two bases is one class
+            (Value::Builtin(x), Value::Builtin(y)) => x == y,
             (Value::Unknown(x), Value::Unknown(y)) => Rc::ptr_eq(x, y),
             _ => false,
         };

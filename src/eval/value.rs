@@ -62,6 +62,9 @@ pub enum Value {
     /// argument, returned by another function) `Interp::eval_expr` and `call_function` turn it
     /// into a snapshot `Dict` (`Object::dict_snapshot`).
     InstanceDict(Rc<Object>),
+    /// A module's namespace as a dict (`globals()`): reads and writes its names
+    /// (`eval/types/module_globals.rs`).
+    ModuleGlobals(Rc<ModuleNs>),
     Unknown(Rc<Unknown>),
 }
 
@@ -382,7 +385,7 @@ impl Value {
             Value::Str(_) => "str".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::List(_) => "list".into(),
-            Value::Dict(_) | Value::InstanceDict(_) => "dict".into(),
+            Value::Dict(_) | Value::InstanceDict(_) | Value::ModuleGlobals(_) => "dict".into(),
             Value::Slice(_) => "slice".into(),
             Value::Ellipsis => "ellipsis".into(),
             Value::Function(_)

@@ -18,7 +18,9 @@ pub(super) mod functools;
 pub mod importlib;
 mod inspect;
 mod itertools;
+mod math;
 mod metaclass;
+mod operator;
 pub mod os;
 mod re;
 pub mod tensor_const;
@@ -32,6 +34,17 @@ use super::{EResult, Frame, Interp};
 use crate::syntax::Span;
 pub use collections::DictItems;
 pub use dataclasses::INIT as DATACLASS_INIT;
+
+/// Whether the standard-library module `module` binds `name`, for the modules whose names
+/// are known in full (C modules, the same on every Python users run); None for any other.
+pub(super) fn module_binds(module: &str, name: &str) -> Option<bool> {
+    let names = match module {
+        "math" => math::NAMES,
+        "operator" => operator::NAMES,
+        _ => return None,
+    };
+    Some(name.starts_with("__") || names.contains(&name))
+}
 
 impl Interp {
     /// Calls of standard-library functions modelled here; None for anything else.
@@ -77,6 +90,11 @@ impl Interp {
         if let Some(name) = path.strip_prefix("functools.") {
             if let Some(v) = self.call_functools(name, args, kwargs) {
                 return Some(Ok(v));
+            }
+        }
+        if let Some(name) = path.strip_prefix("operator.") {
+            if let Some(r) = self.call_operator(frame, name, args, kwargs, span) {
+                return Some(r);
             }
         }
         if let Some(name) = path.strip_prefix("einops.") {

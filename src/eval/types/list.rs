@@ -70,7 +70,12 @@ pub(in crate::eval) fn call_method(
             let i = args.first().and_then(as_int).unwrap_or(-1);
             let i = if i < 0 { i + len } else { i };
             if i < 0 || i >= len {
-                return Err(interp.error(frame, span, codes::RAISED, "pop from empty list"));
+                let why = if len == 0 {
+                    "IndexError: pop from empty list"
+                } else {
+                    "IndexError: pop index out of range"
+                };
+                return Err(interp.error(frame, span, codes::RAISED, why));
             }
             Ok(l.borrow_mut().remove(i as usize))
         }

@@ -6,6 +6,7 @@
 pub(super) mod dict;
 pub(super) mod external;
 pub(super) mod list;
+pub(super) mod module_globals;
 pub(super) mod module_object;
 pub(super) mod number;
 pub(super) mod proxy;

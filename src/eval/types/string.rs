@@ -553,6 +553,33 @@ pub(in crate::eval) fn binary_op(name: &str, x: &str, b: &Value) -> Option<Value
     })
 }
 
+/// The TypeError of arithmetic between a string and a number (`'a' + 1`, `1 - 'a'`), as
+/// CPython words it; None where the operation is defined (`'a' * 2`, `'%d' % 1`) or is not
+/// one of these.
+pub(in crate::eval) fn operand_type_error(
+    name: &str,
+    sym: &str,
+    a: &Value,
+    b: &Value,
+) -> Option<String> {
+    let is_number = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+    let arithmetic = matches!(name, "add" | "sub" | "truediv" | "floordiv" | "pow");
+    match (a, b) {
+        (Value::Str(_), n) if name == "add" && (is_number(n) || matches!(n, Value::None)) => {
+            Some(format!(
+                "TypeError: can only concatenate str (not \"{}\") to str",
+                n.type_name()
+            ))
+        }
+        (Value::Str(_), n) | (n, Value::Str(_)) if arithmetic && is_number(n) => Some(format!(
+            "TypeError: unsupported operand type(s) for {sym}: '{}' and '{}'",
+            a.type_name(),
+            b.type_name()
+        )),
+        _ => None,
+    }
+}
+
 /// `text[a:b:c]`: the substring a slice picks, by code points.
 pub(in crate::eval) fn get_slice(
     interp: &mut Interp,
