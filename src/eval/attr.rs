@@ -1,6 +1,7 @@
 //! Attribute access, and method calls on non-user values (lists, dicts, strings, proxies,
 //! external names): `Interp::call_method` dispatches by the receiver's kind to `types`.
 
+use crate::eval::types::proxy;
 use std::rc::Rc;
 
 use super::call::Kwargs;
@@ -180,10 +181,12 @@ impl Interp {
             {
                 if let Some(v) = o.get(name) {
                     return Ok(match v {
-                        Value::Param(p) if self.tracing() => {
+                        Value::Param(p) if proxy::param_is_traced(self) => {
                             self.trace_param(frame, o, name, &p, span)
                         }
-                        Value::Unknown(u) if self.tracing() && u.path.is_none() => {
+                        Value::Unknown(u)
+                            if proxy::records_module_calls(self) && u.path.is_none() =>
+                        {
                             let base = self
                                 .tracer
                                 .as_ref()
@@ -229,7 +232,7 @@ impl Interp {
                 }
                 if o.is_module() {
                     if name == "training" {
-                        return Ok(Value::Bool(!self.tracing()));
+                        return Ok(Value::Bool(proxy::module_is_training(self)));
                     }
                     if is_module_method(name)
                         || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name)
@@ -771,7 +774,9 @@ impl Interp {
             Value::TensorConst(t) => {
                 types::tensor::const_method(self, frame, r, t, name, args, kwargs, span)
             }
-            Value::Param(p) if self.tracing() && !matches!(name, "size" | "dim" | "numel") => {
+            Value::Param(p)
+                if proxy::param_is_traced(self) && !matches!(name, "size" | "dim" | "numel") =>
+            {
                 types::tensor::traced_param_method(self, frame, r, p, name, args, kwargs, span)
             }
             Value::Param(p) => Ok(types::tensor::param_method(r, p, name, &args)),

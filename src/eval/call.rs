@@ -2,6 +2,7 @@
 //! plus the operators and protocols (`iter`, `[]`) they rely on, which dispatch by kind of
 //! value to `types` (Python's builtin functions are in `builtins`).
 
+use crate::eval::types::proxy;
 use crate::syntax::KindExt;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -31,7 +32,7 @@ pub fn has_proxy(v: &Value) -> bool {
 }
 
 /// Whether any argument of a call is (or holds) a graph value.
-pub(in crate::eval) fn any_proxy(args: &[Value], kwargs: &Kwargs) -> bool {
+pub(in crate::eval) fn any_proxy(args: &[Value], kwargs: &[(String, Value)]) -> bool {
     args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))
 }
 
@@ -122,7 +123,7 @@ impl Interp {
                 }
             }
         }
-        if self.tracing() && any_proxy(&args, &kwargs) {
+        if proxy::records_call(self, &args, &kwargs) {
             if let Some(function) = self.autograd_function_apply(frame, fnode, &args, span) {
                 // torch.fx records the ops of the Function's forward in place, and so does
                 // Dynamo when no input needs a gradient (with one, it wraps the same forward
@@ -199,10 +200,10 @@ impl Interp {
                 }
             }
             Value::Unknown(u) => {
-                if self.tracing() && u.path.is_some() {
+                if proxy::records_module_calls(self) && u.path.is_some() {
                     return self.trace_module(frame, func, args, kwargs, span);
                 }
-                if self.tracing() && any_proxy(&args, &kwargs) {
+                if proxy::records_call(self, &args, &kwargs) {
                     let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));
                     if let Some(t) = self.tracer.as_mut() {
                         t.event(
@@ -404,7 +405,7 @@ impl Interp {
                 kwargs,
             ));
         }
-        let inline = self.tracing();
+        let inline = proxy::inlines_user_functions(self);
         if inline {
             let depth = self.tracer.as_ref().map(|t| t.inline_depth).unwrap_or(0);
             if depth >= MAX_INLINE_DEPTH {
@@ -682,10 +683,7 @@ impl Interp {
         let Some(name) = binop_name(sym) else {
             return Err(self.error(frame, span, codes::UNSUPPORTED, format!("operator `{sym}`")));
         };
-        if self.tracing()
-            && (has_proxy(&a) || has_proxy(&b))
-            && matches!((&a, &b), (Value::Proxy(_), _) | (_, Value::Proxy(_)))
-        {
+        if proxy::records_operator(self, &a, &b) {
             return self.trace_function(
                 frame,
                 &format!("operator.{name}"),
@@ -943,7 +941,7 @@ impl Interp {
                 span,
             );
         }
-        if let (Value::Param(p), true) = (obj, self.tracing()) {
+        if let (Value::Param(p), true) = (obj, proxy::param_is_traced(self)) {
             if let Some(n) = self
                 .tracer
                 .as_mut()
@@ -958,7 +956,7 @@ impl Interp {
                 );
             }
         }
-        if has_proxy(&key) && self.tracing() {
+        if proxy::records_call(self, std::slice::from_ref(&key), &[]) {
             if let Value::TensorConst(_) | Value::Param(_) = obj {
                 return self.trace_function(
                     frame,

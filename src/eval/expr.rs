@@ -1,5 +1,6 @@
 //! Expressions.
 
+use crate::eval::types::proxy;
 use crate::syntax::KindExt;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -326,7 +327,7 @@ impl Interp {
             }
             Truth::Unknown => {
                 let a = self.eval_expr(frame, kids[0])?;
-                if self.tracing() {
+                if proxy::runs_both_unknown_branches(self) {
                     let _ = self.eval_expr(frame, kids[2])?;
                 }
                 Ok(a)

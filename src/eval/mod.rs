@@ -394,10 +394,6 @@ impl Interp {
                 .is_none_or(|r| r.reached.contains(&file))
     }
 
-    pub fn tracing(&self) -> bool {
-        self.tracer.is_some()
-    }
-
     fn step(&mut self, frame: &Frame, span: Span) -> EResult<()> {
         self.steps += 1;
         if self.steps > self.limits.max_steps {

@@ -3,6 +3,7 @@
 //! methods (`modules()`, `register_buffer`, …) are in `types::module_object`, calls of other
 //! external functions in `types::external`.
 
+use crate::eval::types::proxy;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -707,7 +708,7 @@ impl Interp {
             return Ok(out);
         }
         if let ObjKind::Leaf(_) = obj.kind {
-            if self.tracing() {
+            if proxy::records_module_calls(self) {
                 return self.trace_module(frame, &value, args, kwargs, span);
             }
             return Ok(Value::unknown("module output"));
@@ -735,7 +736,7 @@ impl Interp {
                     }),
                     _ => None,
                 };
-                if let Some(base) = leaf_base.filter(|_| self.tracing()) {
+                if let Some(base) = leaf_base.filter(|_| proxy::records_module_calls(self)) {
                     return self.run_leaf_forward(frame, obj, &base, args, kwargs, span);
                 }
                 Err(self.error(
@@ -809,7 +810,7 @@ impl Interp {
         args: &[Value],
         kwargs: &Kwargs,
     ) -> Option<Value> {
-        if self.tracing() || args.is_empty() || !kwargs.is_empty() {
+        if !proxy::runs_forward_on_constants(self) || args.is_empty() || !kwargs.is_empty() {
             return None;
         }
         // forward's parameters as the trace binds them (nn.Sequential's is `input`)

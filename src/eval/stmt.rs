@@ -1,5 +1,6 @@
 //! Statements.
 
+use crate::eval::types::proxy;
 use crate::syntax::KindExt;
 use std::rc::Rc;
 
@@ -220,7 +221,7 @@ impl Interp {
         let src = &*frame.file.text;
         // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
         // break. A statically false assert is a real error in the model.
-        if !self.tracing() {
+        if !proxy::skips_asserts(self) {
             if let Some(cond) = node.named_child(0) {
                 let v = self.eval_expr(frame, cond)?;
                 if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
@@ -621,7 +622,7 @@ impl Interp {
                     Some(b) => self.exec_block(frame, b),
                     None => Ok(Flow::Normal),
                 };
-                if !self.tracing() {
+                if !proxy::runs_both_unknown_branches(self) {
                     return match then_result {
                         Err(e) if e.code == codes::RAISED => {
                             restore(frame, &snapshot);
@@ -665,7 +666,7 @@ impl Interp {
         let iterable = self.eval_expr(frame, right)?;
         let items = match self.iterate(frame, &iterable, Span::of(right)) {
             Ok(items) => items,
-            Err(e) if e.code == codes::UNSUPPORTED && self.tracing() => {
+            Err(e) if e.code == codes::UNSUPPORTED && proxy::runs_unknown_loop_once(self) => {
                 // Loop over something we cannot enumerate: trace the body once so its
                 // operations still show, and say so.
                 self.note_error(&e);

@@ -1,6 +1,7 @@
 //! The tracer: records operations on `Proxy` values as graph nodes, the way
 //! `torch.fx.Tracer` does, and runs shape inference on each node as it is created.
 
+use crate::eval::types::proxy;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -477,7 +478,7 @@ impl Interp {
                     Meta::Slice(Box::new([ma, mb, mc])),
                 )
             }
-            Value::Param(p) if self.tracer.is_some() => {
+            Value::Param(p) if proxy::param_is_traced(self) => {
                 let meta = Meta::tensor(
                     p.shape.as_ref().map(|s| crate::shapes::shape_of(s)),
                     p.dtype,

@@ -10,6 +10,7 @@
 //! Errors are einops' own (`EinopsError` with its message). A length that is not a known int
 //! (a symbolic input size) leaves the call to the caller's handling: one opaque node.
 
+use crate::eval::types::proxy;
 use indexmap::IndexMap;
 
 use super::super::call::Kwargs;
@@ -550,7 +551,9 @@ impl Interp {
         span: Span,
     ) -> Option<EResult<Value>> {
         let op = name.strip_prefix("einops.").unwrap_or(name);
-        if !matches!(op, "rearrange" | "repeat" | "reduce") || !self.tracing() {
+        if !matches!(op, "rearrange" | "repeat" | "reduce")
+            || !proxy::records_call(self, args, kwargs)
+        {
             return None;
         }
         let tensor = args.first()?;

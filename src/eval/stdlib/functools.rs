@@ -9,6 +9,7 @@
 //! traces the wrapped function, and a traced value kept across traces would name a node of
 //! another graph.
 
+use crate::eval::types::proxy;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -162,7 +163,7 @@ impl Interp {
             self.functools.bypass = None;
             return None;
         }
-        if self.tracing() {
+        if !proxy::consults_lru_cache(self) {
             return None;
         }
         let cache = cache.clone();

@@ -2,6 +2,7 @@
 //! constructor arguments unknown), making placeholders for `forward`'s inputs, and retracing
 //! with symbolic input shapes where the first layers fix the ranks.
 
+use crate::eval::types::proxy;
 use std::rc::Rc;
 
 use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
@@ -239,7 +240,7 @@ pub fn forward_output_meta(
     module: &Value,
     inputs: &[(String, Meta)],
 ) -> Option<Meta> {
-    if interp.tracer.is_some() {
+    if !proxy::runs_forward_on_constants(interp) {
         return None;
     }
     let before = attribute_snapshot(module);

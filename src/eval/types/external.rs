@@ -3,6 +3,7 @@
 //! helpers model code relies on: `functools.partial`, `copy`, `math`, `time`, `logging`).
 //! torch.nn classes are constructed in `objects.rs`.
 
+use crate::eval::types::proxy;
 use std::mem::take;
 use std::rc::Rc;
 
@@ -91,14 +92,14 @@ impl Interp {
         }
         let proxied = c.args.iter().any(has_proxy) || c.kwargs.iter().any(|(_, v)| has_proxy(v));
         if path.starts_with("torch.") || path == "torch" {
-            return self.torch_function(c, proxied);
+            return self.torch_function(c);
         }
-        if self.tracing() && !proxied && path.starts_with("numpy.") {
+        if proxy::reports_numpy_calls(self) && !proxied && path.starts_with("numpy.") {
             // Dynamo sends every numpy call in traced code through torch._numpy, constant
             // arguments or not.
             c.event(self, EventKind::NumpyCall, path.to_string());
         }
-        if self.tracing() && proxied {
+        if proxy::records_call(self, &c.args, &c.kwargs) {
             // A function the analyser cannot see into, called on traced values.
             c.event(self, EventKind::ExternalCall, path.to_string());
             return self.trace_function(frame, path, c.args, c.kwargs, span);
@@ -153,7 +154,7 @@ impl Interp {
             | "torch._dynamo.is_compiling"
             | "torch.compiler.is_dynamo_compiling"
             | "torch._dynamo.external_utils.is_compiling"
-            | "torch._utils.is_compiling" => Value::Bool(self.tracing()),
+            | "torch._utils.is_compiling" => Value::Bool(proxy::is_compiling(self)),
             "torch.jit.is_scripting"
             | "torch.jit.is_tracing"
             | "torch._C._is_tracing"
@@ -180,7 +181,7 @@ impl Interp {
             "torch.library.register_fake" | "torch.library.impl_abstract" => {
                 Ok(self.register_fake(&c.args))
             }
-            p if self.tracing() && self.custom_op_fake(p).is_some() => {
+            p if proxy::records_custom_ops(self) && self.custom_op_fake(p).is_some() => {
                 let fake = self.custom_op_fake(p).expect("checked");
                 let (args, kwargs) = (take(&mut c.args), take(&mut c.kwargs));
                 self.call_custom_op(frame, p, &fake, args, kwargs, span)
@@ -295,7 +296,7 @@ impl Interp {
     }
 
     /// Other `torch.*` functions: traced on traced values, evaluated on constants.
-    fn torch_function(&mut self, c: ExternalCall, proxied: bool) -> EResult<Value> {
+    fn torch_function(&mut self, c: ExternalCall) -> EResult<Value> {
         let ExternalCall {
             frame,
             path,
@@ -305,7 +306,7 @@ impl Interp {
             span,
             ..
         } = c;
-        if self.tracing() && proxied && path == "torch.split" {
+        if proxy::records_call(self, &args, &kwargs) && path == "torch.split" {
             // `torch.functional.split` re-dispatches as `split(tensor, size, dim=dim)`,
             // which is what torch.fx records.
             let dim = if args.len() > 2 {
@@ -319,10 +320,10 @@ impl Interp {
             kwargs.push(("dim".into(), dim));
             return self.trace_function(frame, path, args, kwargs, span);
         }
-        if self.tracing() && proxied {
+        if proxy::records_call(self, &args, &kwargs) {
             return self.trace_function(frame, path, args, kwargs, span);
         }
-        if self.tracing() && path == "torch._assert" {
+        if proxy::skips_asserts(self) && path == "torch._assert" {
             return Ok(Value::None);
         }
         if let Some(v) = self.torch_on_constants(short, &args, &kwargs) {

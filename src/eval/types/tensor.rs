@@ -3,6 +3,7 @@
 //! traced forward they enter the graph when used with traced values; elsewhere their methods
 //! compute shapes (and values, for small constant data) the way torch would eagerly.
 
+use crate::eval::types::proxy;
 use std::rc::Rc;
 
 use crate::diagnostics::codes;
@@ -24,12 +25,12 @@ pub(in crate::eval) fn const_method(
     kwargs: Kwargs,
     span: Span,
 ) -> EResult<Value> {
-    if interp.tracing() && any_proxy(&args, &kwargs) {
+    if proxy::records_call(interp, &args, &kwargs) {
         return interp.trace_method(frame, name, r.clone(), args, kwargs, span);
     }
     // `torch.zeros(4, 8).requires_grad_()` in forward: Dynamo traces the flag change
     // (and may break on it), so the constant enters the graph here.
-    if name == "requires_grad_" && interp.tracing() {
+    if name == "requires_grad_" && proxy::requires_grad_enters_graph(interp) {
         if let Some(tr) = interp.tracer.as_mut() {
             tr.event(
                 crate::traced::EventKind::Method,

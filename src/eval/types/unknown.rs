@@ -2,9 +2,10 @@
 //! it give unknown values, except where a traced value is involved: those are recorded, so
 //! the graph keeps the data flow.
 
+use crate::eval::types::proxy;
 use std::rc::Rc;
 
-use crate::eval::call::{any_proxy, as_int, Kwargs};
+use crate::eval::call::{as_int, Kwargs};
 use crate::eval::value::{Unknown, Value};
 use crate::eval::{EResult, Frame, Interp};
 use crate::syntax::Span;
@@ -19,7 +20,7 @@ pub(in crate::eval) fn call_method(
     kwargs: Kwargs,
     span: Span,
 ) -> EResult<Value> {
-    if interp.tracing() && any_proxy(&args, &kwargs) {
+    if proxy::records_call(interp, &args, &kwargs) {
         if let Some(t) = interp.tracer.as_mut() {
             t.event(
                 crate::traced::EventKind::UnknownCall,
