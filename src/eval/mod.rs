@@ -49,6 +49,8 @@ mod differential_tests;
 mod expr;
 mod free_vars;
 mod instance_dict;
+#[cfg(test)]
+mod layout_tests;
 mod module;
 pub mod native_methods;
 pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
