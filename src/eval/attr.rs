@@ -200,6 +200,7 @@ impl Interp {
                             Value::Unknown(Rc::new(Unknown {
                                 reason: u.reason.clone(),
                                 path: Some(path),
+                                spread: false,
                             }))
                         }
                         v => v,
@@ -272,6 +273,7 @@ impl Interp {
                     return Ok(Value::Unknown(Rc::new(Unknown {
                         reason: format!("`{name}` of a partly constructed `{}`", o.class_name()),
                         path,
+                        spread: false,
                     })));
                 }
                 // An object a library outside the project made (a `re.Match`) has more than
@@ -356,6 +358,7 @@ impl Interp {
             Value::Unknown(u) => Ok(Value::Unknown(Rc::new(Unknown {
                 reason: u.reason.clone(),
                 path: u.path.as_ref().map(|p| format!("{p}.{name}")),
+                spread: false,
             }))),
             Value::Dtype(d) => Ok(match name {
                 "is_floating_point" => Value::Bool(d.is_floating()),

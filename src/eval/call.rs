@@ -94,7 +94,9 @@ impl Interp {
                             let v = self.eval_expr(frame, a)?;
                             match self.iterate(frame, &v, Span::of(a)) {
                                 Ok(items) => args.extend(items),
-                                Err(_) => args.push(Value::unknown("*args of unknown length")),
+                                Err(_) => {
+                                    args.push(Value::unknown_spread("`*args` of unknown length"))
+                                }
                             }
                         }
                         "dictionary_splat" => {

@@ -678,6 +678,7 @@ impl Interp {
                 vec![Value::Unknown(Rc::new(super::value::Unknown {
                     reason: e.message.clone(),
                     path,
+                    spread: false,
                 }))]
             }
             Err(e) => return Err(e),

@@ -564,16 +564,7 @@ impl Interp {
         } else {
             OpKey::Function(target).name()
         };
-        let (meta, raised) = checked(
-            rules::infer(
-                short,
-                &Inputs {
-                    args: &am,
-                    kwargs: &km,
-                },
-            ),
-            &am,
-        );
+        let (meta, raised) = infer_call(short, &args, &am, &km);
         let meta = self.shape_scalar(meta, &am, short);
         let n = self.tracer_mut().add_node(
             short,
@@ -635,16 +626,7 @@ impl Interp {
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let (meta, raised) = checked(
-            rules::infer(
-                method,
-                &Inputs {
-                    args: &am,
-                    kwargs: &km,
-                },
-            ),
-            &am,
-        );
+        let (meta, raised) = infer_call(method, &all, &am, &km);
         let meta = self.shape_scalar(meta, &am, method);
         let n = self.tracer_mut().add_node(
             method,
@@ -763,6 +745,8 @@ impl Interp {
             }
         }
         let (meta, raised) = match &obj {
+            // which argument is which is not known (`infer_call`)
+            Some(_) if args.iter().any(Value::is_unknown_spread) => (Meta::Unknown, None),
             Some(o) => {
                 let attr_meta = |name: &str| -> Meta {
                     o.get(name).map(|v| value_meta(&v)).unwrap_or(Meta::Unknown)
@@ -922,6 +906,30 @@ pub fn value_meta(v: &Value) -> Meta {
 
 /// A rule's answer as a node keeps it: a call that will raise has a tensor of unknown shape
 /// (or an unknown value) as its meta, and the error beside it.
+/// The shape rule's result for a call of `op` and the check that failed, if one did. Where a
+/// `*args` of unknown length stands among the arguments (`x.view(*lead, -1)`), which argument
+/// is which is not known: the result is unknown and nothing is checked.
+fn infer_call(
+    op: &str,
+    args: &[Value],
+    am: &[Meta],
+    km: &[(String, Meta)],
+) -> (Meta, Option<crate::shapes::ShapeError>) {
+    if args.iter().any(Value::is_unknown_spread) {
+        return (Meta::Unknown, None);
+    }
+    checked(
+        rules::infer(
+            op,
+            &Inputs {
+                args: am,
+                kwargs: km,
+            },
+        ),
+        am,
+    )
+}
+
 fn checked(
     r: Result<Meta, crate::shapes::ShapeError>,
     args: &[Meta],
@@ -934,4 +942,51 @@ fn checked(
 
 pub fn default_input_meta() -> Meta {
     Meta::tensor(None, DType::Float32)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use crate::analysis::{analyze_in_project, GraphOptions};
+    use crate::semantic::Project;
+
+    /// `x.view(*lead, 4, -1)` where `lead` is a traced size of unknown length: which argument
+    /// is which is unknown, so the result's shape is unknown and nothing downstream is reported
+    /// as a shape error (it had been taken as a 3-d view, and the `permute` to 4 dims as one).
+    #[test]
+    fn a_spread_of_unknown_length_leaves_the_shape_unknown() {
+        let text = "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(16, 16)\n\n    def forward(self, x):\n        lead = x.shape[:-1]\n        y = self.fc(x).view(*lead, 4, -1)\n        return y.permute(0, 3, 1, 2)\n";
+        let mut project = Project::new("/virtual");
+        project.add_overlay("/virtual/m.py", Arc::from(text), None);
+        let analysis = analyze_in_project(
+            project,
+            Path::new("/virtual/m.py"),
+            &GraphOptions::default(),
+        )
+        .expect("the file is analysed");
+        let g = &analysis
+            .graphs
+            .iter()
+            .find(|g| g.class == "M")
+            .expect("M traced")
+            .graph;
+        let view = g
+            .nodes()
+            .find(|(_, n)| n.target == "view")
+            .map(|(_, n)| n)
+            .expect("the view is in the graph");
+        assert!(
+            matches!(view.meta, crate::shapes::Meta::Unknown),
+            "{:?}",
+            view.meta
+        );
+        let errors: Vec<_> = g
+            .nodes()
+            .filter_map(|(_, n)| n.shape_error.as_ref().map(|e| e.message.clone()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(g.nodes().any(|(_, n)| n.target == "permute"));
+    }
 }

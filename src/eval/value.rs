@@ -73,6 +73,9 @@ pub struct Unknown {
     pub reason: String,
     /// Attribute path from the traced module (`layers.0`), when the unknown value is a submodule.
     pub path: Option<String>,
+    /// A `*args` of unknown length among a call's arguments: it stands for any number of
+    /// them, so the positions of the arguments after it (`x.view(*lead, -1)`) are unknown.
+    pub spread: bool,
 }
 
 pub struct Param {
@@ -361,7 +364,22 @@ impl Value {
         Value::Unknown(Rc::new(Unknown {
             reason: reason.into(),
             path: None,
+            spread: false,
         }))
+    }
+
+    /// A `*args` of unknown length, in place of the arguments it stands for.
+    pub fn unknown_spread(reason: impl Into<String>) -> Value {
+        Value::Unknown(Rc::new(Unknown {
+            reason: reason.into(),
+            path: None,
+            spread: true,
+        }))
+    }
+
+    /// Whether this is a `*args` of unknown length (`unknown_spread`).
+    pub fn is_unknown_spread(&self) -> bool {
+        matches!(self, Value::Unknown(u) if u.spread)
     }
 
     pub fn tuple(v: Vec<Value>) -> Value {

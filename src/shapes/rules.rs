@@ -401,6 +401,12 @@ fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
         .filter(|(_, d)| **d == Dim::Known(-1))
         .map(|(i, _)| i)
         .collect();
+    // Two -1s raise ("only one dimension can be inferred"); neither is a size.
+    if minus.len() > 1 {
+        for &i in &minus {
+            dims[i] = Dim::Unknown;
+        }
+    }
     if minus.len() == 1 {
         let known: Option<i64> = dims
             .iter()
@@ -1256,7 +1262,10 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                     .iter()
                     .enumerate()
                     .map(|(i, d)| match d {
-                        Dim::Known(-1) if i >= off => src[i - off].clone(),
+                        // -1 keeps the size of the dimension it stands over; over a new
+                        // leading dimension, or a shape of unknown rank, that size is unknown
+                        Dim::Known(-1) if t.shape.is_some() && i >= off => src[i - off].clone(),
+                        Dim::Known(-1) => Dim::Unknown,
                         d => d.clone(),
                     })
                     .collect();
@@ -2269,6 +2278,57 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    /// A -1 size is never a size: `expand` keeps the dimension it stands over, which on a
+    /// tensor of unknown rank is unknown; a `view` with two -1s raises, so neither is known.
+    #[test]
+    fn minus_one_sizes_do_not_leak_into_shapes() {
+        let show = |op: &str, args: Vec<Meta>| {
+            format!(
+                "{:?}",
+                call(
+                    op,
+                    &Inputs {
+                        args: &args,
+                        kwargs: &[]
+                    }
+                )
+            )
+        };
+        let unknown_rank = Meta::tensor(None, DType::Float32);
+        let expected = Meta::tensor(
+            Some(vec![
+                Dim::Known(3),
+                Dim::Unknown,
+                Dim::Unknown,
+                Dim::Known(8),
+            ]),
+            DType::Float32,
+        );
+        assert_eq!(
+            show(
+                "expand",
+                vec![
+                    unknown_rank,
+                    Meta::int(3),
+                    Meta::int(-1),
+                    Meta::int(-1),
+                    Meta::int(8)
+                ]
+            ),
+            format!("{expected:?}")
+        );
+        // over a known shape -1 keeps the size (torch: zeros(1, 5, 8).expand(3, -1, -1))
+        assert_eq!(
+            show(
+                "expand",
+                vec![t(&[1, 5, 8]), Meta::int(3), Meta::int(-1), Meta::int(-1)]
+            ),
+            format!("{:?}", t(&[3, 5, 8]))
+        );
+        let two = show("view", vec![t(&[4, 6]), Meta::int(-1), Meta::int(-1)]);
+        assert!(!two.contains("Known(-1)"), "{two}");
     }
 
     /// Expected shapes from torch 2.15: `torch.einsum(eq, *(torch.zeros(s) for s in shapes)).shape`.

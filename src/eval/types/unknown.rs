@@ -46,5 +46,6 @@ pub(in crate::eval) fn get_item(u: &Unknown, key: &Value) -> Value {
     Value::Unknown(Rc::new(Unknown {
         reason: u.reason.clone(),
         path,
+        spread: false,
     }))
 }
