@@ -200,8 +200,9 @@ impl Interp {
                 }
             }
             Value::Unknown(u) => {
-                if proxy::records_module_calls(self) && u.path.is_some() {
-                    return self.trace_module(frame, func, args, kwargs, span);
+                if let (true, Some(path)) = (proxy::records_module_calls(self), &u.path) {
+                    let why = format!("`{path}`, a module not built ({})", u.reason);
+                    return self.opaque_module_call(frame, func, args, kwargs, &why, span);
                 }
                 if proxy::records_call(self, &args, &kwargs) {
                     let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));

@@ -57,7 +57,7 @@ fn spec_params(spec: &ModuleSpec) -> Vec<FnParam> {
 }
 
 impl Interp {
-    fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
+    pub(in crate::eval) fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
         let id = self.new_object_id();
         let o = Rc::new(Object {
             id,
@@ -688,10 +688,58 @@ impl Interp {
         span: Span,
     ) -> EResult<Value> {
         let mut x = args.into_iter().next().unwrap_or(Value::None);
-        for (_, child) in obj.children() {
-            x = self.call_module_object(frame, &child, vec![x], vec![], span)?;
+        // `self._modules` in order: a child the evaluator could not build (an unknown value)
+        // is still called, as an opaque module, never skipped.
+        let children: Vec<(String, Value)> = obj
+            .attrs
+            .borrow()
+            .iter()
+            .filter(|(_, v)| match v {
+                Value::Object(o) => o.is_module(),
+                Value::Unknown(_) => true,
+                _ => false,
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let seq = Value::Object(obj.clone());
+        for (name, child) in children {
+            x = match child {
+                Value::Object(child) => {
+                    self.call_module_object(frame, &child, vec![x], vec![], span)?
+                }
+                _ => {
+                    let child = self.get_attr(frame, &seq, &name, span)?;
+                    self.call_value(frame, &child, vec![x], vec![], span)?
+                }
+            };
         }
         Ok(x)
+    }
+
+    /// A call of a module whose forward the evaluator cannot follow (`why`): a `call_module`
+    /// node of unknown output shape with an analysis-limit note while tracing, an unknown
+    /// value otherwise; never the input passed through.
+    pub(in crate::eval) fn opaque_module_call(
+        &mut self,
+        frame: &Frame,
+        module: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        why: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        if !proxy::records_module_calls(self) {
+            return Ok(Value::unknown(format!("output of {why}")));
+        }
+        self.note(
+            frame.file_id,
+            span,
+            codes::UNSUPPORTED,
+            format!(
+                "analysis limit: cannot follow the forward of {why}; its output shape is unknown"
+            ),
+        );
+        self.trace_module(frame, module, args, kwargs, span)
     }
 
     /// Calling a module: leaves become `call_module`, user modules are inlined.
@@ -706,6 +754,13 @@ impl Interp {
         let value = Value::Object(obj.clone());
         if let Some(out) = self.forward_on_constants(obj, &args, &kwargs) {
             return Ok(out);
+        }
+        if crate::eval::stdlib::einops_layer_name(&obj.class).is_some() {
+            if let Some(out) = self.call_einops_layer(frame, obj, &args, &kwargs, span) {
+                return out;
+            }
+            let why = format!("`{}` on this input", obj.class_name());
+            return self.opaque_module_call(frame, &value, args, kwargs, &why, span);
         }
         if let ObjKind::Leaf(_) = obj.kind {
             if proxy::records_module_calls(self) {
@@ -889,6 +944,9 @@ impl Interp {
                 || cat.module(c.path).is_some())
         {
             return self.construct_nn_class(c);
+        }
+        if let Some(layer) = self.construct_einops_layer(frame, c.path, &c.args, &c.kwargs, span) {
+            return layer;
         }
         self.call_external_function(c)
     }

@@ -34,6 +34,7 @@ use super::{EResult, Frame, Interp};
 use crate::syntax::Span;
 pub use collections::DictItems;
 pub use dataclasses::INIT as DATACLASS_INIT;
+pub(super) use einops::einops_layer_name;
 
 /// Whether the standard-library module `module` binds `name`, for the modules whose names
 /// are known in full (C modules, the same on every Python users run); None for any other.
