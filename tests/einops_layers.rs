@@ -273,6 +273,26 @@ class Direct(nn.Module):
 
     def forward(self, x):
         return self.m(x)
+
+
+class Looped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Mystery(3), nn.ReLU()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x, len(self.layers)
+
+
+class Indexed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Mystery(3), nn.ReLU()])
+
+    def forward(self, x):
+        return self.layers[1](self.layers[0](x))
 "#;
 
 #[test]
@@ -310,4 +330,31 @@ fn a_module_that_cannot_be_followed_called_directly_notes_an_analysis_limit() {
             .any(|d| d.starts_with("FX903 analysis limit: cannot follow the forward of `m`")),
         "{diags:#?}"
     );
+}
+
+#[test]
+fn a_module_list_child_that_cannot_be_followed_is_iterated_counted_and_indexed() {
+    for entry in ["Looped()", "Indexed()"] {
+        let (nodes, diags) = graph(OPAQUE, entry, "x=1x3x32x32", None);
+        assert_eq!(
+            ops(&nodes),
+            ["call_module layers.0", "call_module layers.1"],
+            "{entry}: {nodes:#?}"
+        );
+        assert_eq!(
+            node(&nodes, "layers_1")["args"],
+            serde_json::json!([{"node": "layers_0"}])
+        );
+        assert!(
+            diags
+                .iter()
+                .any(|d| d
+                    .starts_with("FX903 analysis limit: cannot follow the forward of `layers.0`")),
+            "{entry}: {diags:#?}"
+        );
+    }
+    // len() counts the child it could not build
+    let (nodes, _) = graph(OPAQUE, "Looped()", "x=1x3x32x32", None);
+    let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
+    assert_eq!(output["args"][0][1], serde_json::json!(2), "{output}");
 }

@@ -806,14 +806,16 @@ impl Interp {
             }
             Value::Object(o) => match &o.kind {
                 ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
-                    .children()
+                    .module_entries()
                     .into_iter()
                     .map(|(k, _)| Value::str(&k))
                     .collect()),
-                ObjKind::Container(_) => Ok(o
-                    .children()
+                // an unknown child (one the evaluator could not build) is read as an
+                // attribute, so a call of it is an opaque call of that submodule
+                ObjKind::Container(_) => Ok(self
+                    .module_entry_values(frame, o, span)?
                     .into_iter()
-                    .map(|(_, c)| Value::Object(c))
+                    .map(|(_, c)| c)
                     .collect()),
                 _ => match self.class_lookup(&o.class, "__iter__") {
                     Some(Value::Function(f)) => {

@@ -690,30 +690,35 @@ impl Interp {
         let mut x = args.into_iter().next().unwrap_or(Value::None);
         // `self._modules` in order: a child the evaluator could not build (an unknown value)
         // is still called, as an opaque module, never skipped.
-        let children: Vec<(String, Value)> = obj
-            .attrs
-            .borrow()
-            .iter()
-            .filter(|(_, v)| match v {
-                Value::Object(o) => o.is_module(),
-                Value::Unknown(_) => true,
-                _ => false,
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let seq = Value::Object(obj.clone());
-        for (name, child) in children {
+        for (_, child) in self.module_entry_values(frame, obj, span)? {
             x = match child {
                 Value::Object(child) => {
                     self.call_module_object(frame, &child, vec![x], vec![], span)?
                 }
-                _ => {
-                    let child = self.get_attr(frame, &seq, &name, span)?;
-                    self.call_value(frame, &child, vec![x], vec![], span)?
-                }
+                child => self.call_value(frame, &child, vec![x], vec![], span)?,
             };
         }
         Ok(x)
+    }
+
+    /// `Object::module_entries` with each unknown child read as an attribute, so it carries
+    /// its path: a call of it is an opaque call of that submodule.
+    pub(in crate::eval) fn module_entry_values(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        span: Span,
+    ) -> EResult<Vec<(String, Value)>> {
+        let container = Value::Object(obj.clone());
+        let mut out = vec![];
+        for (k, c) in obj.module_entries() {
+            let c = match c {
+                Value::Unknown(_) => self.get_attr(frame, &container, &k, span)?,
+                c => c,
+            };
+            out.push((k, c));
+        }
+        Ok(out)
     }
 
     /// A call of a module whose forward the evaluator cannot follow (`why`): a `call_module`
@@ -811,16 +816,13 @@ impl Interp {
         key: &Value,
         span: Span,
     ) -> EResult<Value> {
-        let children = obj.children();
+        let children = self.module_entry_values(frame, obj, span)?;
         match key {
             Value::Str(k) => obj
                 .get(k)
                 .ok_or_else(|| self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
             Value::Slice(_) => {
-                let items: Vec<Value> = children
-                    .iter()
-                    .map(|(_, c)| Value::Object(c.clone()))
-                    .collect();
+                let items: Vec<Value> = children.iter().map(|(_, c)| c.clone()).collect();
                 let picked = self.get_item(frame, &Value::list(items), key.clone(), span)?;
                 let kind = match &obj.kind {
                     ObjKind::Container(k) => k.clone(),
@@ -840,7 +842,7 @@ impl Interp {
                     let idx = if i < 0 { i + children.len() as i64 } else { i };
                     children
                         .get(idx as usize)
-                        .map(|(_, c)| Value::Object(c.clone()))
+                        .map(|(_, c)| c.clone())
                         .ok_or_else(|| {
                             self.error(
                                 frame,
