@@ -409,7 +409,7 @@ impl Interp {
 fn len(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
     match &c.a0 {
         Value::Proxy(_) => interp.trace_function(c.frame, "builtins.len", c.args, c.kwargs, c.span),
-        Value::Object(o) if o.is_module() => Ok(Value::Int(o.children().len() as i64)),
+        Value::Object(o) if o.is_module() => Ok(Value::Int(o.module_entries().len() as i64)),
         Value::Object(o) if interp.user_method(&o.class, "__len__").is_some() => {
             let f = interp.user_method(&o.class, "__len__").expect("checked");
             interp.call_function(c.frame, &f, Some(c.a0.clone()), vec![], vec![], c.span)

@@ -202,8 +202,9 @@ impl Interp {
                 }
             }
             Value::Unknown(u) => {
-                if proxy::records_module_calls(self) && u.path.is_some() {
-                    return self.trace_module(frame, func, args, kwargs, span);
+                if let (true, Some(path)) = (proxy::records_module_calls(self), &u.path) {
+                    let why = format!("`{path}`, a module not built ({})", u.reason);
+                    return self.opaque_module_call(frame, func, args, kwargs, &why, span);
                 }
                 if proxy::records_call(self, &args, &kwargs) {
                     let target = format!("<unknown: {}>", super::stmt::truncate(&u.reason, 60));
@@ -807,14 +808,16 @@ impl Interp {
             }
             Value::Object(o) => match &o.kind {
                 ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
-                    .children()
+                    .module_entries()
                     .into_iter()
                     .map(|(k, _)| Value::str(&k))
                     .collect()),
-                ObjKind::Container(_) => Ok(o
-                    .children()
+                // an unknown child (one the evaluator could not build) is read as an
+                // attribute, so a call of it is an opaque call of that submodule
+                ObjKind::Container(_) => Ok(self
+                    .module_entry_values(frame, o, span)?
                     .into_iter()
-                    .map(|(_, c)| Value::Object(c))
+                    .map(|(_, c)| c)
                     .collect()),
                 _ => match self.class_lookup(&o.class, "__iter__") {
                     Some(Value::Function(f)) => {

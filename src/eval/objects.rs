@@ -57,7 +57,7 @@ fn spec_params(spec: &ModuleSpec) -> Vec<FnParam> {
 }
 
 impl Interp {
-    fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
+    pub(in crate::eval) fn new_object(&mut self, class: Value, kind: ObjKind) -> Rc<Object> {
         let id = self.new_object_id();
         let o = Rc::new(Object {
             id,
@@ -688,10 +688,63 @@ impl Interp {
         span: Span,
     ) -> EResult<Value> {
         let mut x = args.into_iter().next().unwrap_or(Value::None);
-        for (_, child) in obj.children() {
-            x = self.call_module_object(frame, &child, vec![x], vec![], span)?;
+        // `self._modules` in order: a child the evaluator could not build (an unknown value)
+        // is still called, as an opaque module, never skipped.
+        for (_, child) in self.module_entry_values(frame, obj, span)? {
+            x = match child {
+                Value::Object(child) => {
+                    self.call_module_object(frame, &child, vec![x], vec![], span)?
+                }
+                child => self.call_value(frame, &child, vec![x], vec![], span)?,
+            };
         }
         Ok(x)
+    }
+
+    /// `Object::module_entries` with each unknown child read as an attribute, so it carries
+    /// its path: a call of it is an opaque call of that submodule.
+    pub(in crate::eval) fn module_entry_values(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        span: Span,
+    ) -> EResult<Vec<(String, Value)>> {
+        let container = Value::Object(obj.clone());
+        let mut out = vec![];
+        for (k, c) in obj.module_entries() {
+            let c = match c {
+                Value::Unknown(_) => self.get_attr(frame, &container, &k, span)?,
+                c => c,
+            };
+            out.push((k, c));
+        }
+        Ok(out)
+    }
+
+    /// A call of a module whose forward the evaluator cannot follow (`why`): a `call_module`
+    /// node of unknown output shape with an analysis-limit note while tracing, an unknown
+    /// value otherwise; never the input passed through.
+    pub(in crate::eval) fn opaque_module_call(
+        &mut self,
+        frame: &Frame,
+        module: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        why: &str,
+        span: Span,
+    ) -> EResult<Value> {
+        if !proxy::records_module_calls(self) {
+            return Ok(Value::unknown(format!("output of {why}")));
+        }
+        self.note(
+            frame.file_id,
+            span,
+            codes::UNSUPPORTED,
+            format!(
+                "analysis limit: cannot follow the forward of {why}; its output shape is unknown"
+            ),
+        );
+        self.trace_module(frame, module, args, kwargs, span)
     }
 
     /// Calling a module: leaves become `call_module`, user modules are inlined.
@@ -706,6 +759,13 @@ impl Interp {
         let value = Value::Object(obj.clone());
         if let Some(out) = self.forward_on_constants(obj, &args, &kwargs) {
             return Ok(out);
+        }
+        if crate::eval::stdlib::einops_layer_name(&obj.class).is_some() {
+            if let Some(out) = self.call_einops_layer(frame, obj, &args, &kwargs, span) {
+                return out;
+            }
+            let why = format!("`{}` on this input", obj.class_name());
+            return self.opaque_module_call(frame, &value, args, kwargs, &why, span);
         }
         if let ObjKind::Leaf(_) = obj.kind {
             if proxy::records_module_calls(self) {
@@ -756,16 +816,13 @@ impl Interp {
         key: &Value,
         span: Span,
     ) -> EResult<Value> {
-        let children = obj.children();
+        let children = self.module_entry_values(frame, obj, span)?;
         match key {
             Value::Str(k) => obj
                 .get(k)
                 .ok_or_else(|| self.error(frame, span, codes::RAISED, format!("KeyError: {k:?}"))),
             Value::Slice(_) => {
-                let items: Vec<Value> = children
-                    .iter()
-                    .map(|(_, c)| Value::Object(c.clone()))
-                    .collect();
+                let items: Vec<Value> = children.iter().map(|(_, c)| c.clone()).collect();
                 let picked = self.get_item(frame, &Value::list(items), key.clone(), span)?;
                 let kind = match &obj.kind {
                     ObjKind::Container(k) => k.clone(),
@@ -785,7 +842,7 @@ impl Interp {
                     let idx = if i < 0 { i + children.len() as i64 } else { i };
                     children
                         .get(idx as usize)
-                        .map(|(_, c)| Value::Object(c.clone()))
+                        .map(|(_, c)| c.clone())
                         .ok_or_else(|| {
                             self.error(
                                 frame,
@@ -889,6 +946,9 @@ impl Interp {
                 || cat.module(c.path).is_some())
         {
             return self.construct_nn_class(c);
+        }
+        if let Some(layer) = self.construct_einops_layer(frame, c.path, &c.args, &c.kwargs, span) {
+            return layer;
         }
         self.call_external_function(c)
     }

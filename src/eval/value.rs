@@ -282,6 +282,25 @@ impl Object {
             .collect()
     }
 
+    /// A container's entries as `self._modules` holds them, in order: its child modules and
+    /// the children the evaluator could not build (unknown values) under an index key, or
+    /// under any key of a container that is not subclassed (those hold children only). An
+    /// unknown child is still a module a call or a loop reaches, never skipped.
+    pub fn module_entries(&self) -> Vec<(String, Value)> {
+        let plain_container =
+            matches!(self.kind, ObjKind::Container(_)) && matches!(self.class, Value::External(_));
+        self.attrs
+            .borrow()
+            .iter()
+            .filter(|(k, v)| match v {
+                Value::Object(o) => o.is_module(),
+                Value::Unknown(_) => plain_container || k.parse::<usize>().is_ok(),
+                _ => false,
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     pub fn class_name(&self) -> String {
         match &self.class {
             Value::Class(c) => c.name.clone(),

@@ -20,6 +20,9 @@ use crate::diagnostics::codes;
 use crate::shapes::{Dim, Meta, Scalar};
 use crate::syntax::Span;
 
+mod layers;
+pub(in crate::eval) use layers::layer_name as einops_layer_name;
+
 /// `…`: einops' name for the ellipsis once parsed (one symbol, so it is not a list).
 const ELLIPSIS: &str = "\u{2026}";
 const REDUCTIONS: &[&str] = &["min", "max", "sum", "mean", "prod", "any", "all"];
@@ -612,7 +615,7 @@ impl Interp {
                 )))
             }
         };
-        Some(self.apply_einops_steps(frame, t, steps, reduction, span))
+        Some(self.apply_einops_steps(frame, t, steps, reduction, false, span))
     }
 
     fn apply_einops_steps(
@@ -621,6 +624,7 @@ impl Interp {
         mut t: Value,
         steps: Steps,
         reduction: Option<Value>,
+        scriptable: bool,
         span: Span,
     ) -> EResult<Value> {
         if let Some(shape) = &steps.init_shape {
@@ -637,6 +641,9 @@ impl Interp {
                 .map(|&a| Value::Int(a as i64))
                 .collect();
             t = match reduction {
+                Some(Value::Str(how)) if scriptable => {
+                    self.scriptable_reduce(frame, t, &how, reduced, span)?
+                }
                 Some(Value::Str(how)) => self.einops_reduce(frame, t, &how, reduced, span)?,
                 Some(f) => {
                     self.call_value(frame, &f, vec![t, Value::tuple(reduced)], vec![], span)?

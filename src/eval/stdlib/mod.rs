@@ -1,7 +1,7 @@
 //! The parts of Python's standard library that libraries run in their constructors and at
 //! import time (timm's model registry, its dataclass configs), evaluated with Python's
 //! semantics: `dataclasses`, `collections`, `itertools`, `re`, decorators; einops' three
-//! pattern functions on traced tensors, as Dynamo traces them; `copy` (called from
+//! pattern functions on traced tensors and its torch layers, as Dynamo traces them; `copy` (called from
 //! `call_external`, which first records a deepcopy of a traced tensor as Dynamo's break).
 //! Each entry point returns `None` for a name it does not model, so the caller's own
 //! handling (the catalogue, or an unknown value) applies.
@@ -34,6 +34,7 @@ use super::{EResult, Frame, Interp};
 use crate::syntax::Span;
 pub use collections::DictItems;
 pub use dataclasses::INIT as DATACLASS_INIT;
+pub(super) use einops::einops_layer_name;
 
 /// Whether the standard-library module `module` binds `name`, for the modules whose names
 /// are known in full (C modules, the same on every Python users run); None for any other.

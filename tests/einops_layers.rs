@@ -1,0 +1,360 @@
+//! einops' torch layers (`einops.layers.torch.Rearrange`, `Reduce`) in a model, as Dynamo
+//! traces them: it inlines the layer's `forward` into the `reshape` / `permute` / reduction
+//! nodes of its recipe. The layers come from the venv `$STATICFX_USER_VENV` (default
+//! `target/test-data/user-venv`, which `scripts/test-all.sh` builds with einops 0.8); a test
+//! that needs it is skipped with a note when it is absent.
+//!
+//! Also, without the venv: a child module the evaluator cannot build or follow stays in the
+//! graph as a `call_module` of unknown shape with an analysis-limit note (FX903), inside an
+//! `nn.Sequential` as well as called directly; it never vanishes or turns into its input.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
+
+fn user_venv() -> Option<PathBuf> {
+    let dir = std::env::var_os("STATICFX_USER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-data/user-venv")
+        });
+    let ok = dir.join("pyvenv.cfg").is_file()
+        && std::fs::read_dir(dir.join("lib")).is_ok_and(|mut d| {
+            d.any(|e| {
+                e.is_ok_and(|e| {
+                    e.path()
+                        .join("site-packages/einops/layers/torch.py")
+                        .is_file()
+                })
+            })
+        });
+    if !ok {
+        eprintln!(
+            "note: no venv with einops at {} (scripts/test-all.sh builds it); skipping",
+            dir.display()
+        );
+    }
+    ok.then_some(dir)
+}
+
+/// The graph of `entry` built from `source`, as `staticfx graph --format json` prints it,
+/// and the analysis' diagnostics as `code message`.
+fn graph(source: &str, entry: &str, input: &str, venv: Option<&Path>) -> (Vec<Value>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(&file, source).unwrap();
+    let environment: Option<Arc<EnvironmentHandle>> = venv.map(|v| {
+        EnvironmentHandle::lazy(DiscoveryRequest {
+            python: Some(v.to_path_buf()),
+            root: dir.path().to_path_buf(),
+            virtual_env: None,
+            path_var: None,
+        })
+    });
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some(entry.to_string()),
+        inputs: vec![input.parse::<InputSpec>().unwrap()],
+        environment,
+        ..Default::default()
+    };
+    let a = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || analyze_file(&file, &opts).unwrap())
+        .unwrap()
+        .join()
+        .unwrap();
+    let json: Value =
+        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let nodes = json["graphs"][0]["nodes"].as_array().unwrap().clone();
+    let mut diags: Vec<String> = a
+        .diagnostics
+        .iter()
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect();
+    for g in &a.graphs {
+        let stopped = g.error.iter().chain(&g.build_failure);
+        diags.extend(stopped.map(|d| format!("{} {}", d.code, d.message)));
+    }
+    (nodes, diags)
+}
+
+fn node<'a>(nodes: &'a [Value], name: &str) -> &'a Value {
+    nodes
+        .iter()
+        .find(|n| n["name"] == name)
+        .unwrap_or_else(|| panic!("no node {name}: {nodes:#?}"))
+}
+
+fn output_shape(nodes: &[Value]) -> Value {
+    nodes
+        .iter()
+        .find(|n| n["op"] == "output")
+        .map(|n| n["shape"].clone())
+        .unwrap()
+}
+
+/// `op target` of each node that computes something.
+fn ops(nodes: &[Value]) -> Vec<String> {
+    nodes
+        .iter()
+        .filter(|n| !matches!(n["op"].as_str(), Some("placeholder" | "output")))
+        .map(|n| {
+            format!(
+                "{} {}",
+                n["op"].as_str().unwrap(),
+                n["target"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+const PATCHES: &str = r#"import torch
+from torch import nn
+from einops.layers.torch import Rearrange, Reduce
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=8, p2=8),
+                                 nn.LayerNorm(192), nn.Linear(192, 64))
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+class D(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.r = Rearrange("b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=8, p2=8)
+
+    def forward(self, x):
+        return self.r(x)
+
+
+class P(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mean = Reduce("b c h w -> b c", "mean")
+        self.prod = Reduce("b c (h 2) (w 2) -> b c h w", "prod")
+        self.flat = Rearrange("b ... -> b (...)")
+
+    def forward(self, x):
+        return self.mean(x), self.prod(x), self.flat(x)
+
+
+class WrongRank(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.r = Rearrange("b c h -> b h c")
+
+    def forward(self, x):
+        return self.r(x)
+"#;
+
+#[test]
+fn rearrange_layer_in_a_sequential_is_traced_into_its_recipe() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, diags) = graph(PATCHES, "M()", "x=1x3x32x32", Some(&venv));
+    assert_eq!(
+        output_shape(&nodes),
+        serde_json::json!([1, 16, 64]),
+        "{nodes:#?}"
+    );
+    assert_eq!(
+        ops(&nodes),
+        [
+            "call_method reshape",
+            "call_method permute",
+            "call_method reshape",
+            "call_module seq.1",
+            "call_module seq.2",
+        ],
+        "{nodes:#?}"
+    );
+    let reshape = node(&nodes, "reshape_1");
+    assert_eq!(reshape["shape"], serde_json::json!([1, 16, 192]));
+    // the LayerNorm takes the layer's output, not the model's input
+    assert_eq!(
+        node(&nodes, "seq_1")["args"],
+        serde_json::json!([{"node": "reshape_1"}])
+    );
+    assert!(!diags.iter().any(|d| d.starts_with("FX9")), "{diags:#?}");
+}
+
+#[test]
+fn rearrange_layer_called_directly_is_traced_into_its_recipe() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, _) = graph(PATCHES, "D()", "x=1x3x32x32", Some(&venv));
+    assert_eq!(
+        output_shape(&nodes),
+        serde_json::json!([1, 16, 192]),
+        "{nodes:#?}"
+    );
+    assert_eq!(
+        ops(&nodes),
+        [
+            "call_method reshape",
+            "call_method permute",
+            "call_method reshape"
+        ],
+        "{nodes:#?}"
+    );
+    assert_eq!(
+        node(&nodes, "reshape")["args"],
+        serde_json::json!([{"node": "x"}, [1, 3, 4, 8, 4, 8]])
+    );
+    assert_eq!(
+        node(&nodes, "permute")["args"],
+        serde_json::json!([{"node": "reshape"}, [0, 2, 4, 3, 5, 1]])
+    );
+}
+
+#[test]
+fn reduce_layers_and_ellipsis_follow_the_scriptable_backend() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, _) = graph(PATCHES, "P()", "x=1x3x32x32", Some(&venv));
+    assert_eq!(
+        ops(&nodes),
+        [
+            "call_method mean",
+            "call_method reshape",
+            "call_method permute",
+            "call_method prod",
+            "call_method prod",
+            "call_method reshape",
+        ],
+        "{nodes:#?}"
+    );
+    // TorchJitBackend.reduce passes the axes as a list; prod goes one axis at a time
+    assert_eq!(
+        node(&nodes, "mean")["kwargs"]["dim"],
+        serde_json::json!([2, 3])
+    );
+    assert_eq!(
+        node(&nodes, "prod_1")["shape"],
+        serde_json::json!([1, 3, 16, 16])
+    );
+    assert_eq!(
+        node(&nodes, "reshape_1")["shape"],
+        serde_json::json!([1, 3072])
+    );
+}
+
+#[test]
+fn rearrange_layer_on_a_rank_its_pattern_does_not_take_raises_key_error() {
+    let Some(venv) = user_venv() else { return };
+    let (_, diags) = graph(PATCHES, "WrongRank()", "x=1x3x32x32", Some(&venv));
+    assert!(diags.iter().any(|d| d == "FX905 KeyError: 4"), "{diags:#?}");
+}
+
+const OPAQUE: &str = r#"import torch
+from torch import nn
+from somewhere_not_installed import Mystery
+
+
+class S(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(Mystery(3), nn.Linear(32, 8))
+
+    def forward(self, x):
+        return self.seq(x)
+
+
+class Direct(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = Mystery(3)
+
+    def forward(self, x):
+        return self.m(x)
+
+
+class Looped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Mystery(3), nn.ReLU()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x, len(self.layers)
+
+
+class Indexed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Mystery(3), nn.ReLU()])
+
+    def forward(self, x):
+        return self.layers[1](self.layers[0](x))
+"#;
+
+#[test]
+fn a_child_of_sequential_that_cannot_be_followed_stays_an_opaque_call() {
+    let (nodes, diags) = graph(OPAQUE, "S()", "x=1x3x32x32", None);
+    assert_eq!(
+        ops(&nodes),
+        ["call_module seq.0", "call_module seq.1"],
+        "{nodes:#?}"
+    );
+    let first = node(&nodes, "seq_0");
+    assert_eq!(first["args"], serde_json::json!([{"node": "x"}]));
+    assert!(first["shape"].is_null(), "{first}");
+    // the Linear takes the opaque child's output, not the input
+    assert_eq!(
+        node(&nodes, "seq_1")["args"],
+        serde_json::json!([{"node": "seq_0"}])
+    );
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.starts_with("FX903 analysis limit: cannot follow the forward of `seq.0`")),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn a_module_that_cannot_be_followed_called_directly_notes_an_analysis_limit() {
+    let (nodes, diags) = graph(OPAQUE, "Direct()", "x=1x3x32x32", None);
+    assert_eq!(ops(&nodes), ["call_module m"], "{nodes:#?}");
+    assert!(node(&nodes, "m")["shape"].is_null());
+    assert!(
+        diags
+            .iter()
+            .any(|d| d.starts_with("FX903 analysis limit: cannot follow the forward of `m`")),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn a_module_list_child_that_cannot_be_followed_is_iterated_counted_and_indexed() {
+    for entry in ["Looped()", "Indexed()"] {
+        let (nodes, diags) = graph(OPAQUE, entry, "x=1x3x32x32", None);
+        assert_eq!(
+            ops(&nodes),
+            ["call_module layers.0", "call_module layers.1"],
+            "{entry}: {nodes:#?}"
+        );
+        assert_eq!(
+            node(&nodes, "layers_1")["args"],
+            serde_json::json!([{"node": "layers_0"}])
+        );
+        assert!(
+            diags
+                .iter()
+                .any(|d| d
+                    .starts_with("FX903 analysis limit: cannot follow the forward of `layers.0`")),
+            "{entry}: {diags:#?}"
+        );
+    }
+    // len() counts the child it could not build
+    let (nodes, _) = graph(OPAQUE, "Looped()", "x=1x3x32x32", None);
+    let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
+    assert_eq!(output["args"][0][1], serde_json::json!(2), "{output}");
+}
