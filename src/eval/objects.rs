@@ -741,7 +741,7 @@ impl Interp {
             span,
             codes::UNSUPPORTED,
             format!(
-                "analysis limit: cannot follow the forward of {why}; its output shape is unknown"
+                "cannot follow the forward of {why}; its output shape is unknown"
             ),
         );
         self.trace_module(frame, module, args, kwargs, span)

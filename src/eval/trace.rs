@@ -904,32 +904,35 @@ pub fn value_meta(v: &Value) -> Meta {
     }
 }
 
-/// A rule's answer as a node keeps it: a call that will raise has a tensor of unknown shape
-/// (or an unknown value) as its meta, and the error beside it.
 /// The shape rule's result for a call of `op` and the check that failed, if one did. Where a
 /// `*args` of unknown length stands among the arguments (`x.view(*lead, -1)`), which argument
-/// is which is not known: the result is unknown and nothing is checked.
+/// is which is not known: nothing is checked, and a tensor result keeps only its dtype (it is
+/// still a tensor, which the break rules read), its shape unknown.
 fn infer_call(
     op: &str,
     args: &[Value],
     am: &[Meta],
     km: &[(String, Meta)],
 ) -> (Meta, Option<crate::shapes::ShapeError>) {
-    if args.iter().any(Value::is_unknown_spread) {
-        return (Meta::Unknown, None);
+    let inferred = rules::infer(
+        op,
+        &Inputs {
+            args: am,
+            kwargs: km,
+        },
+    );
+    if !args.iter().any(Value::is_unknown_spread) {
+        return checked(inferred, am);
     }
-    checked(
-        rules::infer(
-            op,
-            &Inputs {
-                args: am,
-                kwargs: km,
-            },
-        ),
-        am,
-    )
+    let dtype = match (&inferred, am.first()) {
+        (Ok(Meta::Tensor(t)), _) | (Err(_), Some(Meta::Tensor(t))) => Some(t.dtype),
+        _ => None,
+    };
+    (dtype.map_or(Meta::Unknown, |d| Meta::tensor(None, d)), None)
 }
 
+/// A rule's answer as a node keeps it: a call that will raise has a tensor of unknown shape
+/// (or an unknown value) as its meta, and the error beside it.
 fn checked(
     r: Result<Meta, crate::shapes::ShapeError>,
     args: &[Meta],
@@ -978,7 +981,7 @@ mod tests {
             .map(|(_, n)| n)
             .expect("the view is in the graph");
         assert!(
-            matches!(view.meta, crate::shapes::Meta::Unknown),
+            matches!(&view.meta, crate::shapes::Meta::Tensor(t) if t.shape.is_none()),
             "{:?}",
             view.meta
         );
