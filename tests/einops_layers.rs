@@ -348,8 +348,7 @@ fn a_module_list_child_that_cannot_be_followed_is_iterated_counted_and_indexed()
         assert!(
             diags
                 .iter()
-                .any(|d| d
-                    .starts_with("FX903 cannot follow the forward of `layers.0`")),
+                .any(|d| d.starts_with("FX903 cannot follow the forward of `layers.0`")),
             "{entry}: {diags:#?}"
         );
     }

@@ -740,9 +740,7 @@ impl Interp {
             frame.file_id,
             span,
             codes::UNSUPPORTED,
-            format!(
-                "cannot follow the forward of {why}; its output shape is unknown"
-            ),
+            format!("cannot follow the forward of {why}; its output shape is unknown"),
         );
         self.trace_module(frame, module, args, kwargs, span)
     }
