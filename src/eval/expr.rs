@@ -34,29 +34,44 @@ fn binary_parts(node: Node) -> Option<(Node, Node, Node)> {
     ))
 }
 
+/// Python's binary operators: the symbol, and the name of its function in `operator` (the
+/// torch.fx target `operator.<name>`).
+const BINARY_OPERATORS: &[(&str, &str)] = &[
+    ("+", "add"),
+    ("-", "sub"),
+    ("*", "mul"),
+    ("/", "truediv"),
+    ("//", "floordiv"),
+    ("%", "mod"),
+    ("**", "pow"),
+    ("@", "matmul"),
+    ("&", "and_"),
+    ("|", "or_"),
+    ("^", "xor"),
+    ("<<", "lshift"),
+    (">>", "rshift"),
+    ("<", "lt"),
+    ("<=", "le"),
+    (">", "gt"),
+    (">=", "ge"),
+    ("==", "eq"),
+    ("!=", "ne"),
+];
+
+/// The `operator` function of a binary operator's symbol (`+` is `add`).
 pub fn binop_name(sym: &str) -> Option<&'static str> {
-    Some(match sym {
-        "+" => "add",
-        "-" => "sub",
-        "*" => "mul",
-        "/" => "truediv",
-        "//" => "floordiv",
-        "%" => "mod",
-        "**" => "pow",
-        "@" => "matmul",
-        "&" => "and_",
-        "|" => "or_",
-        "^" => "xor",
-        "<<" => "lshift",
-        ">>" => "rshift",
-        "<" => "lt",
-        "<=" => "le",
-        ">" => "gt",
-        ">=" => "ge",
-        "==" => "eq",
-        "!=" => "ne",
-        _ => return None,
-    })
+    BINARY_OPERATORS
+        .iter()
+        .find(|(s, _)| *s == sym)
+        .map(|(_, n)| *n)
+}
+
+/// The symbol of a binary operator's `operator` function (`add` is `+`).
+pub fn binop_sym(name: &str) -> Option<&'static str> {
+    BINARY_OPERATORS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(s, _)| *s)
 }
 
 impl Interp {
@@ -618,8 +633,8 @@ impl Interp {
                 })
             }
             _ => {
-                let name = binop_name(op).unwrap_or("eq");
-                self.binary_op(frame, name_to_sym(name), a, b, span)
+                let sym = if binop_name(op).is_some() { op } else { "==" };
+                self.binary_op(frame, sym, a, b, span)
             }
         }
     }
@@ -734,17 +749,6 @@ impl Interp {
     /// The value of a data-dependent boolean expression: stays a proxy so later uses still flow.
     fn data_bool(&mut self, _frame: &Frame, v: &Value, _span: Span) -> Value {
         v.clone()
-    }
-}
-
-fn name_to_sym(name: &str) -> &'static str {
-    match name {
-        "lt" => "<",
-        "le" => "<=",
-        "gt" => ">",
-        "ge" => ">=",
-        "eq" => "==",
-        _ => "!=",
     }
 }
 

@@ -4,34 +4,11 @@
 //! would (`operator.add` on a traced tensor is torch.fx's `operator.add`).
 
 use super::super::call::{has_proxy, Kwargs};
+use super::super::expr::binop_sym;
 use super::super::stmt::Truth;
 use super::super::value::Value;
 use super::super::{EResult, Frame, Interp};
 use crate::syntax::Span;
-
-/// The binary operators by their function's name in `operator`, with their symbol.
-const BINARY: &[(&str, &str)] = &[
-    ("add", "+"),
-    ("sub", "-"),
-    ("mul", "*"),
-    ("truediv", "/"),
-    ("floordiv", "//"),
-    ("mod", "%"),
-    ("pow", "**"),
-    ("matmul", "@"),
-    ("and_", "&"),
-    ("or_", "|"),
-    ("xor", "^"),
-    ("lshift", "<<"),
-    ("rshift", ">>"),
-    ("concat", "+"),
-    ("lt", "<"),
-    ("le", "<="),
-    ("gt", ">"),
-    ("ge", ">="),
-    ("eq", "=="),
-    ("ne", "!="),
-];
 
 /// The names `operator` binds (CPython 3.11's `dir(operator)`, less dunders): an attribute
 /// outside them is an AttributeError, as `getattr(operator, name, default)` relies on.
@@ -107,14 +84,15 @@ impl Interp {
         if !kwargs.is_empty() {
             return None;
         }
-        if let Some((_, sym)) = BINARY.iter().find(|(n, _)| *n == name) {
+        // `concat(a, b)` is `a + b` on sequences
+        let binary = if name == "concat" {
+            Some("+")
+        } else {
+            binop_sym(name)
+        };
+        if let Some(sym) = binary {
             let [a, b] = args else { return None };
-            return Some(match *sym {
-                "<" | "<=" | ">" | ">=" | "==" | "!=" => {
-                    self.compare(frame, sym, a.clone(), b.clone(), span)
-                }
-                _ => self.binary_op(frame, sym, a.clone(), b.clone(), span),
-            });
+            return Some(self.binary_op(frame, sym, a.clone(), b.clone(), span));
         }
         Some(match (name, args) {
             ("neg", [v]) => self.unary_op(frame, "-", v.clone(), span),
