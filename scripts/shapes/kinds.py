@@ -170,7 +170,7 @@ def k_einsum_dims(rng, S, wrong):
     if not Fd:
         return None
     v = rng.choice(["param", "subscripts", "attn"])
-    if v == "attn" and N == Fd:
+    if v == "attn" and (N == Fd or N < 2):  # a length-1 axis would broadcast
         v = "param"
     if v == "param":
         rows = off(rng, Fd) if wrong else Fd
@@ -729,7 +729,7 @@ def k_view_after_transpose(rng, S, wrong):
     B, N, Fd = seq_dims(S) or (0, 0, 0)
     if not Fd or N < 2:
         return None
-    hs = [h for h in (2, 4, 8) if Fd % h == 0 and Fd // h >= 1]
+    hs = [h for h in (2, 4, 8) if Fd % h == 0 and Fd // h >= 2]  # head dim 1 would still be viewable
     if not hs:
         return None
     h = rng.choice(hs)
