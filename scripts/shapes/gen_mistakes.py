@@ -433,8 +433,6 @@ def inject(tpl: Template, kind: str, rng, site=None, point=None):
         if blk is None:
             continue
         s = site or rng.choice(SITES)
-        if s == "modulelist" and not blk.single and False:
-            s = "forward"
         pl = Placer(rng, "\n".join(tpl.lines), p["cls"])
         fwd = pl.place(blk, p["var"], s, p["shape"])
         return tpl.render(pl.injection(p["line"], fwd)), s

@@ -464,7 +464,7 @@ def k_rnn_input_size(rng, S, wrong):
         return Blk("birnn", [("rnn1", f"nn.{cell}({Fd}, {Fd // 2}, batch_first=True, bidirectional=True)"),
                              ("rnn2", f"nn.{cell}({fin2}, {Fd}, batch_first=True)")],
                    seq(S, ["s, _ = {rnn1}({u})", "s, _ = {rnn2}(s)", "{u} = {u} + s"]))
-    arg = "{u}.transpose(0, 1)" if False else ("{u}.transpose(1, 2)" if wrong else "{u}")
+    arg = "{u}.transpose(1, 2)" if wrong else "{u}"
     return Blk("rnn", [("rnn", f"nn.{cell}({Fd}, {Fd}, batch_first=True)")], seq(S, [f"s, _ = {{rnn}}({arg})", "{u} = {u} + s"]))
 
 
@@ -778,12 +778,10 @@ def k_dim_range(rng, S, wrong):
         k = S[-1] // 2
         return Blk("swap", [], [f"a, g = {{t}}.split({k}, dim={bad if wrong else r - 1})", "{t} = torch.cat([g, a], dim=-1)"])
     if op == "transpose" and r >= 3:
-        return Blk("swap", [], [f"{{t}} = {{t}}.transpose(1, {bad if wrong else 2}).transpose(1, 2)"]) if not wrong else \
-            Blk("swap", [], [f"{{t}} = {{t}}.transpose(1, {bad}).transpose(1, 2)"])
+        return Blk("swap", [], [f"{{t}} = {{t}}.transpose(1, {bad if wrong else 2}).transpose(1, 2)"])
     if op == "unsqueeze":
         d = r + 1 + rng.choice([0, 1]) if wrong else rng.choice([0, 1, -1])
-        return Blk("unsq", [], [f"{{t}} = torch.cat([{{t}}.unsqueeze({d})], dim={d}).squeeze({d})"] if False else
-                   [f"{{t}} = {{t}}.unsqueeze({d}).mean({d})"])
+        return Blk("unsq", [], [f"{{t}} = {{t}}.unsqueeze({d}).mean({d})"])
     if op == "flatten" and r >= 3:
         return Blk("flat", [], [f"{{t}} = {{t}}.flatten({bad if wrong else 1}).view({{t}}.shape)"])
     if op == "squeeze":

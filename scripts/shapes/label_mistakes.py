@@ -108,8 +108,6 @@ class Worker:
                 frames = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == file]
                 msg = str(e).strip().splitlines()
                 msg = msg[0] if msg else ""
-                if isinstance(e, KeyError) and msg.startswith("'") is False:
-                    pass
                 res.update({"raised": True, "phase": phase, "line": frames[-1].lineno if frames else None,
                             "exc_type": type(e).__name__, "message": clean(msg, path).strip()[:300]})
         return res
