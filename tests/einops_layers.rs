@@ -78,6 +78,13 @@ fn graph(source: &str, entry: &str, input: &str, venv: Option<&Path>) -> (Vec<Va
     for g in &a.graphs {
         let stopped = g.error.iter().chain(&g.build_failure);
         diags.extend(stopped.map(|d| format!("{} {}", d.code, d.message)));
+        // what will raise when it runs (FX3xx), with its line
+        diags.extend(
+            g.breaks
+                .iter()
+                .filter(|f| f.rule.raises())
+                .map(|f| format!("{} {} {}", f.rule.code(), f.line, f.message)),
+        );
     }
     (nodes, diags)
 }
@@ -114,6 +121,7 @@ fn ops(nodes: &[Value]) -> Vec<String> {
 
 const PATCHES: &str = r#"import torch
 from torch import nn
+from einops import einsum, pack, rearrange, unpack
 from einops.layers.torch import Rearrange, Reduce
 
 
@@ -153,7 +161,28 @@ class WrongRank(nn.Module):
         self.r = Rearrange("b c h -> b h c")
 
     def forward(self, x):
-        return self.r(x)
+        return self.r(x).relu()
+
+
+class Packs(nn.Module):
+    def forward(self, x):
+        cls = x[:, 0]
+        packed, ps = pack([cls, x], "b * d")
+        y = einsum(packed, packed, "b i d, b j d -> b i j")
+        c, rest = unpack(packed, ps, "b * d")
+        return y, c, rest
+
+
+class BadUnpack(nn.Module):
+    def forward(self, x):
+        a, b = unpack(x, [(2,), (4,)], "b * d")
+        return a + 1
+
+
+class NotDivisible(nn.Module):
+    def forward(self, x):
+        y = rearrange(x, "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", p1=5, p2=5)
+        return y.relu()
 "#;
 
 #[test]
@@ -248,8 +277,104 @@ fn reduce_layers_and_ellipsis_follow_the_scriptable_backend() {
 #[test]
 fn rearrange_layer_on_a_rank_its_pattern_does_not_take_raises_key_error() {
     let Some(venv) = user_venv() else { return };
-    let (_, diags) = graph(PATCHES, "WrongRank()", "x=1x3x32x32", Some(&venv));
-    assert!(diags.iter().any(|d| d == "FX905 KeyError: 4"), "{diags:#?}");
+    let (nodes, diags) = graph(PATCHES, "WrongRank()", "x=1x3x32x32", Some(&venv));
+    let line = PATCHES
+        .lines()
+        .position(|l| l.contains("return self.r(x).relu()"))
+        .unwrap()
+        + 1;
+    // the user's bug on the layer's call, and the trace goes on with an unknown shape
+    assert_eq!(
+        diags,
+        vec![format!(
+            "FX301 {line} `self.r` raises KeyError: 4 (the pattern `b c h -> b h c` takes no input of rank 4); `x` [1, 3, 32, 32] is an input of forward"
+        )],
+    );
+    assert_eq!(ops(&nodes), vec!["call_module r", "call_method relu"]);
+    assert!(node(&nodes, "r")["shape"].is_null(), "{nodes:#?}");
+    assert!(output_shape(&nodes).is_null(), "{nodes:#?}");
+}
+
+/// torch 2.15 with einops 0.8.2, `torch.compile(Packs(), backend=…)` on x [2, 5, 8]: its
+/// FX graph's nodes and their example values' shapes.
+#[test]
+fn pack_einsum_and_unpack_are_the_backend_calls_dynamo_records() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, diags) = graph(PATCHES, "Packs()", "x=2x5x8", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(
+        ops(&nodes),
+        vec![
+            "call_function operator.getitem",
+            "call_method reshape",
+            "call_method reshape",
+            "call_function torch.cat",
+            "call_function torch.einsum",
+            "call_function operator.getitem",
+            "call_method reshape",
+            "call_function operator.getitem",
+            "call_method reshape",
+        ]
+    );
+    let shapes: Vec<Value> = nodes
+        .iter()
+        .filter(|n| !matches!(n["op"].as_str(), Some("placeholder" | "output")))
+        .map(|n| n["shape"].clone())
+        .collect();
+    assert_eq!(
+        shapes,
+        serde_json::json!([
+            [2, 8],
+            [2, 1, 8],
+            [2, 5, 8],
+            [2, 6, 8],
+            [2, 6, 6],
+            [2, 1, 8],
+            [2, 8],
+            [2, 5, 8],
+            [2, 5, 8]
+        ])
+        .as_array()
+        .unwrap()
+        .clone()
+    );
+    // 2 + 4 is not the 5 packed elements: einops raises, on the unpack line
+    let line = PATCHES
+        .lines()
+        .position(|l| l.contains("unpack(x, [(2,), (4,)]"))
+        .unwrap()
+        + 1;
+    let (nodes, diags) = graph(PATCHES, "BadUnpack()", "x=2x5x8", Some(&venv));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0].starts_with(&format!(
+            "FX301 {line} `unpack` raises EinopsError: Error during unpack(..., \"b * d\"): could not split axis of size 5"
+        )),
+        "{diags:#?}"
+    );
+    assert!(output_shape(&nodes).is_null(), "{nodes:#?}");
+}
+
+#[test]
+fn rearrange_whose_pattern_does_not_fit_the_input_is_an_fx301_on_its_line() {
+    let Some(venv) = user_venv() else { return };
+    let line = PATCHES
+        .lines()
+        .position(|l| l.contains("p1=5, p2=5"))
+        .unwrap()
+        + 1;
+    // 32 is no multiple of 5
+    let (nodes, diags) = graph(PATCHES, "NotDivisible()", "x=1x3x32x32", Some(&venv));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0].starts_with(&format!("FX301 {line} `rearrange` raises EinopsError: ")),
+        "{diags:#?}"
+    );
+    assert!(output_shape(&nodes).is_null(), "{nodes:#?}");
+    // 30 is: the same call is its recipe, with shapes
+    let (nodes, diags) = graph(PATCHES, "NotDivisible()", "x=1x3x30x30", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(output_shape(&nodes), serde_json::json!([1, 36, 75]));
 }
 
 const OPAQUE: &str = r#"import torch

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-const PYPROJECT: &str = "[tool.staticfx]\nexample-inputs = { \"Net\" = { x = \"1x3x32x32\" }, \"Net2\" = { x = \"1x3x32\" }, \"Net3\" = { x = \"2x8\" } }\n";
+const PYPROJECT: &str = "[tool.staticfx]\nexample-inputs = { \"Net\" = { x = \"1x3x32x32\" }, \"Net2\" = { x = \"1x3x32\" }, \"Net3\" = { x = \"2x8\" }, \"Net4\" = { x = \"1x3x32\" } }\n";
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(

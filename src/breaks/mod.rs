@@ -234,6 +234,9 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     // what Dynamo sees, so those findings skip them and rejoin after.
     let (mut raises, breaks): (Vec<Finding>, Vec<Finding>) =
         out.into_iter().partition(|f| f.rule.raises());
+    // The first call that raises (in the order the graph runs) ends the forward: what comes
+    // after it never runs, so PyTorch reports only that one, and so does this.
+    raises.truncate(1);
     out = breaks;
     out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
     // A generator forward is refused before tracing: nothing else in it is ever seen.

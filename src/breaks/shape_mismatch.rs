@@ -20,7 +20,16 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         // A dtype is certain only where no input of forward flows in: an input's dtype may be
         // the default the analyser gave it, not the one the caller passes.
-        if e.kind == ShapeErrorKind::Dtype && reaches_from_input(cx, id) {
+        if e.kind == ShapeErrorKind::Dtype {
+            let culprit = e.arg.and_then(|i| n.args.get(i)).and_then(|a| match a {
+                Arg::Node(src) => Some(*src),
+                _ => None,
+            });
+            if culprit.is_none_or(|src| dtype_from_input(cx, src)) {
+                continue;
+            }
+        }
+        if e.kind != ShapeErrorKind::Dtype && after_unverified_view(cx, id) {
             continue;
         }
         let mut f = cx.finding(
@@ -90,8 +99,79 @@ fn source_of(cx: &Ctx, arg: &Arg, file: crate::semantic::FileId) -> Option<Strin
     }
 }
 
-/// Whether a placeholder is among the node's ancestors.
-fn reaches_from_input(cx: &Ctx, id: NodeId) -> bool {
+/// Whether a `view` or `reshape` the value flows from took sizes whose element count could not
+/// be checked against its input's (an unknown size, or symbolic counts not provably equal):
+/// its result's sizes are the code's claim, and an error that hangs on them is not certain.
+/// The view itself raises when the claim is wrong, and that is where PyTorch would stop.
+fn after_unverified_view(cx: &Ctx, id: NodeId) -> bool {
+    let g = &cx.result.graph;
+    let numel = |n: NodeId| -> Option<crate::shapes::Expr> {
+        let shape = g.node(n).meta.as_tensor()?.shape.as_ref()?;
+        shape
+            .iter()
+            .try_fold(crate::shapes::Expr::constant(1), |acc, d| {
+                Some(acc.mul(&d.expr()?))
+            })
+    };
+    let mut stack = g.inputs(id);
+    let mut seen = std::collections::HashSet::new();
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let node = g.node(n);
+        let short = crate::graph::OpKey::Function(&node.target).name();
+        if matches!(node.op, Op::CallFunction | Op::CallMethod)
+            && matches!(short, "view" | "reshape")
+        {
+            let source = node.args.first().and_then(|a| match a {
+                Arg::Node(s) => Some(*s),
+                _ => None,
+            });
+            let verified = match (source.and_then(numel), numel(n)) {
+                (Some(a), Some(b)) => a.add(&b.scale(-1)).as_const() == Some(0),
+                _ => false,
+            };
+            if !verified {
+                return true;
+            }
+        }
+        stack.extend(g.inputs(n));
+    }
+    false
+}
+
+/// Ops whose result is floating whatever the dtype of their input (or that raise on integer
+/// input): a float result of one is the op's doing, not the input's.
+const FLOAT_RESULT: &[&str] = &[
+    "truediv",
+    "div",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "log2",
+    "log1p",
+    "sqrt",
+    "rsqrt",
+    "softmax",
+    "log_softmax",
+    "mean",
+    "sin",
+    "cos",
+    "erf",
+    "rand",
+    "randn",
+    "rand_like",
+    "randn_like",
+    "linspace",
+];
+
+/// Whether the value's dtype may be the one an input of forward was given by default (the
+/// user's real input might differ): it flows unchanged from a placeholder, through ops that
+/// keep their input's dtype. An op that fixes the dtype itself (`argmax`, `.float()`, an
+/// `arange(dtype=...)`, `* 1.0` on an int) breaks the chain: the dtype is certain.
+fn dtype_from_input(cx: &Ctx, id: NodeId) -> bool {
     let g = &cx.result.graph;
     let mut stack = vec![id];
     let mut seen = std::collections::HashSet::new();
@@ -99,10 +179,26 @@ fn reaches_from_input(cx: &Ctx, id: NodeId) -> bool {
         if !seen.insert(n) {
             continue;
         }
-        if g.node(n).op == Op::Placeholder {
+        let node = g.node(n);
+        if node.op == Op::Placeholder {
             return true;
         }
-        stack.extend(g.inputs(n));
+        let Some(dtype) = node.meta.as_tensor().map(|t| t.dtype) else {
+            // a value of unknown kind: its dtype cannot be traced back
+            return true;
+        };
+        let short = crate::graph::OpKey::Function(&node.target).name();
+        if matches!(node.op, Op::CallFunction | Op::CallMethod) && FLOAT_RESULT.contains(&short) {
+            continue;
+        }
+        stack.extend(
+            g.inputs(n)
+                .into_iter()
+                .filter(|&i| match g.node(i).meta.as_tensor() {
+                    Some(t) => t.dtype == dtype,
+                    None => matches!(g.node(i).meta, crate::shapes::Meta::Unknown),
+                }),
+        );
     }
     false
 }

@@ -26,6 +26,31 @@ const OBJECT_METHODS: &[&str] = &[
 ];
 
 impl Interp {
+    /// The position of `name` in the named tuple an op returns (`torch.return_types.max`:
+    /// `values`, `indices`), when the traced value is such a pair.
+    fn return_type_field(&self, n: crate::graph::NodeId, name: &str) -> Option<i64> {
+        let i = match name {
+            "values" => 0,
+            "indices" => 1,
+            _ => return None,
+        };
+        let t = self.tracer.as_ref()?;
+        let node = t.graph.node(n);
+        let short = crate::graph::OpKey::Function(&node.target).name();
+        let pair = matches!(
+            short,
+            "max" | "min" | "median" | "mode" | "kthvalue" | "sort" | "topk" | "cummax" | "cummin"
+        );
+        let fits = match t.meta(n) {
+            Meta::Seq(items) => items.len() == 2,
+            // a rule that does not know the result (kthvalue, mode): the op still returns
+            // the pair whenever it is called with a dim, which `max(x)` alone is not
+            Meta::Unknown => !matches!(short, "max" | "min" | "median") || node.args.len() > 1,
+            _ => false,
+        };
+        (pair && fits).then_some(i)
+    }
+
     pub fn get_attr(
         &mut self,
         frame: &Frame,
@@ -47,6 +72,16 @@ impl Interp {
                     })
                 } else if is_tensor_attribute(name) {
                     self.trace_attribute(frame, obj, name, span)
+                } else if let Some(i) = self.return_type_field(*n, name) {
+                    // `x.max(0).values`: a field of torch's named `(values, indices)` result
+                    let key = Value::Int(i);
+                    self.trace_function(
+                        frame,
+                        "operator.getitem",
+                        vec![obj.clone(), key],
+                        vec![],
+                        span,
+                    )
                 } else {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 }

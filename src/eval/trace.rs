@@ -8,6 +8,7 @@ use std::rc::Rc;
 mod allow_in_graph;
 mod custom_op;
 pub mod default_config;
+mod layout;
 pub mod root;
 
 pub use allow_in_graph::is_allow_in_graph;
@@ -580,6 +581,57 @@ impl Interp {
         Ok(Value::Proxy(n))
     }
 
+    /// `x.view(sizes)` on a tensor whose layout the graph shows (`x.transpose(1, 2)` of a
+    /// row-major one) that no strides can view as `sizes`: PyTorch's stride error.
+    fn view_stride_error(&self, input: &Value, result: &Meta) -> Option<crate::shapes::ShapeError> {
+        let Value::Proxy(id) = input else { return None };
+        let graph = &self.tracer.as_ref()?.graph;
+        let sizes: Vec<i64> = result
+            .as_tensor()?
+            .shape
+            .as_ref()?
+            .iter()
+            .map(|d| d.known())
+            .collect::<Option<_>>()?;
+        let layout = layout::layout_of(graph, *id)?;
+        if layout.viewed(&sizes).is_some() {
+            return None;
+        }
+        Some(crate::shapes::ShapeError {
+            message: format!(
+                "view size is not compatible with input tensor's size and stride: {} with strides {:?} is not contiguous where {:?} merges or splits its dimensions; use .reshape(...) (or .contiguous() first)",
+                crate::shapes::checks::fmt_shape(&layout.sizes.iter().map(|&d| crate::shapes::Dim::Known(d)).collect::<Vec<_>>()),
+                layout.strides,
+                sizes
+            ),
+            kind: crate::shapes::ShapeErrorKind::Size,
+            arg: Some(0),
+        })
+    }
+
+    /// A recorded call that certainly raises when it runs (a library's own check in forward,
+    /// such as an einops pattern that does not fit its input): the node keeps the error, as a
+    /// failed shape check does (FX301), and its result is a tensor of unknown shape, so the
+    /// trace goes on and nothing after it is guessed.
+    pub(in crate::eval) fn mark_raising(&mut self, call: &Value, message: String) {
+        let (Value::Proxy(id), Some(t)) = (call, self.tracer.as_mut()) else {
+            return;
+        };
+        let dtype = t
+            .graph
+            .inputs(*id)
+            .into_iter()
+            .find_map(|i| t.graph.node(i).meta.as_tensor().map(|m| m.dtype))
+            .unwrap_or(DType::Float32);
+        let node = t.graph.node_mut(*id);
+        node.meta = Meta::tensor(None, dtype);
+        node.shape_error = Some(crate::shapes::ShapeError {
+            message,
+            kind: crate::shapes::ShapeErrorKind::Size,
+            arg: Some(0),
+        });
+    }
+
     /// `x.device`, `x.shape` on a traced tensor: torch.fx's `Attribute` proxy, whose
     /// `getattr` node exists from its first use on (and not at all if nothing uses it).
     pub fn trace_attribute(
@@ -626,7 +678,13 @@ impl Interp {
         let (a, am) = self.to_args(frame, &all, span)?;
         let (k, km) = self.kw_args(frame, &kwargs, span)?;
         self.check_graph_size(frame, span)?;
-        let (meta, raised) = infer_call(method, &all, &am, &km);
+        let (mut meta, mut raised) = infer_call(method, &all, &am, &km);
+        if method == "view" && raised.is_none() {
+            if let Some(e) = self.view_stride_error(&all[0], &meta) {
+                meta = rules::raised(&am);
+                raised = Some(e);
+            }
+        }
         let meta = self.shape_scalar(meta, &am, method);
         let n = self.tracer_mut().add_node(
             method,

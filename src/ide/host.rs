@@ -83,6 +83,9 @@ pub struct NodeView {
     pub span: Option<Span>,
     /// Call sites in the analysed document that inlined the node.
     pub chain: Vec<Span>,
+    /// Why the shape (or part of it) is unknown, for a tensor result whose shape is not fully
+    /// known: hover says so rather than guessing.
+    pub unknown_reason: Option<String>,
 }
 
 pub struct GraphView {
@@ -696,7 +699,7 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
 fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
     g.graph
         .nodes()
-        .map(|(_, n)| {
+        .map(|(id, n)| {
             let (shape, dtype) = match n.meta.as_tensor() {
                 Some(t) => (Some(n.meta.describe()), Some(t.dtype.as_str().to_string())),
                 None if matches!(n.meta, crate::shapes::Meta::Unknown) => (None, None),
@@ -738,9 +741,61 @@ fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
                 region,
                 span,
                 chain,
+                unknown_reason: unknown_reason(&g.graph, id),
             }
         })
         .collect()
+}
+
+/// Whether a value's shape is not fully known: a tensor without a shape or with an unknown
+/// size, or nothing known at all.
+fn shape_unknown(meta: &crate::shapes::Meta) -> bool {
+    use crate::shapes::{Dim, Meta};
+    match meta {
+        Meta::Unknown => true,
+        Meta::Tensor(t) => t
+            .shape
+            .as_ref()
+            .is_none_or(|s| s.iter().any(|d| matches!(d, Dim::Unknown))),
+        _ => false,
+    }
+}
+
+/// Why a call's result shape is unknown, in the order that explains it best: the call raises
+/// (its shape check failed), an input is already unknown, the call is one staticfx could not
+/// follow, or no shape rule covers it.
+fn unknown_reason(graph: &crate::graph::Graph, id: crate::graph::NodeId) -> Option<String> {
+    use crate::graph::Op;
+    let n = graph.node(id);
+    if !shape_unknown(&n.meta) || matches!(n.op, Op::Output) {
+        return None;
+    }
+    if let Some(e) = &n.shape_error {
+        return Some(format!("this call raises when it runs: {}", e.message));
+    }
+    if n.op == Op::Placeholder {
+        return Some("an input of forward whose shape was not given".into());
+    }
+    if let Some(input) = graph
+        .inputs(id)
+        .into_iter()
+        .find(|&i| shape_unknown(&graph.node(i).meta) && graph.node(i).meta.as_tensor().is_some())
+    {
+        return Some(format!(
+            "its input `{}` has an unknown shape",
+            graph.node(input).name
+        ));
+    }
+    if n.target.starts_with('<') {
+        return Some("staticfx could not follow this call".into());
+    }
+    if n.op == Op::CallModule {
+        return Some(format!("no shape rule covers the module `{}`", n.target));
+    }
+    Some(format!(
+        "no shape rule covers `{}` with these arguments",
+        n.target
+    ))
 }
 
 /// The project root for a file: the workspace folder containing it, else the nearest

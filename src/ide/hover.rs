@@ -245,6 +245,9 @@ fn describe(nodes: &[&NodeView]) -> String {
             }
             _ => s.push_str("  \nshape unknown"),
         }
+        if let Some(why) = &n.unknown_reason {
+            let _ = write!(s, "  \nunknown: {why}");
+        }
         if let Some(r) = &n.region {
             let _ = write!(s, "  \n{r}");
         }

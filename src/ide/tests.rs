@@ -46,6 +46,38 @@ fn hover_on_a_call_shows_its_node_and_shape() {
 }
 
 #[test]
+fn hover_on_an_unknown_shape_says_why_and_guesses_nothing() {
+    // fc2 takes 64 features and gets 128: it raises, so its shape is unknown, not [1, 10]
+    let bad = SIMPLE
+        .replace("nn.Linear(128, 10)", "nn.Linear(64, 10)")
+        .replace("        return out\n", "        return out.relu()\n");
+    let s = hover(
+        &bad.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(s.contains("shape `[?]`") && !s.contains("[1, 10]"), "{s}");
+    assert!(
+        s.contains("unknown: this call raises when it runs")
+            && s.contains("expects the last dimension 64, gets 128"),
+        "{s}"
+    );
+    // what reads it is unknown because of it
+    let s = hover(&bad.replace("out.relu()", "out.re$0lu()"), with_inputs).unwrap();
+    assert!(
+        s.contains("unknown: its input `fc2` has an unknown shape"),
+        "{s}"
+    );
+    // a known shape has no reason to give
+    let s = hover(
+        &SIMPLE.replace("        out = self.fc2(h)", "        out = self.f$0c2(h)"),
+        with_inputs,
+    )
+    .unwrap();
+    assert!(!s.contains("unknown"), "{s}");
+}
+
+#[test]
 fn hover_in_a_branch_names_the_graph_break_region() {
     let s = hover(
         &SIMPLE.replace("            h = h * 2", "            $0h = h * 2"),

@@ -10,6 +10,7 @@
 //! `breaks::shape_mismatch` reports as FX301.
 
 pub mod checks;
+pub mod layout;
 pub mod rules;
 pub mod sym;
 

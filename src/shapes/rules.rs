@@ -123,6 +123,10 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
             };
             tensor(shape, dtype)
         }
+        // an operand of unknown kind may be a tensor that broadcasts the other: no shape
+        (Meta::Tensor(t), Meta::Unknown) | (Meta::Unknown, Meta::Tensor(t)) => {
+            tensor(None, if compare { DType::Bool } else { t.dtype })
+        }
         (Meta::Tensor(t), s) | (s, Meta::Tensor(t)) => {
             let mut dtype = if compare { DType::Bool } else { t.dtype };
             if !compare
@@ -1534,6 +1538,30 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             None => Meta::Unknown,
         },
         // `(values, indices)`: `k` along `dim` (default the last).
+        // `x.narrow(dim, start, length)`: `length` along `dim`
+        "narrow" => match (t0, inp.int(1, "dim"), inp.int(3, "length")) {
+            (Some(t), Some(d), Some(len)) => match &t.shape {
+                Some(shape) => match norm_dim(d, shape.len()).filter(|&d| d < shape.len()) {
+                    Some(d) => {
+                        let mut out = shape.clone();
+                        out[d] = Dim::Known(len);
+                        tensor(Some(out), t.dtype)
+                    }
+                    None => tensor(None, t.dtype),
+                },
+                None => tensor(None, t.dtype),
+            },
+            (Some(t), _, _) => tensor(None, t.dtype),
+            _ => Meta::Unknown,
+        },
+        "pixel_shuffle" => match t0 {
+            Some(t) => shuffled(t, inp.int(1, "upscale_factor"), true),
+            None => Meta::Unknown,
+        },
+        "pixel_unshuffle" => match t0 {
+            Some(t) => shuffled(t, inp.int(1, "downscale_factor"), false),
+            None => Meta::Unknown,
+        },
         "topk" => {
             let Some(t) = t0 else { return Meta::Unknown };
             let shape = match (&t.shape, inp.int(1, "k")) {
@@ -1754,10 +1782,54 @@ fn squeeze_dim(m: Meta, dim: i64) -> Meta {
 }
 
 /// Rule for calling a torch.nn leaf module, its arguments assumed valid.
+/// What a recurrent layer returns whatever its input: its output and state as tensors of
+/// unknown shape, so reading them (`h, c = cell(x, state)`) gives tensors, never a shape taken
+/// from another operand. Other layers: unknown.
+fn outputs_of_unknown_input(class: &str) -> Meta {
+    let t = || tensor(None, DType::Float32);
+    match class {
+        "LSTM" => Meta::Seq(vec![t(), Meta::Seq(vec![t(), t()])]),
+        "GRU" | "RNN" | "LSTMCell" | "MultiheadAttention" => Meta::Seq(vec![t(), t()]),
+        "GRUCell" | "RNNCell" => t(),
+        _ => Meta::Unknown,
+    }
+}
+
+/// `pixel_shuffle(x, r)`: `[*, C, H, W]` to `[*, C / r², H·r, W·r]`; `pixel_unshuffle` the
+/// other way. Symbolic sizes scale with `r`; an uneven division leaves the size unknown.
+fn shuffled(t: &TensorMeta, factor: Option<i64>, up: bool) -> Meta {
+    let (Some(shape), Some(r)) = (&t.shape, factor.filter(|&r| r > 0)) else {
+        return tensor(None, t.dtype);
+    };
+    if shape.len() < 3 {
+        return tensor(None, t.dtype);
+    }
+    let n = shape.len();
+    let scale = |d: &Dim, k: i64| match d.expr() {
+        Some(e) => Dim::from_expr(e.scale(k)),
+        None => Dim::Unknown,
+    };
+    let divide = |d: &Dim, k: i64| match d {
+        Dim::Known(v) if v % k == 0 => Dim::Known(v / k),
+        _ => Dim::Unknown,
+    };
+    let mut out = shape.clone();
+    if up {
+        out[n - 3] = divide(&shape[n - 3], r * r);
+        out[n - 2] = scale(&shape[n - 2], r);
+        out[n - 1] = scale(&shape[n - 1], r);
+    } else {
+        out[n - 3] = scale(&shape[n - 3], r * r);
+        out[n - 2] = divide(&shape[n - 2], r);
+        out[n - 1] = divide(&shape[n - 1], r);
+    }
+    tensor(Some(out), t.dtype)
+}
+
 fn module_rule(m: &ModuleInfo, inp: &Inputs) -> Meta {
     let a0 = inp.args.first().cloned().unwrap_or(Meta::Unknown);
     let Some(t) = a0.as_tensor() else {
-        return Meta::Unknown;
+        return outputs_of_unknown_input(m.class);
     };
     let attr = |n: &str| (m.attr)(n);
     match m.class {
@@ -1904,6 +1976,20 @@ fn module_rule(m: &ModuleInfo, inp: &Inputs) -> Meta {
         // (output, h_n) — (output, (h_n, c_n)) for an LSTM; output (N, L, D·H_out) with
         // batch_first, (L, N, D·H_out) otherwise or unbatched (L, D·H_out); h_n and c_n
         // (D·num_layers, N, H) with H = proj_size or hidden_size for h_n.
+        // `(h, c)` for LSTMCell, `h` for the others: [batch, hidden], or [hidden] unbatched
+        "LSTMCell" | "GRUCell" | "RNNCell" => {
+            let shape = match (&t.shape, attr("hidden_size").as_int()) {
+                (Some(s), Some(h)) if s.len() == 2 => Some(vec![s[0].clone(), Dim::Known(h)]),
+                (Some(s), Some(h)) if s.len() == 1 => Some(vec![Dim::Known(h)]),
+                _ => None,
+            };
+            let h = tensor(shape, t.dtype);
+            if m.class == "LSTMCell" {
+                Meta::Seq(vec![h.clone(), h])
+            } else {
+                h
+            }
+        }
         "LSTM" | "GRU" | "RNN" => {
             let hidden = attr("hidden_size").as_int();
             let proj = attr("proj_size").as_int().filter(|&p| p > 0);
@@ -1951,6 +2037,8 @@ fn module_rule(m: &ModuleInfo, inp: &Inputs) -> Meta {
         "AdaptiveAvgPool1d" | "AdaptiveMaxPool1d" => adaptive(t, 1, &attr("output_size")),
         "AdaptiveAvgPool2d" | "AdaptiveMaxPool2d" => adaptive(t, 2, &attr("output_size")),
         "AdaptiveAvgPool3d" | "AdaptiveMaxPool3d" => adaptive(t, 3, &attr("output_size")),
+        "PixelShuffle" => shuffled(t, attr("upscale_factor").as_int(), true),
+        "PixelUnshuffle" => shuffled(t, attr("downscale_factor").as_int(), false),
         "Flatten" => flatten(
             t,
             attr("start_dim").as_int().unwrap_or(1),
@@ -2414,8 +2502,12 @@ mod tests {
             },
         );
         assert_eq!(format!("{out:?}"), show(&[2, 4, 8, 32]));
-        // The rank does not match the subscripts: unknown, not a guess.
-        assert_eq!(e("ij->i", &[&[3, 4, 5]]), "Unknown");
+        // The rank does not match the subscripts: einsum raises, so a tensor of unknown
+        // shape, not a guess.
+        assert_eq!(
+            e("ij->i", &[&[3, 4, 5]]),
+            "Tensor(TensorMeta { shape: None, dtype: Float32 })"
+        );
         let lst = vec![Meta::Str("i,i->".into()), Meta::Seq(vec![t(&[3]), t(&[3])])];
         assert_eq!(
             format!(

@@ -1,4 +1,5 @@
-//! einops `rearrange`, `repeat` and `reduce` on traced tensors. With torch ≥ 2.8 einops no
+//! einops `rearrange`, `repeat` and `reduce` on traced tensors (`einsum`, `pack` and
+//! `unpack` in `functions`, the layers in `layers`). With torch ≥ 2.8 einops no
 //! longer registers them with `allow_in_graph` (`einops._torch_specific`): Dynamo traces
 //! einops' own Python, which parses the pattern, works out every length from the input's
 //! shape (specialised to ints) and calls its torch backend: `reshape`, `permute`, the
@@ -20,6 +21,7 @@ use crate::diagnostics::codes;
 use crate::shapes::{Dim, Meta, Scalar};
 use crate::syntax::Span;
 
+mod functions;
 mod layers;
 pub(in crate::eval) use layers::layer_name as einops_layer_name;
 
@@ -554,6 +556,13 @@ impl Interp {
         span: Span,
     ) -> Option<EResult<Value>> {
         let op = name.strip_prefix("einops.").unwrap_or(name);
+        let positional = kwargs.is_empty() && proxy::records_call(self, args, kwargs);
+        match op {
+            "einsum" if positional => return self.einops_einsum(frame, args, span),
+            "pack" if positional => return self.einops_pack(frame, args, span),
+            "unpack" if positional => return self.einops_unpack(frame, args, span),
+            _ => {}
+        }
         if !matches!(op, "rearrange" | "repeat" | "reduce")
             || !proxy::records_call(self, args, kwargs)
         {
@@ -607,12 +616,21 @@ impl Interp {
         let steps = match steps {
             Ok(s) => s,
             Err(message) => {
-                return Some(Err(self.error(
+                // einops raises on this input whenever it runs: the user's bug (FX301), on a
+                // node of its own, and the trace goes on
+                let mut call_args = vec![t];
+                call_args.extend(args.iter().skip(1).cloned());
+                let call = self.trace_function(
                     frame,
+                    &format!("einops.{op}"),
+                    call_args,
+                    kwargs.clone(),
                     span,
-                    codes::RAISED,
-                    format!("EinopsError: {message}"),
-                )))
+                );
+                return Some(call.map(|call| {
+                    self.mark_raising(&call, format!("raises EinopsError: {message}"));
+                    call
+                }));
             }
         };
         Some(self.apply_einops_steps(frame, t, steps, reduction, false, span))

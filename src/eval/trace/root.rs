@@ -330,11 +330,14 @@ fn trace_root_twice(
     if first.error.is_some() || hints.is_empty() {
         return first;
     }
-    // First the smallest rank each hint allows, then one more leading (sequence) dim.
-    for extra in 0..2usize {
-        if extra > 0 && !hints.iter().any(|(_, h)| h.grow) {
-            break;
-        }
+    // First the smallest rank each hint allows, then one more leading (sequence) dim when a
+    // hint allows it. A guessed rank may be wrong (`x[:, 1:]` slices another dim of a
+    // [batch, seq, hidden] input taken as [batch, hidden]), so with two plausible ranks a call
+    // raises for certain only where it raises under both. The larger rank is traced only
+    // when the smaller one is unusable or raises.
+    let grows = hints.iter().any(|(_, h)| h.grow);
+    let mut traces: Vec<(GraphResult, bool)> = vec![];
+    for extra in 0..if grows { 2 } else { 1 } {
         let mut next_sym = seeded_symbols;
         let mut sym_inputs = seeds.clone();
         for (id, h) in &hints {
@@ -365,14 +368,57 @@ fn trace_root_twice(
         restore_attributes(before);
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
         interp.diagnostics.truncate(diagnostics);
-        if second.error.is_none()
-            && same_structure(&first, &second)
-            && !guess_raises(&first, &second)
-        {
-            return second;
+        if second.error.is_none() {
+            let usable = same_structure(&first, &second) && !guess_raises(&first, &second);
+            // the common case costs one retrace: a usable smallest rank with nothing raising
+            if usable && extra == 0 && errors(&second) == 0 {
+                return second;
+            }
+            traces.push((second, usable));
         }
     }
-    first
+    let usable: Vec<usize> = (0..traces.len()).filter(|&i| traces[i].1).collect();
+    // the shapes shown: the usable trace with the fewest errors, the smaller rank on a tie
+    let Some(&pick) = usable.iter().min_by_key(|&&i| (errors(&traces[i].0), i)) else {
+        return first;
+    };
+    if traces.len() == 2 {
+        let other = traces[1 - pick].0.graph.clone();
+        forget_errors_of_one_rank(&mut traces[pick].0, &other);
+    }
+    traces.swap_remove(pick).0
+}
+
+/// Drops the errors of `result` at source sites where the trace under the other plausible
+/// rank (`other`) has none: they hang on the guess.
+fn forget_errors_of_one_rank(result: &mut GraphResult, other: &crate::graph::Graph) {
+    let sites = |g: &crate::graph::Graph| -> std::collections::HashSet<(FileId, usize, usize)> {
+        g.nodes()
+            .filter(|(_, n)| n.shape_error.is_some())
+            .filter_map(|(_, n)| n.origin.as_ref())
+            .map(|o| (o.file, o.span.start, o.span.end))
+            .collect()
+    };
+    let keep = sites(other);
+    let g = &mut result.graph;
+    for id in g.order.clone() {
+        let n = g.node(id);
+        let site = n
+            .origin
+            .as_ref()
+            .map(|o| (o.file, o.span.start, o.span.end));
+        if n.shape_error.is_some() && !site.is_some_and(|s| keep.contains(&s)) {
+            g.node_mut(id).shape_error = None;
+        }
+    }
+}
+
+/// How many calls of the trace will raise.
+fn errors(r: &GraphResult) -> usize {
+    r.graph
+        .nodes()
+        .filter(|(_, n)| n.shape_error.is_some())
+        .count()
 }
 
 /// The indices of the symbols in a seed's dims (`[s0, s1, 4096]` gives 0 and 1).

@@ -192,18 +192,29 @@ impl Interp {
             };
             axes.push((k.to_string(), self.specialised_int(v)?));
         }
-        if !ranks(&pattern).ok()?.contains(&shape.len()) {
-            let message = format!("KeyError: {}", shape.len());
-            return Some(Err(self.error(frame, span, codes::RAISED, message)));
-        }
-        let names: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
-        let steps = prepare(&pattern, operation, &names, shape.len())
-            .and_then(|(recipe, _)| reconstruct(&recipe, &shape, &axes));
+        let steps = if !ranks(&pattern).ok()?.contains(&shape.len()) {
+            Err(format!(
+                "KeyError: {} (the pattern `{pattern}` takes no input of rank {})",
+                shape.len(),
+                shape.len()
+            ))
+        } else {
+            let names: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+            prepare(&pattern, operation, &names, shape.len())
+                .and_then(|(recipe, _)| reconstruct(&recipe, &shape, &axes))
+                .map_err(|m| format!("EinopsError: {m}"))
+        };
         let steps = match steps {
             Ok(s) => s,
-            Err(m) => {
-                let message = format!("EinopsError: {m}");
-                return Some(Err(self.error(frame, span, codes::RAISED, message)));
+            Err(message) => {
+                // the layer raises on this input whenever it runs: the user's bug (FX301) on
+                // its call, and the trace goes on
+                let module = Value::Object(obj.clone());
+                let call = self.trace_module(frame, &module, vec![input], vec![], span);
+                return Some(call.map(|call| {
+                    self.mark_raising(&call, format!("raises {message}"));
+                    call
+                }));
             }
         };
         let reduction = (operation.as_ref() != "rearrange").then_some(reduction.clone());

@@ -9,6 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod layers;
+mod ops;
+
 use super::rules::{Inputs, ModuleInfo};
 use super::{Dim, Meta, Scalar, Shape, TensorMeta};
 
@@ -831,7 +834,7 @@ pub fn call(name: &str, inp: &Inputs) -> Check {
             Some(ix) => integer_indices(ix),
             None => Ok(()),
         },
-        _ => Ok(()),
+        _ => ops::call(name, inp),
     }
 }
 
@@ -964,7 +967,7 @@ pub fn module(m: &ModuleInfo, inp: &Inputs) -> Check {
             None => Ok(()),
         },
         "Embedding" => integer_indices(t),
-        _ => Ok(()),
+        _ => layers::module(m, x),
     }
 }
 
@@ -1296,5 +1299,150 @@ mod tests {
             &[t(&[6, 2]), Meta::int(2), Meta::int(0), Meta::int(1)]
         )
         .is_err());
+    }
+
+    /// The messages and outcomes of torch 2.15 in eager mode (scripts: the shape-mistake
+    /// corpus labeller; each case below was run there).
+    #[test]
+    fn recurrent_attention_and_transposed_layers_check_their_sizes() {
+        let size = |v: i64| ("input_size", Meta::int(v));
+        let e = module("LSTM", &[size(10)], t(&[2, 5, 12])).unwrap_err();
+        assert!(e.contains("input_size 10, gets 12"), "{e}");
+        let e = module("GRU", &[size(12)], t(&[2, 3, 4, 12])).unwrap_err();
+        assert!(
+            e.contains("GRU: Expected input to be 2D or 3D, got 4D"),
+            "{e}"
+        );
+        assert!(module("RNN", &[size(12)], t(&[5, 12])).is_ok());
+        let e = module("LSTMCell", &[size(10)], t(&[3, 12])).unwrap_err();
+        assert!(e.contains("got 12 expected 10"), "{e}");
+        let e = module(
+            "MultiheadAttention",
+            &[("embed_dim", Meta::int(16))],
+            t(&[2, 5, 12]),
+        )
+        .unwrap_err();
+        assert!(e.contains("embedding dimension of 16, but got 12"), "{e}");
+        let e = module(
+            "ConvTranspose2d",
+            &[("in_channels", Meta::int(4))],
+            t(&[1, 5, 8, 8]),
+        )
+        .unwrap_err();
+        assert!(e.contains("expects 4 input channels, gets 5"), "{e}");
+        // InstanceNorm only checks when something holds the channel count
+        let inst = |affine: bool| {
+            let flag = if affine { yes() } else { Meta::Unknown };
+            module(
+                "InstanceNorm2d",
+                &[("num_features", Meta::int(4)), ("affine", flag)],
+                t(&[1, 5, 8, 8]),
+            )
+        };
+        assert!(inst(false).is_ok());
+        assert!(inst(true).unwrap_err().contains("expects 4 channels"));
+        let e = module(
+            "PixelShuffle",
+            &[("upscale_factor", Meta::int(2))],
+            t(&[1, 6, 4, 4]),
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("divisible by upscale_factor² = 4, gets 6"),
+            "{e}"
+        );
+        // a symbolic size may be right
+        assert!(module(
+            "LSTM",
+            &[size(10)],
+            Meta::tensor(Some(vec![Dim::Known(2), sym(0)]), DType::Float32)
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn expand_dims_einsum_sdpa_and_interpolate_check_their_arguments() {
+        let e = run("expand", &[t(&[2, 3]), Meta::int(2), Meta::int(5)]).unwrap_err();
+        assert!(
+            e.contains("expanded size of the tensor (5) must match the existing size (3) at non-singleton dimension 1"),
+            "{e}"
+        );
+        assert!(run("expand", &[t(&[2, 1]), Meta::int(2), Meta::int(5)]).is_ok());
+        assert!(run(
+            "expand",
+            &[t(&[2, 3]), Meta::int(4), Meta::int(-1), Meta::int(3)]
+        )
+        .is_ok());
+        assert!(run("expand", &[t(&[2, 3]), Meta::int(3)]).is_err());
+        assert!(run("expand", &[t(&[3]), Meta::int(-1), Meta::int(3)]).is_err());
+        let e = run_kw("softmax", &[t(&[2, 3])], &[("dim", Meta::int(2))]).unwrap_err();
+        assert!(e.contains("range [-2, 1], gets 2"), "{e}");
+        assert!(run("sum", &[t(&[2, 3]), ints(&[0, 3])]).is_err());
+        assert!(run("mean", &[t(&[2, 3]), Meta::int(-2)]).is_ok());
+        // torch.max(a, b) is elementwise: no dim to check
+        assert!(run("max", &[t(&[2, 3]), t(&[2, 3])]).is_ok());
+        let eq = |s: &str| Meta::Str(s.into());
+        let e = run("einsum", &[eq("bij,bjk->bik"), t(&[2, 3]), t(&[2, 3, 4])]).unwrap_err();
+        assert!(e.contains("number of subscripts in the equation (3) does not match the number of dimensions (2) for operand 0"), "{e}");
+        let e = run(
+            "einsum",
+            &[eq("bij,bjk->bik"), t(&[2, 3, 5]), t(&[2, 4, 4])],
+        )
+        .unwrap_err();
+        assert!(e.contains("subscript j has size 4 for operand 1 which does not broadcast with previously seen size 5"), "{e}");
+        assert!(run(
+            "einsum",
+            &[eq("...ij,jk->...ik"), t(&[7, 2, 3, 5]), t(&[5, 4])]
+        )
+        .is_ok());
+        assert!(run(
+            "einsum",
+            &[eq("bij,bjk->bik"), t(&[1, 3, 5]), t(&[2, 5, 4])]
+        )
+        .is_ok());
+        let e = run(
+            "scaled_dot_product_attention",
+            &[t(&[2, 4, 5, 8]), t(&[2, 4, 5, 6]), t(&[2, 4, 5, 6])],
+        )
+        .unwrap_err();
+        assert!(e.contains("same last dimension, gets 8 and 6"), "{e}");
+        let e = run(
+            "scaled_dot_product_attention",
+            &[t(&[2, 4, 5, 8]), t(&[3, 4, 5, 8]), t(&[3, 4, 5, 8])],
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("size of tensor a (2) must match the size of tensor b (3)"),
+            "{e}"
+        );
+        assert!(run_kw("interpolate", &[t(&[1, 3, 8, 8])], &[("size", ints(&[16]))]).is_err());
+        assert!(run_kw(
+            "interpolate",
+            &[t(&[1, 3])],
+            &[("scale_factor", Meta::int(2))]
+        )
+        .is_err());
+        assert!(run_kw(
+            "interpolate",
+            &[t(&[1, 3, 8])],
+            &[
+                ("scale_factor", Meta::int(2)),
+                ("mode", Meta::Str("bilinear".into()))
+            ]
+        )
+        .is_err());
+        assert!(run_kw(
+            "interpolate",
+            &[t(&[1, 3, 8, 8])],
+            &[("size", ints(&[16, 16]))]
+        )
+        .is_ok());
+        let e = run("unflatten", &[t(&[2, 12]), Meta::int(1), ints(&[5, 3])]).unwrap_err();
+        assert!(
+            e.contains("sizes [5, 3] don't multiply up to the size of dim 1 (12)"),
+            "{e}"
+        );
+        assert!(run("unflatten", &[t(&[2, 12]), Meta::int(1), ints(&[-1, 3])]).is_ok());
+        assert!(run("repeat", &[t(&[2, 3]), Meta::int(2)]).is_err());
     }
 }

@@ -1,0 +1,199 @@
+//! The memory layout of a traced tensor, where the graph shows it for certain, for `view`'s
+//! stride check (`shapes::layout`). Layouts are followed only through ops whose result layout
+//! is fixed: inputs, parameters and the results of products, layers that allocate their
+//! output and `contiguous()` are row-major; `transpose` / `permute` / `t` reorder strides;
+//! `view`, `reshape`, `unsqueeze` and indexing by an int derive theirs. Anything else
+//! (elementwise ops keep their input's layout, some layers return their input) is unknown,
+//! and an unknown layout never fails the check.
+
+use crate::graph::{Arg, Graph, NodeId, Op, OpKey};
+use crate::shapes::layout::Layout;
+use crate::shapes::{Meta, Scalar};
+
+/// How far back a layout is followed.
+const MAX_DEPTH: usize = 48;
+
+/// The node's sizes when every one is a known int.
+fn sizes(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
+    let t = g.node(id).meta.as_tensor()?;
+    t.shape.as_ref()?.iter().map(|d| d.known()).collect()
+}
+
+fn node_arg(a: Option<&Arg>) -> Option<NodeId> {
+    match a? {
+        Arg::Node(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// An int argument: a literal, or a node that holds a known int.
+fn int_arg(g: &Graph, a: Option<&Arg>) -> Option<i64> {
+    match a? {
+        Arg::Int(v) => Some(*v),
+        Arg::Node(n) => match &g.node(*n).meta {
+            Meta::Scalar(Scalar::Int(Some(v)), _) => Some(*v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn wrap(d: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let d = if d < 0 { d + r } else { d };
+    (0..r).contains(&d).then_some(d as usize)
+}
+
+/// Positional argument `pos`, or keyword `name`.
+fn arg<'g>(g: &'g Graph, id: NodeId, pos: usize, name: &str) -> Option<&'g Arg> {
+    let n = g.node(id);
+    n.args
+        .get(pos)
+        .or_else(|| n.kwargs.iter().find(|(k, _)| k == name).map(|(_, a)| a))
+}
+
+/// Layers whose output is a freshly allocated, row-major tensor.
+const ALLOCATING_LAYERS: &[&str] = &[
+    "Linear",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "Embedding",
+    "Bilinear",
+];
+
+/// Ops whose result is a freshly allocated, row-major tensor.
+const ALLOCATING_OPS: &[&str] = &[
+    "matmul",
+    "mm",
+    "bmm",
+    "linear",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "contiguous",
+    "zeros",
+    "ones",
+    "randn",
+    "rand",
+    "empty",
+    "full",
+    "arange",
+    "tensor",
+    "einsum",
+    "scaled_dot_product_attention",
+];
+
+pub(super) fn layout_of(g: &Graph, id: NodeId) -> Option<Layout> {
+    layout_at(g, id, 0)
+}
+
+fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let out = sizes(g, id)?;
+    let n = g.node(id);
+    let input = || node_arg(n.args.first()).and_then(|i| layout_at(g, i, depth + 1));
+    match n.op {
+        Op::Placeholder | Op::GetAttr => Some(Layout::contiguous(&out)),
+        Op::CallModule => {
+            let class = n.module_class.as_deref()?;
+            // a convolution keeps a channels-last input's memory format: row-major only from
+            // a row-major input
+            if class.starts_with("Conv") && !input()?.is_contiguous() {
+                return None;
+            }
+            ALLOCATING_LAYERS
+                .contains(&class)
+                .then(|| Layout::contiguous(&out))
+        }
+        Op::CallFunction | Op::CallMethod => {
+            let short = OpKey::Function(&n.target).name();
+            let l = match short {
+                s if s.starts_with("conv") && !input()?.is_contiguous() => return None,
+                s if ALLOCATING_OPS.contains(&s) => Layout::contiguous(&out),
+                "transpose" | "swapaxes" | "swapdims" => {
+                    let l = input()?;
+                    let rank = l.sizes.len();
+                    let a = wrap(int_arg(g, arg(g, id, 1, "dim0"))?, rank)?;
+                    let b = wrap(int_arg(g, arg(g, id, 2, "dim1"))?, rank)?;
+                    let mut order: Vec<usize> = (0..rank).collect();
+                    order.swap(a, b);
+                    l.permuted(&order)?
+                }
+                "t" => {
+                    let l = input()?;
+                    match l.sizes.len() {
+                        2 => l.permuted(&[1, 0])?,
+                        _ => l,
+                    }
+                }
+                "permute" => {
+                    let l = input()?;
+                    let rank = l.sizes.len();
+                    let order: Vec<usize> = match n.args.get(1..)? {
+                        [Arg::List(items)] | [Arg::Tuple(items)] => items
+                            .iter()
+                            .map(|a| wrap(int_arg(g, Some(a))?, rank))
+                            .collect::<Option<_>>()?,
+                        items => items
+                            .iter()
+                            .map(|a| wrap(int_arg(g, Some(a))?, rank))
+                            .collect::<Option<_>>()?,
+                    };
+                    l.permuted(&order)?
+                }
+                "view" => input()?.viewed(&out)?,
+                "reshape" | "flatten" => {
+                    let l = input()?;
+                    l.viewed(&out).unwrap_or_else(|| Layout::contiguous(&out))
+                }
+                "unsqueeze" => {
+                    let l = input()?;
+                    let d = wrap(int_arg(g, arg(g, id, 1, "dim"))?, l.sizes.len() + 1)?;
+                    let stride = match (l.sizes.get(d), l.strides.get(d)) {
+                        (Some(&s), Some(&st)) => s * st,
+                        _ => 1,
+                    };
+                    let mut l = l;
+                    l.sizes.insert(d, 1);
+                    l.strides.insert(d, stride);
+                    l
+                }
+                // `t[i]` (and unpacking a tensor): the first dimension selected away
+                "getitem" => {
+                    let src = node_arg(n.args.first())?;
+                    int_arg(g, n.args.get(1))?;
+                    let from = g.node(src);
+                    let base = if OpKey::Function(&from.target).name() == "unbind" {
+                        let l =
+                            node_arg(from.args.first()).and_then(|i| layout_at(g, i, depth + 1))?;
+                        let d = match arg(g, src, 1, "dim") {
+                            Some(a) => wrap(int_arg(g, Some(a))?, l.sizes.len())?,
+                            None => 0,
+                        };
+                        (l, d)
+                    } else if from.meta.as_tensor().is_some() {
+                        (layout_at(g, src, depth + 1)?, 0)
+                    } else {
+                        return None;
+                    };
+                    let (mut l, d) = base;
+                    if d >= l.sizes.len() {
+                        return None;
+                    }
+                    l.sizes.remove(d);
+                    l.strides.remove(d);
+                    l
+                }
+                _ => return None,
+            };
+            (l.sizes == out).then_some(l)
+        }
+        _ => None,
+    }
+}
