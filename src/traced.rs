@@ -101,6 +101,9 @@ pub struct GraphResult {
     /// `breaks::annotate` adds the ones the default trace does not have. They refer to no node
     /// of `graph`.
     pub flagged_breaks: Vec<Finding>,
+    /// The forward arguments whose shape and dtype the user gave (`--input`, example-inputs):
+    /// their dtypes are the user's word, not a default the analyser picked.
+    pub given_inputs: Vec<String>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).

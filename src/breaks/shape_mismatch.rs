@@ -168,7 +168,8 @@ const FLOAT_RESULT: &[&str] = &[
 ];
 
 /// Whether the value's dtype may be the one an input of forward was given by default (the
-/// user's real input might differ): it flows unchanged from a placeholder, through ops that
+/// user's real input might differ): it flows unchanged from a placeholder the user gave no
+/// shape and dtype for (`--input x=4x7` is the user's word: float32), through ops that
 /// keep their input's dtype. An op that fixes the dtype itself (`argmax`, `.float()`, an
 /// `arange(dtype=...)`, `* 1.0` on an int) breaks the chain: the dtype is certain.
 fn dtype_from_input(cx: &Ctx, id: NodeId) -> bool {
@@ -181,6 +182,9 @@ fn dtype_from_input(cx: &Ctx, id: NodeId) -> bool {
         }
         let node = g.node(n);
         if node.op == Op::Placeholder {
+            if cx.result.given_inputs.contains(&node.target) {
+                continue;
+            }
             return true;
         }
         let Some(dtype) = node.meta.as_tensor().map(|t| t.dtype) else {

@@ -423,7 +423,13 @@ fn len(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
 
 /// `range(...)`: the list of its ints, within the collection budget.
 fn range(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
-    let ints: Vec<Option<i64>> = c.args.iter().map(as_int).collect();
+    // a size read off a traced shape is an int Dynamo specialises on (`range(x.shape[1])`
+    // unrolls over the example input's size)
+    let ints: Vec<Option<i64>> = c
+        .args
+        .iter()
+        .map(|v| as_int(v).or_else(|| interp.known_int(v)))
+        .collect();
     if ints.iter().any(Option::is_none) {
         if c.args.iter().any(has_proxy) {
             return Err(interp.error(

@@ -609,6 +609,15 @@ impl Interp {
         })
     }
 
+    /// A traced scalar whose value the shapes fix (`x.shape[1]` of an input of known shape).
+    pub(in crate::eval) fn known_int(&self, v: &Value) -> Option<i64> {
+        let Value::Proxy(n) = v else { return None };
+        match self.tracer.as_ref()?.meta(*n) {
+            Meta::Scalar(crate::shapes::Scalar::Int(Some(i)), _) => Some(*i),
+            _ => None,
+        }
+    }
+
     /// A recorded call that certainly raises when it runs (a library's own check in forward,
     /// such as an einops pattern that does not fit its input): the node keeps the error, as a
     /// failed shape check does (FX301), and its result is a tensor of unknown shape, so the

@@ -87,6 +87,91 @@ const ALLOCATING_OPS: &[&str] = &[
     "scaled_dot_product_attention",
 ];
 
+/// Ops and layers whose result has its input's strides (`empty_like` with the preserve
+/// format: one-input elementwise ops), or that return their input as it is.
+const LAYOUT_PRESERVING: &[&str] = &[
+    "relu",
+    "gelu",
+    "silu",
+    "sigmoid",
+    "tanh",
+    "elu",
+    "leaky_relu",
+    "hardtanh",
+    "relu6",
+    "softplus",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "neg",
+    "abs",
+    "exp",
+    "dropout",
+    "clone",
+    "float",
+    "ReLU",
+    "GELU",
+    "SiLU",
+    "Sigmoid",
+    "Tanh",
+    "ELU",
+    "LeakyReLU",
+    "Hardtanh",
+    "ReLU6",
+    "Softplus",
+    "Mish",
+    "Hardswish",
+    "Hardsigmoid",
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "Identity",
+];
+
+/// Ops and layers whose result is row-major when their input is (they follow the input's
+/// memory format, so a channels-last input gives a channels-last result).
+const FORMAT_FOLLOWING: &[&str] = &[
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool2d",
+    "batch_norm",
+    "group_norm",
+    "pixel_shuffle",
+    "GroupNorm",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "PixelShuffle",
+];
+
+/// Elementwise ops of two operands.
+const ELEMENTWISE_BINARY: &[&str] = &["add", "sub", "mul", "truediv", "div", "iadd", "imul"];
+
 pub(super) fn layout_of(g: &Graph, id: NodeId) -> Option<Layout> {
     layout_at(g, id, 0)
 }
@@ -102,20 +187,42 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
         Op::Placeholder | Op::GetAttr => Some(Layout::contiguous(&out)),
         Op::CallModule => {
             let class = n.module_class.as_deref()?;
-            // a convolution keeps a channels-last input's memory format: row-major only from
-            // a row-major input
-            if class.starts_with("Conv") && !input()?.is_contiguous() {
+            let l = if LAYOUT_PRESERVING.contains(&class) {
+                input()?
+            } else if FORMAT_FOLLOWING.contains(&class) {
+                input()?.is_contiguous().then(|| Layout::contiguous(&out))?
+            } else if ALLOCATING_LAYERS.contains(&class) {
+                Layout::contiguous(&out)
+            } else {
                 return None;
-            }
-            ALLOCATING_LAYERS
-                .contains(&class)
-                .then(|| Layout::contiguous(&out))
+            };
+            (l.sizes == out).then_some(l)
         }
         Op::CallFunction | Op::CallMethod => {
             let short = OpKey::Function(&n.target).name();
             let l = match short {
-                s if s.starts_with("conv") && !input()?.is_contiguous() => return None,
+                s if LAYOUT_PRESERVING.contains(&s) => input()?,
+                s if FORMAT_FOLLOWING.contains(&s) => {
+                    input()?.is_contiguous().then(|| Layout::contiguous(&out))?
+                }
                 s if ALLOCATING_OPS.contains(&s) => Layout::contiguous(&out),
+                // elementwise over row-major operands (scalars aside) is row-major
+                s if ELEMENTWISE_BINARY.contains(&s) => {
+                    let operands: Vec<NodeId> = n
+                        .args
+                        .iter()
+                        .filter_map(|a| node_arg(Some(a)))
+                        .filter(|&i| g.node(i).meta.as_tensor().is_some())
+                        .collect();
+                    let all_row_major = !operands.is_empty()
+                        && operands.iter().all(|&i| {
+                            layout_at(g, i, depth + 1).is_some_and(|l| l.is_contiguous())
+                        });
+                    if !all_row_major {
+                        return None;
+                    }
+                    Layout::contiguous(&out)
+                }
                 "transpose" | "swapaxes" | "swapdims" => {
                     let l = input()?;
                     let rank = l.sizes.len();
@@ -147,7 +254,7 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
                     };
                     l.permuted(&order)?
                 }
-                "view" => input()?.viewed(&out)?,
+                "view" | "view_as" => input()?.viewed(&out)?,
                 "reshape" | "flatten" => {
                     let l = input()?;
                     l.viewed(&out).unwrap_or_else(|| Layout::contiguous(&out))

@@ -506,6 +506,7 @@ fn trace_root_with(
         passes: None,
         from_cache: false,
         flagged_breaks: vec![],
+        given_inputs: inputs.iter().map(|i| i.name.clone()).collect(),
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
