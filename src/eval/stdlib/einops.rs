@@ -21,6 +21,7 @@ use crate::diagnostics::codes;
 use crate::shapes::{Dim, Meta, Scalar};
 use crate::syntax::Span;
 
+mod einmix;
 mod functions;
 mod layers;
 pub(in crate::eval) use layers::layer_name as einops_layer_name;
