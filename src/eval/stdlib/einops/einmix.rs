@@ -614,3 +614,94 @@ impl Interp {
         Ok(t)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(pre pattern, post pattern, params)` as `_EinmixDebugger` (einops 0.8.2) saves them.
+    fn plan(
+        pattern: &str,
+        weight: &str,
+        bias: Option<&str>,
+        axes: &[(&str, i64)],
+    ) -> Result<(Option<String>, Option<String>, Params), String> {
+        let axes: Vec<(String, i64)> = axes.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let names: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+        let s = sides(pattern, weight, &names)?;
+        let p = params(&s, bias.map(Ok), &axes)?;
+        Ok((s.pre.map(|(p, _)| p), s.post, p))
+    }
+
+    #[test]
+    fn composed_axes_get_rearrange_patterns_and_the_bias_the_flat_output() {
+        let axes = [("h", 4), ("c", 8), ("c2", 12)];
+        let (pre, post, p) = plan("b (h w) c -> b (h w) c2", "c c2", Some("c2"), &axes).unwrap();
+        assert_eq!(pre.as_deref(), Some("b (h w) c -> b h w c"));
+        assert_eq!(post.as_deref(), Some("b h w c2 -> b (h w) c2"));
+        assert_eq!(
+            p,
+            Params {
+                weight: vec![8, 12],
+                bias: Some(vec![1, 1, 1, 12]),
+                einsum: "adeb,bc->adec".into()
+            }
+        );
+        let axes = [("hw", 16), ("hw_out", 16)];
+        let (pre, post, p) =
+            plan("b hw c -> b hw_out c", "hw hw_out", Some("hw_out"), &axes).unwrap();
+        assert_eq!((pre, post), (None, None));
+        assert_eq!(p.bias, Some(vec![1, 16, 1]));
+        assert_eq!(p.einsum, "acb,cd->adb");
+        let (_, _, p) = plan(
+            "b ... c -> b ... c2",
+            "c c2",
+            Some("c2"),
+            &[("c", 8), ("c2", 5)],
+        )
+        .unwrap();
+        assert_eq!(p.bias, Some(vec![1, 5]));
+        assert_eq!(p.einsum, "a...b,bc->a...c");
+    }
+
+    #[test]
+    fn errors_are_einops_messages() {
+        let err = |pattern: &str, weight: &str, bias: Option<&str>, axes: &[(&str, i64)]| {
+            plan(pattern, weight, bias, axes).err().unwrap()
+        };
+        assert_eq!(
+            err("b t c -> b t d", "c d", None, &[("c", 3)]),
+            "EinopsError: Dimension d of weight should be specified"
+        );
+        assert_eq!(
+            err(
+                "b t c -> b t d",
+                "c d",
+                None,
+                &[("c", 3), ("d", 4), ("e", 5)]
+            ),
+            "EinopsError: Axes {'e'} are not used in pattern"
+        );
+        assert_eq!(
+            err("b t c -> b t x", "c d", None, &[("c", 3), ("d", 4)]),
+            "EinopsError: Unrecognized identifiers on the right side of EinMix {'x'}"
+        );
+        assert_eq!(
+            err(
+                "b t c -> b t d",
+                "c d e",
+                None,
+                &[("c", 3), ("d", 4), ("e", 5)]
+            ),
+            "EinopsError: Weight axes {'e'} are redundant"
+        );
+        assert_eq!(
+            err("b t c -> b t d", "c d", Some("e"), &[("c", 3), ("d", 4)]),
+            "EinopsError: Bias axes {'e'} not present in output"
+        );
+        assert_eq!(
+            err("b t c -> b t d", "(c d)", None, &[("c", 3), ("d", 4)]),
+            "EinopsError: Parenthesis is not allowed in weight shape: (c d)"
+        );
+    }
+}
