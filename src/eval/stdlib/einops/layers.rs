@@ -1,5 +1,6 @@
 //! einops' torch layers, `einops.layers.torch.Rearrange(pattern, **axes_lengths)` and
-//! `Reduce(pattern, reduction, **axes_lengths)`, as Dynamo traces them. einops registers only
+//! `Reduce(pattern, reduction, **axes_lengths)`, as Dynamo traces them (`EinMix` is built and
+//! called in `einmix`, through the same entry points). einops registers only
 //! its functions with `allow_in_graph` (and not at all from torch 2.8 on): Dynamo inlines the
 //! layer's `forward`, which looks up the recipe its `__init__` prepared for the input's rank
 //! (`self._multirecipe[input.ndim]`, a `KeyError` for a rank the pattern does not take) and
@@ -28,7 +29,8 @@ use crate::syntax::Span;
 const LAYERS_MODULE: &str = "einops.layers.torch.";
 const LAYERS: &[&str] = &["Rearrange", "Reduce", "EinMix"];
 
-/// The class of a layer modelled here (`Rearrange`, `Reduce`) for the dotted path of `class`.
+/// The class of a layer modelled here (`Rearrange`, `Reduce`, `EinMix`) for the dotted path
+/// of `class`.
 pub(in crate::eval) fn layer_name(class: &Value) -> Option<&str> {
     let Value::External(p) = class else {
         return None;
