@@ -163,9 +163,8 @@ impl Interp {
         kwargs: &Kwargs,
         span: Span,
     ) -> Option<EResult<Value>> {
-        match layer_name(&obj.class)? {
-            "EinMix" => return self.call_einmix(frame, obj, args, kwargs, span),
-            _ => {}
+        if layer_name(&obj.class)? == "EinMix" {
+            return self.call_einmix(frame, obj, args, kwargs, span);
         }
         let input = match (args, kwargs.as_slice()) {
             ([x], []) => x.clone(),
