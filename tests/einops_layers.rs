@@ -1,6 +1,7 @@
-//! einops' torch layers (`einops.layers.torch.Rearrange`, `Reduce`) in a model, as Dynamo
-//! traces them: it inlines the layer's `forward` into the `reshape` / `permute` / reduction
-//! nodes of its recipe. The layers come from the venv `$STATICFX_USER_VENV` (default
+//! einops' torch layers (`einops.layers.torch.Rearrange`, `Reduce`, `EinMix`) in a model, as
+//! Dynamo traces them: it inlines the layer's `forward` into the `reshape` / `permute` /
+//! reduction nodes of its recipe (for `EinMix`, `torch.einsum` with its weight and the bias
+//! added in place). The layers come from the venv `$STATICFX_USER_VENV` (default
 //! `target/test-data/user-venv`, which `scripts/test-all.sh` builds with einops 0.8); a test
 //! that needs it is skipped with a note when it is absent.
 //!
@@ -43,6 +44,17 @@ fn user_venv() -> Option<PathBuf> {
 /// The graph of `entry` built from `source`, as `staticfx graph --format json` prints it,
 /// and the analysis' diagnostics as `code message`.
 fn graph(source: &str, entry: &str, input: &str, venv: Option<&Path>) -> (Vec<Value>, Vec<String>) {
+    let (nodes, diags, _) = analyze(source, entry, input, venv);
+    (nodes, diags)
+}
+
+/// [`graph`], and each module of the built tree as `path class [param shape, …]`.
+fn analyze(
+    source: &str,
+    entry: &str,
+    input: &str,
+    venv: Option<&Path>,
+) -> (Vec<Value>, Vec<String>, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("model.py");
     std::fs::write(&file, source).unwrap();
@@ -86,7 +98,21 @@ fn graph(source: &str, entry: &str, input: &str, venv: Option<&Path>) -> (Vec<Va
                 .map(|f| format!("{} {} {}", f.rule.code(), f.line, f.message)),
         );
     }
-    (nodes, diags)
+    let modules = a
+        .graphs
+        .iter()
+        .take(1)
+        .flat_map(|g| &g.modules)
+        .map(|m| {
+            let params: Vec<String> = m
+                .params
+                .iter()
+                .map(|p| format!("{} {:?}", p.name, p.shape.clone().unwrap_or_default()))
+                .collect();
+            format!("{} {} [{}]", m.path, m.class, params.join(", "))
+        })
+        .collect();
+    (nodes, diags, modules)
 }
 
 fn node<'a>(nodes: &'a [Value], name: &str) -> &'a Value {
@@ -375,6 +401,187 @@ fn rearrange_whose_pattern_does_not_fit_the_input_is_an_fx301_on_its_line() {
     let (nodes, diags) = graph(PATCHES, "NotDivisible()", "x=1x3x30x30", Some(&venv));
     assert!(diags.is_empty(), "{diags:#?}");
     assert_eq!(output_shape(&nodes), serde_json::json!([1, 36, 75]));
+}
+
+const MIXES: &str = r#"import torch
+from torch import nn
+from einops.layers.torch import EinMix
+
+
+class Channels(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = EinMix("b t c -> b t c_out", weight_shape="c c_out", bias_shape="c_out", c=32, c_out=64)
+
+    def forward(self, x):
+        return self.mix(x)
+
+
+class Tokens(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = EinMix("b hw c -> b hw_out c", weight_shape="hw hw_out", bias_shape="hw_out", hw=16, hw_out=16)
+
+    def forward(self, x):
+        return self.mix(x).relu()
+
+
+class Composed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = EinMix("b (h w) c -> b (h w) c2", weight_shape="c c2", bias_shape="c2", h=4, c=8, c2=12)
+
+    def forward(self, x):
+        return self.mix(x)
+
+
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mix = EinMix("t b (head cin) -> t b (head cout)", weight_shape="head cin cout", head=2, cin=4, cout=3)
+
+    def forward(self, x):
+        return self.mix(x)
+
+"#;
+
+/// `op target shape` of each node that computes something, without the parameters' `get_attr`
+/// nodes (Dynamo lifts parameters to placeholders).
+fn dynamo_ops(nodes: &[Value]) -> Vec<String> {
+    nodes
+        .iter()
+        .filter(|n| {
+            !matches!(
+                n["op"].as_str(),
+                Some("placeholder" | "output" | "get_attr")
+            )
+        })
+        .map(|n| {
+            format!(
+                "{} {} {}",
+                n["op"].as_str().unwrap(),
+                n["target"].as_str().unwrap(),
+                n["shape"]
+            )
+        })
+        .collect()
+}
+
+/// torch 2.15 with einops 0.8.2, `torch.compile(m, backend=…, fullgraph=True)`: the nodes of
+/// its FX graph and their example values' shapes (`torch.einsum` and the in-place bias add
+/// `operator.iadd`, the pre/post `Rearrange` recipes as `reshape`), and `named_parameters()`.
+#[test]
+fn einmix_is_the_einsum_and_bias_add_dynamo_records() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, diags, modules) = analyze(MIXES, "Channels()", "x=2x10x32", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(
+        dynamo_ops(&nodes),
+        [
+            "call_function torch.einsum [2,10,64]",
+            "call_function operator.iadd [2,10,64]"
+        ],
+        "{nodes:#?}"
+    );
+    assert_eq!(
+        node(&nodes, "einsum")["args"],
+        serde_json::json!(["adb,bc->adc", {"node": "x"}, {"node": "mix_weight"}])
+    );
+    assert_eq!(
+        node(&nodes, "mix_bias")["shape"],
+        serde_json::json!([1, 1, 64])
+    );
+    assert!(
+        modules.contains(&"mix EinMix [weight [32, 64], bias [1, 1, 64]]".to_string()),
+        "{modules:#?}"
+    );
+    // MLP-Mixer's token mixing: the bias spans the mixed axis only
+    let (nodes, diags) = graph(MIXES, "Tokens()", "x=2x16x8", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(
+        dynamo_ops(&nodes),
+        [
+            "call_function torch.einsum [2,16,8]",
+            "call_function operator.iadd [2,16,8]",
+            "call_method relu [2,16,8]"
+        ],
+        "{nodes:#?}"
+    );
+    assert_eq!(node(&nodes, "einsum")["args"][0], "acb,cd->adb");
+    assert_eq!(
+        node(&nodes, "mix_bias")["shape"],
+        serde_json::json!([1, 16, 1])
+    );
+}
+
+#[test]
+fn einmix_with_composed_axes_runs_its_rearrange_children() {
+    let Some(venv) = user_venv() else { return };
+    let (nodes, diags, modules) = analyze(MIXES, "Composed()", "x=2x16x8", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(
+        dynamo_ops(&nodes),
+        [
+            "call_method reshape [2,4,4,8]",
+            "call_function torch.einsum [2,4,4,12]",
+            "call_function operator.iadd [2,4,4,12]",
+            "call_method reshape [2,16,12]"
+        ],
+        "{nodes:#?}"
+    );
+    assert_eq!(node(&nodes, "einsum")["args"][0], "adeb,bc->adec");
+    assert!(
+        modules.contains(&"mix.pre_rearrange Rearrange []".to_string()),
+        "{modules:#?}"
+    );
+    let (nodes, diags) = graph(MIXES, "Heads()", "x=5x2x8", Some(&venv));
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(
+        dynamo_ops(&nodes),
+        [
+            "call_method reshape [5,2,2,4]",
+            "call_function torch.einsum [5,2,2,3]",
+            "call_method reshape [5,2,6]"
+        ],
+        "{nodes:#?}"
+    );
+    assert_eq!(node(&nodes, "einsum")["args"][0], "eadb,dbc->eadc");
+}
+
+#[test]
+fn einmix_on_an_input_it_cannot_take_is_an_fx301_on_its_call() {
+    let Some(venv) = user_venv() else { return };
+    let line = |text: &str| MIXES.lines().position(|l| l.contains(text)).unwrap() + 1;
+    // the weight mixes 32 channels: torch's einsum raises (Dynamo: on its fake tensors)
+    let (nodes, diags) = graph(MIXES, "Channels()", "x=2x10x31", Some(&venv));
+    let at = line("return self.mix(x)");
+    assert_eq!(
+        diags,
+        vec![format!(
+            "FX301 {at} `self.mix` raises RuntimeError: einsum(): subscript b has size 32 for operand 1 which does not broadcast with previously seen size 31; `x` [2, 10, 31] is an input of forward"
+        )]
+    );
+    assert_eq!(ops(&nodes), ["call_module mix"], "{nodes:#?}");
+    assert!(output_shape(&nodes).is_null(), "{nodes:#?}");
+    // the token mixing weight takes 16 tokens, not 15; the trace goes on after the call
+    let (nodes, diags) = graph(MIXES, "Tokens()", "x=2x15x8", Some(&venv));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0].contains("`self.mix` raises RuntimeError: einsum(): subscript c has size 16"),
+        "{diags:#?}"
+    );
+    assert_eq!(
+        ops(&nodes),
+        ["call_module mix", "call_method relu"],
+        "{nodes:#?}"
+    );
+    // 15 tokens do not split into h=4 rows: the pre-rearrange raises
+    let (_, diags) = graph(MIXES, "Composed()", "x=2x15x8", Some(&venv));
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(
+        diags[0].contains("`self.mix` raises EinopsError: Shape mismatch, can't divide axis of length 15 in chunks of 4"),
+        "{diags:#?}"
+    );
 }
 
 const OPAQUE: &str = r#"import torch

@@ -24,7 +24,7 @@
 //! - `stdlib/`: the standard library as libraries run it at import and construction time
 //!   (`dataclasses`, `functools`, `contextlib`, `copy`, `itertools`, `re`, `enum`, `importlib`,
 //!   `operator`, the names `math` binds, `os.environ` as unset, einops' pattern functions and
-//!   its torch layers `Rearrange` / `Reduce` as Dynamo traces them);
+//!   its torch layers `Rearrange` / `Reduce` / `EinMix` as Dynamo traces them);
 //!   `stdlib/python/` holds standard-library classes written in Python and evaluated like
 //!   library source (`Mapping` mixins, `property`, `namedtuple`, `ExitStack`,
 //!   `packaging.version`, what `@dataclass` generates). `stdlib/tests.rs` checks snippets

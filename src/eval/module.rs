@@ -62,8 +62,9 @@ const ALWAYS_EXTERNAL: &[&str] = &[
     "certifi",
     // Dynamo traces einops' Python (einops 0.8 stops registering `allow_in_graph` from torch
     // 2.8 on); `stdlib::einops` follows its recipe natively, without evaluating its parser,
-    // and builds its torch layers `Rearrange` / `Reduce` (`stdlib/einops/layers.rs`). Another
-    // einops class (`EinMix`) is an unknown value: called, an opaque module call (FX903).
+    // and builds its torch layers `Rearrange` / `Reduce` (`stdlib/einops/layers.rs`) and
+    // `EinMix` (`stdlib/einops/einmix.rs`, its parameters and rearrange children). Another
+    // einops class is an unknown value: called, an opaque module call (FX903).
     "einops",
 ];
 

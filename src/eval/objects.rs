@@ -232,7 +232,12 @@ impl Interp {
 
     /// A torch.nn module built while forward is traced that made parameters (Dynamo refuses
     /// the `nn.Parameter` constructor).
-    fn note_parameters_made(&mut self, frame: &Frame, obj: &Rc<Object>, span: Span) {
+    pub(in crate::eval) fn note_parameters_made(
+        &mut self,
+        frame: &Frame,
+        obj: &Rc<Object>,
+        span: Span,
+    ) {
         let made = obj
             .attrs
             .borrow()

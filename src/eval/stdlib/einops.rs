@@ -1,5 +1,6 @@
 //! einops `rearrange`, `repeat` and `reduce` on traced tensors (`einsum`, `pack` and
-//! `unpack` in `functions`, the layers in `layers`). With torch ≥ 2.8 einops no
+//! `unpack` in `functions`, the layers `Rearrange` / `Reduce` in `layers`, `EinMix` in
+//! `einmix`). With torch ≥ 2.8 einops no
 //! longer registers them with `allow_in_graph` (`einops._torch_specific`): Dynamo traces
 //! einops' own Python, which parses the pattern, works out every length from the input's
 //! shape (specialised to ints) and calls its torch backend: `reshape`, `permute`, the
@@ -21,6 +22,7 @@ use crate::diagnostics::codes;
 use crate::shapes::{Dim, Meta, Scalar};
 use crate::syntax::Span;
 
+mod einmix;
 mod functions;
 mod layers;
 pub(in crate::eval) use layers::layer_name as einops_layer_name;

@@ -1,5 +1,6 @@
 //! einops' torch layers, `einops.layers.torch.Rearrange(pattern, **axes_lengths)` and
-//! `Reduce(pattern, reduction, **axes_lengths)`, as Dynamo traces them. einops registers only
+//! `Reduce(pattern, reduction, **axes_lengths)`, as Dynamo traces them (`EinMix` is built and
+//! called in `einmix`, through the same entry points). einops registers only
 //! its functions with `allow_in_graph` (and not at all from torch 2.8 on): Dynamo inlines the
 //! layer's `forward`, which looks up the recipe its `__init__` prepared for the input's rank
 //! (`self._multirecipe[input.ndim]`, a `KeyError` for a rank the pattern does not take) and
@@ -19,16 +20,17 @@ use std::rc::Rc;
 use super::super::super::call::Kwargs;
 use super::super::super::value::{ObjKind, Object, Value};
 use super::super::super::{EResult, Frame, Interp};
-use super::{parse, prepare, reconstruct, Anonymous, Group};
+use super::{parse, prepare, reconstruct, Anonymous, Group, Steps};
 use crate::diagnostics::codes;
 use crate::eval::types::proxy;
 use crate::syntax::Span;
 
 /// The module the layers live in, and the layers modelled.
 const LAYERS_MODULE: &str = "einops.layers.torch.";
-const LAYERS: &[&str] = &["Rearrange", "Reduce"];
+const LAYERS: &[&str] = &["Rearrange", "Reduce", "EinMix"];
 
-/// The class of a layer modelled here (`Rearrange`, `Reduce`) for the dotted path of `class`.
+/// The class of a layer modelled here (`Rearrange`, `Reduce`, `EinMix`) for the dotted path
+/// of `class`.
 pub(in crate::eval) fn layer_name(class: &Value) -> Option<&str> {
     let Value::External(p) = class else {
         return None;
@@ -89,6 +91,9 @@ impl Interp {
         span: Span,
     ) -> Option<EResult<Value>> {
         let short = layer_name(&Value::External(Rc::from(path)))?.to_string();
+        if short == "EinMix" {
+            return self.construct_einmix(frame, path, args, kwargs, span);
+        }
         let mut kwargs = kwargs.clone();
         let mut positional = args.iter().cloned();
         let mut take = |name: &str, kwargs: &mut Kwargs| match positional.next() {
@@ -158,7 +163,9 @@ impl Interp {
         kwargs: &Kwargs,
         span: Span,
     ) -> Option<EResult<Value>> {
-        layer_name(&obj.class)?;
+        if layer_name(&obj.class)? == "EinMix" {
+            return self.call_einmix(frame, obj, args, kwargs, span);
+        }
         let input = match (args, kwargs.as_slice()) {
             ([x], []) => x.clone(),
             ([], [(k, x)]) if k == "input" => x.clone(),
@@ -168,16 +175,39 @@ impl Interp {
             return None;
         }
         let shape = self.known_shape(&input)?;
+        let (operation, steps) = self.layer_steps(obj, &shape)?;
+        let steps = match steps {
+            Ok(s) => s,
+            Err(message) => {
+                // the layer raises on this input whenever it runs: the user's bug (FX301) on
+                // its call, and the trace goes on
+                let module = Value::Object(obj.clone());
+                let call = self.trace_module(frame, &module, vec![input], vec![], span);
+                return Some(call.map(|call| {
+                    self.mark_raising(&call, format!("raises {message}"));
+                    call
+                }));
+            }
+        };
+        let reduction = (operation != "rearrange").then(|| Value::str(&operation));
+        Some(self.apply_einops_steps(frame, input, steps, reduction, true, span))
+    }
+
+    /// The recipe of a `Rearrange` / `Reduce` layer for an input of this shape, with its
+    /// operation (`rearrange` or the reduction): `Err` with the error it raises (a rank its
+    /// pattern does not take, a shape that does not fit). None when this cannot be followed.
+    pub(super) fn layer_steps(
+        &self,
+        obj: &Rc<Object>,
+        shape: &[i64],
+    ) -> Option<(String, Result<Steps, String>)> {
         let Some(Value::Str(pattern)) = obj.get("pattern") else {
             return None;
         };
-        let reduction = match obj.get("reduction") {
-            None => Value::str("rearrange"),
-            Some(r @ Value::Str(_)) => r,
+        let operation = match obj.get("reduction") {
+            None => "rearrange".to_string(),
+            Some(Value::Str(r)) => r.to_string(),
             Some(_) => return None,
-        };
-        let Value::Str(operation) = &reduction else {
-            return None;
         };
         let mut axes = vec![];
         let Some(Value::Tuple(items)) = obj.get("_axes_lengths") else {
@@ -200,25 +230,11 @@ impl Interp {
             ))
         } else {
             let names: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
-            prepare(&pattern, operation, &names, shape.len())
-                .and_then(|(recipe, _)| reconstruct(&recipe, &shape, &axes))
+            prepare(&pattern, &operation, &names, shape.len())
+                .and_then(|(recipe, _)| reconstruct(&recipe, shape, &axes))
                 .map_err(|m| format!("EinopsError: {m}"))
         };
-        let steps = match steps {
-            Ok(s) => s,
-            Err(message) => {
-                // the layer raises on this input whenever it runs: the user's bug (FX301) on
-                // its call, and the trace goes on
-                let module = Value::Object(obj.clone());
-                let call = self.trace_module(frame, &module, vec![input], vec![], span);
-                return Some(call.map(|call| {
-                    self.mark_raising(&call, format!("raises {message}"));
-                    call
-                }));
-            }
-        };
-        let reduction = (operation.as_ref() != "rearrange").then_some(reduction.clone());
-        Some(self.apply_einops_steps(frame, input, steps, reduction, true, span))
+        Some((operation, steps))
     }
 
     /// `TorchJitBackend.reduce`: `amin`/`amax`/`sum`/`mean` over the list of axes, `prod`
