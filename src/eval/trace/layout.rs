@@ -6,6 +6,8 @@
 //! (elementwise ops keep their input's layout, some layers return their input) is unknown,
 //! and an unknown layout never fails the check.
 
+use std::collections::HashMap;
+
 use crate::graph::{Arg, Graph, NodeId, Op, OpKey};
 use crate::shapes::layout::Layout;
 use crate::shapes::{Meta, Scalar};
@@ -85,6 +87,8 @@ const ALLOCATING_OPS: &[&str] = &[
     "tensor",
     "einsum",
     "scaled_dot_product_attention",
+    "softmax",
+    "log_softmax",
 ];
 
 /// Ops and layers whose result has its input's strides (`empty_like` with the preserve
@@ -173,24 +177,40 @@ const FORMAT_FOLLOWING: &[&str] = &[
 const ELEMENTWISE_BINARY: &[&str] = &["add", "sub", "mul", "truediv", "div", "iadd", "imul"];
 
 pub(super) fn layout_of(g: &Graph, id: NodeId) -> Option<Layout> {
-    layout_at(g, id, 0)
+    layout_at(g, id, 0, &mut HashMap::new())
 }
 
-fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
+/// Layouts found so far in one walk: a residual stream reaches the same node along many
+/// paths, and each is followed once.
+type Memo = HashMap<NodeId, Option<Layout>>;
+
+fn layout_at(g: &Graph, id: NodeId, depth: usize, memo: &mut Memo) -> Option<Layout> {
     if depth > MAX_DEPTH {
         return None;
     }
+    if let Some(known) = memo.get(&id) {
+        return known.clone();
+    }
+    let found = layout_uncached(g, id, depth, memo);
+    memo.insert(id, found.clone());
+    found
+}
+
+fn layout_uncached(g: &Graph, id: NodeId, depth: usize, memo: &mut Memo) -> Option<Layout> {
     let out = sizes(g, id)?;
     let n = g.node(id);
-    let input = || node_arg(n.args.first()).and_then(|i| layout_at(g, i, depth + 1));
+    let first = node_arg(n.args.first());
+    let input = |memo: &mut Memo| first.and_then(|i| layout_at(g, i, depth + 1, memo));
     match n.op {
         Op::Placeholder | Op::GetAttr => Some(Layout::contiguous(&out)),
         Op::CallModule => {
             let class = n.module_class.as_deref()?;
             let l = if LAYOUT_PRESERVING.contains(&class) {
-                input()?
+                input(memo)?
             } else if FORMAT_FOLLOWING.contains(&class) {
-                input()?.is_contiguous().then(|| Layout::contiguous(&out))?
+                input(memo)?
+                    .is_contiguous()
+                    .then(|| Layout::contiguous(&out))?
             } else if ALLOCATING_LAYERS.contains(&class) {
                 Layout::contiguous(&out)
             } else {
@@ -201,30 +221,32 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
         Op::CallFunction | Op::CallMethod => {
             let short = OpKey::Function(&n.target).name();
             let l = match short {
-                s if LAYOUT_PRESERVING.contains(&s) => input()?,
-                s if FORMAT_FOLLOWING.contains(&s) => {
-                    input()?.is_contiguous().then(|| Layout::contiguous(&out))?
-                }
+                s if LAYOUT_PRESERVING.contains(&s) => input(memo)?,
+                s if FORMAT_FOLLOWING.contains(&s) => input(memo)?
+                    .is_contiguous()
+                    .then(|| Layout::contiguous(&out))?,
                 s if ALLOCATING_OPS.contains(&s) => Layout::contiguous(&out),
-                // elementwise over row-major operands (scalars aside) is row-major
+                // elementwise over operands (scalars aside) of one layout and the result's
+                // sizes keeps that layout; over row-major operands of any sizes it is row-major
                 s if ELEMENTWISE_BINARY.contains(&s) => {
-                    let operands: Vec<NodeId> = n
+                    let layouts: Vec<Layout> = n
                         .args
                         .iter()
                         .filter_map(|a| node_arg(Some(a)))
                         .filter(|&i| g.node(i).meta.as_tensor().is_some())
-                        .collect();
-                    let all_row_major = !operands.is_empty()
-                        && operands.iter().all(|&i| {
-                            layout_at(g, i, depth + 1).is_some_and(|l| l.is_contiguous())
-                        });
-                    if !all_row_major {
+                        .map(|i| layout_at(g, i, depth + 1, memo))
+                        .collect::<Option<_>>()?;
+                    let first = layouts.first()?;
+                    if layouts.iter().all(|l| l.is_contiguous()) {
+                        Layout::contiguous(&out)
+                    } else if layouts.iter().all(|l| l == first) {
+                        first.clone()
+                    } else {
                         return None;
                     }
-                    Layout::contiguous(&out)
                 }
                 "transpose" | "swapaxes" | "swapdims" => {
-                    let l = input()?;
+                    let l = input(memo)?;
                     let rank = l.sizes.len();
                     let a = wrap(int_arg(g, arg(g, id, 1, "dim0"))?, rank)?;
                     let b = wrap(int_arg(g, arg(g, id, 2, "dim1"))?, rank)?;
@@ -233,14 +255,14 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
                     l.permuted(&order)?
                 }
                 "t" => {
-                    let l = input()?;
+                    let l = input(memo)?;
                     match l.sizes.len() {
                         2 => l.permuted(&[1, 0])?,
                         _ => l,
                     }
                 }
                 "permute" => {
-                    let l = input()?;
+                    let l = input(memo)?;
                     let rank = l.sizes.len();
                     let order: Vec<usize> = match n.args.get(1..)? {
                         [Arg::List(items)] | [Arg::Tuple(items)] => items
@@ -254,13 +276,13 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
                     };
                     l.permuted(&order)?
                 }
-                "view" | "view_as" => input()?.viewed(&out)?,
+                "view" | "view_as" => input(memo)?.viewed(&out)?,
                 "reshape" | "flatten" => {
-                    let l = input()?;
+                    let l = input(memo)?;
                     l.viewed(&out).unwrap_or_else(|| Layout::contiguous(&out))
                 }
                 "unsqueeze" => {
-                    let l = input()?;
+                    let l = input(memo)?;
                     let d = wrap(int_arg(g, arg(g, id, 1, "dim"))?, l.sizes.len() + 1)?;
                     let stride = match (l.sizes.get(d), l.strides.get(d)) {
                         (Some(&s), Some(&st)) => s * st,
@@ -277,15 +299,15 @@ fn layout_at(g: &Graph, id: NodeId, depth: usize) -> Option<Layout> {
                     int_arg(g, n.args.get(1))?;
                     let from = g.node(src);
                     let base = if OpKey::Function(&from.target).name() == "unbind" {
-                        let l =
-                            node_arg(from.args.first()).and_then(|i| layout_at(g, i, depth + 1))?;
+                        let l = node_arg(from.args.first())
+                            .and_then(|i| layout_at(g, i, depth + 1, memo))?;
                         let d = match arg(g, src, 1, "dim") {
                             Some(a) => wrap(int_arg(g, Some(a))?, l.sizes.len())?,
                             None => 0,
                         };
                         (l, d)
                     } else if from.meta.as_tensor().is_some() {
-                        (layout_at(g, src, depth + 1)?, 0)
+                        (layout_at(g, src, depth + 1, memo)?, 0)
                     } else {
                         return None;
                     };

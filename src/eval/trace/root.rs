@@ -199,6 +199,28 @@ pub fn trace_root_seeded(
     result
 }
 
+/// How many calls of the trace raise with no seeded input among their inputs' sources.
+fn unseeded_errors(result: &GraphResult, seeds: &[(String, Meta)]) -> usize {
+    let g = &result.graph;
+    let mut tainted: std::collections::HashSet<NodeId> = g
+        .nodes()
+        .filter(|(_, n)| {
+            n.op == crate::graph::Op::Placeholder && seeds.iter().any(|(s, _)| *s == n.name)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let mut count = 0;
+    for &id in &g.order {
+        if g.inputs(id).iter().any(|i| tainted.contains(i)) {
+            tainted.insert(id);
+        }
+        if g.node(id).shape_error.is_some() && !tainted.contains(&id) {
+            count += 1;
+        }
+    }
+    count
+}
+
 /// A seed's sizes are a guess from the argument's name (`hidden_states` is taken to be
 /// `[batch, seq, hidden_size]`, which BERT's output block, given the intermediate activations,
 /// contradicts): a call that raises only with them is no certain error, so it keeps its
@@ -371,7 +393,8 @@ fn trace_root_twice(
         if second.error.is_none() {
             let usable = same_structure(&first, &second) && !guess_raises(&first, &second);
             // the common case costs one retrace: a usable smallest rank with nothing raising
-            if usable && extra == 0 && errors(&second) == 0 {
+            // (errors that hang on a seed's guessed sizes are dropped anyway)
+            if usable && extra == 0 && unseeded_errors(&second, &seeds) == 0 {
                 return second;
             }
             traces.push((second, usable));
