@@ -419,27 +419,34 @@ fn lcs(a: &[String], b: &[String]) -> usize {
     row[b.len()]
 }
 
-/// The pairs `(i, j)` of a longest common subsequence of `a` and `b`, in order.
-fn lcs_pairs(a: &[String], b: &[String]) -> Vec<(usize, usize)> {
+/// The pairs `(i, j)` of a longest common subsequence of the names `a` and `b`, in order.
+/// Where several are equally long (the same op name in a loop the other side does not have),
+/// the one that pairs the most equal `shapes` (`a`'s and `b`'s) is taken: the op order alone
+/// does not say which of them corresponds.
+fn lcs_pairs(a: &[String], b: &[String], shapes: (&[Value], &[Value])) -> Vec<(usize, usize)> {
     let (n, m) = (a.len(), b.len());
-    // suffix[i][j]: the LCS length of a[i..] and b[j..].
-    let mut suffix = vec![vec![0u32; m + 1]; n + 1];
+    // A pair is worth more than all the equal shapes together.
+    let pair = (n + m + 1) as u64;
+    let worth = |i: usize, j: usize| pair + u64::from(shapes.0[i] == shapes.1[j]);
+    // best[i][j]: the best worth of a[i..] against b[j..].
+    let mut best = vec![vec![0u64; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            suffix[i][j] = if a[i] == b[j] {
-                suffix[i + 1][j + 1] + 1
+            let skip = best[i + 1][j].max(best[i][j + 1]);
+            best[i][j] = if a[i] == b[j] {
+                skip.max(worth(i, j) + best[i + 1][j + 1])
             } else {
-                suffix[i + 1][j].max(suffix[i][j + 1])
+                skip
             };
         }
     }
     let mut pairs = Vec::new();
     let (mut i, mut j) = (0, 0);
     while i < n && j < m {
-        if a[i] == b[j] {
+        if a[i] == b[j] && best[i][j] == worth(i, j) + best[i + 1][j + 1] {
             pairs.push((i, j));
             (i, j) = (i + 1, j + 1);
-        } else if suffix[i + 1][j] >= suffix[i][j + 1] {
+        } else if best[i + 1][j] == best[i][j] {
             i += 1;
         } else {
             j += 1;
@@ -448,9 +455,30 @@ fn lcs_pairs(a: &[String], b: &[String]) -> Vec<(usize, usize)> {
     pairs
 }
 
+#[test]
+fn lcs_pairs_prefer_equal_shapes_among_equally_long_alignments() {
+    let names = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+    let shapes = |v: &[i64]| {
+        v.iter()
+            .map(|&d| serde_json::json!([d]))
+            .collect::<Vec<_>>()
+    };
+    // The recording runs `reshape` in a loop staticfx's graph does not have; staticfx's one
+    // reshape is the one after the loop.
+    let a = names("zeros reshape silu reshape silu reshape add");
+    let b = names("zeros reshape add");
+    let sa = shapes(&[16, 9, 9, 6, 6, 32, 32]);
+    let sb = shapes(&[16, 32, 32]);
+    assert_eq!(lcs_pairs(&a, &b, (&sa, &sb)), vec![(0, 0), (5, 1), (6, 2)]);
+    // The pairs are a longest common subsequence first.
+    let b = names("reshape silu add");
+    let sb = shapes(&[32, 1, 32]);
+    assert_eq!(lcs_pairs(&a, &b, (&sa, &sb)).len(), 3);
+}
+
 /// The shapes of one case against the recording: the leaf-module calls aligned by qualified
-/// name, and the ops aligned as [`compare`] aligns them (a longest common subsequence of
-/// their names, as [`op_diff`] prints them), each pair compared by output shape.
+/// name, and the ops as [`compare`] aligns them (a longest common subsequence of their names;
+/// [`lcs_pairs`] says which of equally long ones), each pair compared by output shape.
 fn tally_shapes(id: &str, recorded: &Value, got: &Outcome, tally: &mut Tally) {
     let none = Value::Null;
     let want_leaves = recorded["leaves"].as_array().unwrap();
@@ -459,7 +487,9 @@ fn tally_shapes(id: &str, recorded: &Value, got: &Outcome, tally: &mut Tally) {
         .map(|l| l["name"].as_str().unwrap().to_string())
         .collect();
     let got_names: Vec<String> = got.leaves.iter().map(|(n, _)| n.clone()).collect();
-    for (i, j) in lcs_pairs(&want_names, &got_names) {
+    let want_shapes: Vec<Value> = want_leaves.iter().map(|l| l["shape"].clone()).collect();
+    let got_shapes: Vec<Value> = got.leaves.iter().map(|(_, s)| s.clone()).collect();
+    for (i, j) in lcs_pairs(&want_names, &got_names, (&want_shapes, &got_shapes)) {
         let node = format!("leaf #{i} {}", want_names[i]);
         tally.add(
             id,
@@ -475,7 +505,8 @@ fn tally_shapes(id: &str, recorded: &Value, got: &Outcome, tally: &mut Tally) {
         .iter()
         .map(|o| op_family(o["op"].as_str().unwrap()).to_string())
         .collect();
-    for (i, j) in lcs_pairs(&want_names, &got.ops) {
+    let want_shapes: Vec<Value> = want_ops.iter().map(|o| o["shape"].clone()).collect();
+    for (i, j) in lcs_pairs(&want_names, &got.ops, (&want_shapes, &got.op_shapes)) {
         let node = format!("op #{i} {}", want_names[i]);
         tally.add(
             id,
