@@ -556,43 +556,36 @@ fn print_diff(id: &str, recorded: &Value, got: &Outcome) {
     eprintln!("{}", op_diff(recorded, got));
 }
 
-/// The op sequences aligned by their longest common subsequence, one line per op: `  ` both,
-/// `- ` only in the recording, `+ ` only in staticfx's graph, each with its output shape.
+/// The op sequences aligned as the shape tally aligns them ([`lcs_pairs`]), one line per op:
+/// `  ` both (with staticfx's shape where it differs), `- ` only in the recording, `+ ` only
+/// in staticfx's graph, each with its output shape.
 fn op_diff(recorded: &Value, got: &Outcome) -> String {
-    let want: Vec<(String, Value)> = recorded["ops"]
-        .as_array()
-        .unwrap()
+    let ops = recorded["ops"].as_array().unwrap();
+    let want: Vec<String> = ops
         .iter()
-        .map(|o| {
-            let op = op_family(o["op"].as_str().unwrap()).to_string();
-            (op, o["shape"].clone())
-        })
+        .map(|o| op_family(o["op"].as_str().unwrap()).to_string())
         .collect();
-    let (n, m) = (want.len(), got.ops.len());
-    // suffix[i][j]: the LCS length of want[i..] and got.ops[j..].
-    let mut suffix = vec![vec![0usize; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            suffix[i][j] = if want[i].0 == got.ops[j] {
-                suffix[i + 1][j + 1] + 1
-            } else {
-                suffix[i + 1][j].max(suffix[i][j + 1])
-            };
-        }
-    }
+    let want_shapes: Vec<Value> = ops.iter().map(|o| o["shape"].clone()).collect();
+    let pairs = lcs_pairs(&want, &got.ops, (&want_shapes, &got.op_shapes));
     let mut lines = Vec::new();
     let (mut i, mut j) = (0, 0);
-    while i < n || j < m {
-        if i < n && j < m && want[i].0 == got.ops[j] {
-            lines.push(format!("  {} {}", want[i].0, want[i].1));
-            (i, j) = (i + 1, j + 1);
-        } else if j == m || (i < n && suffix[i + 1][j] >= suffix[i][j + 1]) {
-            lines.push(format!("- {} {}", want[i].0, want[i].1));
-            i += 1;
-        } else {
-            lines.push(format!("+ {} {}", got.ops[j], got.op_shapes[j]));
-            j += 1;
+    for (pi, pj) in pairs.into_iter().chain([(want.len(), got.ops.len())]) {
+        for k in i..pi {
+            lines.push(format!("- {} {}", want[k], want_shapes[k]));
         }
+        for k in j..pj {
+            lines.push(format!("+ {} {}", got.ops[k], got.op_shapes[k]));
+        }
+        if pi < want.len() {
+            let built = &got.op_shapes[pj];
+            let note = if *built == want_shapes[pi] {
+                String::new()
+            } else {
+                format!(" (built {built})")
+            };
+            lines.push(format!("  {} {}{note}", want[pi], want_shapes[pi]));
+        }
+        (i, j) = (pi + 1, pj + 1);
     }
     lines.join("\n")
 }
