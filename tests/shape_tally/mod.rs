@@ -17,7 +17,8 @@ pub enum Verdict {
 }
 
 /// Compares PyTorch's `want` shape (a list of ints, or null where no tensor was recorded) with
-/// staticfx's `got` (a list of ints and symbolic dims as strings, or null where unknown), and
+/// staticfx's `got` (a list of ints; where a dim is symbolic or unknown, a list of strings:
+/// `["2", "s0", "?"]`; null where unknown), and
 /// the dtypes where both sides give one. `None` when neither side shows a shape.
 pub fn classify(
     want: &Value,
@@ -41,8 +42,13 @@ pub fn classify(
             }
             let mut symbolic = false;
             for (w, g) in w.iter().zip(g) {
-                match g.as_i64() {
-                    Some(_) if g != w => return Some(Verdict::Wrong),
+                // A shape with a symbolic or unknown dim is rendered all as strings
+                // (`["2", "s0", "?"]`): its known dims are numbers in strings.
+                let known = g
+                    .as_i64()
+                    .or_else(|| g.as_str().and_then(|d| d.parse().ok()));
+                match known {
+                    Some(d) if w.as_i64() != Some(d) => return Some(Verdict::Wrong),
                     Some(_) => {}
                     None => symbolic = true,
                 }
@@ -163,6 +169,10 @@ fn shapes_are_equal_unknown_or_wrong() {
     assert_eq!(c(json!([2, 3]), Value::Null), Some(Verdict::Unknown));
     assert_eq!(c(json!([2, 3]), json!(["s0", 3])), Some(Verdict::Unknown));
     assert_eq!(c(json!([2, 3]), json!(["s0", 4])), Some(Verdict::Wrong));
+    // Known dims of a partly known shape are rendered as strings.
+    assert_eq!(c(json!([2, 3]), json!(["2", "?"])), Some(Verdict::Unknown));
+    assert_eq!(c(json!([2, 3]), json!(["4", "?"])), Some(Verdict::Wrong));
+    assert_eq!(c(json!([2, 3]), json!(["s0", "3"])), Some(Verdict::Unknown));
     assert_eq!(c(json!([2, 3]), json!([2, 3, 1])), Some(Verdict::Wrong));
     assert_eq!(c(Value::Null, json!([2])), Some(Verdict::Wrong));
     assert_eq!(c(Value::Null, Value::Null), None);
