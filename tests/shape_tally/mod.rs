@@ -80,7 +80,6 @@ pub struct Tally {
 
 impl Tally {
     /// Counts one aligned pair (nothing when neither side shows a shape).
-    #[allow(clippy::too_many_arguments)]
     pub fn add(
         &mut self,
         case: &str,
