@@ -1164,17 +1164,26 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             }
         }
         "scaled_dot_product_attention" => {
-            let (Some(q), Some(v)) = (t0, inp.get(2, "value").and_then(Meta::as_tensor)) else {
+            let Some(q) = t0 else {
                 return Meta::Unknown;
             };
-            match (&q.shape, &v.shape) {
-                (Some(qs), Some(vs)) if !qs.is_empty() && !vs.is_empty() => {
-                    let mut s = qs.clone();
-                    *s.last_mut().unwrap() = vs.last().unwrap().clone();
-                    tensor(Some(s), q.dtype)
-                }
-                _ => tensor(None, q.dtype),
-            }
+            let k = inp.get(1, "key").and_then(Meta::as_tensor);
+            let v = inp.get(2, "value").and_then(Meta::as_tensor);
+            let gqa = match inp.get(7, "enable_gqa") {
+                None => Some(false),
+                Some(Meta::Scalar(Scalar::Bool(b), _)) => *b,
+                Some(_) => None,
+            };
+            let shape = match (
+                &q.shape,
+                k.and_then(|k| k.shape.as_ref()),
+                v.and_then(|v| v.shape.as_ref()),
+                gqa,
+            ) {
+                (Some(qs), Some(ks), Some(vs), Some(gqa)) => sdpa_shape(qs, ks, vs, gqa),
+                _ => None,
+            };
+            tensor(shape, q.dtype)
         }
         "size" => match t0.and_then(|t| t.shape.clone()) {
             Some(shape) => match inp.get(1, "dim").and_then(Meta::as_int) {
@@ -1763,6 +1772,23 @@ impl MapSeq for Meta {
             m => m,
         }
     }
+}
+
+/// `scaled_dot_product_attention`'s output, `(N..., Hq, L, Ev)`: the batch dims of query,
+/// key and value broadcast together (learned queries of batch 1 against keys of batch 2 give
+/// batch 2), `L` is the query's, `Ev` the value's. With `enable_gqa` the head dim is the
+/// query's (its key and value have fewer heads). None where they do not broadcast (torch
+/// raises) or a rank is too small.
+fn sdpa_shape(q: &Shape, k: &Shape, v: &Shape, gqa: bool) -> Option<Shape> {
+    let lead = if gqa { 3 } else { 2 };
+    if q.len() < lead || k.len() < lead || v.len() < lead {
+        return None;
+    }
+    let batch = |s: &Shape| s[..s.len() - lead].to_vec();
+    let mut out = broadcast(&broadcast(&batch(q), &batch(k))?, &batch(v))?;
+    out.extend_from_slice(&q[q.len() - lead..q.len() - 1]);
+    out.push(v[v.len() - 1].clone());
+    Some(out)
 }
 
 fn squeeze_dim(m: Meta, dim: i64) -> Meta {
@@ -2502,6 +2528,38 @@ mod tests {
             },
         );
         assert_eq!(format!("{out:?}"), show(&[2, 4, 8, 32]));
+        // The batch dims broadcast (torch: learned queries of batch 1 against keys of batch 2
+        // give batch 2); with enable_gqa the heads are the query's.
+        let sdpa = |args: Vec<Meta>, kwargs: Vec<(String, Meta)>| {
+            format!(
+                "{:?}",
+                call(
+                    "scaled_dot_product_attention",
+                    &Inputs {
+                        args: &args,
+                        kwargs: &kwargs,
+                    },
+                )
+            )
+        };
+        let qkv = |q: &[i64], k: &[i64], v: &[i64]| vec![t(q), t(k), t(v)];
+        assert_eq!(
+            sdpa(qkv(&[1, 4, 8, 16], &[2, 4, 9, 16], &[2, 4, 9, 32]), vec![]),
+            show(&[2, 4, 8, 32])
+        );
+        let gqa = vec![(
+            "enable_gqa".to_string(),
+            Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Const),
+        )];
+        assert_eq!(
+            sdpa(qkv(&[2, 4, 8, 16], &[2, 2, 9, 16], &[2, 2, 9, 32]), gqa),
+            show(&[2, 4, 8, 32])
+        );
+        // Without it those heads do not broadcast: torch raises, no shape.
+        assert_eq!(
+            sdpa(qkv(&[2, 4, 8, 16], &[2, 2, 9, 16], &[2, 2, 9, 32]), vec![]),
+            "Tensor(TensorMeta { shape: None, dtype: Float32 })"
+        );
         // The rank does not match the subscripts: einsum raises, so a tensor of unknown
         // shape, not a guess.
         assert_eq!(

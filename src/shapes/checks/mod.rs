@@ -1415,6 +1415,27 @@ mod tests {
             e.contains("size of tensor a (2) must match the size of tensor b (3)"),
             "{e}"
         );
+        // torch: key and value with fewer heads than the query are grouped-query attention
+        // under enable_gqa=True (heads 4 against 2), an error without it.
+        let (q, kv) = (t(&[2, 4, 5, 8]), t(&[2, 2, 5, 8]));
+        let gqa = |on: bool| {
+            run_kw(
+                "scaled_dot_product_attention",
+                &[q.clone(), kv.clone(), kv.clone()],
+                &[(
+                    "enable_gqa",
+                    Meta::Scalar(
+                        super::super::Scalar::Bool(Some(on)),
+                        super::super::ScalarOrigin::Const,
+                    ),
+                )],
+            )
+        };
+        assert_eq!(
+            gqa(true).map(|m| format!("{m:?}")),
+            Ok(format!("{:?}", t(&[2, 4, 5, 8])))
+        );
+        assert!(gqa(false).is_err());
         assert!(run_kw("interpolate", &[t(&[1, 3, 8, 8])], &[("size", ints(&[16]))]).is_err());
         assert!(run_kw(
             "interpolate",

@@ -4,7 +4,7 @@
 //! `pixel_shuffle`. Messages follow PyTorch's (torch 2.15, measured in eager mode).
 
 use super::super::rules::Inputs;
-use super::super::{Dim, Meta, Shape};
+use super::super::{Dim, Meta, Scalar, Shape};
 use super::{broadcastable, differ, fail, fmt_shape, shape_of, wrap, Check, ShapeErrorKind};
 
 /// Ops whose `dim` (positional 1 or keyword) must name a dimension of the input.
@@ -217,7 +217,18 @@ fn sdpa(inp: &Inputs) -> Check {
             ),
         );
     }
-    let batch = |s: &Shape| s[..s.len() - 2].to_vec();
+    // With `enable_gqa` (or a flag not known to be False) key and value may have fewer heads
+    // than the query: the head dim is not broadcast.
+    let gqa = match inp.get(7, "enable_gqa") {
+        None => false,
+        Some(Meta::Scalar(Scalar::Bool(b), _)) => *b != Some(false),
+        Some(_) => true,
+    };
+    let lead = if gqa { 3 } else { 2 };
+    if q.len() < lead || k.len() < lead {
+        return Ok(());
+    }
+    let batch = |s: &Shape| s[..s.len() - lead].to_vec();
     broadcastable(&batch(q), &batch(k)).map_err(|mut e| {
         e.arg = Some(1);
         e
