@@ -284,6 +284,16 @@ fn graph_json(file: &Path, opts: &GraphOptions) -> Result<Value, String> {
     if let Some(e) = &a.graphs[0].error {
         return Err(e.message.clone());
     }
+    // the recording ran the model eagerly: a call staticfx says will raise (FX3xx) is ours
+    let raises: Vec<String> = a
+        .graphs
+        .iter()
+        .flat_map(|g| g.breaks.iter().filter(|f| f.rule.raises()))
+        .map(|f| format!("line {}: {} {}", f.line, f.rule.code(), f.message))
+        .collect();
+    if !raises.is_empty() {
+        return Err(format!("FX3xx in a model that runs: {raises:?}"));
+    }
     Ok(serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap())
 }
 
