@@ -9,8 +9,10 @@
 //! `_apply_recipe`) step for step, so the graph holds the nodes Dynamo records, with shapes.
 //! torch.fx cannot trace einops at all (its backend does not know a Proxy).
 //!
-//! Errors are einops' own (`EinopsError` with its message). A length that is not a known int
-//! (a symbolic input size) leaves the call to the caller's handling: one opaque node.
+//! Errors are einops' own (`EinopsError` with its message). A pattern that does not fit the
+//! input raises whenever the call runs: the call is recorded with the error beside it (FX301,
+//! `Interp::mark_raising`) and the trace goes on. A length that is not a known int (a
+//! symbolic input size) leaves the call to the caller's handling: one opaque node.
 
 use crate::eval::types::proxy;
 use indexmap::IndexMap;
