@@ -11,8 +11,9 @@ use super::{channels, differ, fail, fmt_shape, is_true, spatial_rank, Check, Sha
 pub(super) fn module(m: &ModuleInfo, x: &Shape) -> Check {
     let attr = |n: &str| (m.attr)(n);
     match m.class {
-        "RNN" | "LSTM" | "GRU" => recurrent(m.class, x, attr("input_size").as_int()),
-        "RNNCell" | "LSTMCell" | "GRUCell" => cell(x, attr("input_size").as_int()),
+        "RNN" | "LSTM" | "GRU" | "RNNCell" | "LSTMCell" | "GRUCell" => {
+            recurrent_input(m.class, x, attr("input_size").as_int())
+        }
         "MultiheadAttention" => match (attr("embed_dim").as_int(), x.last()) {
             (Some(e), Some(got)) if differ(got, &Dim::Known(e)) => fail(
                 ShapeErrorKind::Size,
@@ -63,54 +64,36 @@ pub(super) fn module(m: &ModuleInfo, x: &Shape) -> Check {
     }
 }
 
-/// `nn.LSTM` and its kin: a 2-d (unbatched) or 3-d input whose last size is `input_size`.
-fn recurrent(class: &str, x: &Shape, input_size: Option<i64>) -> Check {
-    if x.len() != 2 && x.len() != 3 {
+/// `nn.LSTM` and its kin take a 2-d (unbatched) or 3-d input, their cells (`nn.LSTMCell`) a
+/// 1-d or 2-d one; both a last size of `input_size`. Worded as PyTorch words each.
+fn recurrent_input(class: &str, x: &Shape, input_size: Option<i64>) -> Check {
+    let is_cell = class.ends_with("Cell");
+    let batched = if is_cell { 2 } else { 3 };
+    if x.len() != batched - 1 && x.len() != batched {
         return fail(
             ShapeErrorKind::Rank,
             Some(0),
             format!(
-                "{class}: Expected input to be 2D or 3D, got {}D instead ({})",
+                "{class}: Expected input to be {}D or {batched}D, got {}D instead ({})",
+                batched - 1,
                 x.len(),
                 fmt_shape(x)
             ),
         );
     }
     match (input_size, x.last()) {
-        (Some(k), Some(got)) if differ(got, &Dim::Known(k)) => fail(
-            ShapeErrorKind::Size,
-            Some(0),
-            format!(
-                "expects input.size(-1) equal to input_size {k}, gets {got} (input {})",
-                fmt_shape(x)
-            ),
-        ),
-        _ => Ok(()),
-    }
-}
-
-/// `nn.LSTMCell` and its kin: a 1-d or 2-d input whose last size is `input_size`.
-fn cell(x: &Shape, input_size: Option<i64>) -> Check {
-    if x.len() != 1 && x.len() != 2 {
-        return fail(
-            ShapeErrorKind::Rank,
-            Some(0),
-            format!(
-                "expects a 1-D or 2-D input, gets {}-D {}",
-                x.len(),
-                fmt_shape(x)
-            ),
-        );
-    }
-    match (input_size, x.last()) {
-        (Some(k), Some(got)) if differ(got, &Dim::Known(k)) => fail(
-            ShapeErrorKind::Size,
-            Some(0),
-            format!(
-                "input has inconsistent input_size: got {got} expected {k} (input {})",
-                fmt_shape(x)
-            ),
-        ),
+        (Some(k), Some(got)) if differ(got, &Dim::Known(k)) => {
+            let message = if is_cell {
+                format!("input has inconsistent input_size: got {got} expected {k}")
+            } else {
+                format!("expects input.size(-1) equal to input_size {k}, gets {got}")
+            };
+            fail(
+                ShapeErrorKind::Size,
+                Some(0),
+                format!("{message} (input {})", fmt_shape(x)),
+            )
+        }
         _ => Ok(()),
     }
 }
