@@ -18,18 +18,15 @@ line in the program file of the innermost traceback frame that lies in that file
 exception's type and the first line of its message (at most 300 characters, with the scratch
 path and memory addresses taken out).
 
-Workers are long-lived processes (importing torch per program would cost more than the
-labelling), each labelling one program at a time. A program that takes longer than
-``--timeout`` seconds is labelled ``timeout`` and its worker replaced.
+Workers are long-lived processes (``scripts/corpus_pool.py``), each labelling one program at
+a time. A program that takes longer than ``--timeout`` seconds is labelled ``timeout`` and its
+worker replaced.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
-import multiprocessing.connection
-import os
 import re
 import sys
 import tempfile
@@ -40,6 +37,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PROGRAMS = ROOT / "tests" / "fixtures" / "shape_mistakes" / "programs.jsonl"
 EXPECTED = ROOT / "tests" / "expected" / "shape_mistakes"
+sys.path.insert(0, str(ROOT / "scripts"))
+from corpus_pool import Pool, write_labels  # noqa: E402
+
 ADDR_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
 
 
@@ -113,79 +113,6 @@ class Worker:
         return res
 
 
-def worker_main(conn, scratch: str):
-    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
-    w = Worker(Path(scratch))
-    conn.send("ready")
-    while True:
-        prog = conn.recv()
-        if prog is None:
-            return
-        try:
-            res = w.label(prog)
-        except BaseException as e:  # a crash in the labeller itself
-            res = {"id": prog["id"], "error": f"labeller: {type(e).__name__}: {e}"[:300]}
-        conn.send(res)
-
-
-class Pool:
-    def __init__(self, n: int, scratch: Path):
-        self.ctx = mp.get_context("spawn")
-        self.scratch = scratch
-        self.slots = [self.start() for _ in range(n)]
-
-    def start(self):
-        parent, child = self.ctx.Pipe()
-        p = self.ctx.Process(target=worker_main, args=(child, str(self.scratch)), daemon=True)
-        p.start()
-        assert parent.recv() == "ready"
-        return {"proc": p, "conn": parent, "job": None, "since": 0.0}
-
-    def run(self, programs, timeout: float, on_result):
-        todo = list(programs)
-        todo.reverse()
-        busy = 0
-        while todo or busy:
-            for s in self.slots:
-                if s["job"] is None and todo:
-                    s["job"] = todo.pop()
-                    s["since"] = time.monotonic()
-                    s["conn"].send(s["job"])
-                    busy += 1
-            ready = mp.connection.wait([s["conn"] for s in self.slots if s["job"]], timeout=1.0)
-            for i, s in enumerate(self.slots):
-                if s["job"] is None:
-                    continue
-                if s["conn"] in ready:
-                    try:
-                        res = s["conn"].recv()
-                    except EOFError:
-                        res = {"id": s["job"]["id"], "error": "labeller process died"}
-                        s["proc"].join()
-                        self.slots[i] = self.start()
-                    on_result(res)
-                    self.slots[i]["job"] = None
-                    busy -= 1
-                elif time.monotonic() - s["since"] > timeout:
-                    on_result({"id": s["job"]["id"], "timeout": True})
-                    s["proc"].kill()
-                    s["proc"].join()
-                    self.slots[i] = self.start()
-                    busy -= 1
-
-    def close(self):
-        for s in self.slots:
-            s["conn"].send(None)
-            s["proc"].join(timeout=10)
-
-
-def write_labels(path: Path, version: str, results: list):
-    """One program per line, so a relabel's git diff shows which programs changed."""
-    lines = [json.dumps(r, sort_keys=True, separators=(",", ":")) for r in results]
-    text = '{"torch_version":' + json.dumps(version) + ',"programs":[\n' + ",\n".join(lines) + "\n]}\n"
-    path.write_text(text)
-
-
 def table(programs: list, labels: list) -> str:
     """Markdown table per kind: count, raised in forward, raised in init, did not raise."""
     by_id = {l["id"]: l for l in labels}
@@ -250,7 +177,7 @@ def main() -> int:
             print(f"{len(results)}/{len(programs)} in {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
 
     with tempfile.TemporaryDirectory(prefix="staticfx-shapes-") as scratch:
-        pool = Pool(args.workers, Path(scratch))
+        pool = Pool(args.workers, Path(scratch), __file__)
         pool.run(programs, args.timeout, on_result)
         pool.close()
     ordered = [results[p["id"]] for p in sorted(programs, key=lambda p: p["id"])]

@@ -84,6 +84,102 @@ impl Layout {
         })
     }
 
+    /// Whether the elements fill a block of memory exactly once, in some order of dimensions
+    /// (PyTorch's `is_non_overlapping_and_dense`).
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        let mut dims: Vec<usize> = (0..self.sizes.len())
+            .filter(|&d| self.sizes[d] != 1)
+            .collect();
+        dims.sort_by_key(|&d| self.strides[d]);
+        let mut expected = 1;
+        for d in dims {
+            if self.strides[d] != expected {
+                return false;
+            }
+            expected *= self.sizes[d];
+        }
+        true
+    }
+
+    /// The layout PyTorch's elementwise kernels (TensorIterator) give a new result of sizes
+    /// `out` over these operands, scalars left out. Operands of the result's sizes and one
+    /// dense layout give that layout; otherwise dimensions are ordered by the operands'
+    /// strides, the first operand that tells two dimensions apart deciding, and the result is
+    /// dense in that order. None for an operand that does not broadcast to `out`.
+    pub fn elementwise(out: &[i64], operands: &[Layout]) -> Option<Layout> {
+        let rank = out.len();
+        let broadcast: Vec<Vec<i64>> = operands
+            .iter()
+            .map(|op| {
+                let lead = rank.checked_sub(op.sizes.len())?;
+                let mut strides = vec![0; rank];
+                for (d, (&n, &st)) in op.sizes.iter().zip(&op.strides).enumerate() {
+                    match (n, out[lead + d]) {
+                        (n, o) if n == o => strides[lead + d] = st,
+                        (1, _) => {}
+                        _ => return None,
+                    }
+                }
+                Some(strides)
+            })
+            .collect::<Option<_>>()?;
+        if let Some(first) = operands.first() {
+            let same = operands
+                .iter()
+                .all(|op| op.sizes == out && op.strides == first.strides);
+            if same && first.is_non_overlapping_and_dense() {
+                return Some(first.clone());
+            }
+            if operands
+                .iter()
+                .all(|op| op.sizes == out && op.is_contiguous())
+            {
+                return Some(Layout::contiguous(out));
+            }
+        }
+        // 1: `a` goes outside `b`; -1: inside; 0: no operand tells
+        let order = |a: usize, b: usize| -> i32 {
+            for strides in &broadcast {
+                let (sa, sb) = (strides[a], strides[b]);
+                if sa == 0 || sb == 0 {
+                    continue;
+                }
+                if sa != sb {
+                    return if sa < sb { -1 } else { 1 };
+                }
+                if out[a] > out[b] {
+                    return 1;
+                }
+            }
+            0
+        };
+        // innermost first; an insertion sort that leaves undecided pairs in place
+        let mut perm: Vec<usize> = (0..rank).rev().collect();
+        for i in 1..rank {
+            let mut moving = i;
+            for j in (0..i).rev() {
+                match order(perm[j], perm[moving]) {
+                    1 => {
+                        perm.swap(j, moving);
+                        moving = j;
+                    }
+                    -1 => break,
+                    _ => {}
+                }
+            }
+        }
+        let mut strides = vec![0; rank];
+        let mut next = 1;
+        for &d in &perm {
+            strides[d] = next;
+            next *= out[d].max(1);
+        }
+        Some(Layout {
+            sizes: out.to_vec(),
+            strides,
+        })
+    }
+
     pub fn is_contiguous(&self) -> bool {
         let c = Layout::contiguous(&self.sizes);
         self.sizes
@@ -129,5 +225,59 @@ mod tests {
         assert!(x.viewed(&[6, 4]).is_some() && x.viewed(&[24]).is_some());
         assert_eq!(x.viewed(&[5, 5]), None);
         assert_eq!(x.permuted(&[0, 0, 1]), None);
+    }
+
+    /// Expectations from torch 2.15: the strides of `a + b`, and of `relu` / `clone` of a
+    /// tensor that is not dense.
+    #[test]
+    fn elementwise_results_follow_tensor_iterator() {
+        let t = Layout::contiguous(&[4, 5, 6]).permuted(&[2, 1, 0]).unwrap(); // (1, 6, 30)
+        let c = Layout::contiguous(&[6, 5, 4]);
+        let p = Layout::contiguous(&[5, 6, 4]).permuted(&[1, 0, 2]).unwrap(); // (4, 24, 1)
+        let add = |a: &Layout, b: &Layout| Layout::elementwise(&[6, 5, 4], &[a.clone(), b.clone()]);
+        assert_eq!(add(&t, &c).unwrap().strides, vec![1, 6, 30]);
+        assert_eq!(add(&c, &t).unwrap().strides, vec![20, 4, 1]);
+        assert_eq!(add(&t, &p).unwrap().strides, vec![1, 6, 30]);
+        assert_eq!(add(&p, &t).unwrap().strides, vec![4, 24, 1]);
+        assert_eq!(add(&p, &c).unwrap().strides, vec![4, 24, 1]);
+        assert_eq!(add(&c, &p).unwrap().strides, vec![20, 4, 1]);
+        // broadcast operands ([5, 1], [6, 1, 4]) say nothing about the dimensions they stretch
+        let b = Layout::contiguous(&[5, 1]);
+        assert_eq!(add(&t, &b).unwrap().strides, vec![1, 6, 30]);
+        assert_eq!(add(&b, &t).unwrap().strides, vec![1, 6, 30]);
+        let e = Layout::contiguous(&[6, 1, 4]);
+        assert_eq!(add(&p, &e).unwrap().strides, vec![4, 24, 1]);
+        assert_eq!(add(&e, &p).unwrap().strides, vec![4, 24, 1]);
+        assert_eq!(
+            Layout::elementwise(&[6, 5, 4], &[t.clone()])
+                .unwrap()
+                .strides,
+            vec![1, 6, 30]
+        );
+        // channels-last plus row-major: the first operand decides
+        let cl = Layout::contiguous(&[2, 4, 5, 3])
+            .permuted(&[0, 3, 1, 2])
+            .unwrap();
+        let rm = Layout::contiguous(&[2, 3, 4, 5]);
+        let sum =
+            |a: &Layout, b: &Layout| Layout::elementwise(&[2, 3, 4, 5], &[a.clone(), b.clone()]);
+        assert_eq!(sum(&cl, &rm).unwrap().strides, vec![60, 1, 15, 3]);
+        assert_eq!(sum(&rm, &cl).unwrap().strides, vec![60, 20, 5, 1]);
+        // `torch.randn(3, 4, 5).unbind(1)[0]` is not dense; `u + u` is
+        let u = Layout {
+            sizes: vec![3, 5],
+            strides: vec![20, 1],
+        };
+        assert!(!u.is_non_overlapping_and_dense());
+        assert_eq!(
+            Layout::elementwise(&[3, 5], &[u.clone(), u])
+                .unwrap()
+                .strides,
+            vec![5, 1]
+        );
+        assert_eq!(
+            Layout::elementwise(&[6, 5, 4], &[Layout::contiguous(&[7, 4])]),
+            None
+        );
     }
 }

@@ -1,11 +1,11 @@
 //! The memory layout of a traced tensor, where the graph shows it for certain, for `view`'s
 //! stride check (`shapes::layout`). Layouts are followed only through ops whose result layout
-//! is fixed: inputs, parameters and the results of products, layers that allocate their
-//! output and `contiguous()` are row-major; `transpose` / `permute` / `t` reorder strides;
-//! `view`, `reshape`, `unsqueeze` and indexing by an int derive theirs. Anything else
-//! (elementwise ops keep their input's layout, some layers return their input) is unknown,
+//! is fixed: inputs, parameters, the results of products, normalisations and layers that
+//! allocate their output, and `contiguous()` are row-major; `transpose` / `permute` / `t`
+//! reorder strides; `view`, `reshape`, `unsqueeze` and indexing by an int derive theirs;
+//! elementwise ops follow PyTorch's TensorIterator (`Layout::elementwise`); pooling,
+//! convolutions and resampling keep a row-major input row-major. Anything else is unknown,
 //! and an unknown layout never fails the check.
-
 use std::collections::HashMap;
 
 use crate::graph::{Arg, Graph, NodeId, Op, OpKey};
@@ -65,6 +65,7 @@ const ALLOCATING_LAYERS: &[&str] = &[
     "ConvTranspose3d",
     "Embedding",
     "Bilinear",
+    "LayerNorm",
 ];
 
 /// Ops whose result is a freshly allocated, row-major tensor.
@@ -89,6 +90,7 @@ const ALLOCATING_OPS: &[&str] = &[
     "scaled_dot_product_attention",
     "softmax",
     "log_softmax",
+    "layer_norm",
 ];
 
 /// Ops and layers whose result has its input's strides (`empty_like` with the preserve
@@ -151,7 +153,12 @@ const FORMAT_FOLLOWING: &[&str] = &[
     "batch_norm",
     "group_norm",
     "pixel_shuffle",
+    "interpolate",
+    "upsample",
     "GroupNorm",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
     "Conv1d",
     "Conv2d",
     "Conv3d",
@@ -173,8 +180,17 @@ const FORMAT_FOLLOWING: &[&str] = &[
     "PixelShuffle",
 ];
 
-/// Elementwise ops of two operands.
-const ELEMENTWISE_BINARY: &[&str] = &["add", "sub", "mul", "truediv", "div", "iadd", "imul"];
+/// Elementwise ops of two operands, with a new result.
+const ELEMENTWISE_BINARY: &[&str] = &["add", "sub", "mul", "truediv", "div"];
+
+/// Elementwise ops that write into their first operand and return it.
+const ELEMENTWISE_IN_PLACE: &[&str] = &["iadd", "isub", "imul", "itruediv"];
+
+/// A dense layout is what a one-input elementwise op, `clone` and the layers returning
+/// their input all keep; they differ over a tensor with gaps, so that stays unknown.
+fn dense(l: Layout) -> Option<Layout> {
+    l.is_non_overlapping_and_dense().then_some(l)
+}
 
 pub(super) fn layout_of(g: &Graph, id: NodeId) -> Option<Layout> {
     layout_at(g, id, 0, &mut HashMap::new())
@@ -206,7 +222,7 @@ fn layout_uncached(g: &Graph, id: NodeId, depth: usize, memo: &mut Memo) -> Opti
         Op::CallModule => {
             let class = n.module_class.as_deref()?;
             let l = if LAYOUT_PRESERVING.contains(&class) {
-                input(memo)?
+                dense(input(memo)?)?
             } else if FORMAT_FOLLOWING.contains(&class) {
                 input(memo)?
                     .is_contiguous()
@@ -221,13 +237,12 @@ fn layout_uncached(g: &Graph, id: NodeId, depth: usize, memo: &mut Memo) -> Opti
         Op::CallFunction | Op::CallMethod => {
             let short = OpKey::Function(&n.target).name();
             let l = match short {
-                s if LAYOUT_PRESERVING.contains(&s) => input(memo)?,
+                s if LAYOUT_PRESERVING.contains(&s) => dense(input(memo)?)?,
                 s if FORMAT_FOLLOWING.contains(&s) => input(memo)?
                     .is_contiguous()
                     .then(|| Layout::contiguous(&out))?,
                 s if ALLOCATING_OPS.contains(&s) => Layout::contiguous(&out),
-                // elementwise over operands (scalars aside) of one layout and the result's
-                // sizes keeps that layout; over row-major operands of any sizes it is row-major
+                // scalars aside, the operands' layouts decide the result's (TensorIterator)
                 s if ELEMENTWISE_BINARY.contains(&s) => {
                     let layouts: Vec<Layout> = n
                         .args
@@ -236,15 +251,12 @@ fn layout_uncached(g: &Graph, id: NodeId, depth: usize, memo: &mut Memo) -> Opti
                         .filter(|&i| g.node(i).meta.as_tensor().is_some())
                         .map(|i| layout_at(g, i, depth + 1, memo))
                         .collect::<Option<_>>()?;
-                    let first = layouts.first()?;
-                    if layouts.iter().all(|l| l.is_contiguous()) {
-                        Layout::contiguous(&out)
-                    } else if layouts.iter().all(|l| l == first) {
-                        first.clone()
-                    } else {
+                    if layouts.is_empty() {
                         return None;
                     }
+                    Layout::elementwise(&out, &layouts)?
                 }
+                s if ELEMENTWISE_IN_PLACE.contains(&s) => input(memo)?,
                 "transpose" | "swapaxes" | "swapdims" => {
                     let l = input(memo)?;
                     let rank = l.sizes.len();
