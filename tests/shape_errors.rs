@@ -150,3 +150,39 @@ fn fixed_classes_report_nothing() {
     assert!(found.is_empty(), "{found:?}");
     assert_eq!(staticfx(dir.path(), &["check", "m.py"]).0, 0);
 }
+
+/// The README's VS Code picture shows docs/examples/shape_error as it is: `check` there
+/// reports the same FX301, on the line and with the sizes the picture shows.
+#[test]
+fn the_readme_example_reports_what_its_picture_shows() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/shape_error");
+    let scratch = tempfile::tempdir().unwrap();
+    for f in ["model.py", "pyproject.toml"] {
+        std::fs::copy(dir.join(f), scratch.path().join(f)).unwrap();
+    }
+    let (code, out) = staticfx(
+        scratch.path(),
+        &["check", "--no-cache", "--output-format", "json", "model.py"],
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let found: Vec<(u64, &str, &str)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["location"]["row"].as_u64().unwrap(),
+                m["code"].as_str().unwrap(),
+                m["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (row, code, message) = found[0];
+    assert_eq!((row, code), (16, "FX301"));
+    assert!(
+        message.contains("expects the last dimension 3136, gets 4096"),
+        "{message}"
+    );
+}
