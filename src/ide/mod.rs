@@ -45,6 +45,8 @@ pub mod fix;
 pub mod graph;
 pub mod host;
 pub mod hover;
+pub mod inlay;
+pub mod lens;
 mod memory;
 mod noqa_hover;
 pub mod run;

@@ -27,7 +27,7 @@ pub mod framing;
 mod server;
 mod workers;
 
-pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
+pub use server::{Server, FIX_ALL, REVEAL_LOCATION, RUN_GRAPH, SHOW_GRAPH};
 
 use tower_lsp_server::{ClientSocket, LspService};
 
