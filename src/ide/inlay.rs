@@ -88,6 +88,11 @@ pub fn tooltip(out: &Output, offset: usize) -> Option<String> {
     Some(s)
 }
 
+/// A statement's names, in source order, each with its runs.
+type Targets = Vec<(String, Vec<Run>)>;
+/// The runs of each name of a statement, by the name's (start, end).
+type ByTarget = BTreeMap<(usize, usize), Vec<Run>>;
+
 /// One run of a statement for one name: the node it bound, if any.
 struct Run {
     node: Option<NodeView>,
@@ -95,9 +100,9 @@ struct Run {
 
 /// The statements whose span `wanted` admits, in source order, each with its names (in
 /// source order, by name) and every run of each.
-fn bound_in(out: &Output, wanted: impl Fn(Span) -> bool) -> Vec<(Span, Vec<(String, Vec<Run>)>)> {
-    // statement → target → runs
-    let mut found: BTreeMap<(usize, usize), BTreeMap<(usize, usize), Vec<Run>>> = BTreeMap::new();
+fn bound_in(out: &Output, wanted: impl Fn(Span) -> bool) -> Vec<(Span, Targets)> {
+    // statement → target → runs, by (start, end)
+    let mut found: BTreeMap<(usize, usize), ByTarget> = BTreeMap::new();
     for g in &out.graphs {
         for b in (g.traced.bindings.iter()).filter(|b| b.file == g.file() && wanted(b.statement)) {
             if !reads(out, g, b.statement) {
