@@ -104,6 +104,24 @@ pub struct GraphResult {
     /// The forward arguments whose shape and dtype the user gave (`--input`, example-inputs):
     /// their dtypes are the user's word, not a default the analyser picked.
     pub given_inputs: Vec<String>,
+    /// The names assignments bound while tracing, in the file of the traced class only (the
+    /// editor's inlay hints): one per name and execution, in execution order.
+    pub bindings: Vec<Binding>,
+}
+
+/// One name bound by an assignment statement while tracing (`x = self.fc(h)`, `x += y`,
+/// `q, k = t.chunk(2)`), each time it ran: a statement in a loop or in a function called twice
+/// has one per run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    pub file: FileId,
+    /// The whole assignment statement.
+    pub statement: Span,
+    /// The name bound.
+    pub target: Span,
+    /// The node of the value bound; None when it is no traced value (a constant, a list, an
+    /// unknown value).
+    pub node: Option<NodeId>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).

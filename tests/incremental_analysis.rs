@@ -1,6 +1,7 @@
 //! Differential test of the language server's incremental analysis: after each edit, the
 //! session's analysis must equal a fresh full analysis of the same text — findings (codes,
-//! spans, messages, call chains, fixes) and graphs (nodes, shapes, origins, regions, breaks).
+//! spans, messages, call chains, fixes) and graphs (nodes, shapes, origins, regions, breaks,
+//! the names assignments bound).
 
 mod rng;
 
@@ -77,6 +78,15 @@ fn view(a: &FileAnalysis, text: &str) -> String {
                 e.kind,
                 e.detail,
                 at(e.file, e.span)
+            ));
+        }
+        // What the inlay hints read: each name an assignment bound, and the node.
+        for b in &g.bindings {
+            let node = b.node.map(|id| g.graph.node(id).name.clone());
+            out.push_str(&format!(
+                "  binding {} of {} -> {node:?}\n",
+                at(b.file, b.target),
+                at(b.file, b.statement)
             ));
         }
         for b in &g.breaks {

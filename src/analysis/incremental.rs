@@ -1214,6 +1214,11 @@ fn for_each_span(
     if let Some(d) = &mut g.build_failure {
         at(&mut d.file, &mut d.span);
     }
+    for b in &mut g.bindings {
+        let mut file = b.file;
+        at(&mut file, &mut b.statement);
+        at(&mut b.file, &mut b.target);
+    }
     for b in g.breaks.iter_mut().chain(&mut g.flagged_breaks) {
         at(&mut b.file, &mut b.span);
         for (rf, rs, _) in &mut b.related {

@@ -253,9 +253,10 @@ impl Interp {
                 Some(r) if r.kind_name() == "assignment" => cur = r,
                 Some(r) => {
                     let v = self.eval_expr(frame, r)?;
-                    for t in targets {
+                    for &t in &targets {
                         self.assign(frame, t, v.clone())?;
                     }
+                    self.note_bindings(frame, node, &targets);
                     return Ok(());
                 }
                 // An annotation without a value (`x: int`) binds nothing.
@@ -284,7 +285,33 @@ impl Interp {
             }
             _ => self.binary_op(frame, op, cur, rhs, Span::of(node))?,
         };
-        self.assign(frame, left, v)
+        self.assign(frame, left, v)?;
+        self.note_bindings(frame, node, &[left]);
+        Ok(())
+    }
+
+    /// In a traced forward, notes what each name an assignment statement bound now holds
+    /// (the editor's inlay hints), in the traced class's file only.
+    fn note_bindings(&mut self, frame: &Frame, statement: Node, targets: &[Node]) {
+        let Some(tracer) = self.tracer.as_mut() else {
+            return;
+        };
+        if !tracer.records_bindings_in(frame.file_id, &frame.file.path) {
+            return;
+        }
+        let mut names = vec![];
+        for &t in targets {
+            bound_names(t, &mut names);
+        }
+        let src = &*frame.file.text;
+        for name in names {
+            let id = text(name, src);
+            if id == "_" {
+                continue;
+            }
+            let value = bound_value(frame, id).unwrap_or(Value::None);
+            tracer.note_binding(frame.file_id, Span::of(statement), Span::of(name), &value);
+        }
     }
 
     pub fn assign(&mut self, frame: &Frame, target: Node, v: Value) -> EResult<()> {
@@ -1526,6 +1553,42 @@ fn collect_import_froms<'t>(node: Node<'t>, out: &mut Vec<Node<'t>>) {
 pub(in crate::eval) const GLOBAL_MARK: &str = "<declared global>";
 /// Likewise for `nonlocal`: the enclosing function's binding.
 pub(in crate::eval) const NONLOCAL_MARK: &str = "<declared nonlocal>";
+
+/// The plain names an assignment target binds: `x`, each name of `a, (b, c)`; not a starred
+/// name (it binds a list), an attribute or an item.
+fn bound_names<'t>(target: Node<'t>, out: &mut Vec<Node<'t>>) {
+    match target.kind_name() {
+        "identifier" => out.push(target),
+        "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "tuple"
+        | "list"
+        | "parenthesized_expression" => {
+            for k in operands(target) {
+                bound_names(k, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What `name` holds in `frame` after an assignment to it: the innermost scope binding it
+/// (past `global` and `nonlocal` declarations), else the module's.
+fn bound_value(frame: &Frame, name: &str) -> Option<Value> {
+    let mut scope = frame.locals.clone();
+    while let Some(s) = scope {
+        if let Some(v) = s.vars.borrow().get(name) {
+            match scope_mark(v) {
+                None => return Some(v.clone()),
+                Some(GLOBAL_MARK) => break,
+                Some(_) => {}
+            }
+        }
+        scope = s.parent.clone();
+    }
+    frame.globals.vars.borrow().get(name).cloned()
+}
 
 /// The declaration a scope entry stands for, if it is one.
 pub(in crate::eval) fn scope_mark(v: &Value) -> Option<&'static str> {

@@ -22,7 +22,7 @@ use crate::semantic::FileId;
 use crate::shapes::rules::{self, Inputs, ModuleInfo};
 use crate::shapes::{DType, Meta, Scalar, ScalarOrigin};
 use crate::syntax::Span;
-pub use crate::traced::{EventKind, Region, TraceEvent};
+pub use crate::traced::{Binding, EventKind, Region, TraceEvent};
 
 /// An input's rank and the sizes a layer fixes (`Conv2d(3, …)` → rank 4, dim 1 = 3).
 #[derive(Clone, Debug, PartialEq)]
@@ -124,6 +124,13 @@ pub struct Tracer {
     pub inline_depth: usize,
     /// The name candidates of nodes not placed yet (`Graph::add_unplaced`).
     unplaced: HashMap<NodeId, String>,
+    /// The path of the file whose assignments are recorded as [`Binding`]s (the traced class's;
+    /// an editor session runs an edited function from another slot of the same path). None
+    /// records nothing (scratch tracers).
+    pub bindings_home: Option<std::path::PathBuf>,
+    /// Whether each file seen so far is the home file.
+    home_files: Vec<(FileId, bool)>,
+    pub bindings: Vec<Binding>,
 }
 
 impl Tracer {
@@ -366,6 +373,33 @@ impl Tracer {
             call_chain: self.call_chain.clone(),
             detail,
             nodes_before,
+        });
+    }
+
+    /// Whether assignments in `file` are recorded (it is the home file).
+    pub fn records_bindings_in(&mut self, file: FileId, path: &std::path::Path) -> bool {
+        let Some(home) = &self.bindings_home else {
+            return false;
+        };
+        if let Some(&(_, yes)) = self.home_files.iter().find(|(f, _)| *f == file) {
+            return yes;
+        }
+        let yes = path == home;
+        self.home_files.push((file, yes));
+        yes
+    }
+
+    /// Records that the name at `target` of the assignment `statement` bound `value`.
+    pub fn note_binding(&mut self, file: FileId, statement: Span, target: Span, value: &Value) {
+        let node = match value {
+            Value::Proxy(n) if self.graph.contains(*n) => Some(*n),
+            _ => None,
+        };
+        self.bindings.push(Binding {
+            file,
+            statement,
+            target,
+            node,
         });
     }
 

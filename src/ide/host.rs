@@ -107,6 +107,20 @@ impl GraphView {
             .get_or_init(|| node_views(&self.traced, self.file))
     }
 
+    /// One node as hover shows it, made on request (inlay hints read a few nodes of a large
+    /// graph); None for a node the graph does not hold.
+    pub fn node(&self, id: crate::graph::NodeId) -> Option<NodeView> {
+        self.traced
+            .graph
+            .contains(id)
+            .then(|| node_view(&self.traced, id, self.file))
+    }
+
+    /// The analysed document, as the graph's spans name it.
+    pub fn file(&self) -> FileId {
+        self.file
+    }
+
     /// The submodules the graph's class builds.
     pub fn modules(&self) -> &[ModuleSummary] {
         &self.traced.modules
@@ -699,7 +713,15 @@ fn graph_view(g: Arc<GraphResult>, file: FileId) -> GraphView {
 fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
     g.graph
         .nodes()
-        .map(|(id, n)| {
+        .map(|(id, _)| node_view(g, id, file))
+        .collect()
+}
+
+/// One node of `g` as hover shows it; `file` is the analysed document.
+fn node_view(g: &GraphResult, id: crate::graph::NodeId, file: FileId) -> NodeView {
+    let n = g.graph.node(id);
+    {
+        {
             let (shape, dtype) = match n.meta.as_tensor() {
                 Some(t) => (Some(n.meta.describe()), Some(t.dtype.as_str().to_string())),
                 None if matches!(n.meta, crate::shapes::Meta::Unknown) => (None, None),
@@ -743,8 +765,8 @@ fn node_views(g: &GraphResult, file: FileId) -> Vec<NodeView> {
                 chain,
                 unknown_reason: unknown_reason(&g.graph, id),
             }
-        })
-        .collect()
+        }
+    }
 }
 
 /// Whether a value's shape is not fully known: a tensor without a shape or with an unknown

@@ -224,7 +224,7 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
     ))
 }
 
-fn describe(nodes: &[&NodeView]) -> String {
+pub(super) fn describe(nodes: &[&NodeView]) -> String {
     const SHOWN: usize = 8;
     let mut s = String::new();
     if nodes.len() > 1 {

@@ -10,6 +10,7 @@
 //!   hashes);
 //! - [`fix`]: fix-all to a fixed point; [`files`] and [`exclude`]: which files are analysed;
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
+//!   [`inlay`]: shape hints on assignments; [`lens`]: a code lens per `forward`;
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 //!
 //! The only API of the front ends, plain data and byte offsets. `settings`: one `Settings` for
@@ -31,7 +32,9 @@
 //! document closes or idles, 5 minutes) in its libraries (`analysis::shared`: the modules the
 //! documents import are evaluated once per analysis thread) and turns an analysis of a text
 //! snapshot into `Send` data (diagnostics, node views, the traced graph, DOT with source lines);
-//! `hover`: markdown for a byte offset. `stack`: the 256 MiB threads analysis runs on.
+//! `hover`: markdown for a byte offset. `inlay`: the shape each assignment of a traced forward
+//! bound (`traced::Binding`), joined across runs or nothing, for a byte range. `lens`: graphs,
+//! nodes and breaks per analysed class, above its `def forward`. `stack`: the 256 MiB threads analysis runs on.
 
 pub use crate::breaks::version::{Source as TargetSource, TorchVersion};
 
@@ -45,6 +48,8 @@ pub mod fix;
 pub mod graph;
 pub mod host;
 pub mod hover;
+pub mod inlay;
+pub mod lens;
 mod memory;
 mod noqa_hover;
 pub mod run;

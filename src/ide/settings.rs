@@ -50,6 +50,8 @@ pub struct Settings {
     /// The directory of the pyproject.toml that set `[tool.staticfx]`: excludes are relative
     /// to it.
     pub config_dir: Option<PathBuf>,
+    /// `inlayHints.shapes` (`inlay-hints.shapes`): the editor's shape hints on assignments.
+    pub inlay_hint_shapes: bool,
 }
 
 impl Default for Settings {
@@ -68,6 +70,7 @@ impl Default for Settings {
             baseline: None,
             strict: false,
             config_dir: None,
+            inlay_hint_shapes: true,
         }
     }
 }
@@ -162,6 +165,13 @@ impl Settings {
             self.exclude.as_deref(),
             &self.extend_exclude,
         )
+    }
+
+    /// What the editor's inlay hints show.
+    pub fn inlay_hints(&self) -> super::inlay::InlayConfig {
+        super::inlay::InlayConfig {
+            shapes: self.inlay_hint_shapes,
+        }
     }
 
     pub fn filter(&self) -> Filter {
@@ -263,6 +273,18 @@ impl Settings {
             match strict.as_bool() {
                 Some(b) => self.strict = b,
                 None => problems.push("strict: expected true or false".into()),
+            }
+        }
+        // `{"inlayHints": {"shapes": false}}` (a client's nested settings, pyproject's
+        // `inlay-hints = { shapes = false }`) or the flat `"inlayHints.shapes": false`.
+        let shapes = get("inlayHints", "inlay-hints")
+            .and_then(|h| h.get("shapes"))
+            .or_else(|| get("inlayHints.shapes", "inlay-hints.shapes"))
+            .filter(|x| !x.is_null());
+        if let Some(shapes) = shapes {
+            match shapes.as_bool() {
+                Some(b) => self.inlay_hint_shapes = b,
+                None => problems.push("inlayHints.shapes: expected true or false".into()),
             }
         }
         if let Some(t) = get("testHooks", "test-hooks").and_then(Json::as_bool) {
@@ -453,6 +475,42 @@ mod tests {
             .merge(&serde_json::json!({"select": null, "root": null}), None)
             .is_empty());
         assert_eq!(s.select, Some(vec!["FX1".to_string()]));
+    }
+
+    #[test]
+    fn inlay_hint_shapes_nested_flat_and_pyproject() {
+        let mut s = Settings::default();
+        assert!(s.inlay_hints().shapes);
+        assert!(s
+            .merge(
+                &serde_json::json!({"staticfx": {"inlayHints": {"shapes": false}}}),
+                None
+            )
+            .is_empty());
+        assert!(!s.inlay_hints().shapes);
+        // An unset client value keeps the layer below.
+        assert!(s
+            .merge(&serde_json::json!({"inlayHints": {"shapes": null}}), None)
+            .is_empty());
+        assert!(!s.inlay_hints().shapes);
+        assert!(s
+            .merge(&serde_json::json!({"inlayHints.shapes": true}), None)
+            .is_empty());
+        assert!(s.inlay_hints().shapes);
+        assert_eq!(
+            s.merge(&serde_json::json!({"inlayHints": {"shapes": "no"}}), None)
+                .len(),
+            1
+        );
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("pyproject.toml"),
+            "[tool.staticfx]\ninlay-hints = { shapes = false }\n",
+        )
+        .unwrap();
+        let (s, problems) = Settings::discover(dir.path());
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(!s.inlay_hints().shapes);
     }
 
     #[test]

@@ -277,3 +277,276 @@ fn files_are_collected_and_only_possible_modules_are_evaluated() {
         crate::diagnostics::Severity::Error
     );
 }
+
+// Inlay hints and code lenses.
+
+const HINTS: &str = r#"import torch
+import torch.nn as nn
+
+
+def scale(t):
+    y = t * 2
+    return y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 64)
+        self.fc2 = nn.Linear(64, 128)
+        self.bad = nn.Linear(64, 10)
+        self.layers = nn.ModuleList([nn.Linear(128, 16), nn.Linear(16, 32)])
+
+    def forward(self, x):
+        h = self.fc1(x)
+        a = scale(h)
+        g = self.fc2(h)
+        b = scale(g)
+        ids = torch.argmax(g, dim=-1)
+        wrong = self.bad(g)
+        q, k = h.chunk(2, dim=-1)
+        n = g.shape[0]
+        z = g
+        for layer in self.layers:
+            z = layer(z)
+        z += 1
+        return a, b, ids, wrong, q, k, n, z
+"#;
+
+/// The text with each hint inserted at its offset as `⟨label⟩`.
+fn with_hints(text: &str, hints: &[super::inlay::InlayHint]) -> String {
+    let mut out = text.to_string();
+    for h in hints.iter().rev() {
+        out.insert_str(h.offset, &format!("⟨{}⟩", h.label));
+    }
+    out
+}
+
+fn hints_of(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> (Output, usize, String) {
+    let (_, at, out) = analyse(fixture, edit);
+    let all = super::inlay::inlay_hints(
+        &out,
+        crate::syntax::Span::new(0, out.text.len()),
+        &Default::default(),
+    );
+    let shown = with_hints(&out.text, &all);
+    (out, at, shown)
+}
+
+fn net_inputs(snap: &mut Snapshot) {
+    snap.class_inputs
+        .insert("Net".into(), vec!["x=1x784".parse().unwrap()]);
+}
+
+#[test]
+fn inlay_hints_show_each_assignments_shape_at_its_end() {
+    let (_, _, shown) = hints_of(&format!("$0{HINTS}"), net_inputs);
+    let forward = &shown[shown.find("def scale").unwrap()..];
+    let expected = r#"def scale(t):
+    y = t * 2⟨# [1, 64] | [1, 128]⟩
+    return y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 64)
+        self.fc2 = nn.Linear(64, 128)
+        self.bad = nn.Linear(64, 10)
+        self.layers = nn.ModuleList([nn.Linear(128, 16), nn.Linear(16, 32)])
+
+    def forward(self, x):
+        h = self.fc1(x)⟨# [1, 64]⟩
+        a = scale(h)⟨# [1, 64]⟩
+        g = self.fc2(h)⟨# [1, 128]⟩
+        b = scale(g)⟨# [1, 128]⟩
+        ids = torch.argmax(g, dim=-1)⟨# [1] int64⟩
+        wrong = self.bad(g)
+        q, k = h.chunk(2, dim=-1)⟨# q: [1, 32], k: [1, 32]⟩
+        n = g.shape[0]
+        z = g⟨# [1, 128]⟩
+        for layer in self.layers:
+            z = layer(z)⟨# [1, 16] | [1, 32]⟩
+        z += 1⟨# [1, 32]⟩
+        return a, b, ids, wrong, q, k, n, z
+"#;
+    assert_eq!(forward, expected);
+}
+
+#[test]
+fn inlay_hints_without_inputs_use_the_symbolic_dims_hover_shows() {
+    let fixture = HINTS.replace("        g = self.fc2(h)", "        $0g = self.fc2(h)");
+    let (out, at, shown) = hints_of(&fixture, |_| {});
+    assert!(shown.contains("g = self.fc2(h)⟨# [s0, 128]⟩"), "{shown}");
+    let hover = super::hover::hover(&out, &crate::syntax::parse(&out.text, None), at).unwrap();
+    assert!(hover.0.contains("shape `[s0, 128]`"), "{}", hover.0);
+}
+
+#[test]
+fn inlay_hints_only_for_the_requested_range_and_not_when_turned_off() {
+    let fixture = HINTS.replace("        g = self.fc2(h)", "$0        g = self.fc2(h)");
+    let (_, at, out) = analyse(&fixture, net_inputs);
+    let line_end = at + out.text[at..].find('\n').unwrap();
+    let range = crate::syntax::Span::new(at, line_end);
+    let on = super::inlay::InlayConfig { shapes: true };
+    let hints = super::inlay::inlay_hints(&out, range, &on);
+    let labels: Vec<(usize, &str)> = hints.iter().map(|h| (h.offset, h.label.as_str())).collect();
+    assert_eq!(labels, [(line_end, "# [1, 128]")]);
+    // A range that ends inside the statement holds no hint of it.
+    let short = crate::syntax::Span::new(at, line_end - 1);
+    assert!(super::inlay::inlay_hints(&out, short, &on).is_empty());
+    let off = super::inlay::InlayConfig { shapes: false };
+    let everything = crate::syntax::Span::new(0, out.text.len());
+    assert!(super::inlay::inlay_hints(&out, everything, &off).is_empty());
+    assert!(!super::inlay::inlay_hints(&out, everything, &on).is_empty());
+}
+
+#[test]
+fn an_unknown_shape_has_no_hint_and_its_tooltip_says_why() {
+    let (out, _, shown) = hints_of(&format!("$0{HINTS}"), net_inputs);
+    assert!(shown.contains("        wrong = self.bad(g)\n"), "{shown}");
+    let end = out.text.find("wrong = self.bad(g)").unwrap() + "wrong = self.bad(g)".len();
+    let tip = super::inlay::tooltip(&out, end).unwrap();
+    assert!(
+        tip.contains("`wrong` =") && tip.contains("unknown: this call raises when it runs"),
+        "{tip}"
+    );
+    // The tooltip of a hint: the node, op and dtype of each run.
+    let end = out.text.find("ids = torch.argmax(g, dim=-1)").unwrap()
+        + "ids = torch.argmax(g, dim=-1)".len();
+    let tip = super::inlay::tooltip(&out, end).unwrap();
+    assert!(
+        tip.contains("**`argmax`** · `call_function`") && tip.contains("dtype `int64`"),
+        "{tip}"
+    );
+    let end = out.text.find("    y = t * 2").unwrap() + "    y = t * 2".len();
+    let tip = super::inlay::tooltip(&out, end).unwrap();
+    assert!(tip.contains("2 graph nodes"), "{tip}");
+}
+
+#[test]
+fn a_statement_in_a_class_reads_that_classs_own_graph() {
+    // Block is traced on its own (symbolic) and inlined into Net (concrete): its statements
+    // show Block's own trace, as hover does.
+    let fixture = r#"import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        return y
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+
+    def forward(self, x):
+        $0out = self.block(x)
+        return out
+"#;
+    let (_, _, shown) = hints_of(fixture, |snap| {
+        snap.class_inputs
+            .insert("Net".into(), vec!["x=3x8".parse().unwrap()]);
+    });
+    assert!(shown.contains("y = self.fc(x)⟨# [s0, 8]⟩"), "{shown}");
+    assert!(shown.contains("out = self.block(x)⟨# [3, 8]⟩"), "{shown}");
+}
+
+#[test]
+fn a_value_that_is_not_always_a_tensor_has_no_hint() {
+    let fixture = r#"import torch.nn as nn
+
+
+def twice(v):
+    w = v * 2
+    return w
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        $0s = twice(3)
+        t = twice(self.fc(x))
+        return t * s
+"#;
+    let (_, _, shown) = hints_of(fixture, |snap| {
+        snap.class_inputs
+            .insert("Net".into(), vec!["x=2x4".parse().unwrap()]);
+    });
+    assert!(shown.contains("    w = v * 2\n"), "{shown}");
+    assert!(shown.contains("t = twice(self.fc(x))⟨# [2, 4]⟩"), "{shown}");
+    assert!(shown.contains("        s = twice(3)\n"), "{shown}");
+}
+
+fn lenses(fixture: &str, edit: impl FnOnce(&mut Snapshot)) -> (Output, Vec<super::lens::Lens>) {
+    let (snap, _, out) = analyse(fixture, edit);
+    let lenses = super::lens::code_lenses(&out, snap.tree.as_ref().unwrap());
+    (out, lenses)
+}
+
+#[test]
+fn the_lens_of_a_clean_forward_counts_nodes_and_offers_graph_and_run() {
+    use super::lens::LensAction;
+    let plain = SIMPLE.replace("        if h.sum() > 0:\n            h = h * 2\n", "");
+    let (out, found) = lenses(&format!("$0{plain}"), with_inputs);
+    let simple: Vec<_> = found.iter().filter(|l| l.class == "SimpleNet").collect();
+    let g = out.graphs.iter().find(|g| g.class == "SimpleNet").unwrap();
+    let nodes = g.traced.graph.len();
+    assert_eq!(nodes, 5, "x, fc1, relu, fc2, output");
+    assert_eq!(simple.len(), 2);
+    assert_eq!(simple[0].title, "1 graph · 5 nodes · 0 breaks");
+    assert_eq!(simple[0].action, LensAction::ShowGraph);
+    assert_eq!(
+        (simple[1].title.as_str(), &simple[1].action),
+        ("run", &LensAction::Run)
+    );
+    // On the `def forward` line.
+    let def = plain
+        .find("    def forward(self, x):\n        h = self.fc1")
+        .unwrap()
+        + 4;
+    assert_eq!(
+        &out.text[simple[0].span.start..simple[0].span.end],
+        "def forward"
+    );
+    assert_eq!(simple[0].span.start, def);
+}
+
+#[test]
+fn the_lens_of_a_forward_with_breaks_lists_their_codes_and_reveals_the_first() {
+    use super::lens::LensAction;
+    let fixture = SIMPLE.replace(
+        "        out = self.fc2(h)\n",
+        "        out = self.fc2(h)\n        print(out)\n",
+    );
+    let (out, found) = lenses(&format!("$0{fixture}"), with_inputs);
+    let simple: Vec<_> = found.iter().filter(|l| l.class == "SimpleNet").collect();
+    assert_eq!(simple[0].title, "3 graphs · 2 breaks (FX101, FX105)");
+    let LensAction::Reveal(at) = simple[0].action else {
+        panic!("{:?}", simple[0]);
+    };
+    assert!(
+        out.text[at.start..].starts_with("h.sum() > 0"),
+        "{:?}",
+        &out.text[at.start..at.end]
+    );
+    assert_eq!(
+        (simple[1].title.as_str(), &simple[1].action),
+        ("show graph", &LensAction::ShowGraph)
+    );
+    // The lens says what the diagnostics of the same analysis say.
+    let codes: Vec<&str> = out.diagnostics.iter().map(|d| d.code).collect();
+    assert!(
+        codes.contains(&"FX101") && codes.contains(&"FX105"),
+        "{codes:?}"
+    );
+}

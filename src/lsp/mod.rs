@@ -3,7 +3,8 @@
 //!
 //! The only module that knows LSP types. `server/mod.rs` holds the state and the document lifecycle
 //! and applies edits to a ropey rope and the tree-sitter tree before any await; the other requests
-//! have a file each in `server/` (`hover`, `code_action`, `commands`, `settings`); `workers.rs`
+//! have a file each in `server/` (`hover`, `code_action`, `commands`, `inlay` for inlay hints and
+//! code lenses, `settings`); `workers.rs`
 //! runs analyses on two long-lived large-stack threads, each with its `ide::AnalysisHost`, a
 //! document always on the same one (the host keeps the document's incremental session);
 //! `convert.rs` is the one place byte spans become ranges (and positions offsets) in the negotiated
@@ -27,7 +28,7 @@ pub mod framing;
 mod server;
 mod workers;
 
-pub use server::{Server, FIX_ALL, RUN_GRAPH, SHOW_GRAPH};
+pub use server::{Server, FIX_ALL, REVEAL_LOCATION, RUN_GRAPH, SHOW_GRAPH};
 
 use tower_lsp_server::{ClientSocket, LspService};
 

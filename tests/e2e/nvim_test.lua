@@ -149,6 +149,67 @@ local function run()
   vim.cmd('bwipeout')
   vim.api.nvim_set_current_buf(buf)
 
+  -- 3b. Inlay hints for the visible range, enabled on attach: the shape after each assignment.
+  check(vim.lsp.inlay_hint.is_enabled({ bufnr = buf }), 'inlay hints not enabled on attach')
+  do
+    local fc1 = find_line(buf, 'h = self.fc1(x)')
+    local hint
+    check(vim.wait(TIMEOUT, function()
+      for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = buf })) do
+        if h.inlay_hint.position.line == fc1 then
+          hint = h.inlay_hint
+          return true
+        end
+      end
+    end, 20), 'no inlay hint on `h = self.fc1(x)`: ' .. vim.inspect(vim.lsp.inlay_hint.get({ bufnr = buf })))
+    local label = type(hint.label) == 'string' and hint.label or hint.label[1].value
+    check(label == '# [1, 128]', 'inlay hint label: ' .. vim.inspect(hint))
+    local text = vim.api.nvim_buf_get_lines(buf, fc1, fc1 + 1, false)[1]
+    check(hint.position.character == #text, 'inlay hint not at the end of the line: ' .. vim.inspect(hint))
+    log(string.format('inlay hints: %d, `%s` on line %d', #vim.lsp.inlay_hint.get({ bufnr = buf }), label, fc1 + 1))
+  end
+
+  -- 3c. Code lenses on each forward, refreshed with the diagnostics; their commands work.
+  do
+    local forward = find_line(buf, 'def forward(self, x):')
+    local lenses
+    check(vim.wait(TIMEOUT, function()
+      lenses = vim.tbl_filter(function(l)
+        return l.range.start.line == forward and l.command ~= nil
+      end, vim.lsp.codelens.get(buf))
+      return #lenses == 2
+    end, 20), 'no code lenses on forward: ' .. vim.inspect(vim.lsp.codelens.get(buf)))
+    table.sort(lenses, function(a, b) return a.command.title > b.command.title end)
+    local reveal, show = lenses[2], lenses[1]
+    check(reveal.command.title == '2 graphs · 1 break (FX101)' and reveal.command.command == 'staticfx.revealLocation',
+      'break lens: ' .. vim.inspect(reveal))
+    check(show.command.title == 'show graph' and show.command.command == 'staticfx.showGraph', 'graph lens: ' .. vim.inspect(show))
+    -- The lens of the first break moves the cursor to it.
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    client:exec_cmd(reveal.command, { bufnr = buf })
+    check(vim.wait(TIMEOUT, function()
+      return vim.api.nvim_win_get_cursor(0)[1] - 1 == brk.lnum
+    end, 20), 'the break lens did not move to the break: ' .. vim.inspect(vim.api.nvim_win_get_cursor(0)))
+    -- "show graph" produces the DOT of the lens's class.
+    local model_win = vim.api.nvim_get_current_win()
+    client:exec_cmd(show.command, { bufnr = buf })
+    local gwin
+    check(vim.wait(TIMEOUT, function()
+      for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+        if vim.bo[vim.api.nvim_win_get_buf(w)].filetype == 'dot' then
+          gwin = w
+          return true
+        end
+      end
+    end, 20), 'the show graph lens opened no dot buffer; notes: ' .. vim.inspect(notes))
+    local dot = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(gwin), 0, -1, false), '\n')
+    check(dot:match('^digraph "SimpleNet%.forward" {'), 'lens graph is not the digraph: ' .. dot:sub(1, 80))
+    vim.api.nvim_win_close(gwin, true)
+    vim.api.nvim_set_current_win(model_win)
+    vim.api.nvim_set_current_buf(buf)
+    log('code lens: ' .. reveal.command.title .. ' | ' .. show.command.title .. ' (revealed the break, showed the DOT)')
+  end
+
   -- 4. The code action for the graph break, applied.
   check(client.server_capabilities.codeActionProvider, 'the server does not advertise codeActionProvider')
   do

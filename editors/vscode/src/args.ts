@@ -11,6 +11,8 @@ export interface Settings {
   exampleInputs?: unknown;
   /** `staticfx.python`: interpreter or venv for imports outside the workspace; empty discovers it. */
   python?: unknown;
+  /** `staticfx.inlayHints.shapes`: the shape of each assignment in forward as an inlay hint. */
+  inlayHintShapes?: unknown;
 }
 
 export interface ServerCommand {
@@ -49,7 +51,56 @@ export function initializationOptions(s: Settings): Record<string, unknown> {
   if (typeof s.python === "string" && s.python.trim() !== "") {
     out.python = s.python.trim();
   }
+  if (typeof s.inlayHintShapes === "boolean") {
+    out.inlayHints = { shapes: s.inlayHintShapes };
+  }
   return out;
+}
+
+/** The class a code lens is about: `{uri, class}`, the argument of the server's lens commands. */
+export interface LensTarget {
+  uri: string;
+  class: string;
+}
+
+/** The argument of a lens command when it names a class, else undefined. */
+export function lensTarget(arg: unknown): LensTarget | undefined {
+  if (!arg || typeof arg !== "object") {
+    return undefined;
+  }
+  const a = arg as Record<string, unknown>;
+  return typeof a.uri === "string" && typeof a.class === "string" ? { uri: a.uri, class: a.class } : undefined;
+}
+
+/**
+ * The extension's command for a code lens's command from the server. The server names its own
+ * commands (`staticfx.showGraph` with `{uri, class}`), which vscode-languageclient would send
+ * back to the server and drop the answer; the extension's show the graph panel and the run
+ * result instead. `staticfx.revealLocation` is the extension's already.
+ */
+export function lensCommand(command: string, args: unknown[] | undefined): { command: string; arguments: unknown[] } {
+  const target = lensTarget(args?.[0]);
+  if (target && command === "staticfx.showGraph") {
+    return { command: "staticfx.openGraph", arguments: [target] };
+  }
+  if (target && command === "staticfx.runGraph") {
+    return { command: "staticfx.runOnSampleInputs", arguments: [target] };
+  }
+  return { command, arguments: args ?? [] };
+}
+
+/** The argument of `staticfx.revealLocation`: `{uri, range}`, the range in protocol terms. */
+export function revealTarget(arg: unknown): { uri: string; range: { start: Position; end: Position } } | undefined {
+  if (!arg || typeof arg !== "object") {
+    return undefined;
+  }
+  const a = arg as { uri?: unknown; range?: { start?: Position; end?: Position } };
+  const ok = (p: unknown): p is Position =>
+    !!p && typeof (p as Position).line === "number" && typeof (p as Position).character === "number";
+  if (typeof a.uri !== "string" || !a.range || !ok(a.range.start) || !ok(a.range.end)) {
+    return undefined;
+  }
+  return { uri: a.uri, range: { start: a.range.start, end: a.range.end } };
 }
 
 export interface Position {
@@ -59,7 +110,8 @@ export interface Position {
 
 export interface GraphArgs {
   uri: string;
-  position: Position;
+  position?: Position;
+  class?: string;
   optimized?: true;
 }
 
@@ -143,7 +195,8 @@ export function specsFromSettings(exampleInputs: unknown, cls: string): string[]
 
 export interface RunArgs {
   uri: string;
-  position: Position;
+  position?: Position;
+  class?: string;
   inputs?: string[];
   seed?: number;
 }
@@ -155,6 +208,15 @@ export function runGraphArgs(uri: string, position: Position, inputs: string[], 
   }
   if (seed !== undefined) {
     args.seed = seed;
+  }
+  return args;
+}
+
+/** Arguments of `staticfx.runGraph` for a code lens's class. */
+export function runClassArgs(target: LensTarget, inputs: string[]): RunArgs {
+  const args: RunArgs = { uri: target.uri, class: target.class };
+  if (inputs.length > 0) {
+    args.inputs = inputs;
   }
   return args;
 }

@@ -12,7 +12,12 @@ import {
   errorMessage,
   formatRunResult,
   initializationOptions,
+  lensCommand,
+  LensTarget,
+  lensTarget,
   parseInputSpecs,
+  revealTarget,
+  runClassArgs,
   runGraphArgs,
   serverCommand,
   Settings,
@@ -34,6 +39,7 @@ function settings(): Settings {
     args: c.get("args"),
     exampleInputs: c.get("exampleInputs"),
     python: c.get("python"),
+    inlayHintShapes: c.get("inlayHints.shapes"),
   };
 }
 
@@ -101,6 +107,20 @@ async function makeClient(): Promise<LanguageClient | undefined> {
     ],
     initializationOptions: initializationOptions(s),
     outputChannel: output,
+    middleware: {
+      // The lenses' commands become the extension's, which show what the server answers.
+      provideCodeLenses: async (document, token, next) => {
+        const lenses = await next(document, token);
+        for (const lens of lenses ?? []) {
+          if (lens.command) {
+            const mapped = lensCommand(lens.command.command, lens.command.arguments);
+            lens.command.command = mapped.command;
+            lens.command.arguments = mapped.arguments;
+          }
+        }
+        return lenses;
+      },
+    },
   };
   // The id `staticfx` makes the client honour `staticfx.trace.server`.
   return new LanguageClient("staticfx", "StaticFX", serverOptions, clientOptions);
@@ -156,30 +176,35 @@ async function execute(c: LanguageClient, command: string, args: object): Promis
   return c.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] });
 }
 
-async function showGraph(panels: GraphPanels, optimize: boolean): Promise<void> {
-  const ed = pythonEditor();
-  const c = ed && running();
-  if (!ed || !c) {
+/** The graph of the class under the cursor, or of `target` (a code lens's class). */
+async function showGraph(panels: GraphPanels, optimize: boolean, target?: LensTarget): Promise<void> {
+  const ed = target ? undefined : pythonEditor();
+  const c = (ed || target) && running();
+  if ((!ed && !target) || !c) {
     return;
   }
   const title = optimize ? "Show Optimized Graph" : "Show FX Graph";
   try {
-    const pos = c.code2ProtocolConverter.asPosition(ed.selection.active);
-    const args = showGraphArgs(ed.document.uri.toString(), pos, optimize);
+    const uri = target ? vscode.Uri.parse(target.uri) : ed!.document.uri;
+    const args = target
+      ? { uri: target.uri, class: target.class, ...(optimize ? { optimized: true as const } : {}) }
+      : showGraphArgs(ed!.document.uri.toString(), c.code2ProtocolConverter.asPosition(ed!.selection.active), optimize);
     const graph = checkGraphResult(await execute(c, "staticfx.showGraph", args), optimize);
-    panels.show(graph, ed.document.uri, optimize, ed.viewColumn);
+    panels.show(graph, uri, optimize, ed?.viewColumn ?? vscode.window.activeTextEditor?.viewColumn);
   } catch (e) {
     void vscode.window.showErrorMessage(errorMessage(title, e));
   }
 }
 
-async function runGraph(context: vscode.ExtensionContext): Promise<void> {
-  const ed = pythonEditor();
-  const c = ed && running();
-  if (!ed || !c) {
+/** Runs the class under the cursor, or `target` (a code lens's class), on inputs the user types. */
+async function runGraph(context: vscode.ExtensionContext, target?: LensTarget): Promise<void> {
+  const ed = target ? undefined : pythonEditor();
+  const c = (ed || target) && running();
+  if ((!ed && !target) || !c) {
     return;
   }
-  const key = `staticfx.runInputs:${ed.document.uri.toString()}`;
+  const uri = target ? target.uri : ed!.document.uri.toString();
+  const key = `staticfx.runInputs:${uri}`;
   const typed = await vscode.window.showInputBox({
     title: "StaticFX: Run Graph on Sample Inputs",
     prompt: "Forward inputs as NAME=SHAPE[:DTYPE], separated by spaces (empty: the configured example inputs)",
@@ -199,8 +224,9 @@ async function runGraph(context: vscode.ExtensionContext): Promise<void> {
   }
   await context.workspaceState.update(key, typed);
   try {
-    const pos = c.code2ProtocolConverter.asPosition(ed.selection.active);
-    const args = runGraphArgs(ed.document.uri.toString(), pos, parseInputSpecs(typed));
+    const args = target
+      ? runClassArgs(target, parseInputSpecs(typed))
+      : runGraphArgs(uri, c.code2ProtocolConverter.asPosition(ed!.selection.active), parseInputSpecs(typed));
     const text = formatRunResult(await execute(c, "staticfx.runGraph", args));
     runOutput.clear();
     runOutput.appendLine(text);
@@ -221,16 +247,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     runOutput,
     panels,
-    vscode.commands.registerCommand("staticfx.openGraph", () => showGraph(panels, false)),
-    vscode.commands.registerCommand("staticfx.openOptimizedGraph", () => showGraph(panels, true)),
-    vscode.commands.registerCommand("staticfx.runOnSampleInputs", () => runGraph(context)),
+    vscode.commands.registerCommand("staticfx.openGraph", (arg?: unknown) => showGraph(panels, false, lensTarget(arg))),
+    vscode.commands.registerCommand("staticfx.openOptimizedGraph", (arg?: unknown) => showGraph(panels, true, lensTarget(arg))),
+    vscode.commands.registerCommand("staticfx.runOnSampleInputs", (arg?: unknown) => runGraph(context, lensTarget(arg))),
+    vscode.commands.registerCommand("staticfx.revealLocation", revealLocation),
     vscode.commands.registerCommand("staticfx.restartServer", restart),
     watchInterpreter(),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration("staticfx.path") || e.affectsConfiguration("staticfx.args")) {
         void restart();
       } else if (
-        (e.affectsConfiguration("staticfx.exampleInputs") || e.affectsConfiguration("staticfx.python")) &&
+        (e.affectsConfiguration("staticfx.exampleInputs") ||
+          e.affectsConfiguration("staticfx.python") ||
+          e.affectsConfiguration("staticfx.inlayHints")) &&
         client?.isRunning()
       ) {
         void client.sendNotification(DidChangeConfigurationNotification.type, {
@@ -240,6 +269,19 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
   );
   await start();
+}
+
+/** A code lens's "first break": opens the document with the range selected. */
+async function revealLocation(arg?: unknown): Promise<void> {
+  const at = revealTarget(arg);
+  if (!at) {
+    void vscode.window.showErrorMessage("StaticFX: revealLocation needs {uri, range}");
+    return;
+  }
+  const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(at.uri));
+  const { start, end } = at.range;
+  const selection = new vscode.Range(start.line, start.character, end.line, end.character);
+  await vscode.window.showTextDocument(doc, { selection, preserveFocus: false });
 }
 
 /** A newly selected interpreter may have its own staticfx: restart when it is the one in use. */

@@ -99,6 +99,54 @@ describe("the packaged extension, activated against a fake VS Code", { timeout: 
     assert.equal(panel.posted.length, 2);
   });
 
+  it("shows the shapes as inlay hints, resolving their tooltip when asked", async () => {
+    const provider = await until("an inlay hints provider", () => fake.recorded.providers.get("inlayHint"));
+    const token = new fake.CancellationTokenSource().token;
+    const all = new fake.Range(0, 0, doc.lineCount, 0);
+    const hints = (await provider.provideInlayHints(doc, all, token)) as fake.InlayHint[];
+    const line = lineOf("h = self.fc1(x)");
+    const fc1 = hints.find((h) => h.position.line === line);
+    assert.ok(fc1, JSON.stringify(hints));
+    assert.equal(fc1.label, "# [1, 128]");
+    assert.equal(fc1.position.character, text.split("\n")[line].length);
+    assert.equal(fc1.tooltip, undefined, "resolved lazily");
+    const resolved = (await provider.resolveInlayHint(fc1, token)) as fake.InlayHint;
+    assert.match((resolved.tooltip as fake.MarkdownString).value, /`fc1`/);
+    // Only the range asked for.
+    const one = (await provider.provideInlayHints(doc, new fake.Range(line, 0, line + 1, 0), token)) as fake.InlayHint[];
+    assert.deepEqual(
+      one.map((h) => h.label),
+      ["# [1, 128]"],
+    );
+  });
+
+  it("puts a code lens on forward whose commands reveal the first break and show the graph", async () => {
+    const provider = await until("a code lens provider", () => fake.recorded.providers.get("codeLens"));
+    const token = new fake.CancellationTokenSource().token;
+    const lenses = (await provider.provideCodeLenses(doc, token)) as fake.CodeLens[];
+    const onForward = lenses.filter((l) => l.range.start.line === lineOf("def forward(self, x):"));
+    assert.deepEqual(
+      onForward.map((l) => [l.command?.title, l.command?.command]),
+      [
+        ["2 graphs · 1 break (FX101)", "staticfx.revealLocation"],
+        ["show graph", "staticfx.openGraph"],
+      ],
+    );
+    fake.recorded.shown.length = 0;
+    await fake.commands.executeCommand(onForward[0].command!.command, ...(onForward[0].command!.arguments ?? []));
+    assert.deepEqual(fake.recorded.shown, [{ uri: doc.uri.toString(), line: lineOf("if h.sum() > 0:") }]);
+    // The graph panel (open since the test above) gets the lens's class's graph; no cursor needed.
+    const editor = fake.window.activeTextEditor;
+    fake.window.activeTextEditor = undefined;
+    const panel = fake.recorded.panels[0];
+    const posted = panel.posted.length;
+    await fake.commands.executeCommand(onForward[1].command!.command, ...(onForward[1].command!.arguments ?? []));
+    assert.deepEqual(fake.recorded.errors, []);
+    const msg = await until("the graph message", () => panel.posted[posted] as { dot: string });
+    assert.match(msg.dot, /^digraph "SimpleNet\.forward"/);
+    fake.window.activeTextEditor = editor;
+  });
+
   it("Show Optimized Graph shows the server's refusal or an optimized graph, never a mislabelled one", async () => {
     const before = fake.recorded.panels.length;
     await fake.commands.executeCommand("staticfx.openOptimizedGraph");

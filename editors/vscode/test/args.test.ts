@@ -6,7 +6,10 @@ import {
   expandPath,
   formatRunResult,
   initializationOptions,
+  lensCommand,
   parseInputSpecs,
+  revealTarget,
+  runClassArgs,
   runGraphArgs,
   serverCommand,
   showGraphArgs,
@@ -29,7 +32,7 @@ describe("server command", () => {
   it("rejects non-string args instead of dropping them", () => {
     assert.throws(() => serverCommand({ args: ["--a", 3] }, "/h"), /list of strings/);
   });
-  it("forwards only exampleInputs and python as initialization options", () => {
+  it("forwards only exampleInputs, python and inlayHints.shapes as initialization options", () => {
     assert.deepEqual(initializationOptions({ path: "x", exampleInputs: { M: { x: [1, 2] } } }), {
       exampleInputs: { M: { x: [1, 2] } },
     });
@@ -38,6 +41,38 @@ describe("server command", () => {
     // The empty default means "discover": nothing is sent.
     assert.deepEqual(initializationOptions({ python: "" }), {});
     assert.deepEqual(initializationOptions({ python: 3 }), {});
+    assert.deepEqual(initializationOptions({ inlayHintShapes: false }), { inlayHints: { shapes: false } });
+    assert.deepEqual(initializationOptions({ inlayHintShapes: true }), { inlayHints: { shapes: true } });
+    assert.deepEqual(initializationOptions({ inlayHintShapes: "no" }), {});
+  });
+});
+
+describe("code lens commands", () => {
+  const target = { uri: "file:///m.py", class: "Net" };
+  it("maps the server's graph and run commands to the extension's, keeping the class", () => {
+    assert.deepEqual(lensCommand("staticfx.showGraph", [target]), { command: "staticfx.openGraph", arguments: [target] });
+    assert.deepEqual(lensCommand("staticfx.runGraph", [{ ...target, extra: 1 }]), {
+      command: "staticfx.runOnSampleInputs",
+      arguments: [target],
+    });
+    const range = { start: { line: 3, character: 11 }, end: { line: 3, character: 22 } };
+    assert.deepEqual(lensCommand("staticfx.revealLocation", [{ uri: target.uri, range }]), {
+      command: "staticfx.revealLocation",
+      arguments: [{ uri: target.uri, range }],
+    });
+    // Without a class, nothing to map: left as the server sent it.
+    assert.deepEqual(lensCommand("staticfx.showGraph", [{ uri: "file:///m.py" }]), {
+      command: "staticfx.showGraph",
+      arguments: [{ uri: "file:///m.py" }],
+    });
+  });
+  it("reads reveal arguments and run arguments of a class", () => {
+    const range = { start: { line: 3, character: 11 }, end: { line: 3, character: 22 } };
+    assert.deepEqual(revealTarget({ uri: "file:///m.py", range }), { uri: "file:///m.py", range });
+    assert.equal(revealTarget({ uri: "file:///m.py" }), undefined);
+    assert.equal(revealTarget({ uri: "file:///m.py", range: { start: { line: 1 }, end: range.end } }), undefined);
+    assert.deepEqual(runClassArgs(target, []), { uri: "file:///m.py", class: "Net" });
+    assert.deepEqual(runClassArgs(target, ["x=1,4"]), { uri: "file:///m.py", class: "Net", inputs: ["x=1,4"] });
   });
 });
 

@@ -111,6 +111,47 @@ export class Range {
   }
 }
 
+export class CodeLens {
+  command?: { title: string; command: string; arguments?: unknown[] };
+  constructor(
+    public range: Range,
+    command?: { title: string; command: string; arguments?: unknown[] },
+  ) {
+    this.command = command;
+  }
+  get isResolved(): boolean {
+    return this.command !== undefined;
+  }
+}
+
+export const InlayHintKind = { Type: 1, Parameter: 2 };
+
+export class InlayHint {
+  tooltip?: string | MarkdownString;
+  paddingLeft?: boolean;
+  paddingRight?: boolean;
+  textEdits?: unknown[];
+  data?: unknown;
+  constructor(
+    public position: Position,
+    public label: string | unknown[],
+    public kind?: number,
+  ) {}
+}
+
+export class MarkdownString {
+  isTrusted?: boolean;
+  supportHtml?: boolean;
+  constructor(
+    public value = "",
+    public supportThemeIcons = false,
+  ) {}
+  appendMarkdown(v: string): MarkdownString {
+    this.value += v;
+    return this;
+  }
+}
+
 export class CancellationError extends Error {}
 export class CancellationTokenSource {
   token = { isCancellationRequested: false, onCancellationRequested: noEvent };
@@ -143,6 +184,8 @@ export const recorded = {
   diagnostics: new Map<string, Diagnostic[]>(),
   panels: [] as FakePanel[],
   shown: [] as { uri: string; line: number }[],
+  /** The providers vscode-languageclient registered, by feature. */
+  providers: new Map<string, any>(),
 };
 
 export const commands = withStubs("commands", {
@@ -326,6 +369,14 @@ export const window = withStubs("window", {
 });
 
 export const languages = withStubs("languages", {
+  registerCodeLensProvider(_selector: unknown, provider: unknown) {
+    recorded.providers.set("codeLens", provider);
+    return new Disposable(() => recorded.providers.delete("codeLens"));
+  },
+  registerInlayHintsProvider(_selector: unknown, provider: unknown) {
+    recorded.providers.set("inlayHint", provider);
+    return new Disposable(() => recorded.providers.delete("inlayHint"));
+  },
   match(selector: { language?: string; scheme?: string }[], doc: FakeDocument) {
     return selector.some((s) => (!s.language || s.language === doc.languageId) && (!s.scheme || s.scheme === doc.uri.scheme)) ? 10 : 0;
   },

@@ -18,6 +18,7 @@ describe("package.json", () => {
       "staticfx.openGraph",
       "staticfx.openOptimizedGraph",
       "staticfx.restartServer",
+      "staticfx.revealLocation",
       "staticfx.runOnSampleInputs",
     ]);
     for (const c of pkg.contributes.commands) {
@@ -34,6 +35,7 @@ describe("package.json", () => {
     assert.deepEqual(props, [
       "staticfx.args",
       "staticfx.exampleInputs",
+      "staticfx.inlayHints.shapes",
       "staticfx.path",
       "staticfx.python",
       "staticfx.trace.server",

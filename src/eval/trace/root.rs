@@ -530,6 +530,7 @@ fn trace_root_with(
         from_cache: false,
         flagged_breaks: vec![],
         given_inputs: inputs.iter().map(|i| i.name.clone()).collect(),
+        bindings: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -543,7 +544,11 @@ fn trace_root_with(
     };
     result.class = obj.class_name();
     result.modules = module_tree(obj);
-    interp.tracer = Some(Tracer::new(obj));
+    let mut tracer = Tracer::new(obj);
+    if let Value::Class(c) = &obj.class {
+        tracer.bindings_home = Some(interp.project.file(c.file_id).path.clone());
+    }
+    interp.tracer = Some(tracer);
     let outcome = trace_forward(interp, obj, inputs, sym_inputs);
     let mut tracer = interp.tracer.take().expect("tracer");
     // The root forward is entered through a call like any method; its call site is not part
@@ -569,6 +574,7 @@ fn trace_root_with(
     result.graph = tracer.graph;
     result.regions = tracer.regions;
     result.events = tracer.events;
+    result.bindings = tracer.bindings;
     if let Err(e) = outcome {
         interp.note_error(&e);
         result.error = Some(diag_of(&e));

@@ -5,11 +5,13 @@
 //! a large-stack worker; a version superseded before its analysis starts is dropped, and only
 //! the newest version's diagnostics reach the client. A file whose classes are built from a
 //! config gets its default traces' diagnostics first and the flagged retraces' after. The other requests have a file each: `hover`,
-//! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `settings`.
+//! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `inlay` (inlay hints and
+//! code lenses), `settings`.
 
 mod code_action;
 mod commands;
 mod hover;
+mod inlay;
 mod settings;
 
 use std::path::PathBuf;
@@ -35,6 +37,9 @@ pub const RUN_GRAPH: &str = "staticfx.runGraph";
 pub const CHECK_WORKSPACE: &str = "staticfx.checkWorkspace";
 /// The Python environment the server resolves imports through (`:checkhealth staticfx`).
 pub const ENVIRONMENT: &str = "staticfx.environment";
+/// The command of a code lens that moves the cursor to a place (`{uri, range}`): the editor's
+/// own (the extension and the Neovim plugin register it), never sent to the server.
+pub const REVEAL_LOCATION: &str = "staticfx.revealLocation";
 
 pub struct Server {
     client: Client,
@@ -76,6 +81,10 @@ struct State {
     work_done_progress: std::sync::atomic::AtomicBool,
     /// Numbers the progress tokens of workspace checks.
     checks_started: AtomicU64,
+    /// Whether the client takes `workspace/inlayHint/refresh` and `workspace/codeLens/refresh`
+    /// (asked after a settings change).
+    inlay_refresh: std::sync::atomic::AtomicBool,
+    lens_refresh: std::sync::atomic::AtomicBool,
 }
 
 impl Server {
@@ -420,6 +429,21 @@ impl LanguageServer for Server {
         self.state
             .work_done_progress
             .store(progress, Ordering::SeqCst);
+        let workspace_caps = params.capabilities.workspace.as_ref();
+        let inlay_refresh = workspace_caps
+            .and_then(|w| w.inlay_hint.as_ref())
+            .and_then(|h| h.refresh_support)
+            .unwrap_or(false);
+        let lens_refresh = workspace_caps
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|h| h.refresh_support)
+            .unwrap_or(false);
+        self.state
+            .inlay_refresh
+            .store(inlay_refresh, Ordering::SeqCst);
+        self.state
+            .lens_refresh
+            .store(lens_refresh, Ordering::SeqCst);
         let mut folders: Vec<PathBuf> = params
             .workspace_folders
             .iter()
@@ -461,6 +485,15 @@ impl LanguageServer for Server {
                     TextDocumentSyncKind::INCREMENTAL,
                 )),
                 hover_provider: Some(HoverProviderCapability::Simple(true)),
+                inlay_hint_provider: Some(OneOf::Right(InlayHintServerCapabilities::Options(
+                    InlayHintOptions {
+                        resolve_provider: Some(true),
+                        work_done_progress_options: Default::default(),
+                    },
+                ))),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
                 code_action_provider: Some(CodeActionProviderCapability::Options(
                     CodeActionOptions {
                         code_action_kinds: Some(vec![
@@ -498,6 +531,18 @@ impl LanguageServer for Server {
         self.on_hover(params).await
     }
 
+    async fn inlay_hint(&self, params: InlayHintParams) -> Result<Option<Vec<InlayHint>>> {
+        self.on_inlay_hint(params).await
+    }
+
+    async fn inlay_hint_resolve(&self, params: InlayHint) -> Result<InlayHint> {
+        self.on_inlay_hint_resolve(params).await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        self.on_code_lens(params).await
+    }
+
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         self.on_code_action(params).await
     }
@@ -507,7 +552,7 @@ impl LanguageServer for Server {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        self.reload_config();
+        self.reload_config(false);
         self.log_environment();
     }
 

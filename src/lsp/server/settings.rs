@@ -20,7 +20,7 @@ impl Server {
                 .log_message(MessageType::WARNING, format!("staticfx settings: {p}"))
                 .await;
         }
-        self.reload_config();
+        self.reload_config(true);
     }
 
     /// Discovers the first workspace folder's environment beside the message loop (it may
@@ -51,7 +51,9 @@ impl Server {
 
     /// Asks the client for `workspace/configuration`, merges it over the initial settings
     /// and, when that changes them, re-analyses the open documents under the new settings.
-    pub(super) fn reload_config(&self) {
+    /// `changed_already`: the settings changed before (`didChangeConfiguration`), so the hints
+    /// and lenses shown are refreshed even when the answer changes nothing more.
+    pub(super) fn reload_config(&self, changed_already: bool) {
         let state = self.state.clone();
         let client = self.client.clone();
         // Asking the client is a request of our own; awaiting it inside a handler could stall
@@ -89,6 +91,16 @@ impl Server {
                 for (uri, version) in open {
                     if let Ok(out) = analyze(&state, &client, &uri, version).await {
                         publish(&state, &client, &uri, &out).await;
+                    }
+                }
+                // Hints and lenses shown were of the old settings (`inlayHints.shapes`, the
+                // example inputs' shapes).
+                if changed || changed_already {
+                    if state.inlay_refresh.load(Ordering::SeqCst) {
+                        let _ = client.inlay_hint_refresh().await;
+                    }
+                    if state.lens_refresh.load(Ordering::SeqCst) {
+                        let _ = client.code_lens_refresh().await;
                     }
                 }
             }

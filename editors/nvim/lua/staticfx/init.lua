@@ -1,6 +1,9 @@
 -- StaticFX for Neovim 0.11+: registers `staticfx lsp` for Python buffers and adds
 -- :StaticFxGraph (the traced FX graph as DOT, optionally rendered by Graphviz) and
--- :StaticFxRun (run the graph on sample inputs, summary in a floating window).
+-- :StaticFxRun (run the graph on sample inputs, summary in a floating window). On attach it
+-- enables the server's inlay hints (the shape of each assignment in forward) and code lenses
+-- (graphs, nodes and breaks above each forward), refreshed with the diagnostics; the lenses'
+-- commands are handled here (vim.lsp.commands).
 local M = {}
 
 local defaults = {
@@ -22,6 +25,11 @@ local defaults = {
   render = 'svg',
   -- Called with the image path instead of vim.ui.open.
   open = nil,
+  -- Show the server's inlay hints (`# [1, 128]` after each assignment in forward) on attach.
+  -- The server's own setting is settings.inlayHints.shapes.
+  inlay_hints = true,
+  -- Show and refresh the code lenses above each forward (run one with vim.lsp.codelens.run()).
+  codelens = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -90,6 +98,64 @@ function M.setup(opts)
     settings = { staticfx = settings },
   })
   vim.lsp.enable(NAME)
+  M.register_commands()
+  local group = vim.api.nvim_create_augroup('staticfx', { clear = true })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(args)
+      local client = vim.lsp.get_client_by_id(args.data.client_id)
+      if client and client.name == NAME then
+        M.on_attach(client, args.buf)
+      end
+    end,
+  })
+  -- The lenses follow the diagnostics: both come from the analysis of the same version.
+  vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(args)
+      if M.config.codelens and vim.api.nvim_buf_is_valid(args.buf) and M.client(args.buf) then
+        vim.lsp.codelens.refresh({ bufnr = args.buf })
+      end
+    end,
+  })
+end
+
+--- Enables inlay hints and code lenses for `bufnr` when the server offers them.
+function M.on_attach(client, bufnr)
+  if M.config.inlay_hints and client:supports_method('textDocument/inlayHint') then
+    vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
+  end
+  if M.config.codelens and client:supports_method('textDocument/codeLens') then
+    vim.lsp.codelens.refresh({ bufnr = bufnr })
+  end
+end
+
+--- The commands of the server's code lenses, run by vim.lsp.codelens.run(): the graph and the
+--- run of the lens's class (`{uri, class}`), and moving to a place (`{uri, range}`, the first
+--- break).
+function M.register_commands()
+  local function arg_of(command)
+    return (command.arguments or {})[1] or {}
+  end
+  local function buf_of(arg, ctx)
+    return arg.uri and vim.uri_to_bufnr(arg.uri) or ctx.bufnr
+  end
+  vim.lsp.commands['staticfx.showGraph'] = function(command, ctx)
+    local arg = arg_of(command)
+    M.graph(arg.class, buf_of(arg, ctx))
+  end
+  vim.lsp.commands['staticfx.runGraph'] = function(command, ctx)
+    local arg = arg_of(command)
+    M.run(arg.inputs, buf_of(arg, ctx), arg.class)
+  end
+  vim.lsp.commands['staticfx.revealLocation'] = function(command, ctx)
+    local arg = arg_of(command)
+    if not (arg.uri and arg.range) then
+      return notify('revealLocation needs {uri, range}', vim.log.levels.ERROR)
+    end
+    local client = vim.lsp.get_client_by_id(ctx.client_id)
+    vim.lsp.util.show_document({ uri = arg.uri, range = arg.range }, client and client.offset_encoding or 'utf-16', { focus = true })
+  end
 end
 
 --- The staticfx client attached to `bufnr` (default: current buffer), or nil and a message.
@@ -182,9 +248,10 @@ local function headless()
   return #vim.api.nvim_list_uis() == 0
 end
 
---- :StaticFxGraph [Class]: the FX graph of the class under the cursor (or the named class).
-function M.graph(class)
-  local bufnr = vim.api.nvim_get_current_buf()
+--- :StaticFxGraph [Class]: the FX graph of the class under the cursor (or the named class) of
+--- `bufnr` (default: the current buffer).
+function M.graph(class, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
   local client, why = M.client(bufnr)
   if not client then
     return notify(why, vim.log.levels.ERROR)
@@ -252,14 +319,15 @@ local function float(lines, is_error)
   return win, buf
 end
 
---- :StaticFxRun [NAME=SHAPE[:DTYPE] ...]: runs the graph of the class under the cursor.
-function M.run(inputs)
-  local bufnr = vim.api.nvim_get_current_buf()
+--- :StaticFxRun [NAME=SHAPE[:DTYPE] ...]: runs the graph of the class under the cursor (or the
+--- named class) of `bufnr` (default: the current buffer).
+function M.run(inputs, bufnr, class)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
   local client, why = M.client(bufnr)
   if not client then
     return notify(why, vim.log.levels.ERROR)
   end
-  local args = M.command_args(client, bufnr, nil)
+  local args = M.command_args(client, bufnr, class)
   if inputs and #inputs > 0 then
     args.inputs = inputs
   end
