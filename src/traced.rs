@@ -107,6 +107,8 @@ pub struct GraphResult {
     /// The names assignments bound while tracing, in the file of the traced class only (the
     /// editor's inlay hints): one per name and execution, in execution order.
     pub bindings: Vec<Binding>,
+    /// Values Dynamo guards on that forward changes: the next call recompiles.
+    pub guard_changes: Vec<GuardChange>,
 }
 
 /// One name bound by an assignment statement while tracing (`x = self.fc(h)`, `x += y`,
@@ -122,6 +124,26 @@ pub struct Binding {
     /// The node of the value bound; None when it is no traced value (a constant, a list, an
     /// unknown value).
     pub node: Option<NodeId>,
+}
+
+/// A value forward reads from outside itself (a module attribute, a global) before it writes
+/// it, and that holds another value when forward returns: Dynamo made the first value a
+/// constant of the graph and guards on it, so the next call fails the guard and recompiles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuardChange {
+    /// The guard in Dynamo's words: `self.step == 0`, `G['SEEN'] == 0`, `not self.history`.
+    pub guard: String,
+    /// Python's repr of the value when forward first read it, and when forward returned.
+    pub before: String,
+    pub after: String,
+    /// Where forward first read it (the guard's line in Dynamo's log).
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
+    /// Whether the second call changes it again to a value not seen before (a counter:
+    /// every call recompiles) or not (a flag set once: one recompile); None when the second
+    /// call was not traced.
+    pub every_call: Option<bool>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).

@@ -1219,6 +1219,12 @@ fn for_each_span(
         at(&mut file, &mut b.statement);
         at(&mut b.file, &mut b.target);
     }
+    for c in &mut g.guard_changes {
+        at(&mut c.file, &mut c.span);
+        for (cf, cs) in &mut c.call_chain {
+            at(cf, cs);
+        }
+    }
     for b in g.breaks.iter_mut().chain(&mut g.flagged_breaks) {
         at(&mut b.file, &mut b.span);
         for (rf, rs, _) in &mut b.related {

@@ -38,6 +38,7 @@ mod logging;
 mod module_in_forward;
 mod numpy;
 mod print;
+mod recompile_state;
 mod requires_grad;
 mod shape_mismatch;
 mod time;
@@ -215,6 +216,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::AutogradApplyDuplicate, autograd_apply::check),
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
+    (Rule::RecompileState, recompile_state::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::ShapeMismatch, shape_mismatch::check),
     (Rule::UnresolvedCall, unresolved_call::check),
@@ -234,6 +236,11 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     // what Dynamo sees, so those findings skip them and rejoin after.
     let (mut raises, breaks): (Vec<Finding>, Vec<Finding>) =
         out.into_iter().partition(|f| f.rule.raises());
+    // A guard is installed wherever Dynamo traces the read, breaks or not; a disabled
+    // function it never traces installs none.
+    let (mut recompiles, breaks): (Vec<Finding>, Vec<Finding>) =
+        breaks.into_iter().partition(|f| f.rule.recompiles());
+    recompiles.retain(|f| !under_disabled_call(&cx, f));
     // The first call that raises (in the order the graph runs) ends the forward: what comes
     // after it never runs, so PyTorch reports only that one, and so does this.
     raises.truncate(1);
@@ -249,6 +256,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
         note_data_branch(&cx, f);
     }
     out.append(&mut raises);
+    out.append(&mut recompiles);
     locate(project, &mut out);
     out.sort_by_key(|f| (f.file, f.span.start, f.code));
     let mut seen = std::collections::HashSet::new();

@@ -78,6 +78,7 @@ rules! {
     AutogradApplyDuplicate = "FX117", ["GB6297"], fix: false, "autograd.Function.apply given one tensor twice";
     BufferReassign = "FX118", ["GB4841"], fix: false, "nn.Buffer returned unchanged and assigned back to the module in forward";
     ModuleInForward = "FX119", ["GB0264", "GB0119"], fix: false, "module with parameters constructed in forward";
+    RecompileState = "FX201", [], fix: false, "recompile risk: forward changes a value Dynamo guards on";
     UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
     ShapeMismatch = "FX301", [], fix: false, "will raise at run time: shape mismatch";
     UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
@@ -89,6 +90,18 @@ impl Rule {
     /// no break region, and are not "possible breaks" either.
     pub const fn raises(self) -> bool {
         matches!(self, Rule::ShapeMismatch)
+    }
+
+    /// A rule of the FX2xx family: the graph compiles, but a guard Dynamo installs fails on a
+    /// later call and the frame compiles again. Not a graph break either: no gb id, and no
+    /// count in a break total.
+    pub const fn recompiles(self) -> bool {
+        matches!(self, Rule::RecompileState)
+    }
+
+    /// A (possible) graph break or an analysis limit: what the break summaries list.
+    pub const fn breaks_graph(self) -> bool {
+        !self.raises() && !self.recompiles()
     }
 
     /// The rule with this code (`FX105`), for codes read from the user (settings, noqa).

@@ -215,6 +215,12 @@ impl Interp {
         {
             {
                 if let Some(v) = o.get(name) {
+                    if let Some(t) = self.tracer.as_mut() {
+                        if o.is_module() {
+                            let at = (frame.file_id, span, t.call_chain.as_slice());
+                            t.guards.module_read(o, name, &v, at);
+                        }
+                    }
                     return Ok(match v {
                         Value::Param(p) if proxy::param_is_traced(self) => {
                             self.trace_param(frame, o, name, &p, span)
@@ -749,6 +755,9 @@ impl Interp {
                 }
             }
             _ => {}
+        }
+        if let (true, Some(t)) = (o.is_module(), self.tracer.as_mut()) {
+            t.guards.module_write(o, name);
         }
         if let (Value::Proxy(n), Some(t)) = (&v, self.tracer.as_mut()) {
             if o.is_module() {

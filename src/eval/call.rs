@@ -50,6 +50,10 @@ impl Interp {
             scope = s.parent.clone();
         }
         if let Some(v) = frame.globals.vars.borrow().get(name) {
+            if let Some(t) = self.tracer.as_mut() {
+                let at = (frame.file_id, span, t.call_chain.as_slice());
+                t.guards.global_read(&frame.globals, name, v, at);
+            }
             return Ok(v.clone());
         }
         if let Some(v) = self.force_pending(&frame.globals, name) {

@@ -453,6 +453,10 @@ impl Interp {
                 let declared = scope.vars.borrow().get(name).and_then(scope_mark);
                 match declared {
                     Some(GLOBAL_MARK) => {
+                        if let Some(t) = self.tracer.as_mut() {
+                            let old = frame.globals.vars.borrow().get(name).cloned();
+                            t.guards.global_write(&frame.globals, name, old);
+                        }
                         frame.globals.pending.borrow_mut().remove(name);
                         frame.globals.vars.borrow_mut().insert(name.to_string(), v);
                     }

@@ -8,6 +8,7 @@ use std::rc::Rc;
 mod allow_in_graph;
 mod custom_op;
 pub mod default_config;
+pub mod guards;
 mod layout;
 pub mod root;
 
@@ -131,6 +132,8 @@ pub struct Tracer {
     /// Whether each file seen so far is the home file.
     home_files: Vec<(FileId, bool)>,
     pub bindings: Vec<Binding>,
+    /// Values read from outside forward that Dynamo would guard on.
+    pub guards: guards::GuardLog,
 }
 
 impl Tracer {

@@ -2,7 +2,8 @@
 //! it, from the same analysis (and so the same version) as the diagnostics:
 //!
 //! - `1 graph · 312 nodes · 0 breaks`, with "show graph" and "run";
-//! - `3 graphs · 2 breaks (FX101, FX106)`, which reveals the first break, and "show graph".
+//! - `3 graphs · 2 breaks (FX101, FX106)`, which reveals the first break, and "show graph";
+//! - `1 graph · 40 nodes · 0 breaks · 1 recompile risk (FX201)`, which reveals the risk.
 //!
 //! A break is a finding with a Dynamo gb id (one per site, as the diagnostics count them);
 //! Dynamo makes one graph more per break. Possible breaks (FX190), a shape error (FX3xx) and a
@@ -75,6 +76,9 @@ struct Summary {
     /// Codes of the breaks, one per site, in the order the trace met them.
     breaks: Vec<&'static str>,
     possible: Vec<&'static str>,
+    /// Codes of the recompile risks (FX2xx), one per site. No count is shown without one:
+    /// only some kinds of risk are analysed, so "0" would claim more than is known.
+    recompiles: Vec<&'static str>,
     raises: Option<&'static str>,
     /// The trace stopped (or the class was not built): its code.
     stopped: Option<&'static str>,
@@ -98,6 +102,7 @@ impl Summary {
             nodes: r.graph.len(),
             breaks: vec![],
             possible: vec![],
+            recompiles: vec![],
             raises: None,
             stopped: None,
             first: None,
@@ -112,6 +117,9 @@ impl Summary {
             let at = in_doc(f.file, f.span, &chain);
             if f.rule.raises() {
                 s.raises.get_or_insert(f.code);
+                first_other = first_other.or(at);
+            } else if f.rule.recompiles() {
+                s.recompiles.push(f.code);
                 first_other = first_other.or(at);
             } else if f.gb_id.is_empty() {
                 s.possible.push(f.code);
@@ -154,12 +162,20 @@ impl Summary {
                 codes(&self.possible)
             ));
         }
+        if !self.recompiles.is_empty() {
+            t.push_str(&format!(
+                " · {} ({})",
+                count(self.recompiles.len(), "recompile risk"),
+                codes(&self.recompiles)
+            ));
+        }
         if let Some(code) = self.raises {
             t.push_str(&format!(" · raises ({code})"));
         }
         let clean = self.stopped.is_none()
             && self.breaks.is_empty()
             && self.possible.is_empty()
+            && self.recompiles.is_empty()
             && self.raises.is_none();
         (t, (!clean).then_some(self.first))
     }

@@ -550,3 +550,42 @@ fn the_lens_of_a_forward_with_breaks_lists_their_codes_and_reveals_the_first() {
         "{codes:?}"
     );
 }
+
+#[test]
+fn the_lens_of_a_forward_that_changes_guarded_state_counts_the_recompile_risk() {
+    use super::lens::LensAction;
+    let fixture = SIMPLE
+        .replace(
+            "        out = self.fc2(h)\n",
+            "        out = self.fc2(h)\n        self.calls = self.calls + 1\n",
+        )
+        .replace("        if h.sum() > 0:\n            h = h * 2\n", "")
+        .replace(
+            "super().__init__()\n",
+            "super().__init__()\n        self.calls = 0\n",
+        );
+    let (out, found) = lenses(&format!("$0{fixture}"), with_inputs);
+    let simple: Vec<_> = found.iter().filter(|l| l.class == "SimpleNet").collect();
+    assert_eq!(
+        simple[0].title,
+        "1 graph · 5 nodes · 0 breaks · 1 recompile risk (FX201)"
+    );
+    let LensAction::Reveal(at) = simple[0].action else {
+        panic!("{:?}", simple[0]);
+    };
+    assert!(
+        out.text[at.start..].starts_with("self.calls"),
+        "{:?}",
+        &out.text[at.start..at.end]
+    );
+    let d = out
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "FX201")
+        .expect("FX201 among the diagnostics");
+    assert!(
+        d.message.contains("`self.calls == 0`") && d.message.contains("every call recompiles"),
+        "{}",
+        d.message
+    );
+}

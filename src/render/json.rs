@@ -118,7 +118,14 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
     let breaks: Vec<Value> = r
         .breaks
         .iter()
-        .filter(|f| !f.rule.raises())
+        .filter(|f| f.rule.breaks_graph())
+        .map(finding)
+        .collect();
+    // A guard that forward itself makes fail (FX2xx): one graph, compiled again later.
+    let recompiles: Vec<Value> = r
+        .breaks
+        .iter()
+        .filter(|f| f.rule.recompiles())
         .map(finding)
         .collect();
     let raises: Vec<Value> = r
@@ -146,6 +153,7 @@ pub fn graph_json(project: &Project, r: &GraphResult) -> Value {
         "nodes": nodes,
         "graph_breaks": breaks,
         "will_raise": raises,
+        "recompile_risks": recompiles,
         "regions": regions,
         "optimized": r.passes.is_some(),
         "passes": r.passes.iter().flatten().map(|p| json!({"round": p.round, "name": p.name, "nodes_modified": p.nodes_modified})).collect::<Vec<_>>(),

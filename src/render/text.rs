@@ -97,10 +97,19 @@ pub fn render(r: &GraphResult) -> String {
     let possible = r
         .breaks
         .iter()
-        .filter(|f| f.gb_id.is_empty() && !f.rule.raises())
+        .filter(|f| f.gb_id.is_empty() && f.rule.breaks_graph())
         .count();
     if possible > 0 {
         let _ = writeln!(out, "({possible} possible break(s) at calls staticfx cannot see into; see `staticfx check`)");
+    }
+    let recompiling: Vec<&crate::breaks::Finding> =
+        r.breaks.iter().filter(|f| f.rule.recompiles()).collect();
+    if !recompiling.is_empty() {
+        let _ = writeln!(out, "\nRecompile Risks:");
+        let _ = writeln!(out, "{}", "-".repeat(50));
+        for f in recompiling {
+            let _ = writeln!(out, "{} (line {}): {}", f.code, f.line, f.message);
+        }
     }
     let raising: Vec<&crate::breaks::Finding> =
         r.breaks.iter().filter(|f| f.rule.raises()).collect();

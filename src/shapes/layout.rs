@@ -249,7 +249,7 @@ mod tests {
         assert_eq!(add(&p, &e).unwrap().strides, vec![4, 24, 1]);
         assert_eq!(add(&e, &p).unwrap().strides, vec![4, 24, 1]);
         assert_eq!(
-            Layout::elementwise(&[6, 5, 4], &[t.clone()])
+            Layout::elementwise(&[6, 5, 4], std::slice::from_ref(&t))
                 .unwrap()
                 .strides,
             vec![1, 6, 30]

@@ -6,6 +6,7 @@ use crate::eval::types::proxy;
 use std::rc::Rc;
 
 use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
+use super::guards::GlobalsBefore;
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::value::{FnKind, ObjKind, Object, Value};
@@ -193,10 +194,41 @@ pub fn trace_root_seeded(
     // A forward may assign to its module (`self.cache = x`); the retrace with symbolic shapes
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
-    let mut result = trace_root_twice(interp, root, inputs, seeds, &before);
+    let mut globals = GlobalsBefore::default();
+    let mut result = trace_root_twice(interp, root, inputs, seeds, &before, &mut globals);
+    if !result.guard_changes.is_empty() {
+        settle_guard_changes(interp, root, inputs, seeds, &mut result, &mut globals);
+    }
     restore_attributes(&before);
+    globals.restore();
     forget_seeded_errors(&mut result, seeds);
     result
+}
+
+/// Traces a second call from the state the first left, to tell a value that changes on
+/// every call (a counter: each call meets a value no earlier call compiled for) from one that
+/// settles (a flag set once: one recompile, then the second compile serves every call).
+fn settle_guard_changes(
+    interp: &mut Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    seeds: &[(String, Meta)],
+    first: &mut GraphResult,
+    globals: &mut GlobalsBefore,
+) {
+    let diagnostics = interp.diagnostics.len();
+    let (second, _) = trace_root_with(interp, root, inputs, seeds, globals);
+    interp.diagnostics.truncate(diagnostics);
+    if second.error.is_some() {
+        return;
+    }
+    for c in first.guard_changes.iter_mut() {
+        let again = second
+            .guard_changes
+            .iter()
+            .find(|d| d.file == c.file && d.span == c.span);
+        c.every_call = Some(again.is_some_and(|d| d.after != c.before));
+    }
 }
 
 /// How many calls of the trace raise with no seeded input among their inputs' sources.
@@ -267,9 +299,11 @@ pub fn forward_output_meta(
     }
     let before = attribute_snapshot(module);
     let diagnostics = interp.diagnostics.len();
-    let (result, _) = trace_root_with(interp, module, &[], inputs);
+    let mut globals = GlobalsBefore::default();
+    let (result, _) = trace_root_with(interp, module, &[], inputs, &mut globals);
     interp.diagnostics.truncate(diagnostics);
     restore_attributes(&before);
+    globals.restore();
     if result.error.is_some() {
         return None;
     }
@@ -332,8 +366,9 @@ fn trace_root_twice(
     inputs: &[InputSpec],
     seeds: &[(String, Meta)],
     before: &AttributeSnapshot,
+    globals: &mut GlobalsBefore,
 ) -> GraphResult {
-    let (first, hints) = trace_root_with(interp, root, inputs, seeds);
+    let (first, hints) = trace_root_with(interp, root, inputs, seeds, globals);
     // Seeds use the first symbols; hinted inputs number theirs after them. A seed for an
     // argument forward does not take (a module built from a config is seeded with every
     // convention input) is not an input and numbers nothing.
@@ -388,7 +423,8 @@ fn trace_root_twice(
         }
         let diagnostics = interp.diagnostics.len();
         restore_attributes(before);
-        let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs);
+        globals.restore();
+        let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs, globals);
         interp.diagnostics.truncate(diagnostics);
         if second.error.is_none() {
             let usable = same_structure(&first, &second) && !guess_raises(&first, &second);
@@ -512,6 +548,7 @@ fn trace_root_with(
     root: &Value,
     inputs: &[InputSpec],
     sym_inputs: &[(String, Meta)],
+    globals: &mut GlobalsBefore,
 ) -> (GraphResult, Vec<(NodeId, RankHint)>) {
     let mut result = GraphResult {
         name: String::new(),
@@ -531,6 +568,7 @@ fn trace_root_with(
         flagged_breaks: vec![],
         given_inputs: inputs.iter().map(|i| i.name.clone()).collect(),
         bindings: vec![],
+        guard_changes: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -571,6 +609,9 @@ fn trace_root_with(
         }
     }
     let hints = std::mem::take(&mut tracer.rank_hints);
+    // the module state as forward left it: the values it changed that Dynamo guards on
+    result.guard_changes = tracer.guards.changes(&tracer.module_paths);
+    globals.absorb(&mut tracer.guards);
     result.graph = tracer.graph;
     result.regions = tracer.regions;
     result.events = tracer.events;
@@ -871,11 +912,13 @@ pub fn trace_flagged(
         return None;
     }
     let diagnostics = interp.diagnostics.len();
-    let (mut result, _) = trace_root_with(interp, root, inputs, seeds);
+    let mut globals = GlobalsBefore::default();
+    let (mut result, _) = trace_root_with(interp, root, inputs, seeds, &mut globals);
     forget_seeded_errors(&mut result, seeds);
     // what the flagged trace could not follow is not the file's analysis limit
     interp.diagnostics.truncate(diagnostics);
     restore_attributes(&before);
+    globals.restore();
     if let Some((config, old)) = config_before {
         let mut attrs = config.attrs.borrow_mut();
         match old {
