@@ -227,6 +227,15 @@ mod tests {
         assert_eq!(codes(src), vec![(22, "GB0170")]);
     }
 
+    /// layoutlmv2's `(images if torch.is_tensor(images) else images.tensor)`: a Python bool.
+    #[test]
+    fn is_tensor_is_a_python_bool() {
+        let src = format!(
+            "{HEAD}        h = x if torch.is_tensor(x) else x.tensor\n        return self.fc(h)\n"
+        );
+        assert_eq!(codes(&src), vec![]);
+    }
+
     #[test]
     fn if_on_reduction_with_where_hint() {
         let src = format!("{HEAD}        h = self.fc(x)\n        if h.sum() > 0:\n            h = torch.relu(h)\n        else:\n            h = torch.tanh(h)\n        return h\n");
