@@ -324,6 +324,9 @@ pub struct Finding {
     /// The graph node that causes the break, when there is one.
     #[serde(skip)]
     pub node: Option<NodeId>,
+    /// For a break found at a trace event: how many graph nodes were recorded before it.
+    #[serde(skip)]
+    pub nodes_before: Option<usize>,
 }
 
 impl Finding {

@@ -217,6 +217,25 @@ mod tests {
         assert_eq!(codes(src), vec![(13, "GB0170")]);
     }
 
+    /// Arguments annotated as Python values are not tensors, nor is what is computed from
+    /// them (swin's `if (height % 2 == 1) or (width % 2 == 1):` on `input_dimensions:
+    /// tuple[int, int]`, SAM's `multimask_output: bool`); torch 2.15 compiles such a module in
+    /// one graph. An unannotated argument is still a tensor.
+    #[test]
+    fn typed_python_arguments_are_not_tensors() {
+        let src = "import torch\nfrom torch import nn\nfrom typing import Optional\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def pad(self, x, height: int, width: int):\n        if (height % 2 == 1) or (width % 2 == 1):\n            x = x + 1\n        return x\n\n    def forward(self, x, dims: tuple[int, int], flag: bool, k: Optional[int], r: 'float', mask):\n        height, width = dims\n        x = self.pad(x, height, width)\n        if flag:\n            x = x * 2\n        if k > 2 and r < 0.5:\n            x = x - 1\n        if mask:\n            x = x / 2\n        return self.fc(x)\n";
+        assert_eq!(codes(src), vec![(22, "GB0170")]);
+    }
+
+    /// layoutlmv2's `(images if torch.is_tensor(images) else images.tensor)`: a Python bool.
+    #[test]
+    fn is_tensor_is_a_python_bool() {
+        let src = format!(
+            "{HEAD}        h = x if torch.is_tensor(x) else x.tensor\n        return self.fc(h)\n"
+        );
+        assert_eq!(codes(&src), vec![]);
+    }
+
     #[test]
     fn if_on_reduction_with_where_hint() {
         let src = format!("{HEAD}        h = self.fc(x)\n        if h.sum() > 0:\n            h = torch.relu(h)\n        else:\n            h = torch.tanh(h)\n        return h\n");

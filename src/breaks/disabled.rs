@@ -35,4 +35,19 @@ mod tests {
         // the print inside the disabled function is never traced
         assert_eq!(codes(src), vec![(19, "GB0098"), (20, "GB0099")]);
     }
+
+    /// Disabled calls before any operation (the first, a second right after it, one after a
+    /// shape read) are breaks whose graph is empty: torch 2.15's explain then reports one graph
+    /// and no break, which the message says. One after an operation has no such note.
+    #[test]
+    fn disabled_calls_before_any_operation() {
+        let head = "import torch\nfrom torch import nn\n\n@torch.compiler.disable\ndef eager(t):\n    return t * 2\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n";
+        let first = format!("{head}        n = x.shape[0]\n        h = eager(x)\n        h = eager(h)\n        h = self.fc(h)\n        return eager(h)\n");
+        let f = crate::breaks::testing::messages(&first);
+        let lines: Vec<(usize, bool)> = f
+            .iter()
+            .map(|(l, _, m)| (*l, m.contains("before any operation")))
+            .collect();
+        assert_eq!(lines, vec![(15, true), (16, true), (18, false)]);
+    }
 }

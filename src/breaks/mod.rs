@@ -183,12 +183,14 @@ impl<'a> Ctx<'a> {
             impact_nodes: 0,
             region: None,
             node: None,
+            nodes_before: None,
         }
     }
 
     pub fn finding_at_event(&self, rule: Rule, gb_id: &'static str, e: &TraceEvent) -> Finding {
         let mut f = self.finding(rule, gb_id, e.file, e.span, &e.call_chain);
         f.impact_nodes = self.impact_from(e.nodes_before);
+        f.nodes_before = Some(e.nodes_before);
         f
     }
 }
@@ -246,6 +248,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     raises.truncate(1);
     out = breaks;
     out.retain(|f| !eager_only(&cx, f) && !under_disabled_call(&cx, f));
+    note_before_any_operation(&cx, &mut out);
     // A generator forward is refused before tracing: nothing else in it is ever seen.
     if out.iter().any(|f| f.gb_id == "GB0003") {
         out.retain(|f| f.gb_id == "GB0003");
@@ -354,6 +357,55 @@ fn under_disabled_call(cx: &Ctx, f: &Finding) -> bool {
             .iter()
             .any(|(file, span, _)| *file == d.file && *span == d.span)
     })
+}
+
+/// Says so on a break met before forward has put any operation in a graph. Dynamo breaks
+/// there all the same (its graph-break log has it, and the corpus labels count it), but the
+/// graph the break ends is empty, and Dynamo compiles a graph only when it holds a call: a
+/// `torch.compiler.disable`d helper, a `print` or a `copy.deepcopy` of an input as the first
+/// thing forward does leaves one compiled graph, and `torch._dynamo.explain` lists no break
+/// (torch 2.8 and 2.15 alike). An operation is a call that makes a tensor, or a tensor made in
+/// forward (a `_tensor_constant`, which Dynamo records as its constructor call); not a shape
+/// read, which Dynamo specialises, nor what a disabled call runs eagerly. Only breaks found at a
+/// trace event have a known position.
+fn note_before_any_operation(cx: &Ctx, out: &mut [Finding]) {
+    let g = &cx.result.graph;
+    let disabled: Vec<(crate::semantic::FileId, Span)> = cx
+        .events(EventKind::DisabledCall)
+        .map(|e| (e.file, e.span))
+        .collect();
+    // what a disabled call records, at the call or inside it
+    let eager = |n: &crate::graph::Node| {
+        n.origin.as_ref().is_some_and(|o| {
+            disabled.contains(&(o.file, o.span))
+                || o.call_chain.iter().any(|c| disabled.contains(c))
+        })
+    };
+    let first_op = g.order.iter().position(|&id| {
+        let n = g.node(id);
+        let op = match n.op {
+            Op::CallFunction | Op::CallMethod | Op::CallModule => true,
+            Op::GetAttr => n.target.starts_with("_tensor_constant"),
+            _ => false,
+        };
+        op && n.meta.is_tensor() && !eager(n)
+    });
+    for f in out.iter_mut() {
+        let Some(before) = f.nodes_before else {
+            continue;
+        };
+        // the call's own node, when it has one, comes after its receiver and arguments,
+        // which the event does not count yet (`torch.ones(3).requires_grad_()`)
+        let at = f
+            .node
+            .and_then(|n| g.order.iter().position(|&id| id == n))
+            .unwrap_or(before);
+        if f.gb_id != "GB0003" && first_op.is_none_or(|first| first >= at) {
+            f.message.push_str(
+                " (before any operation of forward: the graph this break ends is empty, so Dynamo compiles no graph for it and `torch._dynamo.explain` lists no break here)",
+            );
+        }
+    }
 }
 
 /// `is_compiling()` → Some(true), `not is_compiling()` → Some(false), anything else → None.
@@ -488,6 +540,26 @@ pub(crate) mod testing {
                     let f: &Finding = f;
                     let line = src[..f.span.start].matches('\n').count() + 1;
                     out.push((line, f.code, f.gb_id, f.hint.clone()));
+                }
+            }
+            out
+        })
+        .unwrap()
+    }
+
+    /// (line, gb id, message) of each finding.
+    pub fn messages(src: &str) -> Vec<(usize, &'static str, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.py");
+        std::fs::write(&path, src).unwrap();
+        let src = src.to_string();
+        crate::ide::on_large_stack("test", move || {
+            let a = analyze_file(&path, &GraphOptions::default()).unwrap();
+            let mut out = Vec::new();
+            for g in &a.graphs {
+                for f in &g.breaks {
+                    let line = src[..f.span.start].matches('\n').count() + 1;
+                    out.push((line, f.gb_id, f.message.clone()));
                 }
             }
             out

@@ -46,7 +46,7 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         }
         let old_rule = cx.target.gb_id(Behaviour::RequiresGradIntermediate) == "GB0125";
-        if !on_input && !old_rule && !call.is_some_and(|(n, _)| reaches_output(cx, n)) {
+        if !on_input && !old_rule && !call.is_some_and(|(n, r)| leaks(cx, n, r)) {
             continue;
         }
         let id = if on_input {
@@ -83,6 +83,29 @@ fn flag_argument(cx: &Ctx, call: NodeId) -> Option<bool> {
         Some(Arg::Bool(b)) => Some(*b),
         Some(_) => None,
     }
+}
+
+/// Whether the tensor whose flag `call` changed leaves forward: the call's result, or, for a
+/// tensor made in forward (a `_tensor_constant` target torch.fx reads again at each use), the
+/// tensor itself where it is used after the call (`w.requires_grad_(True)` then `return w`):
+/// the change is in place.
+fn leaks(cx: &Ctx, call: NodeId, recv: NodeId) -> bool {
+    if reaches_output(cx, call) {
+        return true;
+    }
+    let g = &cx.result.graph;
+    let r = g.node(recv);
+    if r.op != Op::GetAttr || !r.target.starts_with("_tensor_constant") {
+        return false;
+    }
+    g.order
+        .iter()
+        .skip_while(|&&n| n != call)
+        .filter(|&&n| {
+            let node = g.node(n);
+            node.op == Op::GetAttr && node.target == r.target
+        })
+        .any(|&n| reaches_output(cx, n))
 }
 
 /// Whether the value, or anything computed from it, is returned by forward.
@@ -181,6 +204,18 @@ mod tests {
     fn created_tensor_breaks_only_when_it_leaves_forward() {
         let src = format!("{HEAD}        z = torch.zeros(4, 8).requires_grad_()\n        u = torch.ones(4, 8).requires_grad_(True)\n        return self.fc(x) + z\n");
         assert_eq!(codes(&src), vec![(10, "GB8985")]);
+    }
+
+    /// torch 2.15: "requires_grad_() intermediate leaked as output" when the tensor itself
+    /// (changed in place) is returned, or used in what is returned; not when it stays inside.
+    #[test]
+    fn created_tensor_changed_in_place_then_returned() {
+        let src = format!("{HEAD}        w = torch.ones(3)\n        w.requires_grad_(True)\n        return self.fc(x), w\n");
+        assert_eq!(codes(&src), vec![(11, "GB8985")]);
+        let src = format!("{HEAD}        w = torch.ones(8)\n        w.requires_grad_(True)\n        return self.fc(x) * w\n");
+        assert_eq!(codes(&src), vec![(11, "GB8985")]);
+        let src = format!("{HEAD}        w = torch.ones(8)\n        w.requires_grad_(True)\n        return self.fc(x)\n");
+        assert_eq!(codes(&src), vec![]);
     }
 
     #[test]

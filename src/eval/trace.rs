@@ -119,6 +119,11 @@ pub struct Tracer {
     pub regions: Vec<Region>,
     pub events: Vec<TraceEvent>,
     tensor_constants: usize,
+    /// The tensors made in forward that became `get_attr` targets, each with its target:
+    /// torch.fx keeps one attribute per tensor object (`tensor_attrs`), so a tensor used twice
+    /// is read twice from the same target (and an in-place change to it, `w.requires_grad_()`,
+    /// is seen where `w` is used next).
+    tensor_attrs: Vec<(Rc<super::value::TensorConst>, String)>,
     /// What the first layer applied to an input of unknown shape says about that shape.
     pub rank_hints: Vec<(NodeId, RankHint)>,
     /// Depth of inlined calls (bounded by `graph::inline::MAX_INLINE_DEPTH`).
@@ -303,9 +308,27 @@ impl Tracer {
         ))
     }
 
-    pub fn tensor_constant(&mut self, meta: Meta, file: FileId, span: Span) -> NodeId {
-        let name = format!("_tensor_constant{}", self.tensor_constants);
-        self.tensor_constants += 1;
+    pub fn tensor_constant(
+        &mut self,
+        tensor: &Rc<super::value::TensorConst>,
+        meta: Meta,
+        file: FileId,
+        span: Span,
+    ) -> NodeId {
+        let known = self
+            .tensor_attrs
+            .iter()
+            .find(|(t, _)| Rc::ptr_eq(t, tensor))
+            .map(|(_, name)| name.clone());
+        let name = match known {
+            Some(name) => name,
+            None => {
+                let name = format!("_tensor_constant{}", self.tensor_constants);
+                self.tensor_constants += 1;
+                self.tensor_attrs.push((tensor.clone(), name.clone()));
+                name
+            }
+        };
         self.add_node(
             &name,
             Op::GetAttr,
@@ -533,7 +556,7 @@ impl Interp {
                 );
                 let n = self
                     .tracer_mut()
-                    .tensor_constant(meta.clone(), frame.file_id, span);
+                    .tensor_constant(t, meta.clone(), frame.file_id, span);
                 (Arg::Node(n), meta)
             }
             Value::External(p) if p.starts_with("torch.") => match crate::shapes::DType::parse(p) {

@@ -1201,6 +1201,16 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             }
             None => Meta::Unknown,
         },
+        // `torch.is_tensor(x)` is a Python bool about what `x` is, not a tensor: True for a
+        // tensor, as Dynamo knows it while it traces
+        "is_tensor" => Meta::Scalar(
+            Scalar::Bool(match &a0 {
+                Meta::Tensor(_) => Some(true),
+                Meta::Unknown => None,
+                _ => Some(false),
+            }),
+            ScalarOrigin::Const,
+        ),
         // dtype predicates are plain bools: Dynamo guards on the dtype, like on a shape
         "is_floating_point" | "is_complex" => Meta::Scalar(
             Scalar::Bool(t0.map(|t| name == "is_floating_point" && t.dtype.is_floating())),

@@ -737,6 +737,7 @@ fn forward_arguments(
     match signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
+            let annotations = parameter_annotations(interp, f);
             for (i, p) in f.params.iter().skip(skip).enumerate() {
                 use crate::catalog::ParamKind::*;
                 if matches!(p.kind, VarPositional | VarKeyword) {
@@ -754,7 +755,14 @@ fn forward_arguments(
                     _ => None,
                 };
                 let tracer = interp.tracer.as_mut().expect("tracing");
-                let meta = given.clone().unwrap_or_else(default_input_meta);
+                // A required argument annotated as a Python value (`flag: bool`,
+                // `input_dimensions: tuple[int, int]`) is one: the caller passes it, Dynamo
+                // specialises on it, and a branch on it is no data-dependent branch.
+                let typed = annotations
+                    .iter()
+                    .find(|(name, _)| *name == p.name)
+                    .and_then(|(_, a)| annotation_meta(a));
+                let meta = given.clone().or(typed).unwrap_or_else(default_input_meta);
                 let recorded_default = if given.is_none() {
                     p.default.as_ref()
                 } else {
@@ -803,6 +811,103 @@ fn forward_arguments(
         }
     }
     (args, kwargs)
+}
+
+/// The annotation text of each parameter of `f`'s definition, by name.
+fn parameter_annotations(
+    interp: &Interp,
+    f: &Rc<crate::eval::value::Function>,
+) -> Vec<(String, String)> {
+    use crate::syntax::{FieldExt, KindExt};
+    let (file, _, span) = interp.definition_of(f);
+    let tree = file.tree();
+    let Some(mut def) = tree
+        .root_node()
+        .descendant_for_byte_range(span.start, span.end)
+    else {
+        return vec![];
+    };
+    while def.kind_name() != "function_definition" {
+        match def.parent() {
+            Some(p) => def = p,
+            None => return vec![],
+        }
+    }
+    let Some(params) = def.field("parameters") else {
+        return vec![];
+    };
+    let text = &*file.text;
+    crate::syntax::named_children(params)
+        .filter_map(|p| {
+            let ty = p.field("type")?;
+            let name = match p.kind_name() {
+                "typed_parameter" => {
+                    crate::syntax::named_children(p).find(|c| c.kind_name() == "identifier")?
+                }
+                "typed_default_parameter" => p.field("name")?,
+                _ => return None,
+            };
+            Some((
+                crate::syntax::text(name, text).to_string(),
+                crate::syntax::text(ty, text).to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The value a Python annotation says an argument is, when it names no tensor: `bool`, `int`,
+/// `float` (of unknown value), and fixed-length tuples of them; `X | None` and `Optional[X]`
+/// as `X`. Anything else (a tensor, a class, `tuple[int, ...]`) is None.
+fn annotation_meta(annotation: &str) -> Option<Meta> {
+    use crate::shapes::{Scalar, ScalarOrigin};
+    let a = annotation
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'')
+        .trim();
+    if let Some(inner) = a.strip_suffix("| None").or_else(|| a.strip_suffix("|None")) {
+        return annotation_meta(inner);
+    }
+    if let Some(inner) = a.strip_prefix("None |").or_else(|| a.strip_prefix("None|")) {
+        return annotation_meta(inner);
+    }
+    let generic = |a: &str, names: &[&str]| -> Option<String> {
+        let (head, rest) = a.split_once('[')?;
+        let inner = rest.strip_suffix(']')?;
+        names.contains(&head.trim()).then(|| inner.to_string())
+    };
+    if let Some(inner) = generic(a, &["Optional", "typing.Optional"]) {
+        return annotation_meta(&inner);
+    }
+    match a {
+        "bool" => return Some(Meta::Scalar(Scalar::Bool(None), ScalarOrigin::Const)),
+        "int" => return Some(Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape)),
+        "float" => return Some(Meta::Scalar(Scalar::Float(None), ScalarOrigin::Const)),
+        _ => {}
+    }
+    let inner = generic(a, &["tuple", "Tuple", "typing.Tuple"])?;
+    // the items, split at the commas outside brackets
+    let mut items = vec![String::new()];
+    let mut depth = 0i32;
+    for c in inner.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        items.last_mut().expect("one item").push(c);
+    }
+    if items.iter().any(|i| matches!(i.trim(), "..." | "")) {
+        return None;
+    }
+    items
+        .iter()
+        .map(|i| annotation_meta(i))
+        .collect::<Option<Vec<_>>>()
+        .map(Meta::Seq)
 }
 
 /// transformers' output switches: a module that takes one as a required argument
