@@ -16,6 +16,8 @@ import json
 import multiprocessing as mp
 import multiprocessing.connection
 import os
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -93,6 +95,28 @@ class Pool:
         for s in self.slots:
             s["conn"].send(None)
             s["proc"].join(timeout=10)
+
+
+def label_all(programs: list, script: str, workers: int, timeout: float, echo: bool, every: int) -> list:
+    """Labels `programs` with `workers` workers of `script`'s `Worker`, in a scratch directory;
+    the labels in id order. `echo` prints each label as it comes (`--only`), else progress goes
+    to stderr every `every` programs."""
+    results: dict = {}
+    t0 = time.monotonic()
+
+    def on_result(res):
+        results[res["id"]] = res
+        if echo:
+            print(json.dumps(res, indent=1, sort_keys=True), flush=True)
+        elif len(results) % every == 0:
+            print(f"{len(results)}/{len(programs)} in {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="staticfx-labels-") as scratch:
+        pool = Pool(workers, Path(scratch), script)
+        pool.run(programs, timeout, on_result)
+        pool.close()
+    print(f"{len(results)} programs in {time.monotonic() - t0:.0f}s with {workers} workers", file=sys.stderr)
+    return [results[p["id"]] for p in sorted(programs, key=lambda p: p["id"])]
 
 
 def write_labels(path: Path, version: str, results: list):

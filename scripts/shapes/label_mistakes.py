@@ -29,8 +29,6 @@ import argparse
 import json
 import re
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,7 +36,7 @@ ROOT = HERE.parents[1]
 PROGRAMS = ROOT / "tests" / "fixtures" / "shape_mistakes" / "programs.jsonl"
 EXPECTED = ROOT / "tests" / "expected" / "shape_mistakes"
 sys.path.insert(0, str(ROOT / "scripts"))
-from corpus_pool import Pool, write_labels  # noqa: E402
+from corpus_pool import label_all, write_labels  # noqa: E402
 
 ADDR_RE = re.compile(r"0x[0-9a-fA-F]{6,}")
 
@@ -166,23 +164,8 @@ def main() -> int:
         want = set(args.only.split(","))
         programs = [p for p in programs if p["id"] in want]
 
-    results: dict = {}
-    t0 = time.monotonic()
-
-    def on_result(res):
-        results[res["id"]] = res
-        if args.only:
-            print(json.dumps(res, indent=1, sort_keys=True), flush=True)
-        elif len(results) % 100 == 0:
-            print(f"{len(results)}/{len(programs)} in {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
-
-    with tempfile.TemporaryDirectory(prefix="staticfx-shapes-") as scratch:
-        pool = Pool(args.workers, Path(scratch), __file__)
-        pool.run(programs, args.timeout, on_result)
-        pool.close()
-    ordered = [results[p["id"]] for p in sorted(programs, key=lambda p: p["id"])]
-    print(f"torch {version}: {len(ordered)} programs in {time.monotonic() - t0:.0f}s with {args.workers} workers",
-          file=sys.stderr)
+    ordered = label_all(programs, __file__, args.workers, args.timeout, bool(args.only), 100)
+    print(f"torch {version}", file=sys.stderr)
     print(table(programs, ordered), file=sys.stderr)
     if args.only:
         return 0
