@@ -7,6 +7,8 @@
 //! rule and per version (`cargo test --test breaks_generated -- --nocapture`) and holds torch
 //! 2.15, the version the rules are written against, to >= 0.99 per rule.
 
+mod torch_labels;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -108,18 +110,7 @@ struct Labelled {
 }
 
 fn labels() -> Vec<Labelled> {
-    let dir = root().join("tests/expected/breaks_generated");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("labels-torch")
-        })
-        .collect();
-    files.sort();
+    let files = torch_labels::label_files("tests/expected/breaks_generated");
     files
         .iter()
         .map(|f| {

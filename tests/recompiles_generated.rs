@@ -11,6 +11,8 @@
 //! recompiles (every call, or once). Precision and recall are held to >= 0.99 for every torch
 //! version labelled (`cargo test --test recompiles_generated -- --nocapture` prints them).
 
+mod torch_labels;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -70,18 +72,7 @@ struct Labelled {
 }
 
 fn labels(progs: &[Program]) -> Vec<Labelled> {
-    let dir = root().join("tests/expected/recompiles");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("labels-torch")
-        })
-        .collect();
-    files.sort();
+    let files = torch_labels::label_files("tests/expected/recompiles");
     let phases: BTreeMap<&str, &[String]> = progs
         .iter()
         .map(|p| (p.id.as_str(), p.phases.as_slice()))

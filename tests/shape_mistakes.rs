@@ -19,6 +19,8 @@
 //! (precision >= 0.99); what it finds there is printed, not held: a mistake in the input given
 //! is no mistake of the model.
 
+mod torch_labels;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -77,18 +79,7 @@ enum Truth {
 }
 
 fn labels() -> (String, BTreeMap<String, Truth>) {
-    let dir = root().join("tests/expected/shape_mistakes");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("labels-torch")
-        })
-        .collect();
-    files.sort();
+    let files = torch_labels::label_files("tests/expected/shape_mistakes");
     let newest = files.last().expect("a labels-torch*.json");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(newest).unwrap()).unwrap();
