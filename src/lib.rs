@@ -22,6 +22,8 @@ pub mod graph;
 pub mod ide;
 pub mod lsp;
 pub mod passes;
+/// Exclusive wall time per analysis phase, for `benches/check_phases.rs`.
+pub mod phase_clock;
 pub mod render;
 pub mod semantic;
 pub mod shapes;

@@ -317,7 +317,14 @@ fn front_ends_depend_on_ide_and_the_bottom_types_only() {
         "shapes",
         "graph",
         "catalog",
+        // a leaf: `check` turns it on and prints it (STATICFX_PHASE_CLOCK)
+        "phase_clock",
     ];
+    assert!(
+        graph["phase_clock"].is_empty(),
+        "{:?}",
+        graph["phase_clock"]
+    );
     for front in ["cli", "lsp"] {
         for d in &graph[front] {
             assert!(

@@ -40,6 +40,7 @@ use crate::eval::value::{ModuleNs, Value};
 use crate::eval::Interp;
 use crate::graph::Graph;
 use crate::passes::{cache, PassError, PassOptions, PassRecord, Pipeline};
+use crate::phase_clock::{self, Phase};
 use crate::semantic::{FileId, Project};
 // The traced-result types live below the stages; re-exported for the front ends' convenience.
 pub use crate::traced::{
@@ -284,14 +285,20 @@ pub(crate) fn trace_class(
         return None;
     }
     let noted_before = interp.diagnostics.len();
-    let (value, given_config) = instantiate_per_class(interp, file, &class, site.span);
+    let (value, given_config) = {
+        let _clock = phase_clock::enter(Phase::Construction);
+        instantiate_per_class(interp, file, &class, site.span)
+    };
     let build_failure = build_failure(interp, noted_before, &value, file, site);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
     let seeds: Vec<_> = convention_inputs(&value, given_config.as_ref())
         .into_iter()
         .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
         .collect();
-    let mut g = trace_root_seeded(interp, &value, inputs, &seeds);
+    let mut g = {
+        let _clock = phase_clock::enter(Phase::Tracing);
+        trace_root_seeded(interp, &value, inputs, &seeds)
+    };
     g.name = format!("{}.forward", site.name);
     g.class = site.name.clone();
     g.file = file;
@@ -369,6 +376,7 @@ pub(crate) fn flagged_findings(
     retrace: &Retrace,
     opts: &GraphOptions,
 ) -> Vec<crate::breaks::Finding> {
+    let _clock = phase_clock::enter(Phase::FlaggedRetraces);
     let mut out = Vec::new();
     for flag in Flag::ALL {
         let flagged = trace_flagged(interp, &retrace.root, &retrace.inputs, &retrace.seeds, flag);

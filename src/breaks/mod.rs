@@ -227,6 +227,7 @@ const CHECKS: &[(Rule, Check)] = &[
 /// Runs every rule over one traced forward. Findings are sorted by position and de-duplicated
 /// per (line, gb id), the way Dynamo reports one break per site however often it is hit.
 pub fn annotate(project: &Project, result: &GraphResult, target: &version::Target) -> Vec<Finding> {
+    let _clock = crate::phase_clock::enter(crate::phase_clock::Phase::Annotation);
     let cx = Ctx::new(project, result, target);
     let mut out = Vec::new();
     for (rule, check) in CHECKS {

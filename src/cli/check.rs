@@ -190,6 +190,7 @@ fn guarded(
     shared: &Shared,
     results: Option<&CheckCache>,
 ) -> Result<Vec<Message>, String> {
+    let _clock = crate::phase_clock::enter(crate::phase_clock::Phase::Other);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         check_file_cached(path, settings, shared, results)
     }))
@@ -263,6 +264,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     let shared = Shared::batch();
+    let phase_clock = std::env::var_os("STATICFX_PHASE_CLOCK").is_some();
+    if phase_clock {
+        crate::phase_clock::start();
+    }
     let stored = (!args.no_cache).then(|| {
         CheckCache::new(
             args.cache_dir
@@ -289,6 +294,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    if phase_clock {
+        eprint!("{}", crate::phase_clock::stop().report());
     }
     super::report_environment();
     let mut messages = Vec::new();

@@ -135,7 +135,10 @@ impl Interp {
                 nested: vec![],
             });
         }
-        let result = self.evaluate_module(file_id);
+        let result = {
+            let _clock = crate::phase_clock::enter(crate::phase_clock::Phase::Imports);
+            self.evaluate_module(file_id)
+        };
         if let Some(r) = &mut self.reuse {
             if let Some(done) = r.loading.pop() {
                 debug_assert_eq!(done.file, file_id);

@@ -77,6 +77,7 @@ pub fn python_language() -> tree_sitter::Language {
 /// incremental edit must then cover the byte before it when that byte is a `\r` (whether it is
 /// lone depends on the byte after it); `lsp::document` does.
 pub fn parse(text: &str, old: Option<&Tree>) -> Tree {
+    let _clock = crate::phase_clock::enter(crate::phase_clock::Phase::Parse);
     let normalized;
     let text = if has_lone_cr(text) {
         normalized = lone_cr_as_lf(text);
