@@ -26,7 +26,10 @@ fn main() -> std::process::ExitCode {
             disable_transparent_huge_pages();
             staticfx::lsp::run_stdio()
         }
-        _ => staticfx::cli::main(cli),
+        _ => {
+            staticfx::ide::hold_freed_pages();
+            staticfx::cli::main(cli)
+        }
     }
 }
 

@@ -30,6 +30,19 @@ pub fn return_freed_promptly() {
     }
 }
 
+/// Tunes mimalloc for a batch run (`check`, `graph`, `run`): freed pages are kept for the
+/// next allocations until the process exits, never handed back to the kernel. Handing them
+/// back after mimalloc's delay made each later use of them fault in a zeroed (often 2 MB
+/// huge) page again: over 19 transformers modeling files, `check --no-cache` took 23,660 and
+/// 15,000 page faults and 8.2 / 7.8 CPU-seconds with the default, 693 and 6.8 / 6.9 s with
+/// this, at the same peak memory (freed pages are reused, not added to).
+pub fn hold_freed_pages() {
+    // SAFETY: setting an option takes no pointers; mimalloc reads it at each purge.
+    unsafe {
+        libmimalloc_sys::mi_option_set(PURGE_DELAY, -1);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

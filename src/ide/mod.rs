@@ -62,7 +62,7 @@ mod tests;
 pub use diagnostics::{diagnostics, noqa_allows, Diagnostic};
 pub use files::{collect_files, collect_files_excluding, collect_for, may_define_module};
 pub use host::{AnalysisHost, OpenedOrder, Output, Snapshot};
-pub use memory::return_freed_promptly;
+pub use memory::{hold_freed_pages, return_freed_promptly};
 pub use run::describe_error;
 pub use settings::{Filter, Settings};
 // The plain types of fixes the front ends show.
