@@ -55,6 +55,12 @@ fn analyse(path: &Path) -> (Found, usize) {
             let mut possible = 0;
             for g in &a.graphs {
                 for f in g.breaks.iter().filter(|f| f.file == a.file) {
+                    // a diagnostic reads `gb_type: message (gb_id)`
+                    assert!(
+                        f.gb_type.is_empty() || !f.message.starts_with(&*f.gb_type),
+                        "the message repeats its gb_type: {}",
+                        f.message
+                    );
                     if f.gb_id.is_empty() {
                         possible += 1;
                     } else {

@@ -52,8 +52,9 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         let src = cx.source(origin.file, origin.span);
         f.node = Some(id);
         f.impact_nodes = cx.impact_after(id);
+        // the diagnostic puts the gb_type, "Dynamic shape operator", in front of this
         f.message = format!(
-            "Dynamic shape operator: {what} (`{}`) has an output shape that depends on the data",
+            "{what} (`{}`) has an output shape that depends on the data",
             super::snippet(&src)
         );
         f.hint = if what == "boolean-mask indexing" {
