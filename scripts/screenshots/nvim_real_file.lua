@@ -88,6 +88,21 @@ end
 if doc_from and doc_to and doc_to > doc_from then
   vim.cmd(string.format('%d,%dfold', doc_from + 1, doc_to + 1))
 end
+-- Neovim draws inlay hints as ephemeral extmarks while it redraws, which :TOhtml does not
+-- see: the same hints, as the client holds them, become lasting extmarks for the picture.
+local ns = vim.api.nvim_create_namespace('staticfx_screenshot_hints')
+for _, h in ipairs(vim.lsp.inlay_hint.get({ bufnr = buf })) do
+  local hint = h.inlay_hint
+  local label = type(hint.label) == 'string' and hint.label
+    or table.concat(vim.tbl_map(function(p) return p.value end, hint.label))
+  local line = hint.position.line
+  local col = vim.str_byteindex(lines[line + 1], 'utf-16', hint.position.character, false)
+  vim.api.nvim_buf_set_extmark(buf, ns, line, col, {
+    virt_text = { { (hint.paddingLeft and ' ' or '') .. label, 'LspInlayHint' } },
+    virt_text_pos = 'inline',
+  })
+end
+vim.lsp.inlay_hint.enable(false, { bufnr = buf })
 local last = math.min(#lines, brk.lnum + 8)
 vim.cmd(string.format('%d,%dTOhtml %s', lens_line(), last, vim.fn.fnameescape(assert(os.getenv('OUT')))))
 vim.cmd('qall!')
