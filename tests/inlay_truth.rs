@@ -298,7 +298,7 @@ fn parse_label(label: &str) -> Vec<(Option<String>, Vec<String>)> {
 
 /// The graphs that speak for a statement, as `ide::inlay` reads them: the innermost class
 /// holding it, else every class.
-fn speaking_class<'a>(out: &'a Output, at: Span) -> Option<&'a GraphView> {
+fn speaking_class(out: &Output, at: Span) -> Option<&GraphView> {
     out.graphs
         .iter()
         .filter(|g| g.class_span.start <= at.start && at.end <= g.class_span.end)
