@@ -1,7 +1,7 @@
 //! Edit → publishDiagnostics latency of `staticfx lsp` over stdio, as an editor sees it, beside
 //! `ruff server` on the same file, the same keystrokes and the same layouts in the same run.
 //!
-//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS]
+//! cargo bench --bench lsp_latency -- [FILE] [--edits N] [--root DIR] [--debounce MS] [--hints]
 //!
 //! FILE defaults to the biggest transformers `modeling_*.py` under `$STATICFX_CORPUS/transformers`.
 //! Each server is started with its default settings (staticfx's debounce only if `--debounce`
@@ -19,6 +19,11 @@
 //! The anchor is `ruff server` (`$STATICFX_RUFF`, else `ruff` on PATH); without it the ruff
 //! column says so. staticfx then also types the keystroke once in every forward of the file (the
 //! cost depends on how many classes inline the edited one).
+//!
+//! With `--hints`, each layout also runs a staticfx session that, as an editor with inlay hints
+//! and code lenses on does, asks for the hints of the 80 lines around the edit and the code
+//! lenses as each version's diagnostics arrive: its keystrokes beside the session without, and
+//! the hints' and lenses' own latency from the diagnostics.
 //!
 //! Memory with every modeling file open is `benches/lsp_memory.rs`.
 
@@ -69,9 +74,18 @@ struct Site {
 }
 
 /// Types `site`'s keystroke and undoes it, `edits` keystrokes in all, timing each until the
-/// diagnostics of its version arrive.
-fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64) -> Vec<f64> {
+/// diagnostics of its version arrive. With `follow_up`, each version's diagnostics are followed
+/// by what an editor with inlay hints and code lenses on asks next, timed from their arrival.
+fn keystrokes(
+    lsp: &mut Lsp,
+    uri: &str,
+    site: &Site,
+    edits: usize,
+    version: &mut i64,
+    follow_up: Option<&mut FollowUps>,
+) -> Vec<f64> {
     let mut samples = Vec::with_capacity(edits);
+    let mut follow_up = follow_up;
     for i in 0..edits {
         *version += 1;
         let (end, text) = match site.digit {
@@ -88,8 +102,47 @@ fn keystrokes(lsp: &Lsp, uri: &str, site: &Site, edits: usize, version: &mut i64
         );
         lsp.diagnostics(*version);
         samples.push(t.elapsed().as_secs_f64() * 1e3);
+        if let Some(f) = follow_up.as_deref_mut() {
+            f.after_diagnostics(lsp, uri, site.line);
+        }
     }
     samples
+}
+
+/// The lines an editor shows around an edit, and so asks inlay hints for.
+const VISIBLE_LINES: usize = 80;
+
+/// The requests that follow each version's diagnostics with inlay hints and code lenses on,
+/// and their latencies in ms.
+#[derive(Default)]
+struct FollowUps {
+    hints: Vec<f64>,
+    lenses: Vec<f64>,
+    /// How many hints the visible ranges held, in all.
+    hints_shown: usize,
+}
+
+impl FollowUps {
+    /// `textDocument/inlayHint` for the `VISIBLE_LINES` around `line`, then
+    /// `textDocument/codeLens`, each timed from its request (the first sent as the diagnostics
+    /// arrived).
+    fn after_diagnostics(&mut self, lsp: &mut Lsp, uri: &str, line: usize) {
+        let first = line.saturating_sub(VISIBLE_LINES / 2);
+        let range = json!({"start": {"line": first, "character": 0}, "end": {"line": first + VISIBLE_LINES, "character": 0}});
+        let t = Instant::now();
+        let hints = lsp.request(
+            "textDocument/inlayHint",
+            json!({"textDocument": {"uri": uri}, "range": range}),
+        );
+        self.hints.push(t.elapsed().as_secs_f64() * 1e3);
+        self.hints_shown += hints["result"].as_array().map_or(0, Vec::len);
+        let t = Instant::now();
+        lsp.request(
+            "textDocument/codeLens",
+            json!({"textDocument": {"uri": uri}}),
+        );
+        self.lenses.push(t.elapsed().as_secs_f64() * 1e3);
+    }
 }
 
 /// Waits until the server is idle, as it is when a user who stopped typing goes on: the open's
@@ -168,6 +221,8 @@ fn package_root(file: &Path) -> PathBuf {
 
 struct Session {
     open_ms: f64,
+    /// With hints and lenses on: their latencies after each keystroke's diagnostics.
+    follow_ups: Option<FollowUps>,
     diagnostics: usize,
     /// Latencies per site, in the order of the sites.
     sites: Vec<Vec<f64>>,
@@ -184,7 +239,9 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    fn session(&self, command: Command, every_forward: &[Site]) -> Session {
+    /// One server's session; with `hints_on`, each version's diagnostics are followed by the
+    /// inlay hints of the visible range and the code lenses.
+    fn session(&self, command: Command, every_forward: &[Site], hints_on: bool) -> Session {
         let mut lsp = Lsp::start(command);
         let uri = support::lsp::file_uri(self.file);
         lsp.initialize(self.root, self.initialization.clone());
@@ -193,27 +250,76 @@ impl Run<'_> {
         let diagnostics = lsp.diagnostics(1);
         let open_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut version = 1;
+        let mut follow_ups = hints_on.then(FollowUps::default);
         let sites = self
             .sites
             .iter()
             .map(|site| {
                 settle(&lsp);
-                keystrokes(&lsp, &uri, site, self.edits, &mut version)
+                keystrokes(
+                    &mut lsp,
+                    &uri,
+                    site,
+                    self.edits,
+                    &mut version,
+                    follow_ups.as_mut(),
+                )
             })
             .collect();
         settle(&lsp);
         let every_forward = every_forward
             .iter()
-            .flat_map(|site| keystrokes(&lsp, &uri, site, 2, &mut version))
+            .flat_map(|site| keystrokes(&mut lsp, &uri, site, 2, &mut version, follow_ups.as_mut()))
             .collect();
         lsp.stop();
         Session {
             open_ms,
+            follow_ups,
             diagnostics,
             sites,
             every_forward,
         }
     }
+}
+
+/// The keystrokes of the session with inlay hints and code lenses on beside the one without
+/// (and the anchor's), and the latency of the hints and lenses after each version's diagnostics.
+fn print_hints_on(sites: &[Site], off: &Session, on: &Session, ruff: Option<&Session>) {
+    let follow = on.follow_ups.as_ref().expect("a session with hints on");
+    println!();
+    println!(
+        "staticfx with inlay hints ({VISIBLE_LINES} visible lines around the edit) and code lenses \
+         asked for after each version's diagnostics:"
+    );
+    println!("| site | p95 hints off | p95 hints on | on / off | ruff server p95 |");
+    println!("|---|---|---|---|---|");
+    for (i, site) in sites.iter().enumerate() {
+        let (_, p95_off) = quantiles(&off.sites[i]);
+        let (_, p95_on) = quantiles(&on.sites[i]);
+        let anchor = ruff.map_or(String::new(), |r| {
+            format!("{:.1} ms", quantiles(&r.sites[i]).1)
+        });
+        println!(
+            "| {} | {p95_off:.1} ms | {p95_on:.1} ms | {:.2}× | {anchor} |",
+            site.name,
+            p95_on / p95_off
+        );
+    }
+    let all = |s: &Session| s.sites.concat();
+    let (_, all_off) = quantiles(&all(off));
+    let (_, all_on) = quantiles(&all(on));
+    println!(
+        "every site's keystrokes: p95 {all_off:.1} ms hints off, {all_on:.1} ms hints on ({:+.1}%)",
+        (all_on / all_off - 1.0) * 100.0
+    );
+    let (h50, h95) = quantiles(&follow.hints);
+    let (l50, l95) = quantiles(&follow.lenses);
+    println!(
+        "after the diagnostics: inlay hints p50 {h50:.1} ms, p95 {h95:.1} ms ({} requests, {:.1} \
+         hints per range); code lenses p50 {l50:.1} ms, p95 {l95:.1} ms",
+        follow.hints.len(),
+        follow.hints_shown as f64 / follow.hints.len().max(1) as f64
+    );
 }
 
 fn main() {
@@ -223,11 +329,14 @@ fn main() {
     let mut root = None;
     // The server's default unless `--debounce` asks for one.
     let mut debounce: Option<u64> = None;
+    // Also a staticfx session with inlay hints and code lenses asked for after each version.
+    let mut hints = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--edits" => edits = args.next().unwrap().parse().unwrap(),
             "--root" => root = args.next().map(PathBuf::from),
             "--debounce" => debounce = Some(args.next().unwrap().parse().unwrap()),
+            "--hints" => hints = true,
             _ => file = Some(PathBuf::from(a)),
         }
     }
@@ -396,8 +505,16 @@ fn main() {
         let ours = run.session(
             staticfx_command(),
             if k == 0 { &every_forward } else { &[] },
+            false,
         );
-        let ruff = ruff_command().map(|c| run.session(c, &[]));
+        let with_hints = hints.then(|| {
+            run.session(
+                staticfx_command(),
+                if k == 0 { &every_forward } else { &[] },
+                true,
+            )
+        });
+        let ruff = ruff_command().map(|c| run.session(c, &[], false));
         println!();
         println!("## {layout} (workspace root {})", root.display());
         println!(
@@ -445,6 +562,9 @@ fn main() {
                 .map(|(ms, line)| format!("line {line} {ms:.1} ms"))
                 .collect();
             println!("staticfx, the slowest forwards: {}", listed.join(", "));
+        }
+        if let Some(on) = &with_hints {
+            print_hints_on(&sites, &ours, on, ruff.as_ref());
         }
     }
     let _ = std::fs::remove_dir_all(&alone_dir);

@@ -78,3 +78,12 @@ cargo test --locked --all-targets
 
 # The VS Code extension and the Neovim plugin, against the server binary cargo test built.
 ./scripts/test-editors.sh
+
+# The README's pictures of real model code (transformers' modeling_bart.py in Neovim, with inlay
+# hints, the code lens and its graph breaks; the graph view of LlamaDecoderLayer), made into a
+# scratch folder so the committed ones stay as they are: the script must keep working. Where
+# Neovim, chromium or the corpus is missing the picture is skipped with a note.
+shots="$(mktemp -d)"
+STATICFX_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/staticfx" SCREENSHOTS_OUT="$shots" SCREENSHOTS_ALLOW_SKIPS=1 \
+  ./scripts/screenshots.sh nvim-real vscode-graph-real
+rm -rf "$shots"

@@ -61,6 +61,14 @@ struct State {
     /// (`keep_result`): the graphs of every open file would hold gigabytes, and a request on
     /// another document analyses it again.
     results: DashMap<Uri, Arc<Output>>,
+    /// The shape hints of the whole document from the first stage of a staged analysis,
+    /// while its flagged retraces run: they add breaks, never bindings, so the hints are
+    /// already final, and an editor asking for them as the diagnostics arrive is answered
+    /// without waiting for the retraces (`inlay::on_inlay_hint`).
+    first_stage_hints: DashMap<Uri, Arc<FirstStageHints>>,
+    /// Woken when `first_stage_hints` gains an entry: a request that arrives between the first
+    /// stage's publication and its hints waits for them, not for the retraces.
+    first_stage_hints_ready: tokio::sync::Notify,
     /// The documents in `results`, least recently analysed first.
     recent: std::sync::Mutex<std::collections::VecDeque<Uri>>,
     /// The highest (version, configuration generation, stage) whose diagnostics were
@@ -85,6 +93,14 @@ struct State {
     /// (asked after a settings change).
     inlay_refresh: std::sync::atomic::AtomicBool,
     lens_refresh: std::sync::atomic::AtomicBool,
+}
+
+/// See [`State::first_stage_hints`].
+pub(super) struct FirstStageHints {
+    pub version: i32,
+    pub config_gen: u64,
+    pub text: Arc<str>,
+    pub hints: Vec<crate::ide::inlay::InlayHint>,
 }
 
 impl Server {
@@ -231,6 +247,8 @@ async fn analyze(
                     {
                         let _ = published.recv_timeout(Duration::from_millis(200));
                     }
+                    // After the publication, so it costs the keystroke nothing.
+                    keep_first_stage_hints(&docs, &job_uri, first);
                     quiet_after_first_stage(&still_current)
                 },
                 still_current.clone(),
@@ -298,7 +316,26 @@ const KEPT_RESULTS: usize = 4;
 /// Keeps `out` for requests. Of the documents only opened, not edited, the newest alone keeps
 /// its result, as the analysis threads keep its session alone: with a package's files opened
 /// at once, the last four analysed were files nobody looked at, each holding its graphs.
+/// Keeps the whole document's shape hints of a first stage for `State::first_stage_hints`.
+/// Computed with hints on: the request applies the setting.
+fn keep_first_stage_hints(state: &State, uri: &Uri, first: &Output) {
+    let whole = crate::syntax::Span::new(0, first.text.len());
+    let hints = crate::ide::inlay::inlay_hints(first, whole, &Default::default());
+    state.first_stage_hints.insert(
+        uri.clone(),
+        Arc::new(FirstStageHints {
+            version: first.version,
+            config_gen: first.config_gen,
+            text: first.text.clone(),
+            hints,
+        }),
+    );
+    state.first_stage_hints_ready.notify_waiters();
+}
+
 fn keep_result(state: &State, uri: &Uri, out: Arc<Output>) {
+    // The complete result answers for its version from now on.
+    state.first_stage_hints.remove(uri);
     state.results.insert(uri.clone(), out);
     let only_opened = |u: &Uri| state.docs.get(u).is_some_and(|d| !d.edited);
     let mut recent = state.recent.lock().unwrap();
@@ -585,6 +622,7 @@ impl LanguageServer for Server {
         let uri = params.text_document.uri;
         self.state.docs.remove(&uri);
         self.state.results.remove(&uri);
+        self.state.first_stage_hints.remove(&uri);
         self.state.published.remove(&uri);
         self.state.locks.remove(&uri);
         self.state.publishing.remove(&uri);
