@@ -29,6 +29,10 @@ struct Program {
     site: String,
     source: String,
     phases: Vec<String>,
+    /// Each call's Python expression per argument of forward after `x` (`scale` → `"1.0"`),
+    /// `B` standing for `batches`' entry.
+    args: Vec<BTreeMap<String, String>>,
+    batches: Vec<u64>,
 }
 
 fn programs() -> Vec<Program> {
@@ -49,6 +53,25 @@ fn programs() -> Vec<Program> {
                     .unwrap()
                     .iter()
                     .map(|c| c["phase"].as_str().unwrap().to_string())
+                    .collect(),
+                args: v["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| {
+                        c["args"]
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .map(|(k, e)| (k.clone(), e.as_str().unwrap().to_string()))
+                            .collect()
+                    })
+                    .collect(),
+                batches: v["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["batch"].as_u64().unwrap())
                     .collect(),
             }
         })

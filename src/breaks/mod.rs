@@ -21,6 +21,7 @@ pub mod docs;
 pub mod registry;
 pub mod version;
 
+mod argument_guard;
 mod autograd_apply;
 mod backward;
 mod buffer_reassign;
@@ -219,6 +220,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
     (Rule::RecompileState, recompile_state::check),
+    (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::ShapeMismatch, shape_mismatch::check),
     (Rule::UnresolvedCall, unresolved_call::check),

@@ -8,6 +8,7 @@ use std::rc::Rc;
 mod allow_in_graph;
 mod custom_op;
 pub mod default_config;
+pub mod argument_guards;
 pub mod guards;
 mod layout;
 pub mod root;
@@ -139,6 +140,8 @@ pub struct Tracer {
     pub bindings: Vec<Binding>,
     /// Values read from outside forward that Dynamo would guard on.
     pub guards: guards::GuardLog,
+    /// forward's Python value arguments as the trace passes them on, and their guards.
+    pub arguments: argument_guards::ArgumentGuardLog,
 }
 
 impl Tracer {

@@ -62,6 +62,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(BufferReassign, "FX118.md"),
     rule!(ModuleInForward, "FX119.md"),
     rule!(RecompileState, "FX201.md"),
+    rule!(ArgumentGuard, "FX202.md"),
     rule!(UnknownCall, "FX190.md"),
     rule!(ShapeMismatch, "FX301.md"),
     rule!(UnresolvedCall, "FX907.md"),
