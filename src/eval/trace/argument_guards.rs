@@ -50,6 +50,8 @@ struct Mark {
     scope: Rc<Scope>,
     name: String,
     source: ArgSource,
+    /// How many calls deep the scope's function runs (the trace's call chain then).
+    depth: usize,
 }
 
 /// The forward arguments' values the trace follows, and the guards their uses install.
@@ -107,25 +109,33 @@ impl ArgumentGuardLog {
         self.pending.take()
     }
 
-    /// `name` in `scope` holds `source`'s value from now on.
-    pub fn mark(&mut self, scope: &Rc<Scope>, name: &str, source: ArgSource) {
+    /// `name` in `scope`, whose function runs `depth` calls deep, holds `source`'s value from
+    /// now on.
+    pub fn mark(&mut self, scope: &Rc<Scope>, name: &str, source: ArgSource, depth: usize) {
         self.marks
             .retain(|m| !(Rc::ptr_eq(&m.scope, scope) && m.name == name));
         self.marks.push(Mark {
             scope: scope.clone(),
             name: name.to_string(),
             source,
+            depth,
         });
     }
 
-    /// The source `name` in `scope` holds, if it was marked and still holds that value.
-    pub fn source_of(&self, scope: &Rc<Scope>, name: &str, now: &Value) -> Option<&ArgSource> {
+    /// The source `name` in `scope` holds, if it was marked and still holds that value, and
+    /// the depth of the scope's function.
+    pub fn source_of(
+        &self,
+        scope: &Rc<Scope>,
+        name: &str,
+        now: &Value,
+    ) -> Option<(&ArgSource, usize)> {
         self.marks
             .iter()
             .rev()
             .find(|m| Rc::ptr_eq(&m.scope, scope) && m.name == name)
-            .map(|m| &m.source)
-            .filter(|s| same_value(&s.value, now))
+            .filter(|m| same_value(&m.source.value, now))
+            .map(|m| (&m.source, m.depth))
     }
 
     /// A use Dynamo guards on; only the first of each argument is kept.
@@ -145,8 +155,15 @@ impl ArgumentGuardLog {
         });
     }
 
+    /// The guards, their call chains without the trace root's own call (as node origins).
     pub fn guards(&self) -> Vec<ArgumentGuard> {
-        self.guards.clone()
+        let mut out = self.guards.clone();
+        for g in &mut out {
+            if !g.call_chain.is_empty() {
+                g.call_chain.remove(0);
+            }
+        }
+        out
     }
 }
 
@@ -277,8 +294,10 @@ impl Interp {
     }
 
     /// The followed value an expression reads, with the name Dynamo gives it: a name marked
-    /// in its scope, an item of one by a literal key, either in parentheses.
-    fn argument_source(&self, frame: &Frame, node: Node) -> Option<ArgSource> {
+    /// in its scope, an item of one by a literal key, either in parentheses. With it, the
+    /// depth of the function whose scope holds the name (a closure reads its enclosing
+    /// function's).
+    fn argument_source(&self, frame: &Frame, node: Node) -> Option<(ArgSource, usize)> {
         let src = &*frame.file.text;
         match node.kind_name() {
             "identifier" => {
@@ -291,7 +310,9 @@ impl Interp {
                             return None;
                         }
                         let log = &self.tracer.as_ref()?.arguments;
-                        return log.source_of(&s, name, &v).cloned();
+                        return log
+                            .source_of(&s, name, &v)
+                            .map(|(source, depth)| (source.clone(), depth));
                     }
                     scope = s.parent.clone();
                 }
@@ -299,13 +320,14 @@ impl Interp {
             }
             "subscript" => {
                 let key = literal_key(node, src)?;
-                let base = self.argument_source(frame, node.field("value")?)?;
+                let (base, depth) = self.argument_source(frame, node.field("value")?)?;
                 let (shown, item) = item_of(&base.value, &key)?;
-                Some(ArgSource {
+                let source = ArgSource {
                     argument: base.argument,
                     text: format!("{}[{shown}]", base.text),
                     value: item,
-                })
+                };
+                Some((source, depth))
             }
             "parenthesized_expression" => {
                 self.argument_source(frame, crate::syntax::first_operand(node)?)
@@ -320,7 +342,7 @@ impl Interp {
         if !self.follows_arguments() {
             return;
         }
-        let Some(source) = self.argument_source(frame, node) else {
+        let Some((source, depth)) = self.argument_source(frame, node) else {
             return;
         };
         if !same_value(&source.value, value) {
@@ -330,15 +352,27 @@ impl Interp {
             Use::Passed | Use::Derived | Use::Kept => {}
             Use::Alias(name) => {
                 if let (Some(scope), Some(t)) = (frame.locals.as_ref(), self.tracer.as_mut()) {
-                    t.arguments.mark(scope, &name, source);
+                    let depth = t.call_chain.len();
+                    t.arguments.mark(scope, &name, source, depth);
                 }
             }
-            Use::Guarded => {
-                let t = self.tracer.as_mut().expect("following arguments");
-                let at = (frame.file_id, Span::of(node), t.call_chain.as_slice());
-                t.arguments.used(&source, at);
-            }
+            Use::Guarded => self.guarded_use(frame, Span::of(node), &source, depth),
         }
+    }
+
+    /// Logs the guard a use installs. A closure reading its enclosing function's argument
+    /// installs it where that function called into the closure: Dynamo's log names that line
+    /// (torch 2.15), not the use inside the closure.
+    fn guarded_use(&mut self, frame: &Frame, span: Span, source: &ArgSource, depth: usize) {
+        let t = self.tracer.as_mut().expect("following arguments");
+        let chain = t.call_chain.clone();
+        let at = match chain.get(depth) {
+            Some(&(file, call)) if depth > 0 && depth < chain.len() => {
+                (file, call, &chain[..depth])
+            }
+            _ => (frame.file_id, span, chain.as_slice()),
+        };
+        t.arguments.used(source, at);
     }
 
     /// A call's arguments that are followed values: a Python function (or module, or class)
@@ -369,15 +403,13 @@ impl Interp {
             .map(|(i, n)| (ArgSlot::Position(i), *n))
             .chain(keywords.iter().map(|(k, n)| (ArgSlot::Keyword(k.clone()), *n)));
         for (slot, node) in slots {
-            let Some(source) = self.argument_source(frame, node) else {
+            let Some((source, depth)) = self.argument_source(frame, node) else {
                 continue;
             };
             if passes_on {
                 sources.push((slot, source));
             } else {
-                let t = self.tracer.as_mut().expect("following arguments");
-                let at = (frame.file_id, Span::of(node), t.call_chain.as_slice());
-                t.arguments.used(&source, at);
+                self.guarded_use(frame, Span::of(node), &source, depth);
             }
         }
         if let Some(t) = self.tracer.as_mut() {
@@ -409,6 +441,8 @@ impl Interp {
             .filter(|p| matches!(p.kind, PositionalOnly | PositionalOrKeyword))
             .map(|p| p.name.as_str())
             .collect();
+        // the callee runs one call deeper than the call being made
+        let depth = t.call_chain.len() + 1;
         for (slot, source) in sources {
             let name = match &slot {
                 ArgSlot::Param(name) | ArgSlot::Keyword(name) => Some(name.as_str()),
@@ -417,7 +451,7 @@ impl Interp {
             let Some(name) = name else { continue };
             let bound = scope.vars.borrow().get(name).cloned();
             if bound.is_some_and(|v| same_value(&v, &source.value)) {
-                t.arguments.mark(scope, name, source);
+                t.arguments.mark(scope, name, source, depth);
             }
         }
     }
