@@ -406,7 +406,9 @@ struct ArgumentRecompile {
 
 /// Per torch version, each program's first recompile on a call that varies an argument (not
 /// the batch): None when no such call recompiled. Programs that raised are left out.
-fn argument_labels(progs: &[Program]) -> Vec<(String, BTreeMap<String, Option<ArgumentRecompile>>)> {
+fn argument_labels(
+    progs: &[Program],
+) -> Vec<(String, BTreeMap<String, Option<ArgumentRecompile>>)> {
     let phases: BTreeMap<&str, &[String]> = progs
         .iter()
         .map(|p| (p.id.as_str(), p.phases.as_slice()))
@@ -528,14 +530,19 @@ fn recompiles_when_an_argument_changes_match_dynamo() {
                         || !g.message.contains("once per distinct value")
                     {
                         wrong_words += 1;
-                        examples.push(format!("wording {tag}: {} / Dynamo: {}", g.message, t.guard));
+                        examples.push(format!(
+                            "wording {tag}: {} / Dynamo: {}",
+                            g.message, t.guard
+                        ));
                     }
                     if let Some(l) = t.line {
                         with_line += 1;
                         if g.line == l {
                             on_line += 1;
                         } else {
-                            *off_line.entry(format!("{} {}", p.case, p.site)).or_default() += 1;
+                            *off_line
+                                .entry(format!("{} {}", p.case, p.site))
+                                .or_default() += 1;
                         }
                     }
                 }

@@ -16,7 +16,10 @@
 //! torch.compile (`tests/recompiles_generated.rs`).
 //!
 //! Severity information: unlike FX201, nothing fails while callers keep passing the same
-//! value, and most arguments are flags callers never vary (`use_cache`, `return_dict`).
+//! value, and most arguments are flags callers never vary (`use_cache`, `return_dict`). An
+//! `is None` guard is a hint: it splits callers into two cases, None or a value, each compiled
+//! once, and it is what per-class analysis finds on every optional tensor argument
+//! (`attention_mask=None`), where a recompile storm cannot come from it.
 
 use super::{Ctx, Finding};
 use crate::diagnostics::{Rule, Severity};
@@ -24,7 +27,7 @@ use crate::diagnostics::{Rule, Severity};
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for g in &cx.result.argument_guards {
         let mut f = cx.finding(Rule::ArgumentGuard, "", g.file, g.span, &g.call_chain);
-        f.severity = Severity::Info;
+        f.severity = severity(&g.guard);
         f.message = format!(
             "Dynamo guards on forward's argument `{}`: `{}`, so calls with another value \
              recompile, once per distinct value",
@@ -32,6 +35,16 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         );
         f.hint = hint(&g.guard);
         out.push(f);
+    }
+}
+
+/// A hint for the two-case `is None` guard, information for guards on values callers may
+/// vary without bound (numbers, strings, lengths, flags and items).
+fn severity(guard: &str) -> Severity {
+    if guard.ends_with(" is None") {
+        Severity::Hint
+    } else {
+        Severity::Info
     }
 }
 
@@ -65,13 +78,37 @@ mod tests {
     fn guards_read_as_dynamo_prints_them() {
         let cases = [
             ("scale=1.0", "h = h * $0scale", "scale == 1.0"),
-            ("eps=0.5", "if $0eps > 0.25:\n            h = h + 1", "eps == 0.5"),
-            ("steps=2", "for _ in range($0steps):\n            h = h + 1", "steps == 2"),
+            (
+                "eps=0.5",
+                "if $0eps > 0.25:\n            h = h + 1",
+                "eps == 0.5",
+            ),
+            (
+                "steps=2",
+                "for _ in range($0steps):\n            h = h + 1",
+                "steps == 2",
+            ),
             ("k=3", "h = h * $0k", "k == 3"),
-            ("normalize=False", "if $0normalize:\n            h = h / 2", "normalize == False"),
-            ("act='relu'", "h = torch.relu(h) if $0act == 'relu' else h", "act == 'relu'"),
-            ("mask=None", "if $0mask is not None:\n            h = h * mask", "mask is None"),
-            ("ws=[1.0]", "for w in $0ws:\n            h = h * w", "len(ws) == 1"),
+            (
+                "normalize=False",
+                "if $0normalize:\n            h = h / 2",
+                "normalize == False",
+            ),
+            (
+                "act='relu'",
+                "h = torch.relu(h) if $0act == 'relu' else h",
+                "act == 'relu'",
+            ),
+            (
+                "mask=None",
+                "if $0mask is not None:\n            h = h * mask",
+                "mask is None",
+            ),
+            (
+                "ws=[1.0]",
+                "for w in $0ws:\n            h = h * w",
+                "len(ws) == 1",
+            ),
             ("dims=[1, 2]", "h = h + len($0dims)", "len(dims) == 2"),
             ("sizes=(2, 3)", "h = h * $0sizes[0]", "sizes[0] == 2"),
             (
@@ -106,6 +143,12 @@ mod tests {
                 found[0].message
             );
             assert_eq!(found[0].span.start, offset, "{param}: {}", found[0].message);
+            let two_cases = guard.ends_with(" is None");
+            assert_eq!(
+                found[0].severity == crate::diagnostics::Severity::Hint,
+                two_cases,
+                "{param}"
+            );
         }
     }
 

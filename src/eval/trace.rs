@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 mod allow_in_graph;
+pub mod argument_guards;
 mod custom_op;
 pub mod default_config;
-pub mod argument_guards;
 pub mod guards;
 mod layout;
 pub mod root;

@@ -401,7 +401,11 @@ impl Interp {
             .iter()
             .enumerate()
             .map(|(i, n)| (ArgSlot::Position(i), *n))
-            .chain(keywords.iter().map(|(k, n)| (ArgSlot::Keyword(k.clone()), *n)));
+            .chain(
+                keywords
+                    .iter()
+                    .map(|(k, n)| (ArgSlot::Keyword(k.clone()), *n)),
+            );
         for (slot, node) in slots {
             let Some((source, depth)) = self.argument_source(frame, node) else {
                 continue;

@@ -5,8 +5,8 @@
 use crate::eval::types::proxy;
 use std::rc::Rc;
 
-use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
 use super::argument_guards::{is_python_value, ArgSlot, ArgSource};
+use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
 use super::guards::GlobalsBefore;
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
