@@ -742,6 +742,9 @@ fn trace_forward(
     Ok(())
 }
 
+/// Values by parameter name.
+type ByName = Vec<(String, Value)>;
+
 /// forward's arguments as the trace passes them, `(args, kwargs, python_values)`: a
 /// placeholder for each parameter of its signature (of the shape `input_meta` gives it), a
 /// defaulted parameter keeping its default; the parameters given a Python value (a flag, a
@@ -753,7 +756,7 @@ fn forward_arguments(
     input_meta: &dyn Fn(&str) -> Option<Meta>,
     file: FileId,
     span: Span,
-) -> (Vec<Value>, Vec<(String, Value)>, Vec<(String, Value)>) {
+) -> (Vec<Value>, ByName, ByName) {
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
     let mut python_values = Vec::new();
