@@ -15,6 +15,7 @@
 //! while the name still holds it, so a rebinding the tracker did not see cannot misattribute.
 //! The first use of each argument that Dynamo guards on is kept (`ArgumentGuardLog`).
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use tree_sitter::Node;
@@ -58,6 +59,9 @@ struct Mark {
 #[derive(Default)]
 pub struct ArgumentGuardLog {
     marks: Vec<Mark>,
+    /// The names marked in any scope: most names a trace reads are none of them, and this
+    /// answers first.
+    names: HashSet<String>,
     /// The sources of the call being made, for the parameters it is about to bind.
     pending: Option<Vec<(ArgSlot, ArgSource)>>,
     guards: Vec<ArgumentGuard>,
@@ -114,12 +118,18 @@ impl ArgumentGuardLog {
     pub fn mark(&mut self, scope: &Rc<Scope>, name: &str, source: ArgSource, depth: usize) {
         self.marks
             .retain(|m| !(Rc::ptr_eq(&m.scope, scope) && m.name == name));
+        self.names.insert(name.to_string());
         self.marks.push(Mark {
             scope: scope.clone(),
             name: name.to_string(),
             source,
             depth,
         });
+    }
+
+    /// Whether `name` is marked in some scope.
+    pub fn may_hold(&self, name: &str) -> bool {
+        self.names.contains(name)
     }
 
     /// The source `name` in `scope` holds, if it was marked and still holds that value, and
@@ -302,6 +312,9 @@ impl Interp {
         match node.kind_name() {
             "identifier" => {
                 let name = text(node, src);
+                if !self.tracer.as_ref()?.arguments.may_hold(name) {
+                    return None;
+                }
                 let mut scope = frame.locals.clone();
                 while let Some(s) = scope {
                     let held = s.vars.borrow().get(name).cloned();
