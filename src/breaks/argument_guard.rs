@@ -100,6 +100,11 @@ mod tests {
                 "act == 'relu'",
             ),
             (
+                "act='ReLU'",
+                "h = torch.relu(h) if $0act.lower() == 'relu' else h",
+                "act == 'ReLU'",
+            ),
+            (
                 "mask=None",
                 "if $0mask is not None:\n            h = h * mask",
                 "mask is None",
@@ -152,14 +157,15 @@ mod tests {
         }
     }
 
-    /// Passed along, kept, unused or a tensor: no guard.
+    /// Passed along, kept, unused or a tensor: no guard; nor a dict read through a method,
+    /// whose guards (on its keys) this rule does not word.
     #[test]
     fn arguments_dynamo_does_not_guard_have_none() {
         let src = "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    \
                    def __init__(self):\n        super().__init__()\n        \
                    self.fc = nn.Linear(8, 8)\n\n    \
-                   def forward(self, x, t, flag=False, extra=None):\n        \
-                   h = self.fc(x) * t\n        return h, extra\n";
+                   def forward(self, x, t, flag=False, extra=None, opts={}):\n        \
+                   h = self.fc(x) * t * opts.get('scale', 1.0)\n        return h, extra\n";
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.py");
         std::fs::write(&path, src).unwrap();

@@ -83,6 +83,10 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
+fn is_container(v: &Value) -> bool {
+    matches!(v, Value::Tuple(_) | Value::List(_) | Value::Dict(_))
+}
+
 /// A value Dynamo passes into a frame as a constant it guards on.
 pub fn is_python_value(v: &Value) -> bool {
     matches!(
@@ -243,6 +247,10 @@ enum Use {
     Kept,
     /// a branch, an operator, a loop, an item lookup by it: Dynamo guards here
     Guarded,
+    /// the receiver of a method (`act.lower()`, `opts.get('mode')`): a scalar's is a use
+    /// Dynamo guards by value; a container's guards its keys or items, in words this log does
+    /// not model, so none is reported
+    Receiver,
 }
 
 /// The literal key of `base[key]` (`0`, `'mode'`), when the subscript has one such key.
@@ -292,6 +300,7 @@ fn use_of(node: Node, src: &str) -> Use {
             Some(l) if matches!(l.kind_name(), "pattern_list" | "tuple_pattern") => Use::Guarded,
             _ => Use::Kept,
         },
+        "attribute" if is_field("object") => Use::Receiver,
         "return_statement" | "expression_list" | "tuple" | "list" | "set" | "pair"
         | "dictionary" | "yield" | "list_splat" | "dictionary_splat" | "lambda" => Use::Kept,
         _ => Use::Guarded,
@@ -370,6 +379,10 @@ impl Interp {
                 }
             }
             Use::Guarded => self.guarded_use(frame, Span::of(node), &source, depth),
+            Use::Receiver if !is_container(value) => {
+                self.guarded_use(frame, Span::of(node), &source, depth)
+            }
+            Use::Receiver => {}
         }
     }
 
