@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 mod allow_in_graph;
+pub mod argument_guards;
 mod custom_op;
 pub mod default_config;
 pub mod guards;
@@ -139,6 +140,8 @@ pub struct Tracer {
     pub bindings: Vec<Binding>,
     /// Values read from outside forward that Dynamo would guard on.
     pub guards: guards::GuardLog,
+    /// forward's Python value arguments as the trace passes them on, and their guards.
+    pub arguments: argument_guards::ArgumentGuardLog,
 }
 
 impl Tracer {
