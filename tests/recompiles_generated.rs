@@ -144,20 +144,29 @@ fn labels(progs: &[Program]) -> Vec<Labelled> {
 
 /// staticfx's FX201 findings on `Model`, per program: (line, message).
 fn analyse_all(progs: &[Program], version: TorchVersion) -> BTreeMap<String, Vec<(usize, String)>> {
-    let dir = tempfile::tempdir().unwrap();
-    let jobs: Vec<(String, PathBuf)> = progs
+    let jobs = progs
         .iter()
-        .map(|p| {
-            let path = dir.path().join(format!("{}.py", p.id));
-            std::fs::write(&path, &p.source).unwrap();
-            (p.id.clone(), path)
-        })
+        .map(|p| (p.id.clone(), p.source.clone()))
         .collect();
+    findings_of(jobs, version, "FX201")
+}
+
+/// The (line, message) of each `code` finding of each (key, source), analysed as `Model` with
+/// `x` of the labelled shape, one source after another in one file of a scratch folder.
+fn findings_of(
+    jobs: Vec<(String, String)>,
+    version: TorchVersion,
+    code: &'static str,
+) -> BTreeMap<String, Vec<(usize, String)>> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
     let out = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
             let mut out = BTreeMap::new();
-            for (id, path) in jobs {
+            for (key, source) in jobs {
+                let path = root.join("program.py");
+                std::fs::write(&path, &source).unwrap();
                 let a = analyze_file(
                     &path,
                     &GraphOptions {
@@ -172,10 +181,10 @@ fn analyse_all(progs: &[Program], version: TorchVersion) -> BTreeMap<String, Vec
                     .graphs
                     .iter()
                     .flat_map(|g| g.breaks.iter())
-                    .filter(|f| f.file == a.file && f.code == "FX201")
+                    .filter(|f| f.file == a.file && f.code == code)
                     .map(|f| (f.line, f.message.clone()))
                     .collect();
-                out.insert(id, found);
+                out.insert(key, found);
             }
             out
         })
@@ -350,49 +359,24 @@ fn argument_guards(
     jobs: Vec<(String, String)>,
     version: TorchVersion,
 ) -> BTreeMap<String, Vec<ArgumentGuard>> {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().to_path_buf();
-    let out = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || {
-            let mut out = BTreeMap::new();
-            for (key, source) in jobs {
-                let path = root.join("program.py");
-                std::fs::write(&path, &source).unwrap();
-                let a = analyze_file(
-                    &path,
-                    &GraphOptions {
-                        inputs: vec!["x=4,8".parse().unwrap()],
-                        class: Some("Model".into()),
-                        torch_target: Target::configured(version),
-                        ..Default::default()
-                    },
-                )
-                .unwrap();
-                let found = a
-                    .graphs
-                    .iter()
-                    .flat_map(|g| g.breaks.iter())
-                    .filter(|f| f.file == a.file && f.code == "FX202")
-                    .map(|f| {
-                        let quoted: Vec<&str> = f.message.split('`').skip(1).step_by(2).collect();
-                        ArgumentGuard {
-                            argument: quoted.first().unwrap_or(&"").to_string(),
-                            guard: quoted.get(1).unwrap_or(&"").to_string(),
-                            line: f.line,
-                            message: f.message.clone(),
-                        }
-                    })
-                    .collect();
-                out.insert(key, found);
-            }
-            out
+    findings_of(jobs, version, "FX202")
+        .into_iter()
+        .map(|(key, found)| {
+            let guards = found
+                .into_iter()
+                .map(|(line, message)| {
+                    let quoted: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+                    ArgumentGuard {
+                        argument: quoted.first().unwrap_or(&"").to_string(),
+                        guard: quoted.get(1).unwrap_or(&"").to_string(),
+                        line,
+                        message: message.clone(),
+                    }
+                })
+                .collect();
+            (key, guards)
         })
-        .unwrap()
-        .join()
-        .unwrap();
-    drop(dir);
-    out
+        .collect()
 }
 
 /// The first call that varies an argument and recompiles: its index, the failed guard in
