@@ -211,6 +211,7 @@ mod tests {
         // Other tests' threads may hand in time while the clock runs: read this thread's.
         start();
         let before = handed_in_by_this_thread();
+        let whole = Instant::now();
         {
             let _tracing = enter(Phase::Tracing);
             busy(Duration::from_millis(20));
@@ -220,12 +221,19 @@ mod tests {
             }
             busy(Duration::from_millis(10));
         }
+        let whole_ms = whole.elapsed().as_secs_f64() * 1e3;
         let all = stop();
         let after = handed_in_by_this_thread();
         let ms = |p: Phase| (after.get(p) - before.get(p)).as_secs_f64() * 1e3;
-        let times = (before, after);
-        assert!((30.0..45.0).contains(&ms(Phase::Imports)), "{times:?}");
-        assert!((30.0..45.0).contains(&ms(Phase::Tracing)), "{times:?}");
+        let times = (before, after, whole_ms);
+        // Each phase has at least its own busy time, and the nested one is not counted twice:
+        // together they fit in the block's wall time, however loaded the machine is.
+        assert!(ms(Phase::Imports) >= 30.0, "{times:?}");
+        assert!(ms(Phase::Tracing) >= 30.0, "{times:?}");
+        assert!(
+            ms(Phase::Imports) + ms(Phase::Tracing) <= whole_ms + 0.5,
+            "{times:?}"
+        );
         assert_eq!(ms(Phase::Parse), 0.0);
         assert!(all.get(Phase::Imports) >= after.get(Phase::Imports) - before.get(Phase::Imports));
         // Off: nothing is counted.

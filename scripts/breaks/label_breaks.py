@@ -5,6 +5,7 @@ Usage (from the repository root):
 
     "$VENV"/bin/python scripts/breaks/label_breaks.py            # all cases
     "$VENV"/bin/python scripts/breaks/label_breaks.py if_sum.py  # some cases, print only
+    "$VENV"/bin/python scripts/breaks/label_breaks.py --update if_sum.py  # relabel these in labels.json
     "$VENV"/bin/python scripts/breaks/label_breaks.py --table    # README table from labels.json
 
 For every ``tests/fixtures/breaks/*.py`` file this builds ``Model()`` in eval
@@ -436,6 +437,9 @@ def markdown_table(labels: dict) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("cases", nargs="*", help="corpus file names; default: all (and write outputs)")
+    ap.add_argument("--update", action="store_true",
+                    help="replace (or add) the named cases in labels.json, keeping the others; "
+                         "the labels must come from the same torch version")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--table", action="store_true",
                     help="print labels.json as the markdown table used in README.md, run nothing")
@@ -473,9 +477,18 @@ def main() -> int:
         flag = "" if res.get("matches_expectation", True) else "   <-- differs from expectation"
         print(f"{f.name:32s} {desc}{flag}", flush=True)
 
-    if args.cases:
+    if args.cases and not args.update:
         print(json.dumps(cases, indent=2, sort_keys=True))
         return 0
+
+    if args.update:
+        old = json.loads((EXPECTED / "labels.json").read_text())
+        if old["torch_version"] != torch.__version__:
+            print(f"labels.json is from torch {old['torch_version']}, this is {torch.__version__}: "
+                  "relabel every case instead", file=sys.stderr)
+            return 2
+        named = {c["file"] for c in cases}
+        cases += [c for c in old["cases"] if c["file"] not in named]
 
     registry = load_registry()
     labels = {"torch_version": torch.__version__, "cases": sorted(cases, key=lambda c: c["file"])}

@@ -31,6 +31,10 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             continue;
         };
         let call = cx.source(e.file, e.span);
+        if e.kind == EventKind::Convert && e.detail.starts_with("torch._check_tensor_all") {
+            out.push(tensor_check(cx, e, node, &call));
+            continue;
+        }
         let what = if e.kind == EventKind::Method {
             ".item()".to_string()
         } else {
@@ -60,6 +64,29 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         };
         out.push(f);
     }
+}
+
+/// `torch._check_tensor_all(cond)` on a traced condition: torch turns `cond.all()` into a
+/// Python bool to decide whether to raise, which Dynamo cannot trace.
+fn tensor_check(
+    cx: &Ctx,
+    e: &crate::traced::TraceEvent,
+    node: crate::graph::NodeId,
+    call: &str,
+) -> Finding {
+    let mut f = cx.finding_at_event(
+        Rule::ScalarConversion,
+        cx.target.gb_id(Behaviour::TensorCheck),
+        e,
+    );
+    f.node = Some(node);
+    f.message = format!(
+        "`{}` checks a tensor condition (`{}`): torch reads the tensor's values as a Python bool to decide whether to raise, which Dynamo cannot trace",
+        e.detail,
+        super::snippet(call)
+    );
+    f.hint = "check sizes with torch._check on Python or symbolic ints instead, or set torch._dynamo.config.capture_scalar_outputs = True".into();
+    f
 }
 
 /// Whether the number only reaches tensors: every path through its users (Python arithmetic

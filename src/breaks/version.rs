@@ -92,6 +92,9 @@ pub enum Behaviour {
     /// `self.b = self.b.to(x.dtype)` with `b` made by `nn.Buffer`: 2.15 fails in
     /// `nn.Module.__setattr__` on the tensor's `persistent` flag, 2.8 traces it.
     BufferReassign,
+    /// `torch._check_tensor_all(cond)` on a traced tensor: the `Tensor.item()` break on 2.15,
+    /// a data-dependent operator (`aten._local_scalar_dense`) on 2.8.
+    TensorCheck,
 }
 
 const ALL: &[Behaviour] = &[
@@ -104,6 +107,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::IntegerTolist,
     Behaviour::BoolOfTensor,
     Behaviour::BufferReassign,
+    Behaviour::TensorCheck,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -203,6 +207,16 @@ const BUFFER_REASSIGN: &[Candidate] = &[
     c((2, 0), NO_BREAK, "", false),
 ];
 
+const TENSOR_CHECK: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB0124",
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        false,
+    ),
+    c((2, 0), "GB0033", "Data dependent operator", false),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -215,6 +229,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::IntegerTolist => INTEGER_TOLIST,
         Behaviour::BoolOfTensor => BOOL_OF_TENSOR,
         Behaviour::BufferReassign => BUFFER_REASSIGN,
+        Behaviour::TensorCheck => TENSOR_CHECK,
     }
 }
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::call::Kwargs;
 use super::trace::is_tensor_attribute;
-use super::value::{FnKind, ObjKind, Unknown, Value, Wrapper};
+use super::value::{FnKind, Namespace, ObjKind, Unknown, Value, Wrapper};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::shapes::{DType, Meta};
@@ -254,7 +254,10 @@ impl Interp {
                     return Ok(o.class.clone());
                 }
                 if name == "__dict__" {
-                    return Ok(Value::InstanceDict(o.clone()));
+                    return Ok(Value::InstanceDict(o.clone(), Namespace::Attributes));
+                }
+                if name == "_modules" && o.is_module() {
+                    return Ok(Value::InstanceDict(o.clone(), Namespace::Modules));
                 }
                 // What a builtin's subclass inherits from the builtin works on its value.
                 if let Some(base) = &o.base {
@@ -317,6 +320,11 @@ impl Interp {
                         spread: false,
                     })));
                 }
+                if super::stdlib::re::is_compiled_pattern(o)
+                    && super::stdlib::re::is_pattern_method(name)
+                {
+                    return Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)));
+                }
                 // An object a library outside the project made (a `re.Match`) has more than
                 // the evaluator models of it.
                 if matches!(o.class, Value::External(_)) && !o.is_module() {
@@ -362,11 +370,11 @@ impl Interp {
                 .unwrap_or_else(|| external_attr(path, name))),
             Value::Super(recv, class) => self.super_attr(frame, recv, class, name, span),
             Value::ModuleGlobals(_) => Ok(super::types::module_globals::get_attr(obj, name)),
-            Value::InstanceDict(o) => {
+            Value::InstanceDict(o, namespace) => {
                 if super::instance_dict::is_live_method(name) {
                     Ok(Value::Method(Rc::new(obj.clone()), Rc::from(name)))
                 } else {
-                    let snapshot = o.dict_snapshot();
+                    let snapshot = o.snapshot(*namespace);
                     self.get_attr(frame, &snapshot, name, span)
                 }
             }
@@ -788,6 +796,13 @@ impl Interp {
             return self.call_super_external(frame, recv, path, method, args, kwargs, span);
         }
         let r: &Value = recv;
+        if let Value::Object(o) = r {
+            if super::stdlib::re::is_compiled_pattern(o) {
+                if let Some(v) = self.call_compiled_pattern(o, name, &args, &kwargs) {
+                    return Ok(v);
+                }
+            }
+        }
         if let (Value::Function(f), "cache_clear") = (r, name) {
             if let Some(Wrapper::LruCache(cache)) = &f.wrapper {
                 cache.borrow_mut().clear();
@@ -804,8 +819,8 @@ impl Interp {
             Value::Builtin(b) if name == "__new__" && super::builtin_subclass::is_value_base(b) => {
                 self.builtin_super_method(frame, r, b, name, args, kwargs, span)
             }
-            Value::InstanceDict(o) => {
-                self.call_instance_dict_method(frame, o, name, args, kwargs, span)
+            Value::InstanceDict(o, namespace) => {
+                self.call_instance_dict_method(frame, o, *namespace, name, args, kwargs, span)
             }
             Value::ModuleGlobals(ns) => {
                 types::module_globals::call_method(self, frame, ns, name, &args, &kwargs, span)

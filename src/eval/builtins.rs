@@ -503,17 +503,37 @@ fn enumerate(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
 }
 
 /// `zip(*iterables)`: the list of its tuples, as long as the shortest.
+/// `zip(*iterables)`, as long as the shortest; an infinite iterator (`cycle`, `count`) beside
+/// finite ones gives as many items as they do.
 fn zip(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
+    use super::stdlib::itertools::{infinite_item, infinite_kind};
     let mut lists = Vec::new();
     for a in &c.args {
-        lists.push(interp.iterate(c.frame, a, c.span)?);
+        lists.push(match infinite_kind(a) {
+            Some(_) => None,
+            None => Some(interp.iterate(c.frame, a, c.span)?),
+        });
     }
-    let n = lists.iter().map(Vec::len).min().unwrap_or(0);
-    Ok(Value::list(
-        (0..n)
-            .map(|i| Value::tuple(lists.iter().map(|l| l[i].clone()).collect()))
-            .collect(),
-    ))
+    let n = lists.iter().flatten().map(Vec::len).min();
+    let Some(n) = n.or((lists.is_empty()).then_some(0)) else {
+        return Ok(Value::unknown("zip() of infinite iterators only"));
+    };
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut row = Vec::with_capacity(lists.len());
+        for (list, arg) in lists.iter().zip(&c.args) {
+            match list {
+                Some(l) => row.push(l[i].clone()),
+                // an empty cycle ends the zip at once
+                None => match infinite_item(arg, i) {
+                    Some(v) => row.push(v),
+                    None => return Ok(Value::list(out)),
+                },
+            }
+        }
+        out.push(Value::tuple(row));
+    }
+    Ok(Value::list(out))
 }
 
 /// `sorted(items)`: ints and strings in order; other items as they come.

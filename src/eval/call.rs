@@ -526,7 +526,9 @@ impl Interp {
         let result = match result {
             // `obj.__dict__` through a `__getattribute__` override stays the instance's own,
             // for the attribute access that asked for it; any other function returns a copy
-            Ok(Value::InstanceDict(o)) if f.name != "__getattribute__" => Ok(o.dict_snapshot()),
+            Ok(Value::InstanceDict(o, namespace)) if f.name != "__getattribute__" => {
+                Ok(o.snapshot(namespace))
+            }
             other => other,
         };
         self.helper_result(&f.name, result)
@@ -839,6 +841,15 @@ impl Interp {
                 let keys = super::objects::dict_base_items(o).unwrap_or_default();
                 Ok(keys.into_iter().map(|(k, _)| k).collect())
             }
+            Value::Object(_) if super::stdlib::itertools::infinite_kind(v).is_some() => {
+                let kind = super::stdlib::itertools::infinite_kind(v).unwrap_or_default();
+                Err(self.error(
+                    frame,
+                    span,
+                    codes::UNSUPPORTED,
+                    format!("itertools.{kind}() is infinite: only zip() with a finite iterable is followed"),
+                ))
+            }
             Value::Object(o) => match &o.kind {
                 ObjKind::Container(kind) if kind == "ModuleDict" => Ok(o
                     .module_entries()
@@ -944,11 +955,12 @@ impl Interp {
         key: Value,
         span: Span,
     ) -> EResult<Value> {
-        if let Value::InstanceDict(o) = obj {
+        if let Value::InstanceDict(o, namespace) = obj {
             // an augmented item assignment reads its target first: `obj.__dict__[k] += 1`
             return self.call_instance_dict_method(
                 frame,
                 o,
+                *namespace,
                 "__getitem__",
                 vec![key],
                 vec![],
@@ -1085,10 +1097,11 @@ impl Interp {
                 )?;
                 Ok(())
             }
-            (Value::InstanceDict(o), _) => {
+            (Value::InstanceDict(o, namespace), _) => {
                 self.call_instance_dict_method(
                     frame,
                     o,
+                    *namespace,
                     "__setitem__",
                     vec![key, v],
                     vec![],
@@ -1160,8 +1173,17 @@ impl Interp {
     /// raises), or a class's `__delitem__`.
     pub fn del_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<()> {
         match obj {
-            Value::InstanceDict(o) => {
-                self.call_instance_dict_method(frame, o, "__delitem__", vec![key], vec![], span)?;
+            Value::InstanceDict(o, namespace) => {
+                let ns = *namespace;
+                self.call_instance_dict_method(
+                    frame,
+                    o,
+                    ns,
+                    "__delitem__",
+                    vec![key],
+                    vec![],
+                    span,
+                )?;
                 Ok(())
             }
             Value::ModuleGlobals(ns) => {

@@ -77,7 +77,7 @@ pub fn binop_sym(name: &str) -> Option<&'static str> {
 impl Interp {
     pub fn eval_expr(&mut self, frame: &Frame, node: Node) -> EResult<Value> {
         match self.eval_expr_live(frame, node) {
-            Ok(Value::InstanceDict(o)) => Ok(o.dict_snapshot()),
+            Ok(Value::InstanceDict(o, namespace)) => Ok(o.snapshot(namespace)),
             other => other,
         }
     }

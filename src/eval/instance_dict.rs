@@ -1,6 +1,8 @@
 //! An instance's `__dict__` used in place (`Value::InstanceDict`): the dict methods and item
 //! writes that read or change the instance's attributes directly, as Python's `__dict__` is
-//! the instance's own namespace. transformers relies on it: a per-layer config is a
+//! the instance's own namespace. A module's `_modules` works the same way over its child
+//! modules: transformers' detection models swap each `BatchNorm2d` for a frozen one with
+//! `model._modules[name] = new_module`, timm's fusing code reads `self._modules.values()`. transformers relies on it: a per-layer config is a
 //! `copy.copy` of the model's with `__dict__.pop("_heterogeneity_spec")`, and every config
 //! attribute read asks `super().__getattribute__("__dict__").get(...)`. Writes bypass
 //! `__setattr__`, as they do in Python.
@@ -8,7 +10,7 @@
 use std::rc::Rc;
 
 use super::call::Kwargs;
-use super::value::{Object, Value};
+use super::value::{Namespace, Object, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
@@ -30,13 +32,16 @@ pub(super) fn is_live_method(name: &str) -> bool {
 }
 
 impl Interp {
-    /// `obj.__dict__.<name>(*args, **kwargs)` on the instance's attributes. A key that is not
-    /// a string is no attribute: reads answer from a snapshot, writes of it change nothing
-    /// and give an unknown result.
+    /// `obj.__dict__.<name>(*args, **kwargs)` on the instance's attributes (or
+    /// `obj._modules.<name>(...)` on its child modules). A key that is not a string is no
+    /// attribute: reads answer from a snapshot, writes of it change nothing and give an unknown
+    /// result.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn call_instance_dict_method(
         &mut self,
         frame: &Frame,
         obj: &Rc<Object>,
+        namespace: Namespace,
         name: &str,
         args: Vec<Value>,
         kwargs: Kwargs,
@@ -46,9 +51,10 @@ impl Interp {
             Some(Value::Str(k)) => Some(k.clone()),
             _ => None,
         };
-        // what `__dict__` shows of the attributes (not the evaluator's dunder bookkeeping)
-        let visible = |k: &str| obj.get(k).filter(|_| Object::in_dict(k));
-        let present = |k: &str| Object::in_dict(k) && obj.attrs.borrow().contains_key(k);
+        // what the dict shows of the attributes (not the evaluator's dunder bookkeeping, nor,
+        // for `_modules`, what is not a child module)
+        let present = |k: &str| obj.has_entry(namespace, k);
+        let visible = |k: &str| obj.get(k).filter(|_| present(k));
         let missing = |interp: &mut Interp, k: &str| {
             interp.error(frame, span, codes::RAISED, format!("KeyError: '{k}'"))
         };
@@ -106,11 +112,13 @@ impl Interp {
                 Ok(Value::None)
             }
             ("clear", _) => {
-                obj.attrs.borrow_mut().retain(|k, _| !Object::in_dict(k));
+                let keys: Vec<String> = obj.attrs.borrow().keys().cloned().collect();
+                let gone: Vec<String> = keys.into_iter().filter(|k| present(k)).collect();
+                obj.attrs.borrow_mut().retain(|k, _| !gone.contains(k));
                 Ok(Value::None)
             }
             _ => {
-                let snapshot = Rc::new(obj.dict_snapshot());
+                let snapshot = Rc::new(obj.snapshot(namespace));
                 self.call_method(frame, &snapshot, name, args, kwargs, span)
             }
         }

@@ -662,7 +662,9 @@ impl Interp {
     ) -> EResult<Option<Vec<(Value, Value)>>> {
         let o = match v {
             Value::Dict(d) => return Ok(Some(d.borrow().clone())),
-            Value::InstanceDict(o) => return self.mapping_entries(frame, &o.dict_snapshot(), span),
+            Value::InstanceDict(o, namespace) => {
+                return self.mapping_entries(frame, &o.snapshot(*namespace), span)
+            }
             Value::Object(o) => o,
             _ => return Ok(None),
         };

@@ -157,7 +157,7 @@ impl Scrubber {
                     }
                 }
                 Value::Module(m) => self.module(&m),
-                Value::InstanceDict(o) => self.stack.push(Value::Object(o)),
+                Value::InstanceDict(o, _) => self.stack.push(Value::Object(o)),
                 Value::ModuleGlobals(m) => self.module(&m),
                 Value::Method(r, _) => self.stack.push((*r).clone()),
                 Value::Super(r, c) => {

@@ -60,8 +60,9 @@ pub enum Value {
     /// `__getattribute__` override returns for it; those read and write the instance's
     /// attributes (`eval/instance_dict.rs`). Anywhere else (bound to a name, passed as an
     /// argument, returned by another function) `Interp::eval_expr` and `call_function` turn it
-    /// into a snapshot `Dict` (`Object::dict_snapshot`).
-    InstanceDict(Rc<Object>),
+    /// into a snapshot `Dict` (`Object::snapshot`). A module's `_modules` is the same kind of
+    /// live dict over its child modules ([`Namespace::Modules`]).
+    InstanceDict(Rc<Object>, Namespace),
     /// A module's namespace as a dict (`globals()`): reads and writes its names
     /// (`eval/types/module_globals.rs`).
     ModuleGlobals(Rc<ModuleNs>),
@@ -242,6 +243,16 @@ pub struct Object {
     pub base: Option<Value>,
 }
 
+/// Which namespace of an instance a live dict (`Value::InstanceDict`) shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Namespace {
+    /// `obj.__dict__`: its attributes.
+    Attributes,
+    /// `module._modules`: a module's child modules, which torch keeps apart from its other
+    /// attributes (the evaluator keeps them among the attributes, and filters).
+    Modules,
+}
+
 impl Object {
     /// Whether `name` is an attribute `__dict__` shows: the evaluator keeps its own
     /// bookkeeping under dunder names (`__incomplete__`), which Python's `__dict__` would not hold.
@@ -249,8 +260,34 @@ impl Object {
         !name.starts_with("__") || !name.ends_with("__")
     }
 
-    /// `__dict__` as a dict of its entries now (what a `__dict__` bound to a name or passed on
-    /// becomes: later writes to either side are not seen by the other).
+    /// One of the instance's namespaces as a dict of its entries now (what a `__dict__` or
+    /// `_modules` bound to a name or passed on becomes: later writes to either side are not
+    /// seen by the other).
+    pub fn snapshot(&self, namespace: Namespace) -> Value {
+        match namespace {
+            Namespace::Attributes => self.dict_snapshot(),
+            Namespace::Modules => {
+                let items = self
+                    .module_entries()
+                    .into_iter()
+                    .map(|(k, v)| (Value::str(&k), v))
+                    .collect();
+                Value::Dict(Rc::new(RefCell::new(items)))
+            }
+        }
+    }
+
+    /// Whether `name` is an entry of the namespace now.
+    pub fn has_entry(&self, namespace: Namespace, name: &str) -> bool {
+        match namespace {
+            Namespace::Attributes => {
+                Object::in_dict(name) && self.attrs.borrow().contains_key(name)
+            }
+            Namespace::Modules => self.module_entries().iter().any(|(k, _)| k == name),
+        }
+    }
+
+    /// `__dict__` as a dict of its entries now.
     pub fn dict_snapshot(&self) -> Value {
         let items = self
             .attrs
@@ -422,7 +459,7 @@ impl Value {
             Value::Str(_) => "str".into(),
             Value::Tuple(_) => "tuple".into(),
             Value::List(_) => "list".into(),
-            Value::Dict(_) | Value::InstanceDict(_) | Value::ModuleGlobals(_) => "dict".into(),
+            Value::Dict(_) | Value::InstanceDict(..) | Value::ModuleGlobals(_) => "dict".into(),
             Value::Slice(_) => "slice".into(),
             Value::Ellipsis => "ellipsis".into(),
             Value::Function(_)

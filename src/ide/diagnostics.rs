@@ -123,6 +123,7 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
             fixes,
         });
     }
+    out.extend(breaks_in_called_code(a));
     let lines = LineIndex::new(src);
     // One report per code, gb id and line (`Finding::site_key` for breaks): several classes
     // inline the same helper, and a limit noted by a failed trace is also its graph's error.
@@ -130,6 +131,46 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
     let mut seen = std::collections::HashSet::new();
     out.retain(|d| seen.insert((lines.line_of(d.span.start), d.code, d.gb_id)));
     out.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
+    out
+}
+
+/// The graph breaks in code of another file (a library helper such as transformers'
+/// `torch_compilable_check`) that forward reaches through a call in this one, reported at the
+/// innermost such call: Dynamo's stack names that call as the last frame in this file, and it
+/// is the line the user can change. The message names where the break itself is.
+fn breaks_in_called_code(a: &FileAnalysis) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for f in a.graphs.iter().flat_map(|g| &g.breaks) {
+        if f.file == a.file || f.gb_id.is_empty() {
+            continue;
+        }
+        let Some(site) = f.related.iter().rposition(|(file, ..)| *file == a.file) else {
+            continue;
+        };
+        let inner = a.project.file(f.file);
+        let name = inner.path.file_name().unwrap_or_default().to_string_lossy();
+        let mut chain: Vec<(FileId, Span)> = f.related[site + 1..]
+            .iter()
+            .map(|&(file, span, _)| (file, span))
+            .collect();
+        chain.push((f.file, f.span));
+        out.push(Diagnostic {
+            code: f.code,
+            rule: Some(f.rule),
+            gb_id: f.gb_id,
+            message: format!(
+                "{}: {} ({}), in code this call runs ({name}:{})",
+                f.gb_type, f.message, f.gb_id, f.line
+            ),
+            hint: f.hint.clone(),
+            severity: f.severity,
+            file: a.file,
+            span: f.related[site].1,
+            chain,
+            url: f.url(),
+            fixes: SiteFixes::default(),
+        });
+    }
     out
 }
 

@@ -718,6 +718,22 @@ fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> 
     }
 }
 
+/// `split` into the sections `sizes` of a tensor whose split dimension (or shape) is not
+/// known: one part per section, sized by its section where that is known, and otherwise as
+/// the input.
+fn sections(t: &TensorMeta, dim: i64, sizes: &[Meta]) -> Meta {
+    let part = |size: &Meta| {
+        let shape = t.shape.as_ref().and_then(|shape| {
+            let d = norm_dim(dim, shape.len())?;
+            let mut s = shape.clone();
+            s[d] = size.as_int().map(Dim::Known).unwrap_or(Dim::Unknown);
+            Some(s)
+        });
+        tensor(shape, t.dtype)
+    };
+    Meta::Seq(sizes.iter().map(part).collect())
+}
+
 /// The shape of nested lists of numbers, as `torch.tensor` makes it.
 fn data_shape(data: &Meta) -> Option<Shape> {
     match data {
@@ -979,6 +995,29 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 .and_then(Meta::as_tensor),
         ) {
             (Some(a), Some(b)) => matmul(a, b),
+            _ => Meta::Unknown,
+        },
+        // the outer product of two vectors; torch raises on any other rank
+        "outer" | "ger" => match (
+            t0,
+            inp.get(1, "vec2")
+                .or(inp.get(1, "other"))
+                .and_then(Meta::as_tensor),
+        ) {
+            (Some(a), Some(b)) => {
+                let side = |t: &TensorMeta| match t.shape.as_deref() {
+                    Some([n]) => Some(Some(n.clone())),
+                    Some(_) => None,
+                    None => Some(None),
+                };
+                match (side(a), side(b)) {
+                    (Some(n), Some(m)) => tensor(
+                        n.zip(m).map(|(n, m)| vec![n, m]),
+                        DType::promote(a.dtype, b.dtype),
+                    ),
+                    _ => Meta::Unknown,
+                }
+            }
             _ => Meta::Unknown,
         },
         // `input + mat1 @ mat2`: `input` broadcasts to the product's shape.
@@ -1424,7 +1463,12 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 {
                     Some(Meta::Seq(v)) => {
                         let sizes: Option<Vec<i64>> = v.iter().map(Meta::as_int).collect();
-                        chunks(t, dim, move |_| sizes.clone())
+                        match chunks(t, dim, |_| sizes.clone()) {
+                            // the sections fix how many parts there are, whatever else is
+                            // unknown: a loop over them or `list(...)` of them can go on
+                            Meta::Unknown => sections(t, dim, &v),
+                            known => known,
+                        }
                     }
                     Some(m) => match m.as_int() {
                         Some(sz) if sz > 0 => chunks(t, dim, |n| {
@@ -2402,6 +2446,69 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    #[test]
+    fn outer_product_of_two_vectors() {
+        let run = |a: Meta, b: Meta| {
+            call(
+                "outer",
+                &Inputs {
+                    args: &[a, b],
+                    kwargs: &[],
+                },
+            )
+        };
+        assert_eq!(run(t(&[3]), t(&[5])), t(&[3, 5]));
+        // a matrix is no vector: torch raises, the shape is not made up
+        assert_eq!(run(t(&[3, 2]), t(&[5])), Meta::Unknown);
+        let unknown_rank = Meta::tensor(None, DType::Float32);
+        assert_eq!(run(unknown_rank.clone(), t(&[5])), unknown_rank);
+    }
+
+    /// `x.split((a, b), 1)` gives two parts however little is known of `x`: list(...) and
+    /// loops over them need the count (d_fine's CSP layer splits a conv output of unknown
+    /// rank); each part has its section's size where the shape is known.
+    #[test]
+    fn split_into_sections_has_one_part_per_section() {
+        let run = |x: Meta, sizes: &[i64]| {
+            let args = [
+                x,
+                Meta::Seq(sizes.iter().map(|&s| Meta::int(s)).collect()),
+                Meta::int(1),
+            ];
+            call(
+                "split",
+                &Inputs {
+                    args: &args,
+                    kwargs: &[],
+                },
+            )
+        };
+        let unknown_rank = Meta::tensor(None, DType::Float32);
+        assert_eq!(
+            run(unknown_rank.clone(), &[4, 4]),
+            Meta::Seq(vec![unknown_rank.clone(), unknown_rank])
+        );
+        let symbolic = Meta::tensor(
+            Some(vec![Dim::Known(2), Dim::Unknown, Dim::Known(5)]),
+            DType::Float32,
+        );
+        let part = |n| {
+            Meta::tensor(
+                Some(vec![Dim::Known(2), Dim::Known(n), Dim::Known(5)]),
+                DType::Float32,
+            )
+        };
+        assert_eq!(
+            run(symbolic, &[3, 1, 4]),
+            Meta::Seq(vec![part(3), part(1), part(4)])
+        );
+        // a known dimension still goes through the sizes torch checks
+        assert_eq!(
+            run(t(&[2, 8, 5]), &[3, 5]),
+            Meta::Seq(vec![part(3), part(5)])
+        );
     }
 
     /// A -1 size is never a size: `expand` keeps the dimension it stands over, which on a

@@ -8,7 +8,7 @@
 
 use tree_sitter::Node;
 
-use super::super::value::Value;
+use super::super::value::{FnKind, Value};
 use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
@@ -29,6 +29,15 @@ pub fn is_binding_decorator(text: &str) -> bool {
         || text.ends_with(".deleter")
 }
 
+/// The binding a `@staticmethod` or `@classmethod` gives the value below it.
+fn method_kind_of(text: &str) -> Option<FnKind> {
+    match text {
+        "staticmethod" => Some(FnKind::StaticMethod),
+        "classmethod" => Some(FnKind::ClassMethod),
+        _ => None,
+    }
+}
+
 impl Interp {
     /// Applies the decorators of a definition, in Python's order, to its value.
     pub(in crate::eval) fn apply_decorators(
@@ -45,6 +54,13 @@ impl Interp {
         for d in decorators.iter().rev() {
             let t = crate::syntax::text(*d, &src).trim_start_matches('@').trim();
             if is_binding_decorator(t) {
+                // `make_function` gave the definition its kind; a `@staticmethod` above a
+                // wrapping decorator binds the wrapper instead, which must not take `self`.
+                if let (Some(kind), Value::Function(f)) = (method_kind_of(t), &value) {
+                    if f.kind != kind {
+                        value = Value::Function(std::rc::Rc::new(f.with_kind(kind)));
+                    }
+                }
                 continue;
             }
             let Some(expr) = d.named_child(0) else {

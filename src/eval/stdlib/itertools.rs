@@ -1,9 +1,12 @@
 //! `itertools` and `functools.reduce` over finite iterables. An infinite iterator
-//! (`repeat(x)` without a count, `count()`, `cycle`) is an unknown value: nothing bounded
-//! could stand for it.
+//! (`cycle(items)`, `count(start, step)`) is an object that knows its i-th item: `zip` pairs
+//! it with finite iterables (transformers ties weights with `zip(targets, cycle(sources))`);
+//! anything that would run it to the end stops with an analysis limit.
+
+use std::rc::Rc;
 
 use super::super::call::{as_int, Kwargs};
-use super::super::value::Value;
+use super::super::value::{ObjKind, Object, Value};
 use super::super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::syntax::Span;
@@ -143,7 +146,7 @@ impl Interp {
                     let items = self.iterate(frame, &a0, span)?;
                     Value::list(items.windows(2).map(|w| Value::tuple(w.to_vec())).collect())
                 }
-                "count" | "cycle" => Value::unknown(format!("itertools.{name}() is infinite")),
+                "cycle" | "count" => self.infinite_iterator(frame, name, args, kwargs, span)?,
                 _ => return Ok(None),
             }))
         })();
@@ -175,5 +178,86 @@ impl Interp {
             acc = self.call_value(frame, &f, vec![acc, x], vec![], span)?;
         }
         Ok(acc)
+    }
+}
+
+impl Interp {
+    /// `cycle(items)` (its items listed now, as CPython saves them on the first pass) or
+    /// `count(start, step)`.
+    fn infinite_iterator(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        args: &[Value],
+        kwargs: &Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let arg = |i: usize, k: &str| {
+            args.get(i)
+                .cloned()
+                .or_else(|| kwargs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+        };
+        let attrs = if name == "cycle" {
+            let items = self.iterate(frame, &arg(0, "iterable").unwrap_or(Value::None), span)?;
+            vec![("items", Value::list(items))]
+        } else {
+            let int = |v: Option<Value>, default| v.map_or(Some(default), |v| as_int(&v));
+            match (int(arg(0, "start"), 0), int(arg(1, "step"), 1)) {
+                (Some(start), Some(step)) => {
+                    vec![("start", Value::Int(start)), ("step", Value::Int(step))]
+                }
+                _ => {
+                    return Ok(Value::unknown(
+                        "itertools.count() of values that could not be evaluated",
+                    ))
+                }
+            }
+        };
+        let id = self.new_object_id();
+        Ok(Value::Object(Rc::new(Object {
+            id,
+            class: Value::External(Rc::from(format!("itertools.{name}"))),
+            kind: ObjKind::Plain,
+            attrs: std::cell::RefCell::new(
+                attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            ),
+            base: None,
+        })))
+    }
+}
+
+/// The name of the infinite iterator `v` is (`cycle`, `count`), if it is one.
+pub(in crate::eval) fn infinite_kind(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(o) => match &o.class {
+            Value::External(c) => match &**c {
+                "itertools.cycle" => Some("cycle"),
+                "itertools.count" => Some("count"),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The `i`-th item an infinite iterator yields (None for an empty `cycle`, which yields
+/// nothing).
+pub(in crate::eval) fn infinite_item(v: &Value, i: usize) -> Option<Value> {
+    let Value::Object(o) = v else {
+        return None;
+    };
+    match infinite_kind(v)? {
+        "cycle" => match o.get("items")? {
+            Value::List(items) => {
+                let items = items.borrow();
+                (!items.is_empty()).then(|| items[i % items.len()].clone())
+            }
+            _ => None,
+        },
+        _ => match (o.get("start")?, o.get("step")?) {
+            (Value::Int(start), Value::Int(step)) => Some(Value::Int(start + step * i as i64)),
+            _ => None,
+        },
     }
 }

@@ -17,12 +17,12 @@ pub mod enums;
 pub(super) mod functools;
 pub mod importlib;
 mod inspect;
-mod itertools;
+pub(in crate::eval) mod itertools;
 mod math;
 mod metaclass;
 mod operator;
 pub mod os;
-mod re;
+pub(in crate::eval) mod re;
 pub mod tensor_const;
 #[cfg(test)]
 mod tests;

@@ -62,6 +62,14 @@ r5 = (list(itertools.repeat(7, 3)), list(itertools.chain([1], (2, 3))), list(ite
       functools.reduce(lambda x, y: x * y, [1, 2, 3, 4]), list(itertools.product([0, 1], repeat=2)))
 
 r6 = (re.split(r'(\d.*)', 'se0.25'), re.split(r'(\d.*)', 'k3'), 'a.b.c'.split('.', 1), 'x**'.strip('*'))
+# transformers' tied-weight keys: a lookahead, and compiled patterns
+tied = re.compile(r"^[A-Za-z0-9_\.]+(weight)|(bias)$")
+names = ["bbox_embed.0.w", "bbox_embed.1.w", "bbox_embed.12.b", "class_embed.1.w"]
+r21 = ([n for n in names if re.search(r"^bbox_embed.(?![0])\d+", n)], tied.match("lm_head.weight") is not None,
+       tied.match("bbox_embed.(?![0])") is not None, tied.pattern, re.sub(r"(\w+)\.\1", "dup", "ab.ab.c"),
+       re.compile(r"\d+").findall("a1b22"), re.fullmatch(r"(?i)layer\d", "LAYER3") is not None)
+r22 = (list(zip("abcde", itertools.cycle([1, 2]))), list(zip(itertools.count(5, 2), "xy")),
+       list(zip([], itertools.cycle([1]))), list(zip("ab", itertools.cycle([]))), dict(zip(["w", "b"], itertools.count())))
 
 def gen(n):
     for i in range(n):
@@ -109,6 +117,14 @@ fn stdlib_snippet_matches_cpython() {
         ("r9", r#"(True, True, True, 'NHWC', 'NHWC', True)"#),
         ("r10", r#"(True, [('a', 1), ('b', 2)], 123, True, False)"#),
         ("r8", r#"('s3', '1-b', 'dflt', False)"#),
+        (
+            "r21",
+            r#"(['bbox_embed.1.w', 'bbox_embed.12.b'], True, False, '^[A-Za-z0-9_\\.]+(weight)|(bias)$', 'dup.c', ['1', '22'], True)"#,
+        ),
+        (
+            "r22",
+            r#"([('a', 1), ('b', 2), ('c', 1), ('d', 2), ('e', 1)], [(5, 'x'), (7, 'y')], [], [], {'w': 0, 'b': 1})"#,
+        ),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {
@@ -638,6 +654,31 @@ def make_local_class():
     return Inner
 
 m23 = (UsesModuleHelper().build_bias(1, 2, "f32"), make_local_class().seen, make_local_class()().get())
+
+# transformers' `@staticmethod` over `@compile_compatible_method_lru_cache(...)`: the binding
+# decorator applies to the wrapper the inner decorator returned, which then takes no `self`.
+def wrapping(*deco_args):
+    def decorator(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapper
+    return decorator
+def area(height, width, scale=1):
+    return height * width * scale
+class Embed:
+    scale = 3
+    @staticmethod
+    @wrapping(32)
+    def cached_area(*args, **kwargs):
+        return area(*args, **kwargs)
+    @classmethod
+    @wrapping(32)
+    def scaled_area(cls, height, width):
+        return area(height, width, cls.scale)
+    def use(self):
+        return (self.cached_area(height=2, width=5), self.scaled_area(2, 5), Embed.cached_area(1, 4))
+m24 = Embed().use()
 "#;
 
 #[test]
@@ -703,6 +744,7 @@ fn object_model_matches_cpython() {
         ),
         ("m22", r#"(['self', 'width', 'depth'], 2, '__init__', 3)"#),
         ("m23", r#"((1, 2, 'f32'), 7, 7)"#),
+        ("m24", r#"(10, 30, 4)"#),
     ];
     let mut failures = Vec::new();
     for (name, want) in expected {

@@ -305,16 +305,53 @@ pub fn convention_inputs(root: &Value, given_config: Option<&Value>) -> Vec<(Str
             Meta::Seq(vec![cos_sin.clone(), cos_sin]),
         ));
     }
-    if let (Some(c), Some(s)) = (int("num_channels"), int("image_size")) {
-        out.push((
-            "pixel_values".to_string(),
-            Meta::tensor(
-                Some(vec![sym(0), Dim::Known(c), Dim::Known(s), Dim::Known(s)]),
-                DType::Float32,
-            ),
-        ));
+    if let Some(pixels) = pixel_values(&config) {
+        out.push(("pixel_values".to_string(), pixels));
     }
     out
+}
+
+/// `[batch, channels, height, width]` for an image model: the channels from the config or,
+/// for a detector built on a backbone (DETR, RT-DETR, D-FINE), from the backbone's config;
+/// the sides from `image_size` where the config has one, else symbolic. Video models
+/// (a `num_frames`) take 5-D pixels in an order the config does not say: no convention.
+fn pixel_values(config: &Object) -> Option<Meta> {
+    let positive = |v: Option<Value>| match v {
+        Some(Value::Int(i)) if i > 0 => Some(i),
+        _ => None,
+    };
+    if config.get("num_frames").is_some() {
+        return None;
+    }
+    let backbone = || match config.get("backbone_config") {
+        Some(Value::Object(b)) => positive(b.get("num_channels")),
+        _ => None,
+    };
+    let channels = positive(config.get("num_channels")).or_else(backbone)?;
+    let sym = |n: u32| Dim::Sym(Expr::sym(n));
+    let (height, width) = match config.get("image_size") {
+        Some(Value::Int(s)) if s > 0 => (Dim::Known(s), Dim::Known(s)),
+        Some(sides @ (Value::Tuple(_) | Value::List(_))) => {
+            let hw: Vec<Value> = match &sides {
+                Value::Tuple(t) => t.to_vec(),
+                Value::List(l) => l.borrow().clone(),
+                _ => vec![],
+            };
+            match hw.as_slice() {
+                [h, w] => match (positive(Some(h.clone())), positive(Some(w.clone()))) {
+                    (Some(h), Some(w)) => (Dim::Known(h), Dim::Known(w)),
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        None | Some(Value::None) => (sym(2), sym(3)),
+        Some(_) => return None,
+    };
+    Some(Meta::tensor(
+        Some(vec![sym(0), Dim::Known(channels), height, width]),
+        DType::Float32,
+    ))
 }
 
 /// The last dim of the rotary `cos` and `sin` of a config with rotary embeddings: the head dim

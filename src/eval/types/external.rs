@@ -57,6 +57,19 @@ impl<'f> ExternalCall<'f> {
     }
 }
 
+/// The condition of `torch._check_tensor_all(cond, msg)` or
+/// `torch._check_tensor_all_with(error_type, cond, msg)`.
+fn tensor_check_condition<'c>(c: &'c ExternalCall) -> Option<&'c Value> {
+    let position = match c.path {
+        "torch._check_tensor_all" => 0,
+        "torch._check_tensor_all_with" => 1,
+        _ => return None,
+    };
+    c.args
+        .get(position)
+        .or_else(|| c.kwargs.iter().find(|(k, _)| *k == "cond").map(|(_, v)| v))
+}
+
 impl Interp {
     /// A call of an external function; torch.nn classes are not among them.
     pub(in crate::eval) fn call_external_function(
@@ -223,6 +236,15 @@ impl Interp {
     /// `torch._dynamo.graph_break`.
     fn math_time_or_break(&mut self, c: &mut ExternalCall) -> Option<EResult<Value>> {
         let short = c.short;
+        if let Some(cond) = tensor_check_condition(c) {
+            // `torch._check_tensor_all(cond)` asks whether every element of a traced tensor is
+            // true, a Python bool of its data: Dynamo stops there as at `.item()` (in
+            // transformers, behind `torch_compilable_check`)
+            if has_proxy(cond) {
+                c.event(self, EventKind::Convert, c.path.to_string());
+            }
+            return None;
+        }
         Some(match c.path {
             "math.sqrt" | "math.log" | "math.exp" | "math.ceil" | "math.floor" | "math.log2"
             | "math.log10" | "math.cos" | "math.sin" | "math.tanh" | "math.fabs" | "math.pow"
