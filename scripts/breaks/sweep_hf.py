@@ -32,6 +32,7 @@ in it, so a stopped sweep resumes. `write` turns the results into the sorted, de
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -321,7 +322,9 @@ def make_inputs(model, config, model_type: str, with_images: bool = False):
     elif main in ("input_values", "input_features"):
         from transformers.models.auto.feature_extraction_auto import FEATURE_EXTRACTOR_MAPPING_NAMES
 
-        fe_name = FEATURE_EXTRACTOR_MAPPING_NAMES.get(model_type)
+        # an encoder of its own (`x_encoder`) takes the features of its model's extractor
+        fe_name = FEATURE_EXTRACTOR_MAPPING_NAMES.get(model_type) or FEATURE_EXTRACTOR_MAPPING_NAMES.get(
+            re.sub(r"_(encoder|audio|audio_encoder|speech_encoder)$", "", model_type))
         if fe_name is None:
             if main == "input_values":
                 inputs[main] = torch.randn(1, 16000, generator=g)
@@ -506,7 +509,9 @@ def run(args) -> int:
         models = [m for m in models if m[0] in wanted]
     args.results.parent.mkdir(parents=True, exist_ok=True)
     done = done_types(args.results)
-    todo = [m for m in models if m[0] not in done]
+    # in a fixed pseudo-random order: a sweep stopped midway covers the whole alphabet
+    todo = sorted((m for m in models if m[0] not in done),
+                  key=lambda m: hashlib.sha1(m[0].encode()).hexdigest())
     print(f"{len(models)} models, {len(models) - len(todo)} done, {len(todo)} to run", flush=True)
     running: list = []  # (proc, conn, model_type, class, start)
     out = args.results.open("a")
