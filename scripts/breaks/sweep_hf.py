@@ -23,10 +23,13 @@ installed registry, `label_hf.breaks_of`).
 Each model runs in a process of its own, forked from a parent that has imported torch and
 transformers but never run Dynamo (so no Dynamo cache or report filter leaks from one model into
 the next, and the imports are paid once), with a timeout (`--timeout`, 240 s); `--workers`
-processes run at once (2). One JSON line per model is appended to the results file
-(`--results`, default `target/hf_sweep/results.jsonl`), and a rerun skips the model types already
-in it, so a stopped sweep resumes. `write` turns the results into the sorted, deterministic
-`tests/expected/hf_sweep.json` (no timings, no absolute paths).
+processes run at once (2), in a fixed pseudo-random order (a sweep stopped midway covers
+the whole alphabet). One JSON line per model is appended to the results file (`--results`,
+default `target/hf_sweep/results.jsonl`), and a rerun skips the model types already in it, so a
+stopped sweep resumes; a results file that does not exist yet starts from the models of the
+committed labels, so a new checkout resumes too (delete a model's line to run it again).
+`write` turns the results into the sorted, deterministic `tests/expected/hf_sweep.json` (no
+timings, no absolute paths).
 """
 
 from __future__ import annotations
@@ -508,6 +511,11 @@ def run(args) -> int:
         wanted = set(args.models)
         models = [m for m in models if m[0] in wanted]
     args.results.parent.mkdir(parents=True, exist_ok=True)
+    if not args.results.exists() and args.out.exists():
+        # a new checkout resumes from the committed labels
+        with args.results.open("w") as f:
+            for m in json.loads(args.out.read_text())["models"]:
+                f.write(json.dumps(m, sort_keys=True) + "\n")
     done = done_types(args.results)
     # in a fixed pseudo-random order: a sweep stopped midway covers the whole alphabet
     todo = sorted((m for m in models if m[0] not in done),
