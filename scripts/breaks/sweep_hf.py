@@ -28,7 +28,8 @@ the whole alphabet). One JSON line per model is appended to the results file (`-
 default `target/hf_sweep/results.jsonl`), and a rerun skips the model types already in it, so a
 stopped sweep resumes; a results file that does not exist yet starts from the models of the
 committed labels, so a new checkout resumes too (delete a model's line to run it again).
-`write` turns the results into the sorted, deterministic `tests/expected/hf_sweep.json` (no
+The eager run notes which of the modeling file's classes had their forward called
+(`called`; `classes` are all those built). `write` turns the results into the sorted, deterministic `tests/expected/hf_sweep.json` (no
 timings, no absolute paths).
 """
 
@@ -425,8 +426,17 @@ def sweep_one(model_type: str, class_name: str) -> dict:
         result["inputs"] = desc
         model.eval()
         train_copy = copy.deepcopy(model)
+        called: set = set()
+
+        def eager(inputs):
+            """Run a copy; note the classes whose forward ran."""
+            m = copy.deepcopy(model)
+            for sub in m.modules():
+                sub.register_forward_pre_hook(lambda mod, args: called.add(type(mod).__name__))
+            m(**inputs)
+
         try:
-            copy.deepcopy(model)(**inputs)
+            eager(inputs)
         except Exception as e:
             # a multimodal model that needs its images too
             try:
@@ -437,12 +447,16 @@ def sweep_one(model_type: str, class_name: str) -> dict:
                 result.update(status="eager_error", error=first_line(e))
                 return result
             try:
-                copy.deepcopy(model)(**inputs2)
+                called.clear()
+                eager(inputs2)
             except Exception:
                 result.update(status="eager_error", error=first_line(e))
                 return result
             inputs, result["inputs"] = inputs2, desc2
         result["status"] = "ok"
+        # the modeling file's classes whose forward ran eagerly (a built tower the inputs do not
+        # reach is in `classes`, not here)
+        result["called"] = sorted(called & set(result["classes"]))
         result["modes"] = {}
         for mode in MODES:
             m = model if mode == "eval" else train_copy
