@@ -41,7 +41,7 @@ fi
 export STATICFX_TIMM_ROOT="$data/timm-$timm_version"
 
 # transformers' source, for tests/hf_fidelity.rs (recordings from scripts/expect/gen_hf_recordings.py)
-# and tests/hf_breaks.rs (labels from scripts/breaks/label_hf.py);
+# tests/hf_breaks.rs (labels from scripts/breaks/label_hf.py) and tests/hf_sweep.rs (scripts/breaks/sweep_hf.py);
 # huggingface_hub, which its configs import, comes from the user venv above.
 tf_version=5.24.0
 if [ ! -f "$data/transformers-$tf_version/transformers/modeling_utils.py" ]; then

@@ -22,13 +22,15 @@
 mod corpus_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use corpus_support::hf::{
+    check, class_of_finding, class_of_lines, env_list, expected_json, join, known_ids, reported,
+    settings, transformers_root, Found,
+};
 use rayon::prelude::*;
 use serde_json::Value;
-use staticfx::ide::check::check_file;
 use staticfx::ide::Settings;
-use staticfx::syntax::LineIndex;
 
 /// (model type, line) where Dynamo breaks and `check` does not report it.
 const KNOWN_MISSED: &[(&str, usize)] = &[];
@@ -55,82 +57,6 @@ const CONDITION_WORDS: &[(&str, &str)] = &[
     ("global_attention", "`is_global_attn` is true"),
 ];
 
-fn transformers_root() -> Option<PathBuf> {
-    corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")
-}
-
-fn labels() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/expected/hf_breaks.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn settings(root: &Path) -> Settings {
-    Settings {
-        root: Some(root.to_path_buf()),
-        // transformers' configs import huggingface_hub: the test venv of scripts/test-all.sh
-        python: std::env::var_os("STATICFX_USER_VENV").map(PathBuf::from),
-        target_version: Some("torch==2.15".parse().unwrap()),
-        ..Settings::default()
-    }
-}
-
-/// One FX1xx finding: (1-based line, code, gb id, message, line of the outermost call site in
-/// the same file, where forward calls the helper the finding is in).
-type Found = (usize, String, String, String, Option<usize>);
-
-fn check(path: &Path, settings: &Settings) -> Vec<Found> {
-    let (path, settings) = (path.to_path_buf(), settings.clone());
-    staticfx::ide::on_large_stack("check", move || {
-        let (text, diags) = check_file(&path, &settings, None)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let lines = LineIndex::new(&text);
-        diags
-            .iter()
-            .filter(|d| d.code.starts_with("FX1"))
-            .map(|d| {
-                let line = |offset: usize| lines.line_col(&text, offset).line + 1;
-                let outer = d
-                    .chain
-                    .first()
-                    .filter(|(f, _)| *f == d.file)
-                    .map(|(_, s)| line(s.start));
-                (
-                    line(d.span.start),
-                    d.code.to_string(),
-                    d.gb_id.to_string(),
-                    d.message.clone(),
-                    outer,
-                )
-            })
-            .collect()
-    })
-    .unwrap()
-}
-
-/// The top-level class each line belongs to (None for module level and functions).
-fn class_of_lines(text: &str) -> Vec<Option<String>> {
-    let mut out = Vec::new();
-    let mut current: Option<String> = None;
-    for line in text.lines() {
-        let top = !line.is_empty() && !line.starts_with([' ', '\t', '#', ')', ']', '}']);
-        if top {
-            current = line
-                .strip_prefix("class ")
-                .map(|r| r.split(['(', ':']).next().unwrap_or("").trim().to_string());
-        }
-        out.push(current.clone());
-    }
-    out
-}
-
-/// The gb ids staticfx's rules can report.
-fn known_ids() -> BTreeSet<&'static str> {
-    staticfx::diagnostics::Rule::ALL
-        .iter()
-        .flat_map(|r| r.gb_ids().iter().copied())
-        .collect()
-}
-
 #[derive(Default)]
 struct Tally {
     break_lines: usize,
@@ -147,11 +73,11 @@ fn breaks_on_real_modeling_files() {
     let Some(root) = transformers_root() else {
         return;
     };
-    let labels = labels();
+    let labels = expected_json("hf_breaks.json");
     let settings = settings(&root);
     let ids = known_ids();
     let mut tally = Tally::default();
-    let only = only_models();
+    let only = env_list("STATICFX_HF_MODELS");
     let checked = check_labelled_files(&root, &labels, &settings, only.as_ref());
     for model in labels["models"].as_array().unwrap() {
         let Some(breaks) = model["breaks"].as_array() else {
@@ -184,10 +110,7 @@ fn breaks_on_real_modeling_files() {
             }
             let id = b["gb_id"].as_str().unwrap_or("");
             tally.break_lines += 1;
-            let hit = found
-                .iter()
-                .any(|(l, _, g, _, _)| *l == line && (!ids.contains(id) || g == id));
-            if hit {
+            if reported(found, line, id, &ids) {
                 tally.found_lines += 1;
             } else {
                 tally.missed.insert((name.clone(), line));
@@ -206,18 +129,13 @@ fn breaks_on_real_modeling_files() {
         }
         let mut ours = BTreeSet::new();
         let mut extra = BTreeSet::new();
-        for (line, _, _, message, outer) in found {
+        for f in found {
+            let (line, _, _, message, _) = f;
             ours.insert(*line);
             if dynamo_lines.contains(line) {
                 continue;
             }
-            // the class the finding is in, else (a module-level helper) the class whose
-            // forward calls it
-            let class = classes
-                .get(line - 1)
-                .cloned()
-                .flatten()
-                .or_else(|| outer.and_then(|o| classes.get(o - 1).cloned().flatten()));
+            let class = class_of_finding(&classes, f);
             let in_scope = class.is_none_or(|c| ran.contains(c.as_str()));
             if !in_scope {
                 continue;
@@ -302,28 +220,6 @@ fn check_labelled_files(
             (file, found)
         })
         .collect()
-}
-
-/// The model types `STATICFX_HF_MODELS` names (comma-separated); None: all of them.
-fn only_models() -> Option<BTreeSet<String>> {
-    let v = std::env::var("STATICFX_HF_MODELS").ok()?;
-    let names: BTreeSet<String> = v
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if !names.is_empty() {
-        eprintln!("only the model types of STATICFX_HF_MODELS: {v}");
-    }
-    (!names.is_empty()).then_some(names)
-}
-
-fn join(lines: &BTreeSet<usize>) -> String {
-    lines
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Per-class mode on a file of its own: a `config` parameter gets the config class's defaults

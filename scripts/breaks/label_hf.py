@@ -197,7 +197,15 @@ def run_one(model_type: str, condition: str) -> dict:
             result["explain_error"] = f"{type(e).__name__}: {e}".splitlines()[0][:200]
             return result
 
-    own = result["file"]
+    breaks = breaks_of(events, pkg, result["file"], known)
+    result.update({"breaks": breaks, "graph_count": ex.graph_count})
+    return result
+
+
+def breaks_of(events: list, pkg: str, own: str, known: dict) -> list:
+    """The breaks `lb.capture_breaks` collected, one entry per (line, gb id, kind, innermost
+    frame): `line` is the innermost frame in `own` (the model's modeling file, relative to
+    the transformers package `pkg`), `stack` the frames inside the package."""
     breaks: list = []
     index: dict = {}
     for kind, reason, frames in events:
@@ -231,8 +239,7 @@ def run_one(model_type: str, condition: str) -> dict:
             entry["chained"] = [known.get(t) or t for t in types[1:]]
         breaks.append(entry)
     breaks.sort(key=lambda b: (b["line"] if b["line"] is not None else -1, b["gb_id"] or ""))
-    result.update({"breaks": breaks, "graph_count": ex.graph_count})
-    return result
+    return breaks
 
 
 def field_or_first(reason: str) -> str:

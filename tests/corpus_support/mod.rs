@@ -16,3 +16,5 @@ pub fn corpus_root(var: &str, package: &str) -> Option<PathBuf> {
     }
     root
 }
+
+pub mod hf;
