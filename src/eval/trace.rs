@@ -10,6 +10,7 @@ mod custom_op;
 pub mod default_config;
 pub mod guards;
 mod layout;
+pub mod replay;
 pub mod root;
 
 pub use allow_in_graph::is_allow_in_graph;
@@ -139,6 +140,8 @@ pub struct Tracer {
     pub bindings: Vec<Binding>,
     /// Values read from outside forward that Dynamo would guard on.
     pub guards: guards::GuardLog,
+    /// The replay shadow check (`replay::SHADOW_ENV`); None when it is off.
+    pub replay: Option<Box<replay::Shadow>>,
 }
 
 impl Tracer {
@@ -161,6 +164,7 @@ impl Tracer {
         }
         Tracer {
             module_paths: Rc::new(module_paths),
+            replay: replay::shadow_requested().then(Box::default),
             ..Tracer::default()
         }
     }
@@ -195,6 +199,9 @@ impl Tracer {
                 kwargs,
             ),
         };
+        if let Some(shadow) = self.replay.as_mut() {
+            shadow.note_candidate(id, candidate);
+        }
         let origin = self.origin(file, span);
         let tag = self.branch.last().copied();
         let n = self.graph.node_mut(id);
@@ -230,6 +237,9 @@ impl Tracer {
     pub fn use_node(&mut self, id: NodeId) {
         if let Some(candidate) = self.unplaced.remove(&id) {
             self.graph.place(id, &candidate);
+            if let Some(shadow) = self.replay.as_mut() {
+                shadow.note_candidate(id, &candidate);
+            }
             let tag = self.branch.last().copied();
             self.graph.node_mut(id).region = tag;
         }
