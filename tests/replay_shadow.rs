@@ -58,6 +58,7 @@ fn equal_blocks_on_equal_inputs_repeat_exactly() {
     let t = tally_of(&tallies, "SameBlocks");
     assert_eq!((t.calls, t.repeats, t.exact), (4, 3, 3), "{}", t.line());
     assert!(t.differ.is_empty(), "{}", t.line());
+    assert_eq!(t.exact_writing_outside, 0, "{}", t.line());
     // a block's nodes: norm, fc, mul, add; three of the four blocks could be copied
     assert_eq!(t.replayable_nodes, 3 * 4, "{}", t.line());
     assert_eq!(
@@ -84,6 +85,15 @@ fn a_block_whose_nodes_differ_is_no_repeat_to_copy() {
     // same class on inputs of another width: a new signature, not a repeat
     let t = tally_of(&tallies, "WideningBlocks");
     assert_eq!((t.calls, t.repeats), (2, 0), "{}", t.line());
+}
+
+#[test]
+fn a_repeat_that_sets_state_it_did_not_make_is_counted() {
+    let (_, tallies) = shadowed(&fixture("blocks.py"));
+    // `self.calls += 1`: the nodes repeat exactly, but a copy would not count the call
+    let t = tally_of(&tallies, "CountingBlocks");
+    assert_eq!((t.repeats, t.exact), (2, 2), "{}", t.line());
+    assert_eq!(t.exact_writing_outside, 2, "{}", t.line());
 }
 
 /// Per-class analysis of real transformers files: the check changes nothing and reports what

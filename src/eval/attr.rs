@@ -756,6 +756,9 @@ impl Interp {
             }
             _ => {}
         }
+        if let Some(shadow) = self.tracer.as_mut().and_then(|t| t.replay.as_mut()) {
+            shadow.note_write(o.id);
+        }
         if let (true, Some(t)) = (o.is_module(), self.tracer.as_mut()) {
             t.guards.module_write(o, name);
         }

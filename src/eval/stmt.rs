@@ -456,6 +456,9 @@ impl Interp {
                         if let Some(t) = self.tracer.as_mut() {
                             let old = frame.globals.vars.borrow().get(name).cloned();
                             t.guards.global_write(&frame.globals, name, old);
+                            if let Some(shadow) = t.replay.as_mut() {
+                                shadow.note_write(0);
+                            }
                         }
                         frame.globals.pending.borrow_mut().remove(name);
                         frame.globals.vars.borrow_mut().insert(name.to_string(), v);

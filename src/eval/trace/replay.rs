@@ -109,6 +109,9 @@ pub struct Pending {
     events: usize,
     bindings: usize,
     rank_hints: usize,
+    /// The newest object id when the call began: an object with a larger id was made by it.
+    newest_object: usize,
+    writes: usize,
 }
 
 /// The first call of a class on one input signature.
@@ -138,6 +141,10 @@ pub struct Tally {
     /// Exact repeats that also opened regions, logged events, bindings or rank hints, which a
     /// replay would have to copy as well.
     pub exact_with_state: usize,
+    /// Exact repeats that set an attribute of an object older than the call, or a global (a
+    /// cache's layer, a module's counter): a replay would skip that write. List and dict
+    /// mutations are not counted yet.
+    pub exact_writing_outside: usize,
     /// Why the other repeats differ, with how often.
     pub differ: Vec<(String, usize)>,
     /// Nodes inside exact repeats (each counted once), and all nodes of the trace.
@@ -156,13 +163,14 @@ impl Tally {
     /// One line for the logs: the counts, then each reason.
     pub fn line(&self) -> String {
         let mut s = format!(
-            "replay-shadow calls={} unkeyed={} raised={} repeats={} exact={} exact_with_state={} replayable_nodes={} nodes={}",
+            "replay-shadow calls={} unkeyed={} raised={} repeats={} exact={} exact_with_state={} exact_writing_outside={} replayable_nodes={} nodes={}",
             self.calls,
             self.unkeyed,
             self.raised,
             self.repeats,
             self.exact,
             self.exact_with_state,
+            self.exact_writing_outside,
             self.replayable_nodes,
             self.nodes
         );
@@ -180,10 +188,17 @@ pub struct Shadow {
     /// The candidate each node was named from (the namer's input, before de-duplication).
     candidates: HashMap<NodeId, String>,
     covered: HashSet<NodeId>,
+    /// The objects whose attributes were set during the trace, by id (0 for a global).
+    writes: Vec<usize>,
     pub tally: Tally,
 }
 
 impl Shadow {
+    /// An attribute of the object `id` was set (0: a global name).
+    pub fn note_write(&mut self, id: usize) {
+        self.writes.push(id);
+    }
+
     pub fn note_candidate(&mut self, id: NodeId, candidate: &str) {
         self.candidates.insert(id, candidate.to_string());
     }
@@ -204,6 +219,7 @@ impl Tracer {
         args: &[Value],
         kwargs: &[(String, Value)],
         site: (FileId, Span),
+        newest_object: usize,
     ) -> Option<Pending> {
         self.replay.as_ref()?;
         let path = self.module_paths.get(&obj.id).cloned();
@@ -238,6 +254,8 @@ impl Tracer {
             events: self.events.len(),
             bindings: self.bindings.len(),
             rank_hints: self.rank_hints.len(),
+            newest_object,
+            writes: shadow.writes.len(),
         })
     }
 
@@ -289,6 +307,10 @@ impl Tracer {
                     || self.rank_hints.len() > call.rank_hints;
                 if state {
                     shadow.tally.exact_with_state += 1;
+                }
+                let written = &shadow.writes[call.writes.min(shadow.writes.len())..];
+                if written.iter().any(|&id| id <= call.newest_object) {
+                    shadow.tally.exact_writing_outside += 1;
                 }
                 shadow.covered.extend(this.nodes.iter().copied());
             }
