@@ -59,6 +59,9 @@ fn equal_blocks_on_equal_inputs_repeat_exactly() {
     assert_eq!((t.calls, t.repeats, t.exact), (4, 3, 3), "{}", t.line());
     assert!(t.differ.is_empty(), "{}", t.line());
     assert_eq!(t.exact_writing_outside, 0, "{}", t.line());
+    // each copy would have to note `h = ...` again for the editor's hints (this file is the
+    // traced class's), and nothing else
+    assert_eq!(t.state_kinds, [0, 0, 3, 0], "{}", t.line());
     // a block's nodes: norm, fc, mul, add; three of the four blocks could be copied
     assert_eq!(t.replayable_nodes, 3 * 4, "{}", t.line());
     assert_eq!(

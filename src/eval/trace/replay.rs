@@ -141,6 +141,8 @@ pub struct Tally {
     /// Exact repeats that also opened regions, logged events, bindings or rank hints, which a
     /// replay would have to copy as well.
     pub exact_with_state: usize,
+    /// Of those, the ones with each kind: regions, events, bindings, rank hints.
+    pub state_kinds: [usize; 4],
     /// Exact repeats that set an attribute of an object older than the call, or a global (a
     /// cache's layer, a module's counter): a replay would skip that write. List and dict
     /// mutations are not counted yet.
@@ -163,13 +165,17 @@ impl Tally {
     /// One line for the logs: the counts, then each reason.
     pub fn line(&self) -> String {
         let mut s = format!(
-            "replay-shadow calls={} unkeyed={} raised={} repeats={} exact={} exact_with_state={} exact_writing_outside={} replayable_nodes={} nodes={}",
+            "replay-shadow calls={} unkeyed={} raised={} repeats={} exact={} exact_with_state={} (regions={} events={} bindings={} rank_hints={}) exact_writing_outside={} replayable_nodes={} nodes={}",
             self.calls,
             self.unkeyed,
             self.raised,
             self.repeats,
             self.exact,
             self.exact_with_state,
+            self.state_kinds[0],
+            self.state_kinds[1],
+            self.state_kinds[2],
+            self.state_kinds[3],
             self.exact_writing_outside,
             self.replayable_nodes,
             self.nodes
@@ -301,12 +307,17 @@ impl Tracer {
             Some(why) => shadow.tally.differs(format!("{class_name}: {why}")),
             None => {
                 shadow.tally.exact += 1;
-                let state = self.regions.len() > call.regions
-                    || self.events.len() > call.events
-                    || self.bindings.len() > call.bindings
-                    || self.rank_hints.len() > call.rank_hints;
-                if state {
+                let kinds = [
+                    self.regions.len() > call.regions,
+                    self.events.len() > call.events,
+                    self.bindings.len() > call.bindings,
+                    self.rank_hints.len() > call.rank_hints,
+                ];
+                if kinds.contains(&true) {
                     shadow.tally.exact_with_state += 1;
+                }
+                for (count, added) in shadow.tally.state_kinds.iter_mut().zip(kinds) {
+                    *count += usize::from(added);
                 }
                 let written = &shadow.writes[call.writes.min(shadow.writes.len())..];
                 if written.iter().any(|&id| id <= call.newest_object) {
