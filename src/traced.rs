@@ -109,6 +109,9 @@ pub struct GraphResult {
     pub bindings: Vec<Binding>,
     /// Values Dynamo guards on that forward changes: the next call recompiles.
     pub guard_changes: Vec<GuardChange>,
+    /// The guards forward's Python value arguments get: a call with another value
+    /// recompiles.
+    pub argument_guards: Vec<ArgumentGuard>,
 }
 
 /// One name bound by an assignment statement while tracing (`x = self.fc(h)`, `x += y`,
@@ -144,6 +147,21 @@ pub struct GuardChange {
     /// every call recompiles) or not (a flag set once: one recompile); None when the second
     /// call was not traced.
     pub every_call: Option<bool>,
+}
+
+/// The first guard Dynamo installs on one of forward's Python value arguments (a flag, a
+/// number, a string, None, a list, tuple or dict), where forward first uses it in a way
+/// Dynamo specialises on: a caller passing another value fails it and recompiles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArgumentGuard {
+    /// forward's parameter
+    pub argument: String,
+    /// The guard in Dynamo's words: `scale == 1.0`, `len(xs) == 1`, `opts['mode'] == 'plain'`.
+    pub guard: String,
+    /// The use that installs it (the guard's line in Dynamo's log).
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
 }
 
 /// One module of the constructed tree, by qualified path (`""` is the root, `layer1.0.conv1`).

@@ -50,6 +50,40 @@ fn exit_codes_and_ruff_style_lines() {
     assert_eq!(check(dir.path(), &["missing.py"]).0, 2);
 }
 
+/// A guard on an argument's value (FX202) is printed but, like an analysis limit, fails the
+/// run only under `--strict`; a recompile on every call (FX201) fails it.
+#[test]
+fn recompile_notes_fail_only_under_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let guarded = CLEAN
+        .replace("def forward(self, x):", "def forward(self, x, scale=1.0):")
+        .replace("h = self.fc(x)\n", "h = self.fc(x) * scale\n");
+    std::fs::write(dir.path().join("guarded.py"), &guarded).unwrap();
+    let (code, out) = check(dir.path(), &["--no-cache", "guarded.py"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("FX202") && out.contains("`scale == 1.0`"),
+        "{out}"
+    );
+    assert_eq!(
+        check(dir.path(), &["--no-cache", "--strict", "guarded.py"]).0,
+        1
+    );
+    let counter = CLEAN
+        .replace(
+            "h = self.fc(x)\n",
+            "h = self.fc(x)\n        self.calls = self.calls + 1\n",
+        )
+        .replace(
+            "self.fc = nn.Linear(8, 8)\n",
+            "self.fc = nn.Linear(8, 8)\n        self.calls = 0\n",
+        );
+    std::fs::write(dir.path().join("counter.py"), &counter).unwrap();
+    let (code, out) = check(dir.path(), &["--no-cache", "counter.py"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FX201"), "{out}");
+}
+
 #[test]
 fn noqa_select_ignore_and_pyproject() {
     let dir = tempfile::tempdir().unwrap();

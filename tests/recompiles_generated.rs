@@ -10,6 +10,10 @@
 //! guard's line; the test also holds the guard's wording (`self.step == 0`) and how often it
 //! recompiles (every call, or once). Precision and recall are held to >= 0.99 for every torch
 //! version labelled (`cargo test --test recompiles_generated -- --nocapture` prints them).
+//!
+//! And for FX202 ("recompiles when callers pass another value"): forward's arguments default
+//! to a call's values, and the calls that vary one are replayed against the guards of the
+//! first (`recompiles_when_an_argument_changes_match_dynamo`).
 
 mod torch_labels;
 
@@ -29,6 +33,10 @@ struct Program {
     site: String,
     source: String,
     phases: Vec<String>,
+    /// Each call's Python expression per argument of forward after `x` (`scale` → `"1.0"`),
+    /// `B` standing for `batches`' entry.
+    args: Vec<BTreeMap<String, String>>,
+    batches: Vec<u64>,
 }
 
 fn programs() -> Vec<Program> {
@@ -49,6 +57,25 @@ fn programs() -> Vec<Program> {
                     .unwrap()
                     .iter()
                     .map(|c| c["phase"].as_str().unwrap().to_string())
+                    .collect(),
+                args: v["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| {
+                        c["args"]
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .map(|(k, e)| (k.clone(), e.as_str().unwrap().to_string()))
+                            .collect()
+                    })
+                    .collect(),
+                batches: v["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| c["batch"].as_u64().unwrap())
                     .collect(),
             }
         })
@@ -117,20 +144,29 @@ fn labels(progs: &[Program]) -> Vec<Labelled> {
 
 /// staticfx's FX201 findings on `Model`, per program: (line, message).
 fn analyse_all(progs: &[Program], version: TorchVersion) -> BTreeMap<String, Vec<(usize, String)>> {
-    let dir = tempfile::tempdir().unwrap();
-    let jobs: Vec<(String, PathBuf)> = progs
+    let jobs = progs
         .iter()
-        .map(|p| {
-            let path = dir.path().join(format!("{}.py", p.id));
-            std::fs::write(&path, &p.source).unwrap();
-            (p.id.clone(), path)
-        })
+        .map(|p| (p.id.clone(), p.source.clone()))
         .collect();
+    findings_of(jobs, version, "FX201")
+}
+
+/// The (line, message) of each `code` finding of each (key, source), analysed as `Model` with
+/// `x` of the labelled shape, one source after another in one file of a scratch folder.
+fn findings_of(
+    jobs: Vec<(String, String)>,
+    version: TorchVersion,
+    code: &'static str,
+) -> BTreeMap<String, Vec<(usize, String)>> {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
     let out = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
             let mut out = BTreeMap::new();
-            for (id, path) in jobs {
+            for (key, source) in jobs {
+                let path = root.join("program.py");
+                std::fs::write(&path, &source).unwrap();
                 let a = analyze_file(
                     &path,
                     &GraphOptions {
@@ -145,10 +181,10 @@ fn analyse_all(progs: &[Program], version: TorchVersion) -> BTreeMap<String, Vec
                     .graphs
                     .iter()
                     .flat_map(|g| g.breaks.iter())
-                    .filter(|f| f.file == a.file && f.code == "FX201")
+                    .filter(|f| f.file == a.file && f.code == code)
                     .map(|f| (f.line, f.message.clone()))
                     .collect();
-                out.insert(id, found);
+                out.insert(key, found);
             }
             out
         })
@@ -268,6 +304,263 @@ fn recompiles_on_identical_calls_match_dynamo() {
             failures.push(format!(
                 "torch {}: {on_line:.3} on Dynamo's line, below {LINE_FLOOR}",
                 labelled.version
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// `source` with `Model.forward`'s arguments after `x` defaulting to one call's values, so that
+/// per-class analysis traces forward as that call runs it (line numbers unchanged).
+fn called_with(p: &Program, call: usize) -> String {
+    let model = p.source.find("class Model(").expect("a Model class");
+    let def = model
+        + p.source[model..]
+            .find("def forward(self, x")
+            .expect("Model.forward");
+    let close = def + p.source[def..].find(')').unwrap();
+    let batch = p.batches[call].to_string();
+    let params: Vec<String> = p.args[call]
+        .iter()
+        .map(|(name, expr)| {
+            // `B` is the call's batch size
+            let expr: String = expr
+                .split_inclusive(|c: char| !c.is_alphanumeric() && c != '_')
+                .map(|tok| match tok.strip_prefix('B') {
+                    Some(rest) if rest.len() <= 1 && !rest.starts_with(char::is_alphanumeric) => {
+                        format!("{batch}{rest}")
+                    }
+                    _ => tok.to_string(),
+                })
+                .collect();
+            format!("{name}={expr}")
+        })
+        .collect();
+    let mut sig = String::from("def forward(self, x");
+    for p in &params {
+        sig.push_str(", ");
+        sig.push_str(p);
+    }
+    format!("{}{sig}{}", &p.source[..def], &p.source[close..])
+}
+
+/// One FX202 finding: the argument, the guard and the line.
+#[derive(Clone, Debug)]
+struct ArgumentGuard {
+    argument: String,
+    guard: String,
+    line: usize,
+    message: String,
+}
+
+/// The FX202 findings of each (program id, source), analysed as `Model` with `x` of the
+/// labelled shape.
+fn argument_guards(
+    jobs: Vec<(String, String)>,
+    version: TorchVersion,
+) -> BTreeMap<String, Vec<ArgumentGuard>> {
+    findings_of(jobs, version, "FX202")
+        .into_iter()
+        .map(|(key, found)| {
+            let guards = found
+                .into_iter()
+                .map(|(line, message)| {
+                    let quoted: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+                    ArgumentGuard {
+                        argument: quoted.first().unwrap_or(&"").to_string(),
+                        guard: quoted.get(1).unwrap_or(&"").to_string(),
+                        line,
+                        message: message.clone(),
+                    }
+                })
+                .collect();
+            (key, guards)
+        })
+        .collect()
+}
+
+/// The first call that varies an argument and recompiles: its index, the failed guard in
+/// Dynamo's words and its line (None in torch 2.8's log).
+#[derive(Clone, Debug, PartialEq)]
+struct ArgumentRecompile {
+    call: usize,
+    guard: String,
+    line: Option<usize>,
+}
+
+/// Per torch version, each program's first recompile on a call that varies an argument (not
+/// the batch): None when no such call recompiled. Programs that raised are left out.
+fn argument_labels(
+    progs: &[Program],
+) -> Vec<(String, BTreeMap<String, Option<ArgumentRecompile>>)> {
+    let phases: BTreeMap<&str, &[String]> = progs
+        .iter()
+        .map(|p| (p.id.as_str(), p.phases.as_slice()))
+        .collect();
+    torch_labels::label_files("tests/expected/recompiles")
+        .iter()
+        .map(|f| {
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+            let mut programs = BTreeMap::new();
+            for p in v["programs"].as_array().unwrap() {
+                let id = p["id"].as_str().unwrap();
+                if !p["raised"].is_null() || p.get("calls").is_none() {
+                    continue;
+                }
+                let first = p["calls"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .zip(phases[id].iter())
+                    .enumerate()
+                    .find(|(_, (c, ph))| {
+                        varies_an_argument(ph) && c["recompiles"].as_u64().unwrap() > 0
+                    })
+                    .map(|(i, (c, _))| ArgumentRecompile {
+                        call: i,
+                        guard: c["failures"][0]["guard"].as_str().unwrap_or("").to_string(),
+                        line: c["failures"][0]["line"].as_u64().map(|l| l as usize),
+                    });
+                programs.insert(id.to_string(), first);
+            }
+            (v["torch_version"].as_str().unwrap().to_string(), programs)
+        })
+        .collect()
+}
+
+fn varies_an_argument(phase: &str) -> bool {
+    phase.starts_with("vary:") && phase != "vary:batch"
+}
+
+/// The share of FX202 findings on the line Dynamo's 2.15 log names (360 of 360, 2026-12-08;
+/// a closure reading forward's argument is placed on the closure's call, as Dynamo's log
+/// names it).
+const ARGUMENT_LINE_FLOOR: f64 = 0.99;
+
+/// Replayed without torch, for FX202 ("recompiles when callers pass another value"): each
+/// program's `Model` is analysed as its first call runs it (forward's arguments defaulting to
+/// the call's values), and again as each call that varies an argument runs it. A call is
+/// predicted to recompile when a guard of the first analysis is not among the guards of the
+/// call's own analysis (its value fails the guard); the first such call is compared with the
+/// first call the labels record recompiling, with the guard's wording and, for torch 2.15,
+/// its line. A finding on a program whose calls never fail it (a list of tensors whose
+/// length callers keep) is a true guard, not a predicted recompile: it is counted apart.
+#[test]
+fn recompiles_when_an_argument_changes_match_dynamo() {
+    let progs = programs();
+    let all = argument_labels(&progs);
+    assert!(!all.is_empty(), "no labels");
+    // the analyses do not depend on the labels: one set of jobs per version
+    let mut jobs = vec![];
+    for p in &progs {
+        let varied = (0..p.phases.len()).filter(|&i| varies_an_argument(&p.phases[i]));
+        for call in std::iter::once(0).chain(varied) {
+            let source = if p.args[call].is_empty() {
+                p.source.clone()
+            } else {
+                called_with(p, call)
+            };
+            jobs.push((format!("{} {call}", p.id), source));
+        }
+    }
+    let mut failures = vec![];
+    for (version_text, truth) in &all {
+        assert!(
+            truth.values().filter(|t| t.is_some()).count() >= 300,
+            "torch {version_text}: too few argument recompiles labelled"
+        );
+        let version: TorchVersion = version_text.parse().unwrap();
+        let found = argument_guards(jobs.clone(), version);
+        let (mut tp, mut fp, mut fnn, mut wrong_words, mut kept) = (0, 0, 0, 0, 0);
+        let (mut on_line, mut with_line) = (0, 0);
+        let mut examples = vec![];
+        let mut off_line: BTreeMap<String, usize> = BTreeMap::new();
+        for p in &progs {
+            let Some(t) = truth.get(&p.id) else { continue };
+            let first = &found[&format!("{} 0", p.id)];
+            // the first varied call whose values fail a guard of the first call's compile
+            let predicted = (0..p.phases.len())
+                .filter(|&i| varies_an_argument(&p.phases[i]))
+                .find_map(|i| {
+                    let now = &found[&format!("{} {i}", p.id)];
+                    first
+                        .iter()
+                        .find(|g| !now.iter().any(|n| n.guard == g.guard))
+                        .map(|g| (i, g))
+                });
+            let tag = format!("{} {} {}", p.id, p.case, p.site);
+            match (t, predicted) {
+                (None, None) => kept += first.len(),
+                (None, Some((i, g))) => {
+                    fp += 1;
+                    examples.push(format!("false alarm {tag}: call {i}: {}", g.message));
+                }
+                (Some(t), None) => {
+                    fnn += 1;
+                    examples.push(format!("missed {tag}: {t:?} (ours: {first:?})"));
+                }
+                (Some(t), Some((i, g))) => {
+                    if i != t.call {
+                        fp += 1;
+                        fnn += 1;
+                        examples.push(format!("other call {tag}: ours {i}, Dynamo {t:?}"));
+                        continue;
+                    }
+                    tp += 1;
+                    let varied = p.phases[i].trim_start_matches("vary:");
+                    if g.guard != t.guard
+                        || g.argument != varied
+                        || !g.message.contains("once per distinct value")
+                    {
+                        wrong_words += 1;
+                        examples.push(format!(
+                            "wording {tag}: {} / Dynamo: {}",
+                            g.message, t.guard
+                        ));
+                    }
+                    if let Some(l) = t.line {
+                        with_line += 1;
+                        if g.line == l {
+                            on_line += 1;
+                        } else {
+                            *off_line
+                                .entry(format!("{} {}", p.case, p.site))
+                                .or_default() += 1;
+                        }
+                    }
+                }
+            }
+            // a Python value argument in a look-alike that never recompiles: its guards must
+            // hold for every call the program makes (checked above), and a program with no
+            // such argument has none
+            if t.is_none() && p.args[0].is_empty() && !first.is_empty() {
+                fp += 1;
+                examples.push(format!("finding without an argument {tag}: {first:?}"));
+            }
+        }
+        let precision = tp as f64 / (tp + fp).max(1) as f64;
+        let recall = tp as f64 / (tp + fnn).max(1) as f64;
+        let line_share = on_line as f64 / with_line.max(1) as f64;
+        println!(
+            "torch {version_text}: FX202 tp {tp} fp {fp} fn {fnn}, other wording {wrong_words}: \
+             precision {precision:.3}, recall {recall:.3}; on Dynamo's line {on_line} of \
+             {with_line} ({line_share:.3}); guards callers never fail (look-alikes) {kept}"
+        );
+        for e in examples.iter().take(12) {
+            println!("  {e}");
+        }
+        println!("  off Dynamo's line, by case and site: {off_line:?}");
+        if precision < 0.99 || recall < 0.99 || wrong_words > 0 {
+            failures.push(format!(
+                "torch {version_text}: FX202 precision {precision:.3} recall {recall:.3}, \
+                 {wrong_words} worded otherwise"
+            ));
+        }
+        if with_line > 0 && line_share < ARGUMENT_LINE_FLOOR {
+            failures.push(format!(
+                "torch {version_text}: FX202 {line_share:.3} on Dynamo's line, below \
+                 {ARGUMENT_LINE_FLOOR}"
             ));
         }
     }

@@ -1225,6 +1225,12 @@ fn for_each_span(
             at(cf, cs);
         }
     }
+    for c in &mut g.argument_guards {
+        at(&mut c.file, &mut c.span);
+        for (cf, cs) in &mut c.call_chain {
+            at(cf, cs);
+        }
+    }
     for b in g.breaks.iter_mut().chain(&mut g.flagged_breaks) {
         at(&mut b.file, &mut b.span);
         for (rf, rs, _) in &mut b.related {

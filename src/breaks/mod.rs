@@ -21,6 +21,7 @@ pub mod docs;
 pub mod registry;
 pub mod version;
 
+mod argument_guard;
 mod autograd_apply;
 mod backward;
 mod buffer_reassign;
@@ -219,6 +220,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
     (Rule::RecompileState, recompile_state::check),
+    (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),
     (Rule::ShapeMismatch, shape_mismatch::check),
     (Rule::UnresolvedCall, unresolved_call::check),
@@ -526,51 +528,47 @@ pub(crate) mod testing {
     //! Rule tests analyse a small source file written to a temporary directory.
     use super::Finding;
     use crate::analysis::{analyze_file, GraphOptions};
+    use crate::diagnostics::Rule;
 
-    pub fn findings(src: &str) -> Vec<(usize, &'static str, &'static str, String)> {
+    /// `each(line, finding)` of every finding of `src`, analysed on the stack the CLI gives the
+    /// evaluator (it is recursive).
+    fn map_findings<T: Send + 'static>(
+        src: &str,
+        each: impl Fn(usize, &Finding) -> T + Send + 'static,
+    ) -> Vec<T> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.py");
         std::fs::write(&path, src).unwrap();
         let src = src.to_string();
-        // The evaluator is recursive: give it the stack the CLI gives it.
         crate::ide::on_large_stack("test", move || {
             let a = analyze_file(&path, &GraphOptions::default()).unwrap();
             let mut out = Vec::new();
             for g in &a.graphs {
                 for f in &g.breaks {
-                    let f: &Finding = f;
                     let line = src[..f.span.start].matches('\n').count() + 1;
-                    out.push((line, f.code, f.gb_id, f.hint.clone()));
+                    out.push(each(line, f));
                 }
             }
             out
         })
         .unwrap()
+    }
+
+    pub fn findings(src: &str) -> Vec<(usize, &'static str, &'static str, String)> {
+        map_findings(src, |line, f| (line, f.code, f.gb_id, f.hint.clone()))
     }
 
     /// (line, gb id, message) of each finding.
     pub fn messages(src: &str) -> Vec<(usize, &'static str, String)> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.py");
-        std::fs::write(&path, src).unwrap();
-        let src = src.to_string();
-        crate::ide::on_large_stack("test", move || {
-            let a = analyze_file(&path, &GraphOptions::default()).unwrap();
-            let mut out = Vec::new();
-            for g in &a.graphs {
-                for f in &g.breaks {
-                    let line = src[..f.span.start].matches('\n').count() + 1;
-                    out.push((line, f.gb_id, f.message.clone()));
-                }
-            }
-            out
-        })
-        .unwrap()
+        map_findings(src, |line, f| (line, f.gb_id, f.message.clone()))
     }
 
+    /// (line, gb id) of each finding but the recompile risks (FX2xx): the break rules' tests
+    /// hold the breaks, and a forward's flag arguments get argument guards (FX202) besides.
     pub fn codes(src: &str) -> Vec<(usize, &'static str)> {
         findings(src)
             .into_iter()
+            .filter(|(_, code, _, _)| !Rule::from_code(code).is_some_and(Rule::recompiles))
             .map(|(l, _, g, _)| (l, g))
             .collect()
     }

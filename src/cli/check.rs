@@ -352,7 +352,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     print!("{out}");
     let limits = count_limits(&messages);
-    let findings = messages.len() - limits;
+    let recompile_notes = count_recompile_notes(&messages);
+    let findings = messages.len() - limits - recompile_notes;
     if matches!(
         args.output_format,
         OutputFormat::Text | OutputFormat::Concise
@@ -360,6 +361,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let mut notes = Vec::new();
         if limits > 0 {
             notes.push(limits_line(limits));
+        }
+        if recompile_notes > 0 {
+            notes.push(recompile_notes_line(recompile_notes));
         }
         if errors > 0 {
             notes.push(format!("{errors} error(s)"));
@@ -376,7 +380,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let strict = args.strict || settings.strict;
     if errors > 0 {
         ExitCode::from(2)
-    } else if args.exit_zero || findings == 0 && (limits == 0 || !strict) {
+    } else if args.exit_zero || findings == 0 && (limits + recompile_notes == 0 || !strict) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -388,6 +392,24 @@ pub fn count_limits(ms: &[Message]) -> usize {
     ms.iter()
         .filter(|m| crate::diagnostics::codes::is_limit(&m.code))
         .count()
+}
+
+/// How many of the messages are recompile risks at information or hint level (FX202: a call
+/// with another value of an argument compiles again). They say what Dynamo will guard on, not
+/// that anything recompiles while callers keep their values, so, like analysis limits, they
+/// are counted apart and fail `check` only under `--strict`.
+pub fn count_recompile_notes(ms: &[Message]) -> usize {
+    ms.iter()
+        .filter(|m| matches!(m.severity, Severity::Info | Severity::Hint))
+        .filter(|m| Rule::from_code(&m.code).is_some_and(|r| r.recompiles()))
+        .count()
+}
+
+pub fn recompile_notes_line(n: usize) -> String {
+    format!(
+        "{n} recompile note{} (a guard on an argument's value)",
+        if n == 1 { "" } else { "s" }
+    )
 }
 
 /// How the analysis limits among the messages are counted, apart from findings: they say

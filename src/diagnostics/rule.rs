@@ -79,6 +79,7 @@ rules! {
     BufferReassign = "FX118", ["GB4841"], fix: false, "nn.Buffer returned unchanged and assigned back to the module in forward";
     ModuleInForward = "FX119", ["GB0264", "GB0119"], fix: false, "module with parameters constructed in forward";
     RecompileState = "FX201", [], fix: false, "recompile risk: forward changes a value Dynamo guards on";
+    ArgumentGuard = "FX202", [], fix: false, "recompile risk: Dynamo guards on a Python value passed to forward";
     UnknownCall = "FX190", [], fix: false, "possible graph break: a call Dynamo may refuse (compiled code, a skipped module)";
     ShapeMismatch = "FX301", [], fix: false, "will raise at run time: shape mismatch";
     UnresolvedCall = "FX907", [], fix: false, "analysis limit: traced values passed to something the analyser could not resolve";
@@ -96,7 +97,7 @@ impl Rule {
     /// later call and the frame compiles again. Not a graph break either: no gb id, and no
     /// count in a break total.
     pub const fn recompiles(self) -> bool {
-        matches!(self, Rule::RecompileState)
+        matches!(self, Rule::RecompileState | Rule::ArgumentGuard)
     }
 
     /// A (possible) graph break or an analysis limit: what the break summaries list.

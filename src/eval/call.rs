@@ -81,9 +81,13 @@ impl Interp {
         let func = self.eval_expr(frame, fnode)?;
         let mut args = Vec::new();
         let mut kwargs: Kwargs = Vec::new();
+        // the argument expressions as written, while every position is known
+        let mut positional_nodes = Some(Vec::new());
+        let mut keyword_nodes = Vec::new();
         if let Some(alist) = node.field("arguments") {
             if alist.kind_name() == "generator_expression" {
                 args.push(self.eval_expr(frame, alist)?);
+                positional_nodes = None;
             } else {
                 for a in operands(alist) {
                     match a.kind_name() {
@@ -92,7 +96,9 @@ impl Interp {
                                 continue;
                             };
                             let val = self.eval_expr(frame, v)?;
-                            kwargs.push((text(n, &frame.file.text).to_string(), val));
+                            let name = text(n, &frame.file.text).to_string();
+                            keyword_nodes.push((name.clone(), v));
+                            kwargs.push((name, val));
                         }
                         "list_splat" => {
                             let v = self.eval_expr(frame, a)?;
@@ -124,11 +130,26 @@ impl Interp {
                                 }
                             }
                         }
-                        _ => args.push(self.eval_expr(frame, a)?),
+                        _ => {
+                            if let Some(nodes) = positional_nodes.as_mut() {
+                                nodes.push(a);
+                            }
+                            args.push(self.eval_expr(frame, a)?)
+                        }
+                    }
+                    if a.kind_name() == "list_splat" {
+                        // positions after a `*args` are unknown
+                        positional_nodes = None;
                     }
                 }
             }
         }
+        self.note_call_arguments(
+            frame,
+            &func,
+            positional_nodes.as_deref().unwrap_or(&[]),
+            &keyword_nodes,
+        );
         if proxy::records_call(self, &args, &kwargs) {
             if let Some(function) = self.autograd_function_apply(frame, fnode, &args, span) {
                 // torch.fx records the ops of the Function's forward in place, and so does
@@ -144,7 +165,10 @@ impl Interp {
                 return self.trace_function(frame, &target, args, kwargs, span);
             }
         }
-        self.call_value(frame, &func, args, kwargs, span)
+        let out = self.call_value(frame, &func, args, kwargs, span);
+        // a callee that bound no Python function's parameters leaves them for no other call
+        let _ = self.take_argument_sources();
+        out
     }
 
     pub fn call_value(
@@ -390,6 +414,7 @@ impl Interp {
         kwargs: Kwargs,
         span: Span,
     ) -> EResult<Value> {
+        let argument_sources = self.take_argument_sources();
         if self.call_depth >= self.limits.max_call_depth {
             return Err(self.error(
                 frame,
@@ -445,6 +470,7 @@ impl Interp {
             }),
             _ => {}
         }
+        let receivers = all.len();
         all.extend(args);
         let bound = self.bind(frame, &f.params, all, kwargs, &f.name, span)?;
         let scope = Rc::new(Scope {
@@ -453,6 +479,9 @@ impl Interp {
             class_body: false,
         });
         self.created.scope(&scope);
+        if let Some(sources) = argument_sources {
+            self.follow_parameters(f, &scope, receivers, sources);
+        }
         let class = self.defining_class(f);
         let receiver = f
             .params

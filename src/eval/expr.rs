@@ -105,7 +105,11 @@ impl Interp {
         let src = &*frame.file.text;
         let span = Span::of(node);
         match node.kind_name() {
-            "identifier" => self.lookup(frame, text(node, &src), span),
+            "identifier" => {
+                let v = self.lookup(frame, text(node, &src), span)?;
+                self.note_argument_read(frame, node, &v);
+                Ok(v)
+            }
             "integer" => Ok(parse_int(text(node, &src))
                 .map(Value::Int)
                 .unwrap_or_else(|| Value::unknown("integer literal out of range"))),
@@ -133,7 +137,9 @@ impl Interp {
                 };
                 let o = self.eval_expr(frame, obj)?;
                 let key = self.eval_subscript_key(frame, node)?;
-                self.get_item(frame, &o, key, span)
+                let item = self.get_item(frame, &o, key, span)?;
+                self.note_argument_read(frame, node, &item);
+                Ok(item)
             }
             "call" => self.eval_call(frame, node),
             "binary_operator" => self.eval_binary_operator(frame, node),

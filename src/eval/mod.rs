@@ -575,7 +575,7 @@ pub(crate) mod test_support {
             Value::None => "None".into(),
             Value::Bool(b) => if *b { "True" } else { "False" }.into(),
             Value::Int(i) => i.to_string(),
-            Value::Float(f) => float_repr(*f),
+            Value::Float(f) => super::types::number::float_repr(*f),
             Value::Str(s) => super::types::string::repr(s),
             Value::List(l) => format!("[{}]", seq(&l.borrow())),
             Value::Tuple(t) if t.len() == 1 => format!("({},)", py_repr(&t[0])),
@@ -601,40 +601,6 @@ pub(crate) mod test_support {
                 let head: String = shown.chars().take(120).collect();
                 format!("<not plain data: {head}>")
             }
-        }
-    }
-
-    /// `repr(f)`: the shortest digits that read back as `f` (Rust finds the same ones), in
-    /// fixed notation for decimal exponents -4..16 and `1.5e+16` style outside it.
-    fn float_repr(f: f64) -> String {
-        if f.is_nan() {
-            return "nan".into();
-        }
-        if f.is_infinite() {
-            return if f > 0.0 { "inf" } else { "-inf" }.into();
-        }
-        let sci = format!("{:e}", f.abs());
-        let (mantissa, exp) = sci.split_once('e').expect("`{:e}` has an exponent");
-        let exp: i32 = exp.parse().expect("an integer exponent");
-        let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-        let sign = if f.is_sign_negative() { "-" } else { "" };
-        if (-4..16).contains(&exp) {
-            let point = exp + 1;
-            let body = if point <= 0 {
-                format!("0.{}{digits}", "0".repeat((-point) as usize))
-            } else if point as usize >= digits.len() {
-                format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-            } else {
-                format!(
-                    "{}.{}",
-                    &digits[..point as usize],
-                    &digits[point as usize..]
-                )
-            };
-            format!("{sign}{body}")
-        } else {
-            let esign = if exp < 0 { '-' } else { '+' };
-            format!("{sign}{mantissa}e{esign}{:02}", exp.abs())
         }
     }
 }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 mod allow_in_graph;
+pub mod argument_guards;
 mod custom_op;
 pub mod default_config;
 pub mod guards;
@@ -142,6 +143,8 @@ pub struct Tracer {
     pub guards: guards::GuardLog,
     /// The replay shadow check (`replay::SHADOW_ENV`); None when it is off.
     pub replay: Option<Box<replay::Shadow>>,
+    /// forward's Python value arguments as the trace passes them on, and their guards.
+    pub arguments: argument_guards::ArgumentGuardLog,
 }
 
 impl Tracer {

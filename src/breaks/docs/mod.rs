@@ -62,6 +62,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(BufferReassign, "FX118.md"),
     rule!(ModuleInForward, "FX119.md"),
     rule!(RecompileState, "FX201.md"),
+    rule!(ArgumentGuard, "FX202.md"),
     rule!(UnknownCall, "FX190.md"),
     rule!(ShapeMismatch, "FX301.md"),
     rule!(UnresolvedCall, "FX907.md"),
@@ -131,6 +132,10 @@ impl RuleDoc {
             }
             [] if self.code.starts_with("FX3") => out.push_str(
                 "Raises at run time, eagerly as under `torch.compile`: not a Dynamo graph break.\n\n",
+            ),
+            [] if self.code.starts_with("FX2") => out.push_str(
+                "Recompile risk: the graph compiles, and a guard fails on a later call: not a \
+                 Dynamo graph break.\n\n",
             ),
             [] => out.push_str("No Dynamo graph-break id: a possible break.\n\n"),
             lines => {

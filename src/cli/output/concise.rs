@@ -19,14 +19,21 @@ pub fn render(ms: &[Message]) -> String {
         ));
     }
     let limits = super::super::check::count_limits(ms);
-    let findings = ms.len() - limits;
+    let notes = super::super::check::count_recompile_notes(ms);
+    let findings = ms.len() - limits - notes;
     let limits_line = || {
         format!(
             "{} (analysis limits; `--strict` fails on them).\n",
             super::super::check::limits_line(limits)
         )
     };
-    match (findings, limits) {
+    let notes_line = || {
+        format!(
+            "{}; `--strict` fails on them.\n",
+            super::super::check::recompile_notes_line(notes)
+        )
+    };
+    match (findings, limits + notes) {
         (0, 0) => {
             out.push_str("All checks passed!\n");
             return out;
@@ -34,7 +41,12 @@ pub fn render(ms: &[Message]) -> String {
         // Never "All checks passed!" when part of the file was not checked.
         (0, _) => {
             out.push_str("No findings.\n");
-            out.push_str(&limits_line());
+            if limits > 0 {
+                out.push_str(&limits_line());
+            }
+            if notes > 0 {
+                out.push_str(&notes_line());
+            }
             return out;
         }
         (n, _) => out.push_str(&format!(
@@ -44,6 +56,9 @@ pub fn render(ms: &[Message]) -> String {
     }
     if limits > 0 {
         out.push_str(&limits_line());
+    }
+    if notes > 0 {
+        out.push_str(&notes_line());
     }
     let fixable = ms.iter().filter(|m| safe(m)).count();
     let unsafe_only = ms

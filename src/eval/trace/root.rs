@@ -5,6 +5,7 @@
 use crate::eval::types::proxy;
 use std::rc::Rc;
 
+use super::argument_guards::{is_python_value, ArgSlot, ArgSource};
 use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
 use super::guards::GlobalsBefore;
 use super::{default_input_meta, value_meta, RankHint};
@@ -569,6 +570,7 @@ fn trace_root_with(
         given_inputs: inputs.iter().map(|i| i.name.clone()).collect(),
         bindings: vec![],
         guard_changes: vec![],
+        argument_guards: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -615,6 +617,7 @@ fn trace_root_with(
     let hints = std::mem::take(&mut tracer.rank_hints);
     // the module state as forward left it: the values it changed that Dynamo guards on
     result.guard_changes = tracer.guards.changes(&tracer.module_paths);
+    result.argument_guards = tracer.arguments.guards();
     globals.absorb(&mut tracer.guards);
     result.graph = tracer.graph;
     result.regions = tracer.regions;
@@ -678,11 +681,29 @@ fn trace_forward(
         Some(Value::Function(f)) => Some(Value::Function(interp.signature_function(f))),
         other => other.clone(),
     };
-    let (args, kwargs) =
+    let (args, kwargs, python_values) =
         forward_arguments(interp, obj, signature.as_ref(), &input_meta, file, span);
     let out = match &forward {
         Some(Value::Function(f)) => {
             let f = f.clone();
+            // the Python values forward is called with, followed to the guards they get
+            let sources = python_values
+                .into_iter()
+                .map(|(name, value)| {
+                    let source = ArgSource {
+                        argument: name.clone(),
+                        text: name.clone(),
+                        value,
+                    };
+                    (ArgSlot::Param(name), source)
+                })
+                .collect();
+            interp
+                .tracer
+                .as_mut()
+                .expect("tracing")
+                .arguments
+                .set_pending(sources);
             // The root forward is not an inlined call: it starts the call chain empty.
             interp.call_function(
                 &frame,
@@ -725,9 +746,13 @@ fn trace_forward(
     Ok(())
 }
 
-/// forward's arguments as the trace passes them, `(args, kwargs)`: a placeholder for each
-/// parameter of its signature (of the shape `input_meta` gives it), a defaulted parameter
-/// keeping its default.
+/// Values by parameter name.
+type ByName = Vec<(String, Value)>;
+
+/// forward's arguments as the trace passes them, `(args, kwargs, python_values)`: a
+/// placeholder for each parameter of its signature (of the shape `input_meta` gives it), a
+/// defaulted parameter keeping its default; the parameters given a Python value (a flag, a
+/// number, None, a list, ...), by name, are the ones Dynamo guards on.
 fn forward_arguments(
     interp: &mut Interp,
     obj: &Rc<Object>,
@@ -735,9 +760,10 @@ fn forward_arguments(
     input_meta: &dyn Fn(&str) -> Option<Meta>,
     file: FileId,
     span: Span,
-) -> (Vec<Value>, Vec<(String, Value)>) {
+) -> (Vec<Value>, ByName, ByName) {
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
+    let mut python_values = Vec::new();
     match signature {
         Some(Value::Function(f)) => {
             let skip = usize::from(f.kind != FnKind::StaticMethod);
@@ -796,6 +822,9 @@ fn forward_arguments(
                     Some(d) => d,
                     None => Value::Proxy(node),
                 };
+                if is_python_value(&v) {
+                    python_values.push((p.name.clone(), v.clone()));
+                }
                 if p.kind == KeywordOnly {
                     kwargs.push((p.name.clone(), v));
                 } else {
@@ -814,7 +843,7 @@ fn forward_arguments(
             args.push(Value::Proxy(node));
         }
     }
-    (args, kwargs)
+    (args, kwargs, python_values)
 }
 
 /// The annotation text of each parameter of `f`'s definition, by name.
