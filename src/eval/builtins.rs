@@ -255,6 +255,12 @@ impl Interp {
         let mut names: Vec<String> = Vec::new();
         let class = match v {
             Value::Object(o) => {
+                if o.is_module() {
+                    super::trace::replay::note_module_read(
+                        o.id,
+                        super::trace::replay::ALL_ATTRIBUTES,
+                    );
+                }
                 names.extend(o.attrs.borrow().keys().cloned());
                 o.class.clone()
             }

@@ -624,7 +624,10 @@ impl Interp {
                         _ => None,
                     },
                     Value::Object(o) if o.is_module() => match &a {
-                        Value::Str(n) => Some(o.attrs.borrow().contains_key(&**n)),
+                        Value::Str(n) => {
+                            super::trace::replay::note_module_read(o.id, n);
+                            Some(o.attrs.borrow().contains_key(&**n))
+                        }
                         _ => None,
                     },
                     Value::Unknown(_) => None,

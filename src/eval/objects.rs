@@ -777,16 +777,7 @@ impl Interp {
             return Ok(Value::unknown("module output"));
         }
         if let Some(Value::Function(f)) = self.class_lookup(&obj.class, "forward") {
-            let newest = self.next_object_id;
-            let watched = self
-                .tracer
-                .as_mut()
-                .and_then(|t| t.replay_begin(obj, &args, &kwargs, (frame.file_id, span), newest));
-            let out = self.call_function(frame, &f, Some(value), args, kwargs, span);
-            if let (Some(call), Some(t)) = (watched, self.tracer.as_mut()) {
-                t.replay_end(call, out.as_ref().map_err(|_| ()));
-            }
-            return out;
+            return self.call_forward_watched(frame, obj, &f, args, kwargs, span);
         }
         match &obj.kind {
             ObjKind::Container(k) if k == "Sequential" => {

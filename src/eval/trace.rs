@@ -116,6 +116,8 @@ pub struct Tracer {
     /// tensor (this very value, `Rc::ptr_eq`) becomes an argument of a traced call
     /// (parameters get theirs on first read).
     buffer_paths: Vec<(Rc<super::value::Param>, String)>,
+    /// How many times a buffer was noted (a replay copies no call that notes one).
+    buffer_notes: usize,
     pub call_chain: Vec<(FileId, Span)>,
     branch: Vec<RegionTag>,
     pub regions: Vec<Region>,
@@ -141,7 +143,8 @@ pub struct Tracer {
     pub bindings: Vec<Binding>,
     /// Values read from outside forward that Dynamo would guard on.
     pub guards: guards::GuardLog,
-    /// The replay shadow check (`replay::SHADOW_ENV`); None when it is off.
+    /// The replay or its shadow check (`replay::REPLAY_ENV`, `replay::SHADOW_ENV`); None when
+    /// both are off.
     pub replay: Option<Box<replay::Shadow>>,
     /// forward's Python value arguments as the trace passes them on, and their guards.
     pub arguments: argument_guards::ArgumentGuardLog,
@@ -150,12 +153,14 @@ pub struct Tracer {
 impl Tracer {
     pub fn new(root: &Rc<Object>) -> Self {
         let mut module_paths = HashMap::new();
+        let mut modules = HashMap::new();
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((obj, path)) = stack.pop() {
             if module_paths.contains_key(&obj.id) {
                 continue;
             }
             module_paths.insert(obj.id, path.clone());
+            modules.insert(path.clone(), obj.clone());
             for (name, child) in obj.children().into_iter().rev() {
                 let p = if path.is_empty() {
                     name
@@ -165,9 +170,15 @@ impl Tracer {
                 stack.push((child, p));
             }
         }
+        let replay = replay::requested().map(|mode| Box::new(replay::Shadow::new(mode, modules)));
+        let mut guards = guards::GuardLog::default();
+        if replay.is_some() {
+            guards.journal = Some(vec![]);
+        }
         Tracer {
             module_paths: Rc::new(module_paths),
-            replay: replay::shadow_requested().then(Box::default),
+            replay,
+            guards,
             ..Tracer::default()
         }
     }
@@ -290,6 +301,7 @@ impl Tracer {
 
     /// Remembers where a buffer read from a module lives, for the `get_attr` of each later use.
     pub fn note_buffer(&mut self, p: &Rc<super::value::Param>, path: String) {
+        self.buffer_notes += 1;
         match self.buffer_paths.iter_mut().find(|(b, _)| Rc::ptr_eq(b, p)) {
             Some((_, known)) => *known = path,
             None => self.buffer_paths.push((p.clone(), path)),
