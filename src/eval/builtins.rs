@@ -731,11 +731,7 @@ fn str_or_repr(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
         Value::None => Value::str("None"),
         // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
         Value::Proxy(n) => match interp.tracer.as_mut() {
-            // Formatting reads the proxy's node: an attribute's node exists from here.
-            Some(t) => {
-                t.use_node(*n);
-                Value::str(&format!("Proxy({})", t.graph.node(*n).name))
-            }
+            Some(t) => Value::str(&t.proxy_text(*n)),
             None => Value::unknown("str() of a traced value"),
         },
         Value::Class(c) => Value::str(&format!(

@@ -834,10 +834,7 @@ impl Interp {
                         // torch.fx formats a traced value as its proxy's repr.
                         // Formatting reads the proxy's node: an attribute's node exists from here.
                         Value::Proxy(n) => match self.tracer.as_mut() {
-                            Some(t) => {
-                                t.use_node(n);
-                                out.push_str(&format!("Proxy({})", t.graph.node(n).name))
-                            }
+                            Some(t) => out.push_str(&t.proxy_text(n)),
                             None => return Ok(Value::unknown("f-string")),
                         },
                         _ => return Ok(Value::unknown("f-string")),

@@ -259,6 +259,17 @@ impl Tracer {
         }
     }
 
+    /// torch.fx's text of a proxy, `Proxy(getattr_2)` (`str(x)`, an f-string). Formatting
+    /// reads the proxy's node: an attribute's node exists from here. The text holds a node's
+    /// name, which a replayed call would not rename.
+    pub fn proxy_text(&mut self, n: NodeId) -> String {
+        self.use_node(n);
+        if let Some(shadow) = self.replay.as_mut() {
+            shadow.note_name_read();
+        }
+        format!("Proxy({})", self.graph.node(n).name)
+    }
+
     pub fn placeholder(
         &mut self,
         name: &str,

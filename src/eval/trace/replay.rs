@@ -248,6 +248,7 @@ pub struct Pending {
     /// The newest object id when the call began: an object with a larger id was made by it.
     newest_object: usize,
     writes: usize,
+    names_read: usize,
 }
 
 /// A call of a class on one input signature and subtree, kept for the repeats.
@@ -256,6 +257,9 @@ struct Fragment {
     module: Rc<Object>,
     inputs: Vec<NodeId>,
     nodes: Vec<NodeId>,
+    /// The nodes it made that nothing used by its end (a tensor attribute read, `x.shape`),
+    /// each with its name candidate: a later use places them.
+    loose: Vec<(NodeId, String)>,
     outputs: Vec<NodeId>,
     /// The value forward returned (tensors and plain data), for the copy's.
     output: Value,
@@ -372,8 +376,10 @@ pub struct Shadow {
     /// The candidate each node was named from (the namer's input, before de-duplication).
     candidates: HashMap<NodeId, String>,
     covered: HashSet<NodeId>,
-    /// The objects written during the trace, by id (0: a global, a list or a dict).
-    writes: Vec<usize>,
+    /// What was written during the trace, in order.
+    writes: Vec<Write>,
+    /// How many times a node's name became part of a string.
+    names_read: usize,
     /// Every module of the traced tree by its path (`Tracer::module_paths` the other way).
     modules: HashMap<String, Rc<Object>>,
     pub tally: Tally,
@@ -390,21 +396,28 @@ impl Shadow {
             candidates: HashMap::new(),
             covered: HashSet::new(),
             writes: vec![],
+            names_read: 0,
             modules,
             tally: Tally::default(),
         }
     }
 
-    /// An attribute of the object `id` was set (0: a global name).
+    /// An attribute of the object `id` was set (0: a global name, a class's, a module's or a
+    /// closure's variable).
     pub fn note_write(&mut self, id: usize) {
-        self.writes.push(id);
+        self.writes.push(Write::Object(id));
     }
 
     /// A list or dict was changed in place (it carries no age: it counts as older than any
     /// call).
     pub fn note_container_write(&mut self) {
-        self.writes.push(0);
+        self.writes.push(Write::Container);
         self.tally.container_writes += 1;
+    }
+
+    /// A node's name became part of a string: a copy would keep the first call's name.
+    pub fn note_name_read(&mut self) {
+        self.names_read += 1;
     }
 
     pub fn note_candidate(&mut self, id: NodeId, candidate: &str) {
@@ -418,6 +431,35 @@ impl Shadow {
         self.tally.nodes = nodes;
         self.tally.replayable_nodes = self.covered.len();
         self.tally.clone()
+    }
+}
+
+/// A write the log keeps: what a call that read the written value would see changed.
+#[derive(Clone, Copy)]
+enum Write {
+    /// An attribute of the object of this id (object ids start at 1; 0: a global, or a
+    /// class's, a module's or a closure's variable).
+    Object(usize),
+    /// A list or dict changed in place.
+    Container,
+}
+
+impl Write {
+    /// Whether it changed something older than the object id `newest`: what a call that
+    /// began then may have read.
+    fn older_than(self, newest: usize) -> bool {
+        match self {
+            Write::Object(id) => id <= newest,
+            Write::Container => true,
+        }
+    }
+
+    fn what(self) -> &'static str {
+        match self {
+            Write::Object(0) => "writes outside: a global or closure variable",
+            Write::Object(_) => "writes outside: an attribute",
+            Write::Container => "writes outside: a list or dict",
+        }
     }
 }
 
@@ -586,6 +628,7 @@ impl Tracer {
         pending.newest_object = newest_object;
         pending.steps = steps;
         pending.writes = shadow.writes.len();
+        pending.names_read = shadow.names_read;
         Some(pending)
     }
 
@@ -654,6 +697,7 @@ impl Tracer {
             steps: 0,
             newest_object: 0,
             writes: 0,
+            names_read: 0,
         };
         pending.copy = matched.filter(|&i| self.may_copy(shadow, &pending, i));
         Some(pending)
@@ -669,7 +713,7 @@ impl Tracer {
         }
         // nothing written since it ended that it could have read
         let later = &shadow.writes[f.end_writes.min(shadow.writes.len())..];
-        if later.iter().any(|&id| id == 0 || id <= f.end_newest) {
+        if later.iter().any(|w| w.older_than(f.end_newest)) {
             return false;
         }
         // a parameter a full trace would find cached needs no new `get_attr`
@@ -712,7 +756,13 @@ impl Tracer {
         output_nodes(out, &mut outputs);
         let nodes: Vec<NodeId> =
             self.graph.order[call.start.min(self.graph.order.len())..].to_vec();
-        let dirty = self.why_not_copyable(shadow, &call, out, &nodes);
+        let (loose, dirty) = match self.loose_nodes(&call, &nodes) {
+            Ok(loose) => {
+                let dirty = self.why_not_copyable(shadow, &call, out, &nodes, &loose);
+                (loose, dirty)
+            }
+            Err(why) => (vec![], Some(why)),
+        };
         if let Some(why) = dirty {
             count(
                 &mut shadow.tally.dirty,
@@ -737,6 +787,7 @@ impl Tracer {
             module: call.module.clone(),
             inputs: call.inputs.clone(),
             nodes,
+            loose,
             outputs,
             output: out.clone(),
             call_chain: call.call_chain.clone(),
@@ -783,7 +834,7 @@ impl Tracer {
                     *count += usize::from(added);
                 }
                 let written = &shadow.writes[call.writes.min(shadow.writes.len())..];
-                if written.iter().any(|&id| id <= call.newest_object) {
+                if written.iter().any(|w| w.older_than(call.newest_object)) {
                     shadow.tally.exact_writing_outside += 1;
                 }
                 shadow.covered.extend(this.nodes.iter().copied());
@@ -843,6 +894,38 @@ impl Tracer {
         None
     }
 
+    /// The nodes a call made and left unplaced, with their candidates; an error when the
+    /// call placed a node it did not make, or a node it made is gone.
+    fn loose_nodes(
+        &self,
+        call: &Pending,
+        nodes: &[NodeId],
+    ) -> Result<Vec<(NodeId, String)>, &'static str> {
+        // nodes are only removed when the trace ends: the call's are the ids after the
+        // count it began with
+        if nodes.iter().any(|n| n.index() < call.node_count) {
+            return Err("placed an older node");
+        }
+        let placed: HashSet<NodeId> = nodes.iter().copied().collect();
+        let mut loose = vec![];
+        for i in call.node_count..self.graph.g.node_count() {
+            let id = NodeId::new(i);
+            if placed.contains(&id) {
+                continue;
+            }
+            match self.unplaced.get(&id) {
+                Some(candidate) => loose.push((id, candidate.clone())),
+                None => return Err("unplaced nodes"),
+            }
+        }
+        let made = self.graph.g.node_count() - call.node_count;
+        if placed.len() + loose.len() != made || self.unplaced.len() != call.unplaced + loose.len()
+        {
+            return Err("unplaced nodes");
+        }
+        Ok(loose)
+    }
+
     /// Why a call that ran in full may not be copied for its repeats; None when it may.
     fn why_not_copyable(
         &self,
@@ -850,12 +933,17 @@ impl Tracer {
         call: &Pending,
         out: &Value,
         nodes: &[NodeId],
+        loose: &[(NodeId, String)],
     ) -> Option<&'static str> {
         let written = &shadow.writes[call.writes.min(shadow.writes.len())..];
-        if written.iter().any(|&id| id <= call.newest_object) {
-            return Some("writes outside");
+        if let Some(w) = written.iter().find(|w| w.older_than(call.newest_object)) {
+            return Some(w.what());
         }
         let counts = [
+            (
+                shadow.names_read != call.names_read,
+                "node name in a string",
+            ),
             (self.regions.len() != call.regions, "regions"),
             (self.events.len() != call.events, "events"),
             (self.rank_hints.len() != call.rank_hints, "rank hints"),
@@ -868,11 +956,6 @@ impl Tracer {
                 self.tensor_constants != call.tensor_constants
                     || self.tensor_attrs.len() != call.tensor_attrs,
                 "tensor constants",
-            ),
-            (
-                self.unplaced.len() != call.unplaced
-                    || self.graph.g.node_count() != call.node_count + nodes.len(),
-                "unplaced nodes",
             ),
         ];
         if let Some((_, why)) = counts.iter().find(|(changed, _)| *changed) {
@@ -887,12 +970,15 @@ impl Tracer {
             return Some("input changed");
         }
         let mut known: HashSet<NodeId> = call.inputs.iter().copied().collect();
-        for &n in nodes {
+        known.extend(nodes.iter().copied());
+        known.extend(loose.iter().map(|(n, _)| *n));
+        let loose_ids = loose.iter().map(|(n, _)| n);
+        for &n in nodes.iter().chain(loose_ids) {
             let node = self.graph.node(n);
             if matches!(node.op, Op::Placeholder | Op::Output) {
                 return Some("placeholder");
             }
-            if node.region != call.branch {
+            if !self.graph.is_unplaced(n) && node.region != call.branch {
                 return Some("region");
             }
             let inside = node
@@ -910,7 +996,6 @@ impl Tracer {
             if refs.iter().any(|r| !known.contains(r)) {
                 return Some("node outside the call");
             }
-            known.insert(n);
         }
         let bindings = &self.bindings[call.bindings.min(self.bindings.len())..];
         if bindings
@@ -966,6 +1051,22 @@ impl Tracer {
                 return Some(format!("{why} {:?} {}", na.op, na.target));
             }
         }
+        if first.loose.len() != this.loose.len() {
+            return Some("unplaced node count".into());
+        }
+        for ((a, ca), (b, cb)) in first.loose.iter().zip(&this.loose) {
+            let (na, nb) = (self.graph.node(*a), self.graph.node(*b));
+            // the first call's may have been placed since (its region is then set)
+            let same = reroot(ca) == *cb
+                && na.op == nb.op
+                && reroot(&na.target) == nb.target
+                && args_equal(&na.args, &nb.args, &map)
+                && na.meta == nb.meta
+                && format!("{:?}", na.shape_error) == format!("{:?}", nb.shape_error);
+            if !same {
+                return Some("unplaced node".into());
+            }
+        }
         let outputs = first
             .outputs
             .iter()
@@ -991,6 +1092,8 @@ fn node_map(first: &Fragment, this: &Fragment) -> HashMap<NodeId, NodeId> {
         .zip(this.inputs.iter().copied())
         .collect();
     map.extend(first.nodes.iter().copied().zip(this.nodes.iter().copied()));
+    let loose = first.loose.iter().zip(&this.loose);
+    map.extend(loose.map(|((a, _), (b, _))| (*a, *b)));
     map
 }
 
@@ -1183,7 +1286,14 @@ impl Tracer {
         // Created in the first call's order of creation (a tensor attribute's node is made
         // where it is read and placed where it is first used), then placed in its program
         // order: the same node ids, names and edges as a full trace.
-        let mut by_creation: Vec<(usize, NodeId)> = f.nodes.iter().copied().enumerate().collect();
+        let placed = f
+            .nodes
+            .iter()
+            .copied()
+            .enumerate()
+            .map(|(k, a)| (Some(k), a));
+        let loose = f.loose.iter().map(|(a, _)| (None, *a));
+        let mut by_creation: Vec<(Option<usize>, NodeId)> = placed.chain(loose).collect();
         by_creation.sort_by_key(|(_, a)| a.index());
         let mut ids = vec![NodeId::new(0); f.nodes.len()];
         for (k, a) in by_creation {
@@ -1209,15 +1319,22 @@ impl Tracer {
             let n = self.graph.node_mut(id);
             n.meta = source.meta;
             n.origin = origin;
-            n.region = tag;
+            // an unplaced node takes its region where it is placed
+            n.region = k.and(tag);
             n.module_class = source.module_class;
             n.mutates_input = source.mutates_input;
             n.shape_error = source.shape_error;
+            map.insert(a, id);
+            let Some(k) = k else { continue };
             if f.params.contains(&k) {
                 self.param_nodes.insert(target, id);
             }
-            map.insert(a, id);
             ids[k] = id;
+        }
+        for (a, candidate) in &f.loose {
+            let id = map[a];
+            self.unplaced
+                .insert(id, reroot(candidate, &f.path, &call.path));
         }
         let mut copied = Vec::with_capacity(f.nodes.len());
         for (&a, &id) in f.nodes.iter().zip(&ids) {
