@@ -297,7 +297,9 @@ pub struct Tally {
     pub keyed_apart: usize,
     /// Calls whose key and subtree an earlier call had.
     pub repeats: usize,
-    /// Repeats whose nodes equal the re-rooted copy of the first call's.
+    /// Repeats whose nodes equal the re-rooted copy of the first call's (the shadow only:
+    /// replay compares no repeat, and neither counts this nor the fields after it down to
+    /// `differ`).
     pub exact: usize,
     /// Exact repeats that also opened regions, logged events, bindings or rank hints, which a
     /// replay would have to copy as well.
@@ -752,6 +754,15 @@ impl Tracer {
             shadow.tally.raised += 1;
             return;
         };
+        let first_dirty = call
+            .matched
+            .map(|i| shadow.first[&call.key][i].dirty.is_some());
+        if shadow.mode == Mode::Replay && first_dirty == Some(false) {
+            // a repeat of a copyable first call (not copied: a write since, a cached
+            // parameter): replay has nothing to compare, and keeps the first call
+            shadow.tally.repeats += 1;
+            return;
+        }
         let mut outputs = vec![];
         output_nodes(out, &mut outputs);
         let nodes: Vec<NodeId> =
@@ -813,6 +824,13 @@ impl Tracer {
         };
         shadow.tally.repeats += 1;
         let first = &shadow.first[&call.key][i];
+        if shadow.mode == Mode::Replay {
+            // replay compares nothing: it keeps a copyable call in place of one that is not
+            if first.dirty.is_some() && this.dirty.is_none() {
+                shadow.first.get_mut(&call.key).expect("the key")[i] = this;
+            }
+            return;
+        }
         let difference = self.fragment_difference(&shadow.candidates, first, &this);
         match &difference {
             Some(why) => count(
