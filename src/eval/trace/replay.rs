@@ -1101,14 +1101,14 @@ impl Tracer {
     }
 }
 
+/// Each node of `a` standing for the node at its place in `b`.
+fn pairs(a: &[NodeId], b: &[NodeId]) -> HashMap<NodeId, NodeId> {
+    a.iter().copied().zip(b.iter().copied()).collect()
+}
+
 /// The first call's nodes and inputs, each standing for its counterpart in the repeat.
 fn node_map(first: &Fragment, this: &Fragment) -> HashMap<NodeId, NodeId> {
-    let mut map: HashMap<NodeId, NodeId> = first
-        .inputs
-        .iter()
-        .copied()
-        .zip(this.inputs.iter().copied())
-        .collect();
+    let mut map = pairs(&first.inputs, &this.inputs);
     map.extend(first.nodes.iter().copied().zip(this.nodes.iter().copied()));
     let loose = first.loose.iter().zip(&this.loose);
     map.extend(loose.map(|((a, _), (b, _))| (*a, *b)));
@@ -1288,12 +1288,7 @@ impl Tracer {
         f: &Fragment,
         call: &Pending,
     ) -> Option<(Value, Vec<(NodeId, NodeId)>)> {
-        let mut map: HashMap<NodeId, NodeId> = f
-            .inputs
-            .iter()
-            .copied()
-            .zip(call.inputs.iter().copied())
-            .collect();
+        let mut map = pairs(&f.inputs, &call.inputs);
         if f.inputs.len() != call.inputs.len() {
             return None;
         }
