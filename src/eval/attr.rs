@@ -624,6 +624,10 @@ impl Interp {
         v: Value,
         span: Span,
     ) -> EResult<()> {
+        if !matches!(obj, Value::Object(_)) {
+            // a class, a module namespace, a function: state a later call reads
+            self.note_replay_write(0);
+        }
         match obj {
             Value::Object(o) => {
                 if let Some(f) = self.user_method(&o.class, "__setattr__") {
@@ -764,6 +768,7 @@ impl Interp {
             }
             _ => {}
         }
+        self.note_replay_write(o.id);
         if let (true, Some(t)) = (o.is_module(), self.tracer.as_mut()) {
             t.guards.module_write(o, name);
         }
@@ -820,14 +825,36 @@ impl Interp {
                 self.builtin_super_method(frame, r, b, name, args, kwargs, span)
             }
             Value::InstanceDict(o, namespace) => {
+                if o.is_module() {
+                    super::trace::replay::note_module_read(
+                        o.id,
+                        super::trace::replay::ALL_ATTRIBUTES,
+                    );
+                }
+                if !super::trace::replay::reads_only(name) {
+                    self.note_replay_write(o.id);
+                }
                 self.call_instance_dict_method(frame, o, *namespace, name, args, kwargs, span)
             }
             Value::ModuleGlobals(ns) => {
+                if !super::trace::replay::reads_only(name) {
+                    self.note_replay_write(0);
+                }
                 types::module_globals::call_method(self, frame, ns, name, &args, &kwargs, span)
             }
             Value::Proxy(_) => types::proxy::call_method(self, frame, r, name, args, kwargs, span),
-            Value::List(l) => types::list::call_method(self, frame, l, name, &args, span),
-            Value::Dict(d) => Ok(types::dict::call_method(d, name, &args, kwargs)),
+            Value::List(l) => {
+                if !super::trace::replay::reads_only(name) {
+                    self.note_replay_container_write();
+                }
+                types::list::call_method(self, frame, l, name, &args, span)
+            }
+            Value::Dict(d) => {
+                if !super::trace::replay::reads_only(name) {
+                    self.note_replay_container_write();
+                }
+                Ok(types::dict::call_method(d, name, &args, kwargs))
+            }
             Value::Str(s) => types::string::call_method(self, frame, s, name, &args, &kwargs, span),
             Value::Tuple(t) => Ok(types::tuple::call_method(t, name, &args)),
             Value::Object(o) if o.is_module() => {

@@ -255,6 +255,12 @@ impl Interp {
         let mut names: Vec<String> = Vec::new();
         let class = match v {
             Value::Object(o) => {
+                if o.is_module() {
+                    super::trace::replay::note_module_read(
+                        o.id,
+                        super::trace::replay::ALL_ATTRIBUTES,
+                    );
+                }
                 names.extend(o.attrs.borrow().keys().cloned());
                 o.class.clone()
             }
@@ -745,11 +751,7 @@ fn str_or_repr(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
         Value::None => Value::str("None"),
         // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".
         Value::Proxy(n) => match interp.tracer.as_mut() {
-            // Formatting reads the proxy's node: an attribute's node exists from here.
-            Some(t) => {
-                t.use_node(*n);
-                Value::str(&format!("Proxy({})", t.graph.node(*n).name))
-            }
+            Some(t) => Value::str(&t.proxy_text(*n)),
             None => Value::unknown("str() of a traced value"),
         },
         Value::Class(c) => Value::str(&format!(

@@ -1083,6 +1083,9 @@ impl Interp {
         v: Value,
         span: Span,
     ) -> EResult<()> {
+        if !matches!(obj, Value::Proxy(_)) {
+            self.note_replay_container_write();
+        }
         match (obj, &key) {
             (Value::ModuleGlobals(ns), _) => {
                 let args = [key, v];
@@ -1172,6 +1175,9 @@ impl Interp {
     /// `del obj[key]`: a list's or dict's entry (as its `pop` removes it, raising where that
     /// raises), or a class's `__delitem__`.
     pub fn del_item(&mut self, frame: &Frame, obj: &Value, key: Value, span: Span) -> EResult<()> {
+        if !matches!(obj, Value::Proxy(_)) {
+            self.note_replay_container_write();
+        }
         match obj {
             Value::InstanceDict(o, namespace) => {
                 let ns = *namespace;

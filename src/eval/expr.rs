@@ -624,7 +624,10 @@ impl Interp {
                         _ => None,
                     },
                     Value::Object(o) if o.is_module() => match &a {
-                        Value::Str(n) => Some(o.attrs.borrow().contains_key(&**n)),
+                        Value::Str(n) => {
+                            super::trace::replay::note_module_read(o.id, n);
+                            Some(o.attrs.borrow().contains_key(&**n))
+                        }
                         _ => None,
                     },
                     Value::Unknown(_) => None,
@@ -831,10 +834,7 @@ impl Interp {
                         // torch.fx formats a traced value as its proxy's repr.
                         // Formatting reads the proxy's node: an attribute's node exists from here.
                         Value::Proxy(n) => match self.tracer.as_mut() {
-                            Some(t) => {
-                                t.use_node(n);
-                                out.push_str(&format!("Proxy({})", t.graph.node(n).name))
-                            }
+                            Some(t) => out.push_str(&t.proxy_text(n)),
                             None => return Ok(Value::unknown("f-string")),
                         },
                         _ => return Ok(Value::unknown("f-string")),

@@ -216,6 +216,8 @@ impl Interp {
             }
         }
         self.tracer = tracer;
+        // a module's top level set its globals: a replay must not rely on what it read before
+        self.note_replay_write(0);
         self.init_skips = init_skips;
         ns.state.set(LoadState::Loaded);
         Ok(ns)

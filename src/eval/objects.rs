@@ -779,7 +779,7 @@ impl Interp {
             return Ok(Value::unknown("module output"));
         }
         if let Some(Value::Function(f)) = self.class_lookup(&obj.class, "forward") {
-            return self.call_function(frame, &f, Some(value), args, kwargs, span);
+            return self.call_forward_watched(frame, obj, &f, args, kwargs, span);
         }
         match &obj.kind {
             ObjKind::Container(k) if k == "Sequential" => {

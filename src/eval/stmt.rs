@@ -280,6 +280,7 @@ impl Interp {
             // list += iterable extends in place (shared references see it).
             (Value::List(l), "+") => {
                 let items = self.iterate(frame, &rhs, Span::of(right))?;
+                self.note_replay_container_write();
                 l.borrow_mut().extend(items);
                 cur.clone()
             }
@@ -456,11 +457,16 @@ impl Interp {
                         if let Some(t) = self.tracer.as_mut() {
                             let old = frame.globals.vars.borrow().get(name).cloned();
                             t.guards.global_write(&frame.globals, name, old);
+                            if let Some(shadow) = t.replay.as_mut() {
+                                shadow.note_write(0);
+                            }
                         }
                         frame.globals.pending.borrow_mut().remove(name);
                         frame.globals.vars.borrow_mut().insert(name.to_string(), v);
                     }
                     Some(_) => {
+                        // a closure's variable may belong to a function outside the call
+                        self.note_replay_write(0);
                         // `nonlocal`: the nearest enclosing function scope that binds it
                         let mut outer = scope.parent.clone();
                         while let Some(s) = outer {

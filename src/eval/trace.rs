@@ -11,6 +11,7 @@ mod custom_op;
 pub mod default_config;
 pub mod guards;
 mod layout;
+pub mod replay;
 pub mod root;
 
 pub use allow_in_graph::is_allow_in_graph;
@@ -115,6 +116,8 @@ pub struct Tracer {
     /// tensor (this very value, `Rc::ptr_eq`) becomes an argument of a traced call
     /// (parameters get theirs on first read).
     buffer_paths: Vec<(Rc<super::value::Param>, String)>,
+    /// How many times a buffer was noted (a replay copies no call that notes one).
+    buffer_notes: usize,
     pub call_chain: Vec<(FileId, Span)>,
     branch: Vec<RegionTag>,
     pub regions: Vec<Region>,
@@ -140,6 +143,9 @@ pub struct Tracer {
     pub bindings: Vec<Binding>,
     /// Values read from outside forward that Dynamo would guard on.
     pub guards: guards::GuardLog,
+    /// The replay or its shadow check (`replay::REPLAY_ENV`, `replay::SHADOW_ENV`); None when
+    /// both are off.
+    pub replay: Option<Box<replay::Shadow>>,
     /// forward's Python value arguments as the trace passes them on, and their guards.
     pub arguments: argument_guards::ArgumentGuardLog,
 }
@@ -147,12 +153,14 @@ pub struct Tracer {
 impl Tracer {
     pub fn new(root: &Rc<Object>) -> Self {
         let mut module_paths = HashMap::new();
+        let mut modules = HashMap::new();
         let mut stack = vec![(root.clone(), String::new())];
         while let Some((obj, path)) = stack.pop() {
             if module_paths.contains_key(&obj.id) {
                 continue;
             }
             module_paths.insert(obj.id, path.clone());
+            modules.insert(path.clone(), obj.clone());
             for (name, child) in obj.children().into_iter().rev() {
                 let p = if path.is_empty() {
                     name
@@ -162,8 +170,15 @@ impl Tracer {
                 stack.push((child, p));
             }
         }
+        let replay = replay::requested().map(|mode| Box::new(replay::Shadow::new(mode, modules)));
+        let mut guards = guards::GuardLog::default();
+        if replay.is_some() {
+            guards.journal = Some(vec![]);
+        }
         Tracer {
             module_paths: Rc::new(module_paths),
+            replay,
+            guards,
             ..Tracer::default()
         }
     }
@@ -198,6 +213,9 @@ impl Tracer {
                 kwargs,
             ),
         };
+        if let Some(shadow) = self.replay.as_mut() {
+            shadow.note_candidate(id, candidate);
+        }
         let origin = self.origin(file, span);
         let tag = self.branch.last().copied();
         let n = self.graph.node_mut(id);
@@ -233,9 +251,23 @@ impl Tracer {
     pub fn use_node(&mut self, id: NodeId) {
         if let Some(candidate) = self.unplaced.remove(&id) {
             self.graph.place(id, &candidate);
+            if let Some(shadow) = self.replay.as_mut() {
+                shadow.note_candidate(id, &candidate);
+            }
             let tag = self.branch.last().copied();
             self.graph.node_mut(id).region = tag;
         }
+    }
+
+    /// torch.fx's text of a proxy, `Proxy(getattr_2)` (`str(x)`, an f-string). Formatting
+    /// reads the proxy's node: an attribute's node exists from here. The text holds a node's
+    /// name, which a replayed call would not rename.
+    pub fn proxy_text(&mut self, n: NodeId) -> String {
+        self.use_node(n);
+        if let Some(shadow) = self.replay.as_mut() {
+            shadow.note_name_read();
+        }
+        format!("Proxy({})", self.graph.node(n).name)
     }
 
     pub fn placeholder(
@@ -280,6 +312,7 @@ impl Tracer {
 
     /// Remembers where a buffer read from a module lives, for the `get_attr` of each later use.
     pub fn note_buffer(&mut self, p: &Rc<super::value::Param>, path: String) {
+        self.buffer_notes += 1;
         match self.buffer_paths.iter_mut().find(|(b, _)| Rc::ptr_eq(b, p)) {
             Some((_, known)) => *known = path,
             None => self.buffer_paths.push((p.clone(), path)),

@@ -289,6 +289,12 @@ impl Object {
 
     /// `__dict__` as a dict of its entries now.
     pub fn dict_snapshot(&self) -> Value {
+        if self.is_module() {
+            crate::eval::trace::replay::note_module_read(
+                self.id,
+                crate::eval::trace::replay::ALL_ATTRIBUTES,
+            );
+        }
         let items = self
             .attrs
             .borrow()
@@ -304,6 +310,9 @@ impl Object {
     }
 
     pub fn get(&self, name: &str) -> Option<Value> {
+        if self.is_module() {
+            crate::eval::trace::replay::note_module_read(self.id, name);
+        }
         self.attrs.borrow().get(name).cloned()
     }
 

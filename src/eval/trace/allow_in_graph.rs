@@ -135,6 +135,8 @@ impl Interp {
         self.tracer = Some(scratch);
         let result = self.call_value(frame, callee, args, kwargs, span);
         let scratch = self.tracer.replace(main).expect("scratch tracer");
+        // what the body wrote went to the scratch tracer: a replay must not rely on any of it
+        self.note_replay_write(0);
         match result {
             Ok(v) => Ok(output_meta(&scratch, &v)),
             Err(e) if e.code == codes::BUDGET => Err(e),

@@ -117,6 +117,20 @@ impl ArgumentGuardLog {
         self.pending.take()
     }
 
+    /// The sources the next call binds, as text (part of a replay's key: a call that binds
+    /// others may guard on other arguments).
+    pub fn pending_text(&self) -> String {
+        match &self.pending {
+            None => String::new(),
+            Some(p) => format!("{p:?}"),
+        }
+    }
+
+    /// How many guards the log holds.
+    pub fn guard_count(&self) -> usize {
+        self.guards.len()
+    }
+
     /// `name` in `scope`, whose function runs `depth` calls deep, holds `source`'s value from
     /// now on.
     pub fn mark(&mut self, scope: &Rc<Scope>, name: &str, source: ArgSource, depth: usize) {

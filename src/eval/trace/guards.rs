@@ -123,6 +123,18 @@ pub struct GuardLog {
     touched: HashMap<usize, HashSet<String>>,
     /// Each global forward read or wrote, as it was before.
     globals_before: GlobalsBefore,
+    /// Every module read as it was attempted, first or not, while a replay may repeat it
+    /// (`replay`): a copied call logs what its own reads would have. None: not kept.
+    pub journal: Option<Vec<Attempt>>,
+}
+
+/// A module attribute read as forward attempted it (`GuardLog::journal`).
+pub struct Attempt {
+    pub module: Rc<Object>,
+    pub name: String,
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
 }
 
 /// Globals as they were before traced calls changed them. The module's own attributes are
@@ -193,7 +205,26 @@ impl GuardLog {
         if matches!(v, Value::Float(_)) || !may_guard(v) {
             return;
         }
+        if let Some(journal) = self.journal.as_mut() {
+            journal.push(Attempt {
+                module: obj.clone(),
+                name: name.to_string(),
+                file: at.0,
+                span: at.1,
+                call_chain: at.2.to_vec(),
+            });
+        }
         self.read(Owner::Module(obj.clone()), name, v, at);
+    }
+
+    /// How many reads the journal holds (0 when it is not kept).
+    pub fn journal_len(&self) -> usize {
+        self.journal.as_ref().map_or(0, Vec::len)
+    }
+
+    /// The journal's `i`-th read.
+    pub fn attempt(&self, i: usize) -> &Attempt {
+        &self.journal.as_ref().expect("the journal is kept")[i]
     }
 
     /// A global read by name.

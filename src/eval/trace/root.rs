@@ -610,6 +610,10 @@ fn trace_root_with(
             e.call_chain.remove(0);
         }
     }
+    if let Some(shadow) = tracer.replay.as_mut() {
+        let tally = shadow.finish(tracer.graph.order.len());
+        super::replay::report(tally, &result.class);
+    }
     let hints = std::mem::take(&mut tracer.rank_hints);
     // the module state as forward left it: the values it changed that Dynamo guards on
     result.guard_changes = tracer.guards.changes(&tracer.module_paths);
