@@ -141,7 +141,11 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
 fn breaks_in_called_code(a: &FileAnalysis) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for f in a.graphs.iter().flat_map(|g| &g.breaks) {
-        if f.file == a.file || f.gb_id.is_empty() {
+        // A library's logging sits behind its own state: a config a standalone per-class
+        // build leaves unset (`_attn_implementation` None makes transformers' attention
+        // lookup warn), package checks a process runs once. The user's call does not cause
+        // those, and Dynamo's run of the whole model does not meet them.
+        if f.file == a.file || f.gb_id.is_empty() || f.rule == Rule::Logging {
             continue;
         }
         let Some(site) = f.related.iter().rposition(|(file, ..)| *file == a.file) else {
