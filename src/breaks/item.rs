@@ -80,6 +80,8 @@ fn tensor_check(
         e,
     );
     f.node = Some(node);
+    // no rewrite keeps the check: the fixes of FX102 replace a conversion by tensor ops
+    f.fix_available = false;
     f.message = format!(
         "`{}` checks a tensor condition (`{}`): torch reads the tensor's values as a Python bool to decide whether to raise, which Dynamo cannot trace",
         e.detail,
