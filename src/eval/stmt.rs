@@ -219,24 +219,41 @@ impl Interp {
     /// `assert cond, msg`.
     fn exec_assert(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
         let src = &*frame.file.text;
-        // torch.fx evaluates assert conditions eagerly; Dynamo traces asserts without a
-        // break. A statically false assert is a real error in the model.
-        if !proxy::skips_asserts(self) {
-            if let Some(cond) = node.named_child(0) {
-                let v = self.eval_expr(frame, cond)?;
-                if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
-                    let msg = node
-                        .named_child(1)
-                        .map(|m| text(m, &src).to_string())
-                        .unwrap_or_default();
-                    return Err(self.error(
+        let Some(cond) = node.named_child(0) else {
+            return Ok(Flow::Normal);
+        };
+        if proxy::traces_assert_conditions(self) {
+            // Dynamo runs the condition (its operations are graph nodes, an `.item()` in it
+            // breaks) and turns a tensor condition into `torch._assert_async`; the message
+            // is only built when the assert fails, so it is not traced.
+            let v = self.eval_expr(frame, cond)?;
+            if let Value::Proxy(n) = v {
+                let is_tensor = self.tracer.as_ref().is_some_and(|t| t.meta(n).is_tensor());
+                if is_tensor {
+                    self.trace_function(
                         frame,
+                        "torch._assert_async",
+                        vec![v],
+                        vec![],
                         Span::of(node),
-                        codes::RAISED,
-                        format!("assertion fails: {}", truncate(&msg, 120)),
-                    ));
+                    )?;
                 }
             }
+            return Ok(Flow::Normal);
+        }
+        // A statically false assert outside a trace is a real error in the model.
+        let v = self.eval_expr(frame, cond)?;
+        if let Truth::Known(false) = self.truth(frame, &v, Span::of(cond))? {
+            let msg = node
+                .named_child(1)
+                .map(|m| text(m, &src).to_string())
+                .unwrap_or_default();
+            return Err(self.error(
+                frame,
+                Span::of(node),
+                codes::RAISED,
+                format!("assertion fails: {}", truncate(&msg, 120)),
+            ));
         }
         Ok(Flow::Normal)
     }

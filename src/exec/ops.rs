@@ -1288,7 +1288,8 @@ fn op_arange(c: &mut Call) -> OpResult {
     }
 }
 
-/// `torch._assert(cond, msg)`: fails the run when the condition is false.
+/// `torch._assert(cond, msg)` and `torch._assert_async(cond)`, the tensor condition of an
+/// `assert` statement under Dynamo: fail the run when the condition is false.
 fn op_assert(c: &mut Call) -> OpResult {
     let ok = match c.req(0, "condition")? {
         RValue::PyBool(b) => *b,
@@ -1757,7 +1758,7 @@ fn build() -> HashMap<&'static str, OpFn> {
     reg(&["torch.ones_like"], op_ones_like);
     reg(&["torch.arange"], op_arange);
     // Python scalars.
-    reg(&["torch._assert"], op_assert);
+    reg(&["torch._assert", "torch._assert_async"], op_assert);
     reg(&["math.sqrt"], op_math_sqrt);
     reg(&["math.exp"], op_math_exp);
     reg(&["math.log"], op_math_log);

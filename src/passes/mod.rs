@@ -374,6 +374,7 @@ fn impure_name(name: &str) -> bool {
                 | "ior"
                 | "print"
                 | "_assert"
+                | "_assert_async"
                 | "rand"
                 | "randn"
                 | "randint"

@@ -1735,7 +1735,7 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 _ => tensor(None, w.dtype),
             }
         }
-        "_assert" | "print" => Meta::None,
+        "_assert" | "_assert_async" | "print" => Meta::None,
         // `torch.tensor(data)`: the shape is the nesting of the data (`[]` is `[0]`).
         "tensor" => {
             let dtype = inp.dtype_kwarg();

@@ -87,11 +87,17 @@ pub(in crate::eval) fn reports_numpy_calls(interp: &Interp) -> bool {
     tracing(interp)
 }
 
-/// Whether asserts are skipped: in a traced forward an `assert` statement, or `torch._assert`
-/// on untraced arguments, is neither a node nor a check (torch.fx evaluates assert conditions
-/// eagerly, Dynamo traces asserts without a break). Outside a trace an `assert` statement is
-/// checked, a statically false one being a real error in the model.
+/// Whether `torch._assert` on untraced arguments is skipped in a traced forward: it is neither
+/// a node nor a check there (torch.fx evaluates it eagerly; Dynamo does not break on it).
 pub(in crate::eval) fn skips_asserts(interp: &Interp) -> bool {
+    tracing(interp)
+}
+
+/// Whether an `assert` statement's condition is traced rather than checked: in a traced
+/// forward Dynamo runs the condition (an `.item()` in it breaks the graph) and asserts a tensor
+/// condition with `torch._assert_async`, deciding nothing at trace time. Outside a trace an
+/// `assert` is checked, a statically false one being a real error in the model.
+pub(in crate::eval) fn traces_assert_conditions(interp: &Interp) -> bool {
     tracing(interp)
 }
 
