@@ -153,6 +153,43 @@ fn json_and_sarif_shapes() {
     assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 2);
 }
 
+/// Each finding names the classes whose forward reaches it: a helper's break is on every
+/// class that calls it (merged into one report), a break in one head only on that head, and
+/// a stopped trace on its own class.
+#[test]
+fn json_names_the_classes_that_reach_a_finding() {
+    const SRC: &str = "import torch\nfrom torch import nn\n\n\ndef pick(h):\n    return h[h > 0]\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        return pick(self.fc(x))\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.encoder = Encoder()\n\n    def forward(self, x):\n        h = self.encoder(x)\n        print(h.shape)\n        return h\n\n\nclass Clean(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        return self.fc(x)\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("heads.py"), SRC).unwrap();
+    let (_, out) = check(dir.path(), &["heads.py", "--output-format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let by_row: Vec<(u64, String, Vec<String>)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let classes = m["classes"].as_array().unwrap();
+            (
+                m["location"]["row"].as_u64().unwrap(),
+                m["code"].as_str().unwrap().to_string(),
+                classes
+                    .iter()
+                    .map(|c| c.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    let names = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        by_row,
+        vec![
+            (6, "FX104".to_string(), names(&["Encoder", "Head"])),
+            (25, "FX105".to_string(), names(&["Head"])),
+        ],
+        "{out}"
+    );
+}
+
 /// Snapshots of what users read: the graph with break annotations, and check's JSON.
 #[test]
 fn output_snapshots() {

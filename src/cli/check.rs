@@ -103,6 +103,9 @@ pub struct Message {
     pub url: Option<String>,
     /// The preferred fix (ruff's `fix` object), if the finding has one.
     pub fix: Option<MessageFix>,
+    /// The classes whose forward reaches the finding (`ide::Diagnostic::classes`).
+    #[serde(default)]
+    pub classes: Vec<String>,
 }
 
 /// A fix in ruff's JSON terms: 1-based rows and character columns.
@@ -177,6 +180,7 @@ fn messages(path: &Path, text: &str, found: Vec<ide::Diagnostic>) -> Vec<Message
                 end_column,
                 url: d.url,
                 fix,
+                classes: d.classes,
             }
         })
         .collect()
@@ -456,7 +460,8 @@ pub fn render_text(ms: &[Message]) -> String {
         .collect()
 }
 
-/// ruff's `--output-format json`, plus `gb_id`, `hint` and `severity`, which ruff readers ignore.
+/// ruff's `--output-format json`, plus `gb_id`, `hint`, `severity` and `classes` (the classes
+/// whose forward reaches the finding), which ruff readers ignore.
 pub fn render_json(ms: &[Message]) -> Value {
     Value::Array(
         ms.iter()
@@ -482,6 +487,7 @@ pub fn render_json(ms: &[Message]) -> Value {
                     "gb_id": if m.gb_id.is_empty() { Value::Null } else { json!(m.gb_id) },
                     "hint": if m.hint.is_empty() { Value::Null } else { json!(m.hint) },
                     "severity": m.severity,
+                    "classes": m.classes,
                 })
             })
             .collect(),

@@ -8,7 +8,7 @@ use crate::diagnostics::{codes, Rule, Severity};
 use crate::fixes::SiteFixes;
 use crate::semantic::FileId;
 use crate::syntax::{LineIndex, Span};
-use crate::traced::FileAnalysis;
+use crate::traced::{FileAnalysis, Finding};
 
 use super::settings::Filter;
 
@@ -34,6 +34,11 @@ pub struct Diagnostic {
     pub url: Option<String>,
     /// Fixes (byte edits of the user's text), the preferred first; empty for limits.
     pub fixes: SiteFixes,
+    /// The classes whose traced forward reaches it (per-class analysis: each class of the
+    /// file is built and traced on its own), in the order they were traced. A finding is
+    /// checked against what Dynamo does when one of these runs; empty for a limit outside
+    /// any trace.
+    pub classes: Vec<String>,
 }
 
 impl Diagnostic {
@@ -66,7 +71,7 @@ pub fn limit_severity(code: &str, given: Severity) -> Severity {
 /// has it (the analysed text has lines with syntax errors blanked).
 pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::new();
-    let limit = |code: &'static str, message: String, severity, span| Diagnostic {
+    let limit = |code: &'static str, message: String, severity, span, classes| Diagnostic {
         code,
         rule: None,
         gb_id: "",
@@ -78,17 +83,26 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
         chain: vec![],
         url: None,
         fixes: SiteFixes::default(),
+        classes,
     };
     for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-        out.push(limit(d.code, d.message.clone(), d.severity, d.span));
+        out.push(limit(d.code, d.message.clone(), d.severity, d.span, vec![]));
     }
     for g in &a.graphs {
         if let Some(b) = g.build_failure.as_ref().filter(|b| b.file == a.file) {
-            out.push(limit(b.code, b.message.clone(), b.severity, b.span));
+            let classes = vec![g.class.clone()];
+            out.push(limit(
+                b.code,
+                b.message.clone(),
+                b.severity,
+                b.span,
+                classes,
+            ));
         }
         if let Some(e) = g.error.as_ref().filter(|e| e.file == a.file) {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
-            out.push(limit(e.code, message, e.severity, e.span));
+            let classes = vec![g.class.clone()];
+            out.push(limit(e.code, message, e.severity, e.span, classes));
         }
     }
     for (f, fixes) in crate::fixes::for_analysis(a, src) {
@@ -121,17 +135,50 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
                 .collect(),
             url: f.url(),
             fixes,
+            classes: classes_reaching(a, |b| {
+                b.file == f.file && b.span == f.span && b.code == f.code
+            }),
         });
     }
     out.extend(breaks_in_called_code(a));
     let lines = LineIndex::new(src);
     // One report per code, gb id and line (`Finding::site_key` for breaks): several classes
     // inline the same helper, and a limit noted by a failed trace is also its graph's error.
+    // The report keeps the classes of all.
     out.sort_by_key(|d| (d.span.start, d.code));
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|d| seen.insert((lines.line_of(d.span.start), d.code, d.gb_id)));
-    out.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
-    out
+    let mut first_of = std::collections::HashMap::new();
+    let mut kept: Vec<Diagnostic> = Vec::with_capacity(out.len());
+    for d in out {
+        let key = (lines.line_of(d.span.start), d.code, d.gb_id);
+        match first_of.get(&key) {
+            Some(&i) => {
+                let first: &mut Diagnostic = &mut kept[i];
+                for c in d.classes {
+                    if !first.classes.contains(&c) {
+                        first.classes.push(c);
+                    }
+                }
+            }
+            None => {
+                first_of.insert(key, kept.len());
+                kept.push(d);
+            }
+        }
+    }
+    kept.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
+    kept
+}
+
+/// The classes whose traced forward has a break `is_it` matches (in the default trace or a
+/// retrace under a flag), in the order they were traced.
+fn classes_reaching(a: &FileAnalysis, is_it: impl Fn(&Finding) -> bool) -> Vec<String> {
+    let mut classes: Vec<String> = Vec::new();
+    for g in &a.graphs {
+        if g.breaks.iter().chain(&g.flagged_breaks).any(&is_it) && !classes.contains(&g.class) {
+            classes.push(g.class.clone());
+        }
+    }
+    classes
 }
 
 /// The graph breaks in code of another file (a library helper such as transformers'
@@ -140,7 +187,11 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
 /// is the line the user can change. The message names where the break itself is.
 fn breaks_in_called_code(a: &FileAnalysis) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for f in a.graphs.iter().flat_map(|g| &g.breaks) {
+    for (g, f) in a
+        .graphs
+        .iter()
+        .flat_map(|g| g.breaks.iter().map(move |f| (g, f)))
+    {
         // A library's logging sits behind its own state: a config a standalone per-class
         // build leaves unset (`_attn_implementation` None makes transformers' attention
         // lookup warn), package checks a process runs once. The user's call does not cause
@@ -173,6 +224,7 @@ fn breaks_in_called_code(a: &FileAnalysis) -> Vec<Diagnostic> {
             chain,
             url: f.url(),
             fixes: SiteFixes::default(),
+            classes: vec![g.class.clone()],
         });
     }
     out

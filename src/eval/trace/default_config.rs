@@ -78,6 +78,13 @@ pub fn default_config(
     Some(config)
 }
 
+/// Whether `init`'s `param` is annotated with a configuration class (`config: BartConfig |
+/// None = None`): an attention module that takes its config as an option is built with one by
+/// every model that uses it, and without one its forward fails on `self.config`.
+pub fn annotated_with_config_class(interp: &mut Interp, init: &Function, param: &str) -> bool {
+    annotated_param_class(interp, init, param).is_some_and(|c| is_config_class(&c))
+}
+
 /// Whether a class the module defines sets `_supports_sdpa = True`.
 fn supports_sdpa(frame: &Frame) -> bool {
     frame.globals.vars.borrow().values().any(|v| match v {

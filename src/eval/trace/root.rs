@@ -6,7 +6,7 @@ use crate::eval::types::proxy;
 use std::rc::Rc;
 
 use super::argument_guards::{is_python_value, ArgSlot, ArgSource};
-use super::default_config::{default_config, DEFAULT_LAYER_INDEX};
+use super::default_config::{annotated_with_config_class, default_config, DEFAULT_LAYER_INDEX};
 use super::guards::GlobalsBefore;
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
@@ -122,8 +122,8 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
 }
 
 /// Per-class mode: required constructor arguments are unknown, defaults are used. A required
-/// `config` is the config class's defaults (`default_config`), and with it a required
-/// `layer_idx` is the first layer's. Returns the module and the config it was given, if any
+/// `config` (or an optional one typed with a configuration class) is the config class's
+/// defaults (`default_config`), and with it a required `layer_idx` is the first layer's. Returns the module and the config it was given, if any
 /// (a decoder layer reads its config in `__init__` and keeps none of it as `self.config`).
 pub fn instantiate_per_class(
     interp: &mut Interp,
@@ -149,7 +149,15 @@ pub fn instantiate_per_class(
         let mut has_config = false;
         for p in init.params.iter().skip(1) {
             use crate::catalog::ParamKind::*;
-            if p.default.is_some() || !matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+            if !matches!(p.kind, PositionalOrKeyword | KeywordOnly) {
+                continue;
+            }
+            // An optional config typed with a configuration class is given one, as the models
+            // that build the class do; other defaults are used as they are.
+            let typed_optional_config = p.name == "config"
+                && matches!(p.default, Some(Value::None))
+                && annotated_with_config_class(interp, &init, "config");
+            if p.default.is_some() && !typed_optional_config {
                 continue;
             }
             let value = match p.name.as_str() {
