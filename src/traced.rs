@@ -214,6 +214,9 @@ pub struct Region {
     pub call_chain: Vec<(FileId, Span)>,
 }
 
+/// The `detail` of a `Convert` event for a tensor used as a slice bound (`__index__`).
+pub const SLICE_BOUND: &str = "slice bound";
+
 /// What the tracer saw that a graph-break rule may classify; `detail` says more (the method
 /// name, the called path, why a call is unknown).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

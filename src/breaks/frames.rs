@@ -7,7 +7,9 @@
 //! in loop") and runs it eagerly. The frames the eager code calls are traced afresh, each as a
 //! root of its own, so the same break is met again one level down, and so on to the frame that
 //! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
-//! it is never seen, although breaks in the helpers it calls are. (A `while` whose tensor
+//! it is never seen, although breaks in the helpers it calls are. A break inside an
+//! instruction that is not a call (a slice with a tensor bound) cannot be resumed either: the
+//! frame holding it runs eagerly from there. (A `while` whose tensor
 //! condition breaks does not count: the jump is the loop's last instruction, and Dynamo only
 //! looks for backward jumps after the breaking one.)
 
@@ -118,8 +120,19 @@ fn root_level(eager: &HashMap<Vec<Site>, (usize, usize)>, chain: &[Site]) -> Opt
 /// Whether the break, handled in the frame at `level` of its chain, makes that frame eager.
 fn goes_eager_at(cx: &Ctx, f: &Finding, chain: &[Site], level: usize) -> bool {
     let (file, span) = chain[level];
-    let _ = f;
-    in_loop_body(cx, file, span)
+    in_loop_body(cx, file, span) || level + 1 == chain.len() && breaks_mid_instruction(cx, f)
+}
+
+/// A break Dynamo meets inside an instruction it cannot resume after (building a slice from a
+/// tensor bound, not a call): it compiles what came before and runs the rest of the frame
+/// holding the site eagerly, so that frame reports nothing more.
+fn breaks_mid_instruction(cx: &Ctx, f: &Finding) -> bool {
+    cx.result.events.iter().any(|e| {
+        e.kind == crate::traced::EventKind::Convert
+            && e.detail == crate::traced::SLICE_BOUND
+            && e.file == f.file
+            && e.span == f.span
+    })
 }
 
 /// Where the finding happened in the trace: its event's position, or its node's.

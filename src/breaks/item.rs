@@ -6,16 +6,20 @@
 use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
-use crate::traced::EventKind;
+use crate::traced::{EventKind, TraceEvent, SLICE_BOUND};
 
 /// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
 #[allow(dead_code)]
-const VERSIONED_IDS: &[&str] = &["GB0059"];
+const VERSIONED_IDS: &[&str] = &["GB0059", "GB0038"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.result.events.iter().filter(|e| {
         (e.kind == EventKind::Method && e.detail == "item") || e.kind == EventKind::Convert
     }) {
+        if e.kind == EventKind::Convert && e.detail == SLICE_BOUND {
+            out.push(slice_bound(cx, e));
+            continue;
+        }
         let nodes = cx.nodes_at(e.file, e.span);
         // `int(n)` of a number that an earlier `.item()` produced is plain Python by then:
         // only a conversion whose input is still a tensor breaks.
@@ -66,14 +70,27 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     }
 }
 
+/// A tensor as a slice bound: Python reads its value through `__index__` (the tracer notes it
+/// only for a tensor bound).
+fn slice_bound(cx: &Ctx, e: &TraceEvent) -> Finding {
+    let id = cx.target.gb_id(Behaviour::TensorSliceBound);
+    let mut f = cx.finding_at_event(Rule::ScalarConversion, id, e);
+    let bound = cx.source(e.file, e.span);
+    f.fix_available = false;
+    f.message = format!(
+        "Tensor converted to a Python scalar as a slice bound (`{}`): slicing reads the tensor's value as a Python int, which Dynamo cannot trace",
+        super::snippet(&bound)
+    );
+    f.hint = format!(
+        "slice with a Python int: keep `{}` an int where it is made (a size from a module attribute or a shape), not a tensor",
+        super::snippet(&bound)
+    );
+    f
+}
+
 /// `torch._check_tensor_all(cond)` on a traced condition: torch turns `cond.all()` into a
 /// Python bool to decide whether to raise, which Dynamo cannot trace.
-fn tensor_check(
-    cx: &Ctx,
-    e: &crate::traced::TraceEvent,
-    node: crate::graph::NodeId,
-    call: &str,
-) -> Finding {
+fn tensor_check(cx: &Ctx, e: &TraceEvent, node: crate::graph::NodeId, call: &str) -> Finding {
     let mut f = cx.finding_at_event(
         Rule::ScalarConversion,
         cx.target.gb_id(Behaviour::TensorCheck),

@@ -7,6 +7,7 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB0025", "Call to `torch._dynamo.graph_break()`"),
     ("GB0033", "Data dependent operator"),
     ("GB0036", "Dynamic shape operator"),
+    ("GB0038", "Dynamic slicing with Tensor arguments"),
     ("GB0075", "LOAD_BUILD_CLASS bytecode not supported"),
     ("GB0156", "Unsupported method call"),
     ("GB0179", "copy.deepcopy()"),

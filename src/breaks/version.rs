@@ -95,6 +95,9 @@ pub enum Behaviour {
     /// `torch._check_tensor_all(cond)` on a traced tensor: the `Tensor.item()` break on 2.15,
     /// a data-dependent operator (`aten._local_scalar_dense`) on 2.8.
     TensorCheck,
+    /// A tensor as a slice bound (`h[:, :n]`): the `Tensor.item()` break on 2.15, its own
+    /// "dynamic slicing" id on 2.8.
+    TensorSliceBound,
 }
 
 const ALL: &[Behaviour] = &[
@@ -108,6 +111,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::BoolOfTensor,
     Behaviour::BufferReassign,
     Behaviour::TensorCheck,
+    Behaviour::TensorSliceBound,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -217,6 +221,21 @@ const TENSOR_CHECK: &[Candidate] = &[
     c((2, 0), "GB0033", "Data dependent operator", false),
 ];
 
+const TENSOR_SLICE_BOUND: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB0124",
+        "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+        false,
+    ),
+    c(
+        (2, 0),
+        "GB0038",
+        "Dynamic slicing with Tensor arguments",
+        true,
+    ),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -230,6 +249,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::BoolOfTensor => BOOL_OF_TENSOR,
         Behaviour::BufferReassign => BUFFER_REASSIGN,
         Behaviour::TensorCheck => TENSOR_CHECK,
+        Behaviour::TensorSliceBound => TENSOR_SLICE_BOUND,
     }
 }
 

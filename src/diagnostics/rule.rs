@@ -60,7 +60,7 @@ macro_rules! rules {
 
 rules! {
     DataDependentBranch = "FX101", ["GB0170"], fix: true, "data-dependent branch";
-    ScalarConversion = "FX102", ["GB0124", "GB0033", "GB0059"], fix: true, "tensor converted to a Python scalar";
+    ScalarConversion = "FX102", ["GB0124", "GB0033", "GB0059", "GB0038"], fix: true, "tensor converted to a Python scalar";
     Tolist = "FX103", ["GB0109", "GB0033"], fix: false, "Tensor.tolist()";
     DynamicShapeOp = "FX104", ["GB0036"], fix: false, "dynamic-shape operator";
     Print = "FX105", ["GB0059"], fix: true, "print() in forward";

@@ -712,9 +712,32 @@ impl Interp {
         for (i, p) in parts.iter().enumerate() {
             if let Some(p) = p {
                 vals[i] = self.eval_expr(frame, *p)?;
+                self.note_tensor_slice_bound(frame, &vals[i], Span::of(*p));
             }
         }
         Ok(Value::Slice(Rc::new(vals)))
+    }
+
+    /// A tensor as a slice bound (`h[:, :n]` with `n` a one-element tensor): Python asks it for
+    /// `__index__`, which reads its value; in a traced forward that is a conversion Dynamo
+    /// breaks on, as on `.item()`.
+    fn note_tensor_slice_bound(&mut self, frame: &Frame, bound: &Value, span: Span) {
+        let Some(t) = self.tracer.as_mut() else {
+            return;
+        };
+        let is_tensor = match bound {
+            Value::Proxy(n) => t.meta(*n).is_tensor(),
+            Value::TensorConst(_) => true,
+            _ => false,
+        };
+        if is_tensor {
+            t.event(
+                crate::traced::EventKind::Convert,
+                frame.file_id,
+                span,
+                crate::traced::SLICE_BOUND.to_string(),
+            );
+        }
     }
 
     /// Truthiness, deciding statically where Python values allow and classifying the rest.

@@ -1029,6 +1029,15 @@ impl Interp {
         args: &[Value],
         kwargs: &Kwargs,
     ) -> Option<Value> {
+        // The legacy typed constructors (`torch.IntTensor([4])`) on a sequence are
+        // `torch.tensor(data, dtype=...)`; on sizes they make an uninitialised tensor.
+        if let Some(dtype) = legacy_tensor_dtype(short) {
+            if !matches!(args, [Value::List(_) | Value::Tuple(_)]) || !kwargs.is_empty() {
+                return None;
+            }
+            let dtype = vec![("dtype".to_string(), Value::Dtype(dtype))];
+            return self.tensor_factory("tensor", args, &dtype);
+        }
         let dtype = kwargs
             .iter()
             .find(|(k, _)| k == "dtype")
@@ -1098,6 +1107,23 @@ impl Interp {
             data,
         })))
     }
+}
+
+/// The dtype of a legacy typed tensor class (`torch.IntTensor`).
+fn legacy_tensor_dtype(short: &str) -> Option<DType> {
+    Some(match short {
+        "FloatTensor" => DType::Float32,
+        "DoubleTensor" => DType::Float64,
+        "HalfTensor" => DType::Float16,
+        "BFloat16Tensor" => DType::Bfloat16,
+        "LongTensor" => DType::Int64,
+        "IntTensor" => DType::Int32,
+        "ShortTensor" => DType::Int16,
+        "CharTensor" => DType::Int8,
+        "ByteTensor" => DType::Uint8,
+        "BoolTensor" => DType::Bool,
+        _ => return None,
+    })
 }
 
 /// The elements of a 1-D tensor made from constants, as torch computes them.
