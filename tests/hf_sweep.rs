@@ -78,8 +78,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     // GB0088 "Observed exception": a Python exception raised (and caught by the caller) in a
     // helper of the local attention mask
     ("longt5", 111),
-    // GB8985: `torch.zeros_like(query).requires_grad_()` returned from a helper
-    ("mra", 364),
     // GB0033 in the `_pad1d` helper's `nn.functional.pad` with paddings computed from the input
     // length, then GB0039 "recompile limit exceeded" at its caller (mimi's conv, and the copy of
     // it in pocket_tts)

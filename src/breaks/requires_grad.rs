@@ -15,6 +15,7 @@ use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
 use crate::graph::{Arg, NodeId, Op};
+use crate::shapes::Meta;
 use crate::traced::EventKind;
 
 /// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
@@ -175,12 +176,17 @@ impl RequiresGrad {
                 Op::GetAttr => parameters.contains(&n.target),
                 Op::CallModule => from_inputs || with_parameters.contains(n.target.as_str()),
                 Op::CallMethod if n.target == "detach" => false,
+                // a fresh tensor of the input's shape: no autograd history
+                Op::CallFunction if is_fresh_like(&n.target) => false,
                 Op::CallMethod if n.target == "requires_grad_" => {
                     flag_argument(cx, id).unwrap_or(from_inputs)
                 }
                 _ => from_inputs,
             };
-            flags.insert(id, value && n.meta.is_tensor());
+            // only floating-point tensors can require grad (comparisons, indices, casts to
+            // integers cannot)
+            let floating = matches!(&n.meta, Meta::Tensor(t) if t.dtype.is_floating());
+            flags.insert(id, value && floating);
         }
         RequiresGrad { flags }
     }
@@ -188,6 +194,22 @@ impl RequiresGrad {
     pub(super) fn of(&self, n: NodeId) -> bool {
         self.flags.get(&n).copied().unwrap_or(false)
     }
+}
+
+/// `torch.zeros_like(t)` and its kin: a new tensor that only borrows `t`'s shape and dtype.
+fn is_fresh_like(target: &str) -> bool {
+    matches!(
+        target.rsplit('.').next(),
+        Some(
+            "zeros_like"
+                | "ones_like"
+                | "empty_like"
+                | "full_like"
+                | "rand_like"
+                | "randn_like"
+                | "randint_like"
+        )
+    )
 }
 
 #[cfg(test)]
@@ -216,6 +238,14 @@ mod tests {
         assert_eq!(codes(&src), vec![(11, "GB8985")]);
         let src = format!("{HEAD}        w = torch.ones(8)\n        w.requires_grad_(True)\n        return self.fc(x)\n");
         assert_eq!(codes(&src), vec![]);
+    }
+
+    /// `torch.zeros_like(q)` of a tensor computed from parameters is fresh: the flag changes
+    /// (transformers' mra attention without its kernel, GB8985 in torch 2.15's sweep).
+    #[test]
+    fn fresh_like_tensor_of_a_computed_one() {
+        let src = format!("{HEAD}        q = self.fc(x)\n        z = torch.zeros_like(q).requires_grad_()\n        return z\n");
+        assert_eq!(codes(&src), vec![(11, "GB8985")]);
     }
 
     #[test]
