@@ -28,11 +28,6 @@ const INCOMPLETE: &[(&str, &str)] = &[
         "FluxTransformer2DModel",
         "range() over a value only known at run time",
     ),
-    // `for dim in sample.shape[-2:]` before the first layer fixes the input's rank
-    (
-        "UNet2DConditionModel",
-        "iterating a traced value of unknown length",
-    ),
     // `timestep: torch.LongTensor | None = None`, required in fact: an argument annotated
     // optional stays None
     (

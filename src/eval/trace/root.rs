@@ -530,7 +530,9 @@ fn trace_root_twice(
     before: &AttributeSnapshot,
     globals: &mut GlobalsBefore,
 ) -> GraphResult {
+    let at_start = interp.diagnostics.len();
     let (first, hints) = trace_root_with(interp, root, inputs, seeds, globals);
+    let first_limits = limits(&interp.diagnostics[at_start.min(interp.diagnostics.len())..]);
     // Seeds use the first symbols; hinted inputs number theirs after them. A seed for an
     // argument forward does not take (a module built from a config is seeded with every
     // convention input) is not an input and numbers nothing.
@@ -590,7 +592,21 @@ fn trace_root_twice(
         restore_attributes(before);
         globals.restore();
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs, globals);
-        interp.diagnostics.truncate(diagnostics);
+        let noted = interp
+            .diagnostics
+            .split_off(diagnostics.min(interp.diagnostics.len()));
+        if second.error.is_none()
+            && limits(&noted) < first_limits
+            && !same_structure(&first, &second)
+            && !guess_raises(&first, &second)
+        {
+            // The rank the layers give takes forward past places the unknown rank stopped it
+            // (`for d in x.shape[-2:]` before the first convolution): that trace is the one
+            // shown, with what it could not follow instead of the first trace's.
+            interp.diagnostics.truncate(at_start);
+            interp.diagnostics.extend(noted);
+            return second;
+        }
         if second.error.is_none() {
             let usable = same_structure(&first, &second) && !guess_raises(&first, &second);
             // the common case costs one retrace: a usable smallest rank with nothing raising
@@ -635,6 +651,11 @@ fn forget_errors_of_one_rank(result: &mut GraphResult, other: &crate::graph::Gra
             g.node_mut(id).shape_error = None;
         }
     }
+}
+
+/// How many analysis limits (FX9xx) a trace noted.
+fn limits(noted: &[Diagnostic]) -> usize {
+    noted.iter().filter(|d| d.code.starts_with("FX9")).count()
 }
 
 /// How many calls of the trace will raise.
