@@ -61,6 +61,17 @@ if [ ! -f "$data/transformers-$tf4_version/transformers/modeling_utils.py" ]; th
 fi
 export STATICFX_TRANSFORMERS4_ROOT="$data/transformers-$tf4_version"
 
+# diffusers' source, for tests/diffusers_classes.rs (per-class analysis of its models, held to
+# scripts/expect/gen_diffusers_recordings.py); huggingface_hub and transformers, which it
+# imports, come from the user venv above.
+df_version=0.42.1
+if [ ! -f "$data/diffusers-$df_version/diffusers/models/modeling_utils.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "diffusers==$df_version" -d "$data/wheels"
+  rm -rf "$data/diffusers-$df_version"
+  python3 -m zipfile -e "$data"/wheels/diffusers-"$df_version"-*.whl "$data/diffusers-$df_version"
+fi
+export STATICFX_DIFFUSERS_ROOT="$data/diffusers-$df_version"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

@@ -87,6 +87,8 @@ def pf(a=0, b=0, c=0):
     return a * 100 + b * 10 + c
 p2 = functools.partial(functools.partial(pf, a=1), b=2)
 r10 = (p2.func is pf, sorted(p2.keywords.items()), p2(c=3), isinstance(p2, functools.partial), isinstance(pf, functools.partial))
+import math
+r23 = (math.prod((1, 2, 2)), 16 * math.prod([1, 2, 2]), math.prod([]), math.prod((2, 0.5)), math.prod([3], start=2))
 r8 = ("s{}".format(3), "{0}-{name}".format(1, name="b"), os.environ.get("STATICFX_SURELY_UNSET_VAR", "dflt"), "STATICFX_SURELY_UNSET_VAR" in os.environ)
 "#;
 
@@ -117,6 +119,7 @@ fn stdlib_snippet_matches_cpython() {
         ("r9", r#"(True, True, True, 'NHWC', 'NHWC', True)"#),
         ("r10", r#"(True, [('a', 1), ('b', 2)], 123, True, False)"#),
         ("r8", r#"('s3', '1-b', 'dflt', False)"#),
+        ("r23", r#"(4, 64, 1, 1.0, 6)"#),
         (
             "r21",
             r#"(['bbox_embed.1.w', 'bbox_embed.12.b'], True, False, '^[A-Za-z0-9_\\.]+(weight)|(bias)$', 'dup.c', ['1', '22'], True)"#,

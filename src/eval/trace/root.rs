@@ -204,14 +204,175 @@ pub fn trace_root_seeded(
     // must start from the constructed state, not from proxies of the first trace's graph.
     let before = attribute_snapshot(root);
     let mut globals = GlobalsBefore::default();
-    let mut result = trace_root_twice(interp, root, inputs, seeds, &before, &mut globals);
+    // forward's arguments that default to None but that forward uses as a tensor, each
+    // given a placeholder after a trace that failed on its None (see `none_argument_used`)
+    let mut with_inputs: Vec<(String, Meta)> = seeds.to_vec();
+    let diagnostics = interp.diagnostics.len();
+    let mut result = trace_root_twice(interp, root, inputs, &with_inputs, &before, &mut globals);
+    let mut retraces = 0;
+    while retraces < MAX_NONE_RETRACES && failed_on_none(&result) {
+        // the operand of the failing operation names the argument ...
+        let named = none_argument_used(interp, root, &result, inputs, &with_inputs);
+        // ... or, where the None was passed on to a callee that failed on it, the first
+        // None-defaulted argument (in signature order) whose input takes the trace further
+        let candidates = match named {
+            Some(name) => vec![name],
+            None => none_defaulted_arguments(interp, root, inputs, &with_inputs),
+        };
+        let mut advanced = false;
+        for name in candidates {
+            if retraces == MAX_NONE_RETRACES {
+                break;
+            }
+            retraces += 1;
+            interp.diagnostics.truncate(diagnostics);
+            restore_attributes(&before);
+            globals.restore();
+            let mut trial = with_inputs.clone();
+            trial.push((name, default_input_meta()));
+            let next = trace_root_twice(interp, root, inputs, &trial, &before, &mut globals);
+            if further(&next, &result) {
+                (result, with_inputs, advanced) = (next, trial, true);
+                break;
+            }
+        }
+        if !advanced {
+            // the last trial's diagnostics and state go; the best trace is traced again
+            interp.diagnostics.truncate(diagnostics);
+            restore_attributes(&before);
+            globals.restore();
+            result = trace_root_twice(interp, root, inputs, &with_inputs, &before, &mut globals);
+            break;
+        }
+    }
     if !result.guard_changes.is_empty() {
-        settle_guard_changes(interp, root, inputs, seeds, &mut result, &mut globals);
+        settle_guard_changes(
+            interp,
+            root,
+            inputs,
+            &with_inputs,
+            &mut result,
+            &mut globals,
+        );
     }
     restore_attributes(&before);
     globals.restore();
     forget_seeded_errors(&mut result, seeds);
     result
+}
+
+/// How many retraces a root trace may spend on finding forward's None-defaulted arguments
+/// that are inputs.
+const MAX_NONE_RETRACES: usize = 16;
+
+/// Whether the trace stopped on an operation on None.
+fn failed_on_none(result: &GraphResult) -> bool {
+    result
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.contains("NoneType"))
+}
+
+/// Whether `next` got further than `before`: to forward's return, or more nodes before it
+/// stopped.
+fn further(next: &GraphResult, before: &GraphResult) -> bool {
+    next.error.is_none() || next.graph.order.len() > before.graph.order.len()
+}
+
+/// forward's parameters annotated as a tensor ([`names_a_tensor`]) that default to None and
+/// that no input gives, in signature order.
+fn none_defaulted_arguments(
+    interp: &Interp,
+    root: &Value,
+    inputs: &[InputSpec],
+    given: &[(String, Meta)],
+) -> Vec<String> {
+    let Value::Object(obj) = root else {
+        return vec![];
+    };
+    let Some(Value::Function(forward)) = interp.class_lookup(&obj.class, "forward") else {
+        return vec![];
+    };
+    let f = interp.signature_function(&forward);
+    let annotations = parameter_annotations(interp, &f);
+    let tensor = |name: &str| {
+        annotations
+            .iter()
+            .any(|(n, a)| n == name && names_a_tensor(a))
+    };
+    use crate::catalog::ParamKind::*;
+    f.params
+        .iter()
+        .filter(|p| !matches!(p.kind, VarPositional | VarKeyword))
+        .filter(|p| tensor(&p.name))
+        .filter(|p| matches!(p.default, Some(Value::None)))
+        .filter(|p| !inputs.iter().any(|i| i.name == p.name))
+        .filter(|p| !given.iter().any(|(n, _)| *n == p.name))
+        .map(|p| p.name.clone())
+        .collect()
+}
+
+/// The forward argument a failed trace needed as an input: the trace stopped on an operation
+/// on None (`timestep.to(dtype)` raising AttributeError) whose operand, in the root forward's
+/// own body, is a parameter that defaults to None and that no input gives. diffusers'
+/// forwards declare their inputs so (`timestep: torch.LongTensor = None`): a caller always
+/// passes it, and the default only keeps the signature's order. None when the failure is
+/// anything else.
+fn none_argument_used(
+    interp: &Interp,
+    root: &Value,
+    result: &GraphResult,
+    inputs: &[InputSpec],
+    given: &[(String, Meta)],
+) -> Option<String> {
+    let error = result.error.as_ref()?;
+    if !error.message.contains("NoneType") {
+        return None;
+    }
+    let Value::Object(obj) = root else {
+        return None;
+    };
+    let Some(Value::Function(forward)) = interp.class_lookup(&obj.class, "forward") else {
+        return None;
+    };
+    let f = interp.signature_function(&forward);
+    let (file, file_id, def) = interp.definition_of(&f);
+    let within =
+        error.file == file_id && def.start <= error.span.start && error.span.end <= def.end;
+    if !within {
+        return None;
+    }
+    // the operand: the name the failing expression starts with (`timestep` of
+    // `timestep.to(...)`, `mask` of `mask[:, None]`), followed by an access on it
+    let text = file.text.get(error.span.start..error.span.end)?;
+    let name: String = text
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let rest = text[name.len()..].trim_start();
+    if name.is_empty() || !(rest.starts_with('.') || rest.starts_with('[') || rest.starts_with('('))
+    {
+        return None;
+    }
+    none_defaulted_arguments(interp, root, inputs, given)
+        .into_iter()
+        .find(|n| *n == name)
+}
+
+/// Whether a parameter annotation names a tensor and not None: `torch.Tensor`,
+/// `torch.LongTensor`, `"FloatTensor"`; not `torch.Tensor | None`, `Optional[torch.Tensor]` or
+/// anything else. A parameter so annotated that defaults to None is one a caller passes (the
+/// default only keeps it a keyword), where `x: torch.Tensor | None = None` is optional.
+fn names_a_tensor(annotation: &str) -> bool {
+    let a = annotation
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'')
+        .trim();
+    let last = a.rsplit('.').next().unwrap_or(a);
+    let head = a.strip_suffix(last).unwrap_or("");
+    matches!(head, "" | "torch.")
+        && last.ends_with("Tensor")
+        && last.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// Traces a second call from the state the first left, to tell a value that changes on
@@ -377,7 +538,9 @@ fn trace_root_twice(
     before: &AttributeSnapshot,
     globals: &mut GlobalsBefore,
 ) -> GraphResult {
+    let at_start = interp.diagnostics.len();
     let (first, hints) = trace_root_with(interp, root, inputs, seeds, globals);
+    let first_limits = limits(&interp.diagnostics[at_start.min(interp.diagnostics.len())..]);
     // Seeds use the first symbols; hinted inputs number theirs after them. A seed for an
     // argument forward does not take (a module built from a config is seeded with every
     // convention input) is not an input and numbers nothing.
@@ -409,6 +572,9 @@ fn trace_root_twice(
         for (id, h) in &hints {
             let extra = if h.grow { extra } else { 0 };
             let name = first.graph.node(*id).name.clone();
+            // an input of unknown shape (a None-defaulted argument made one) takes the hint's
+            sym_inputs
+                .retain(|(n, m)| *n != name || !matches!(m, Meta::Tensor(t) if t.shape.is_none()));
             let dims = (0..h.rank + extra)
                 .map(|i| {
                     let pos = if extra > 0 && i >= 1 {
@@ -434,7 +600,21 @@ fn trace_root_twice(
         restore_attributes(before);
         globals.restore();
         let (second, _) = trace_root_with(interp, root, inputs, &sym_inputs, globals);
-        interp.diagnostics.truncate(diagnostics);
+        let noted = interp
+            .diagnostics
+            .split_off(diagnostics.min(interp.diagnostics.len()));
+        if second.error.is_none()
+            && limits(&noted) < first_limits
+            && !same_structure(&first, &second)
+            && !guess_raises(&first, &second)
+        {
+            // The rank the layers give takes forward past places the unknown rank stopped it
+            // (`for d in x.shape[-2:]` before the first convolution): that trace is the one
+            // shown, with what it could not follow instead of the first trace's.
+            interp.diagnostics.truncate(at_start);
+            interp.diagnostics.extend(noted);
+            return second;
+        }
         if second.error.is_none() {
             let usable = same_structure(&first, &second) && !guess_raises(&first, &second);
             // the common case costs one retrace: a usable smallest rank with nothing raising
@@ -479,6 +659,11 @@ fn forget_errors_of_one_rank(result: &mut GraphResult, other: &crate::graph::Gra
             g.node_mut(id).shape_error = None;
         }
     }
+}
+
+/// How many analysis limits (FX9xx) a trace noted.
+fn limits(noted: &[Diagnostic]) -> usize {
+    noted.iter().filter(|d| d.code.starts_with("FX9")).count()
 }
 
 /// How many calls of the trace will raise.

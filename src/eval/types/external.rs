@@ -254,6 +254,13 @@ impl Interp {
                     let (args, kwargs) = (take(&mut c.args), take(&mut c.kwargs));
                     return Some(self.trace_function(c.frame, c.path, args, kwargs, c.span));
                 }
+                if short == "prod" {
+                    // `start` is keyword-only
+                    let start = c.kwargs.iter().find(|(k, _)| *k == "start");
+                    let mut args = c.args.clone();
+                    args.extend(start.map(|(_, v)| v.clone()));
+                    return Some(Ok(math_prod(&args)));
+                }
                 Ok(math_fn(short, &c.args))
             }
             "torch.finfo" | "torch.iinfo" => Ok(self.type_info(short, c.args.first())?),
@@ -375,6 +382,34 @@ const CHECKPOINT_OPTIONS: &[&str] = &[
     "preserve_rng_state",
     "early_stop",
 ];
+
+/// `math.prod(iterable, start=1)` over a tuple or list of numbers: an int when every factor
+/// is one, else a float.
+fn math_prod(args: &[Value]) -> Value {
+    let items = match args.first() {
+        Some(Value::Tuple(t)) => t.to_vec(),
+        Some(Value::List(l)) => l.borrow().clone(),
+        _ => return Value::unknown("math.prod"),
+    };
+    let start = args.get(1).cloned().unwrap_or(Value::Int(1));
+    let mut acc = start;
+    for v in items {
+        acc = match (&acc, &v) {
+            (Value::Int(a), Value::Int(b)) => match a.checked_mul(*b) {
+                Some(p) => Value::Int(p),
+                None => return Value::unknown("math.prod"),
+            },
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                match (as_f64(&acc), as_f64(&v)) {
+                    (Some(a), Some(b)) => Value::Float(a * b),
+                    _ => return Value::unknown("math.prod"),
+                }
+            }
+            _ => return Value::unknown("math.prod"),
+        };
+    }
+    acc
+}
 
 /// `math.<name>(x[, y])` on constant numbers.
 fn math_fn(name: &str, args: &[Value]) -> Value {
