@@ -29,10 +29,11 @@ const INCOMPLETE: &[(&str, &str)] = &[
         "range() over a value only known at run time",
     ),
     // `timestep: torch.LongTensor | None = None`, required in fact: an argument annotated
-    // optional stays None
+    // optional stays None (its first use is the timestep embedding's
+    // `assert len(timesteps.shape) == 1`, an assert condition Dynamo evaluates too)
     (
         "DiTTransformer2DModel",
-        "'NoneType' object has no attribute 'device'",
+        "'NoneType' object has no attribute 'shape'",
     ),
     // `img_shapes: list[tuple[int, int, int]] | None = None`, a list forward needs
     ("QwenImageTransformer2DModel", "`NoneType` is not iterable"),
