@@ -123,8 +123,9 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
 
 /// Per-class mode: required constructor arguments are unknown, defaults are used. A required
 /// `config` (or an optional one typed with a configuration class) is the config class's
-/// defaults (`default_config`), and with it a required `layer_idx` is the first layer's. Returns the module and the config it was given, if any
-/// (a decoder layer reads its config in `__init__` and keeps none of it as `self.config`).
+/// defaults (`default_config`), and with it a required `layer_idx` is the first layer's.
+/// Returns the module and the config it was given, if any (a decoder layer reads its config
+/// in `__init__` and keeps none of it as `self.config`).
 pub fn instantiate_per_class(
     interp: &mut Interp,
     file: FileId,
