@@ -6,6 +6,7 @@
 use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::graph::Op;
 use crate::traced::{EventKind, TraceEvent, SLICE_BOUND};
 
 /// The ids `cx.target` may pick here besides the literal ones (see `version.rs`).
@@ -13,6 +14,7 @@ use crate::traced::{EventKind, TraceEvent, SLICE_BOUND};
 const VERSIONED_IDS: &[&str] = &["GB0059", "GB0038"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
+    tensor_sizes(cx, out);
     for e in cx.result.events.iter().filter(|e| {
         (e.kind == EventKind::Method && e.detail == "item") || e.kind == EventKind::Convert
     }) {
@@ -67,6 +69,82 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
             ),
         };
         out.push(f);
+    }
+}
+
+/// The factories whose sizes (or range bounds) are their positional arguments after the
+/// first `skip` ones.
+const SIZED: &[(&str, usize)] = &[
+    ("torch.zeros", 0),
+    ("torch.ones", 0),
+    ("torch.empty", 0),
+    ("torch.rand", 0),
+    ("torch.randn", 0),
+    ("torch.arange", 0),
+    ("new_zeros", 1),
+    ("new_ones", 1),
+    ("new_empty", 1),
+];
+
+/// A tensor given to a factory as a size or a range bound (`torch.zeros((b, lengths.max(),
+/// d))`, `torch.arange(lengths.max())`): torch reads its value as a Python int through
+/// `aten._local_scalar_dense`, which Dynamo reports as a data-dependent operator (GB0033, on
+/// torch 2.8 and 2.15 alike).
+fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
+    let g = &cx.result.graph;
+    for (id, n) in g.nodes() {
+        let key = match n.op {
+            Op::CallFunction => n.target.as_str(),
+            Op::CallMethod => n.target.as_str(),
+            _ => continue,
+        };
+        let Some(&(_, skip)) = SIZED.iter().find(|(t, _)| *t == key) else {
+            continue;
+        };
+        if n.op == Op::CallMethod
+            && !super::receiver(cx, id).is_some_and(|r| super::is_tensor(cx, r))
+        {
+            continue;
+        }
+        let mut used = Vec::new();
+        n.args.iter().skip(skip).for_each(|a| a.nodes(&mut used));
+        let Some(size) = used.into_iter().find(|&u| is_one_element_tensor(cx, u)) else {
+            continue;
+        };
+        let Some(origin) = n.origin.as_ref() else {
+            continue;
+        };
+        let mut f = cx.finding(
+            Rule::ScalarConversion,
+            "GB0033",
+            origin.file,
+            origin.span,
+            &origin.call_chain,
+        );
+        f.node = Some(id);
+        f.impact_nodes = cx.impact_after(id);
+        let call = cx.source(origin.file, origin.span);
+        let size_name = &g.node(size).name;
+        f.message = format!(
+            "Tensor converted to a Python scalar as a size (`{}` is given the tensor `{size_name}`): torch reads its value with `aten._local_scalar_dense`, which Dynamo cannot trace",
+            super::snippet(&call)
+        );
+        f.hint = "make the size a Python int (from a shape or a module attribute), or allocate at the largest size and mask; with torch._dynamo.config.capture_scalar_outputs = True the value becomes a symbolic size".into();
+        out.push(f);
+    }
+}
+
+/// A tensor known to hold one element (`lengths.max()`), the only kind torch takes as a size.
+/// A traced value of unknown shape may be no tensor at all: per-class analysis makes a
+/// placeholder of every argument it has no type for (a `torch.Size` argument, unpacked into
+/// sizes), so it says nothing.
+fn is_one_element_tensor(cx: &Ctx, n: crate::graph::NodeId) -> bool {
+    match &cx.result.graph.node(n).meta {
+        crate::shapes::Meta::Tensor(t) => t
+            .shape
+            .as_ref()
+            .is_some_and(|s| s.iter().all(|d| d.known() == Some(1))),
+        _ => false,
     }
 }
 
