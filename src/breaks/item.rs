@@ -1,7 +1,8 @@
 //! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
-//! `bool(t)`, `math.*(t)` — and with it anything derived from it, such as a data-dependent
-//! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`,
-//! which it reports as a data-dependent operator (GB0033).
+//! `bool(t)`, `math.*(t)`, a slice bound (`h[:, :n]`), a factory's size
+//! (`torch.zeros((b, n))`) — and with it anything derived from it, such as a data-dependent
+//! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`
+//! and sizes, which it reports as a data-dependent operator (GB0033).
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};
@@ -93,12 +94,10 @@ const SIZED: &[(&str, usize)] = &[
 fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
     let g = &cx.result.graph;
     for (id, n) in g.nodes() {
-        let key = match n.op {
-            Op::CallFunction => n.target.as_str(),
-            Op::CallMethod => n.target.as_str(),
-            _ => continue,
-        };
-        let Some(&(_, skip)) = SIZED.iter().find(|(t, _)| *t == key) else {
+        if !matches!(n.op, Op::CallFunction | Op::CallMethod) {
+            continue;
+        }
+        let Some(&(_, skip)) = SIZED.iter().find(|(t, _)| *t == n.target) else {
             continue;
         };
         if n.op == Op::CallMethod
@@ -123,6 +122,8 @@ fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
         );
         f.node = Some(id);
         f.impact_nodes = cx.impact_after(id);
+        // FX102's fixes rewrite `.item()` and conversions, not a size
+        f.fix_available = false;
         let call = cx.source(origin.file, origin.span);
         let size_name = &g.node(size).name;
         f.message = format!(
