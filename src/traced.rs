@@ -217,6 +217,15 @@ pub struct Region {
 /// The `detail` of a `Convert` event for a tensor used as a slice bound (`__index__`).
 pub const SLICE_BOUND: &str = "slice bound";
 
+/// The `detail` of a `SkippedCall` event for `copy.copy` of a tensor
+/// (`Behaviour::CopyOfTensor`).
+pub const COPY_OF_TENSOR: &str = "copy.copy of a tensor";
+
+/// The `detail` of a `SkippedCall` event for `copy.copy` of a value neither a tensor nor a
+/// builtin container (an int, a tuple, a config object): a break on torch 2.8 only
+/// (`Behaviour::CopyOfValue`).
+pub const COPY_OF_VALUE: &str = "copy.copy of a value";
+
 /// What the tracer saw that a graph-break rule may classify; `detail` says more (the method
 /// name, the called path, why a call is unknown).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -247,7 +256,8 @@ pub enum EventKind {
     Print,
     /// A `class` statement executed in forward.
     ClassDef,
-    /// A call of a function Dynamo keeps on its skip list (`copy.copy`; `detail`: its path).
+    /// A call of a function Dynamo keeps on its skip list (`copy.copy` of a container;
+    /// `detail`: its path, [`COPY_OF_TENSOR`] or [`COPY_OF_VALUE`]).
     SkippedCall,
     /// A numpy call on constant arguments (`detail`: its path): Dynamo still routes it
     /// through `torch._numpy`.

@@ -102,6 +102,30 @@ fn findings_follow_the_target_version() {
     );
 }
 
+/// `copy.copy` by what it copies, as `torch._dynamo.explain` reports it on each version: a dict
+/// breaks on both (CPython calls its `.copy`, which Dynamo skips); 2.15 breaks on a tensor with
+/// its own id and traces a tuple and an object of a Python class (a model config); 2.8 skips
+/// `copy.copy` whatever it copies.
+#[test]
+fn shallow_copies_follow_the_target_version() {
+    const COPIES: &str = "import copy\n\nimport torch\nfrom torch import nn\n\n\nclass Config:\n    def __init__(self):\n        self.scale = 2.0\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        self.opts = {\"scale\": 2.0}\n        self.sizes = (8, 8)\n        self.config = Config()\n\n    def forward(self, x):\n        h = self.fc(x)\n        opts = copy.copy(self.opts)\n        h = h * 2\n        sizes = copy.copy(self.sizes)\n        h = h * 2\n        config = copy.copy(self.config)\n        h = h * 2\n        y = copy.copy(h)\n        return y * opts[\"scale\"] * config.scale + sizes[0]\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.py"), COPIES).unwrap();
+    let at = |rows: &[(u64, &str)]| -> Vec<(u64, String)> {
+        rows.iter().map(|(r, id)| (*r, id.to_string())).collect()
+    };
+    let (new, note, _) = check(dir.path(), &[]);
+    assert_eq!(sites(&new), at(&[(22, "GB0007"), (28, "GB0208")]), "{note}");
+    let (old, note, _) = check(dir.path(), &["--target-version", "torch==2.8"]);
+    let skipped = [
+        (22, "GB0007"),
+        (24, "GB0007"),
+        (26, "GB0007"),
+        (28, "GB0007"),
+    ];
+    assert_eq!(sites(&old), at(&skipped), "{note}");
+}
+
 /// A venv of `python3` (no pip), and its site-packages; None when this machine cannot make one.
 fn venv(at: &Path) -> Option<std::path::PathBuf> {
     let ok = Command::new("python3")

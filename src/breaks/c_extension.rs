@@ -1,10 +1,17 @@
 //! FX115 / GB0007: a call on traced data into a C extension module Dynamo skips (`zlib`,
 //! `hashlib`, `struct`, ...). Dynamo cannot look inside compiled code. Also the Python functions
-//! Dynamo keeps on its skip list and reports the same way (`copy.copy`, whatever its argument).
+//! Dynamo keeps on its skip list and reports the same way: `copy.copy` of a list or a dict, and
+//! on torch 2.8 of anything (2.15 breaks on a tensor's copy with its own id, and traces the
+//! copy of an int, a tuple or a config object).
 
+use super::version::Behaviour;
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
-use crate::traced::EventKind;
+use crate::traced::{EventKind, COPY_OF_TENSOR, COPY_OF_VALUE};
+
+/// The ids `cx.target` may pick here besides the literal one (see `version.rs`).
+#[allow(dead_code)]
+const VERSIONED_IDS: &[&str] = &["GB0208"];
 
 /// Standard-library modules implemented in C that Dynamo marks as skipped.
 pub const C_MODULES: &[&str] = &[
@@ -23,16 +30,36 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         if e.kind == EventKind::ExternalCall && !C_MODULES.contains(&module) {
             continue;
         }
-        let mut f = cx.finding_at_event(Rule::CExtension, "GB0007", e);
-        f.message = if e.kind == EventKind::SkippedCall {
-            format!("`{}` is a function Dynamo skips", e.detail)
+        let copied = match e.detail.as_str() {
+            COPY_OF_TENSOR => Some(Behaviour::CopyOfTensor),
+            COPY_OF_VALUE => Some(Behaviour::CopyOfValue),
+            _ => None,
+        };
+        let id = copied.map_or("GB0007", |b| cx.target.gb_id(b));
+        if id.is_empty() {
+            continue;
+        }
+        let path = if copied.is_some() {
+            "copy.copy"
+        } else {
+            &e.detail
+        };
+        let mut f = cx.finding_at_event(Rule::CExtension, id, e);
+        f.message = if id == "GB0208" {
+            "`copy.copy` of a tensor: Dynamo follows it into `__reduce_ex__`, where a torch function returns something that is not a tensor".to_string()
+        } else if e.kind == EventKind::SkippedCall {
+            format!("`{path}` is a function Dynamo skips")
         } else {
             format!(
                 "call into the C extension function `{}`, which Dynamo skips",
                 e.detail
             )
         };
-        f.hint = format!("move the `{}` call out of forward (e.g. compute it before calling the compiled module)", e.detail);
+        f.hint = if e.detail == COPY_OF_TENSOR {
+            "copy the tensor with `.clone()`".to_string()
+        } else {
+            format!("move the `{path}` call out of forward (e.g. compute it before calling the compiled module)")
+        };
         out.push(f);
     }
 }

@@ -30,6 +30,7 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB0125", "Unsupported Tensor.requires_grad_() call"),
     ("GB0158", "Unsupported ndarray method call"),
     ("GB0170", "Data-dependent branching"),
+    ("GB0208", "torch.* op returned non-Tensor"),
     (
         "GB0264",
         "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",

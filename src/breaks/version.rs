@@ -98,6 +98,12 @@ pub enum Behaviour {
     /// A tensor as a slice bound (`h[:, :n]`): the `Tensor.item()` break on 2.15, its own
     /// "dynamic slicing" id on 2.8.
     TensorSliceBound,
+    /// `copy.copy(t)` of a tensor: 2.15 breaks inside it on a torch function that returns no
+    /// tensor; 2.8 skips `copy.copy` whatever it copies.
+    CopyOfTensor,
+    /// `copy.copy(v)` of a value that is neither a tensor nor a builtin container (an int, a
+    /// tuple, a config object): 2.15 traces it, 2.8 skips it.
+    CopyOfValue,
 }
 
 const ALL: &[Behaviour] = &[
@@ -112,6 +118,8 @@ const ALL: &[Behaviour] = &[
     Behaviour::BufferReassign,
     Behaviour::TensorCheck,
     Behaviour::TensorSliceBound,
+    Behaviour::CopyOfTensor,
+    Behaviour::CopyOfValue,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -236,6 +244,25 @@ const TENSOR_SLICE_BOUND: &[Candidate] = &[
     ),
 ];
 
+const COPY_OF_TENSOR: &[Candidate] = &[
+    c((2, 15), "GB0208", "torch.* op returned non-Tensor", false),
+    c(
+        (2, 0),
+        "GB0007",
+        "Attempted to call function marked as skipped",
+        false,
+    ),
+];
+const COPY_OF_VALUE: &[Candidate] = &[
+    c((2, 15), NO_BREAK, "", false),
+    c(
+        (2, 0),
+        "GB0007",
+        "Attempted to call function marked as skipped",
+        false,
+    ),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -250,6 +277,8 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::BufferReassign => BUFFER_REASSIGN,
         Behaviour::TensorCheck => TENSOR_CHECK,
         Behaviour::TensorSliceBound => TENSOR_SLICE_BOUND,
+        Behaviour::CopyOfTensor => COPY_OF_TENSOR,
+        Behaviour::CopyOfValue => COPY_OF_VALUE,
     }
 }
 
