@@ -28,7 +28,9 @@ same methods of every such test class and records, per test class:
   Dynamo reports (its structured-trace artifacts, as `scripts/breaks/label_breaks.py` collects
   them) with its gb id, reason and innermost frame inside the diffusers package (`file` relative
   to the package, `line`), plus `fullgraph`: whether the test class's
-  `test_torch_compile_recompilation_and_graph_break` compiles with `fullgraph=True`;
+  `test_torch_compile_recompilation_and_graph_break` compiles with `fullgraph=True` (following its
+  `super()` calls), and `skip` / `xfail`: the reason when the test class skips it or expects it
+  to fail;
 - `status`: `ok`, or the step that failed (`import`, `build`, `eager`, `explain`, `timeout`) and
   its message.
 
@@ -57,6 +59,7 @@ import inspect
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -209,6 +212,34 @@ def error_text(e: BaseException) -> str:
     return (f"{type(e).__name__}: {e}".splitlines() or [""])[0][:300]
 
 
+TEST = "test_torch_compile_recompilation_and_graph_break"
+SKIP_CALL_RE = re.compile(r"pytest\.skip\(\s*(?P<q>[\"'])(?P<reason>.*?)(?P=q)", re.S)
+
+
+def compile_test(cls) -> dict:
+    """How the test class runs the mixin's compile test: `fullgraph` when the method it runs
+    (following `super()` calls up the MRO) compiles with `fullgraph=True`, and the reason of a
+    pytest `skip` or `xfail` mark on it or a `pytest.skip(...)` in its body."""
+    out = {"fullgraph": False}
+    fn = getattr(cls, TEST)
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name in ("skip", "xfail"):
+            out[mark.name] = mark.kwargs.get("reason") or (mark.args[0] if mark.args else "")
+    for klass in cls.__mro__:
+        if TEST not in vars(klass):
+            continue
+        src = inspect.getsource(vars(klass)[TEST])
+        src = src[src.index("def "):]  # the decorators' reasons may say `fullgraph=True` too
+        skipped = SKIP_CALL_RE.search(src)
+        if skipped and "skip" not in out:
+            out["skip"] = skipped.group("reason")
+        if "fullgraph=True" in src:
+            out["fullgraph"] = True
+        if f"super().{TEST}(" not in src:
+            break
+    return out
+
+
 def record_one(tests_dir: Path, module: str, test_class: str) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "breaks"))
     import label_breaks as lb
@@ -226,8 +257,7 @@ def record_one(tests_dir: Path, module: str, test_class: str) -> dict:
             cls = getattr(import_tests(tests_dir, module), test_class)
             test = cls()
             model_class = test.model_class
-            src = inspect.getsource(cls.test_torch_compile_recompilation_and_graph_break)
-            result["fullgraph"] = "fullgraph=True" in src
+            result.update(compile_test(cls))
             result["model"] = model_class.__name__
             result["file"] = rel(inspect.getsourcefile(model_class), pkg)
             torch.manual_seed(0)
