@@ -775,9 +775,10 @@ fn diffusers_compile_tests_replay_their_recordings() {
         }
     }
     eprintln!(
-        "diffusers {} / torch {} compile tests\n| model (test class, how it compiles) | calls equal/total | output shape | breaks staticfx / Dynamo | notes |\n|---|---|---|---|---|",
+        "diffusers {} / torch {} compile tests (diffusers' tests at {})\n| model (test class, how it compiles) | calls equal/total | output shape | breaks staticfx / Dynamo | notes |\n|---|---|---|---|---|",
         recorded["diffusers"].as_str().unwrap_or("?"),
-        recorded["torch"].as_str().unwrap_or("?")
+        recorded["torch"].as_str().unwrap_or("?"),
+        recorded["tests_rev"].as_str().unwrap_or("?")
     );
     for r in &rows {
         eprintln!("{r}");

@@ -27,7 +27,7 @@ same methods of every such test class and records, per test class:
   under `torch.no_grad()` as the test runs it: the graph and graph-break counts, and each break
   Dynamo reports (its structured-trace artifacts, as `scripts/breaks/label_breaks.py` collects
   them) with its gb id, reason and innermost frame inside the diffusers package (`file` relative
-  to the package, `line`), plus `fullgraph`: whether the test class's
+  to the package, `line`); and next to it `fullgraph`: whether the test class's
   `test_torch_compile_recompilation_and_graph_break` compiles with `fullgraph=True` (following its
   `super()` calls), and `skip` / `xfail`: the reason when the test class skips it or expects it
   to fail;
@@ -43,11 +43,14 @@ Each test class runs in a fresh interpreter with a time limit. Run with a Python
 diffusers and what diffusers' test modules import (pytest, accelerate, parameterized,
 requests-mock), from the repository root:
 
-    python scripts/expect/gen_diffusers_compile_tests.py DIFFUSERS_TESTS_DIR \
+    python scripts/expect/gen_diffusers_compile_tests.py DIFFUSERS_TESTS_DIR [--tests-rev COMMIT] \
         [--out tests/expected/diffusers/compile_tests.json] [--timeout 900] [TESTCLASS...]
 
-DIFFUSERS_TESTS_DIR is the `tests` folder of a diffusers checkout. With TESTCLASS names only
-those are recorded again and the others are kept from the existing output.
+DIFFUSERS_TESTS_DIR is the `tests` folder of a diffusers checkout (e.g. `git archive HEAD tests`
+of the diffusers repository, whose commit `--tests-rev` records as `tests_rev`). A test
+module that cannot be imported (its model class missing from the installed diffusers) is
+recorded by its file with an `import` status. With TESTCLASS names only those are recorded again and the others are kept
+from the existing output.
 """
 
 import argparse
@@ -397,6 +400,7 @@ def main() -> None:
     ap.add_argument("only", nargs="*", help="record only these test classes")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--timeout", type=int, default=900, help="seconds per test class")
+    ap.add_argument("--tests-rev", help="the diffusers commit the tests folder is from (recorded)")
     a = ap.parse_intermixed_args()
     tests_dir = a.tests_dir.resolve()
 
@@ -404,6 +408,7 @@ def main() -> None:
     import diffusers
 
     old = json.loads(a.out.read_text()) if a.out.exists() and a.only else {"models": []}
+    rev = a.tests_rev or old.get("tests_rev")
     kept = {m["test"]: m for m in old["models"]}
     models = []
     for module, test_class in list_classes(tests_dir):
@@ -421,14 +426,15 @@ def main() -> None:
         summary = (f"{len(res['eager']['leaves'])} leaf calls, {dyn['graph_count']} graphs, "
                    f"{dyn['graph_break_count']} breaks") if dyn else ""
         print(f"{test}: {res.get('model')} {res['status']} {summary}", flush=True)
-        write(a.out, torch, diffusers, models)
-    write(a.out, torch, diffusers, models)
+        write(a.out, torch, diffusers, rev, models)
+    write(a.out, torch, diffusers, rev, models)
 
 
-def write(out: Path, torch, diffusers, models: list) -> None:
+def write(out: Path, torch, diffusers, rev, models: list) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "diffusers": diffusers.__version__,
+        "tests_rev": rev,
         "torch": torch.__version__.split("+")[0],
         "eager_is_compiling": True,
         "models": sorted(models, key=lambda m: m["test"]),
