@@ -62,8 +62,9 @@ fi
 export STATICFX_TRANSFORMERS4_ROOT="$data/transformers-$tf4_version"
 
 # diffusers' source, for tests/diffusers_classes.rs (per-class analysis of its models, held to
-# scripts/expect/gen_diffusers_recordings.py); huggingface_hub and transformers, which it
-# imports, come from the user venv above.
+# scripts/expect/gen_diffusers_recordings.py) and tests/diffusers_compile_tests.rs (diffusers'
+# compile tests replayed, scripts/expect/gen_diffusers_compile_tests.py); huggingface_hub and
+# transformers, which it imports, come from the user venv above.
 df_version=0.42.1
 if [ ! -f "$data/diffusers-$df_version/diffusers/models/modeling_utils.py" ]; then
   python3 -m pip download --quiet --no-deps --only-binary=:all: "diffusers==$df_version" -d "$data/wheels"
