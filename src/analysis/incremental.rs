@@ -33,7 +33,8 @@ use tree_sitter::{Node, Tree};
 
 use super::top_level;
 use super::{
-    flagged_findings, trace_class, AnalysisError, FileAnalysis, GraphOptions, GraphResult, Retrace,
+    caller_seeds, flagged_findings, trace_again_for_callers, trace_class, AnalysisError,
+    FileAnalysis, GraphOptions, GraphResult, Retrace,
 };
 use crate::diagnostics::{codes, Diagnostic};
 use crate::eval::value::{ModuleNs, PendingImport};
@@ -321,12 +322,30 @@ impl Session {
             parked: None,
             traces: 0,
         };
+        session.interp.caller_kinds.begin_file(base);
+        let mut seeded = Vec::new();
         for i in 0..session.sites.len() {
+            seeded.push(caller_seeds(
+                &session.interp,
+                &session.ns,
+                &session.sites[i],
+            ));
             let spent = session.interp.steps_used();
             let (entry, retrace) = session.trace_default(i, spent);
             session.classes.push(entry);
             session.retraces.push(retrace);
         }
+        trace_again_for_callers(
+            &mut session,
+            &mut seeded,
+            |s, i| caller_seeds(&s.interp, &s.ns, &s.sites[i]),
+            |s, i| {
+                let spent = s.interp.steps_used();
+                let (entry, retrace) = s.trace_default(i, spent);
+                s.classes[i] = entry;
+                s.retraces[i] = retrace;
+            },
+        );
         session.note_budget();
         let analysis = session.analysis();
         Ok((session, analysis))

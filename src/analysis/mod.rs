@@ -34,7 +34,7 @@ use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::trace::default_config::{convention_inputs, is_built_from_config};
 use crate::eval::trace::root::{
     instantiate_per_class, is_traceable_module_class, trace_flagged, trace_root, trace_root_seeded,
-    Flag,
+    unannotated_required_params, Flag,
 };
 use crate::eval::value::{ModuleNs, Value};
 use crate::eval::Interp;
@@ -234,7 +234,10 @@ fn run(
     let sites = crate::syntax::queries::top_level_class_sites(&file_ref.tree(), &file_ref.text);
     let mut out = Vec::new();
     let mut retraces = Vec::new();
+    let mut traced_sites = Vec::new();
+    let mut seeded = Vec::new();
     let mut found_requested = false;
+    interp.caller_kinds.begin_file(file);
     for site in &sites {
         if let Some(want) = &opts.class {
             if &site.name != want {
@@ -242,14 +245,28 @@ fn run(
             }
             found_requested = true;
         }
+        let seeds = caller_seeds(interp, &ns, site);
         if let Some((g, retrace)) = trace_class(interp, file, &ns, site, opts) {
             out.push(g);
             retraces.push(retrace);
+            traced_sites.push(site);
+            seeded.push(seeds);
         }
     }
     if let (Some(want), false) = (&opts.class, found_requested) {
         return Err(AnalysisError::NoSuchClass(want.clone()));
     }
+    trace_again_for_callers(
+        interp,
+        &mut seeded,
+        |interp, i| caller_seeds(interp, &ns, traced_sites[i]),
+        |interp, i| {
+            if let Some((g, retrace)) = trace_class(interp, file, &ns, traced_sites[i], opts) {
+                out[i] = g;
+                retraces[i] = retrace;
+            }
+        },
+    );
     // Every default trace first, then the flagged retraces, in the order the editor's
     // session runs them (it publishes the default traces' findings before the retraces).
     for (g, retrace) in out.iter_mut().zip(&retraces) {
@@ -291,14 +308,23 @@ pub(crate) fn trace_class(
     };
     let build_failure = build_failure(interp, noted_before, &value, file, site);
     let inputs = opts.class_inputs.get(&site.name).unwrap_or(&opts.inputs);
-    let seeds: Vec<_> = convention_inputs(&value, given_config.as_ref())
+    let mut seeds: Vec<_> = convention_inputs(&value, given_config.as_ref())
         .into_iter()
         .filter(|(name, _)| inputs.iter().all(|i| &i.name != name))
         .collect();
+    for (name, meta) in caller_seeds(interp, ns, site) {
+        if inputs.iter().all(|i| i.name != name) && seeds.iter().all(|(n, _)| *n != name) {
+            seeds.push((name, meta));
+        }
+    }
+    interp
+        .caller_kinds
+        .set_scope(Some((file, qualname_of(&class))));
     let mut g = {
         let _clock = phase_clock::enter(Phase::Tracing);
         trace_root_seeded(interp, &value, inputs, &seeds)
     };
+    interp.caller_kinds.set_scope(None);
     g.name = format!("{}.forward", site.name);
     g.class = site.name.clone();
     g.file = file;
@@ -322,6 +348,61 @@ pub(crate) fn trace_class(
         seeds,
     });
     Some((g, retrace))
+}
+
+/// Traces class `i` again (`trace`) when what the file's callers say of its arguments
+/// (`seeds_now`) is no longer what its last trace had (`seeded[i]`): a class traced before its
+/// callers is traced again with their arguments, which may tell the classes it calls more in
+/// turn, for at most [`MAX_CALLER_ROUNDS`] rounds.
+pub(crate) fn trace_again_for_callers<S: ?Sized>(
+    state: &mut S,
+    seeded: &mut [Vec<(String, crate::shapes::Meta)>],
+    seeds_now: impl Fn(&S, usize) -> Vec<(String, crate::shapes::Meta)>,
+    mut trace: impl FnMut(&mut S, usize),
+) {
+    for _ in 0..MAX_CALLER_ROUNDS {
+        let mut again = false;
+        for i in 0..seeded.len() {
+            let now = seeds_now(state, i);
+            if now == seeded[i] {
+                continue;
+            }
+            seeded[i] = now;
+            again = true;
+            trace(state, i);
+        }
+        if !again {
+            break;
+        }
+    }
+}
+
+/// How many times the classes whose callers told more about their arguments are traced
+/// again (a chain of classes each passing its arguments on needs one round per link it
+/// was traced before; three covers model → encoder → stage → layer).
+pub(crate) const MAX_CALLER_ROUNDS: usize = 3;
+
+fn qualname_of(class: &Value) -> String {
+    match class {
+        Value::Class(c) => c.qualname.clone(),
+        _ => String::new(),
+    }
+}
+
+/// What the file's own callers say `site`'s class's unannotated forward arguments are
+/// (`eval::trace::caller_kinds`), by name.
+pub(crate) fn caller_seeds(
+    interp: &Interp,
+    ns: &ModuleNs,
+    site: &crate::syntax::queries::ClassSite,
+) -> Vec<(String, crate::shapes::Meta)> {
+    let Some(class @ Value::Class(_)) = ns.vars.borrow().get(&site.name).cloned() else {
+        return vec![];
+    };
+    unannotated_required_params(interp, &class)
+        .into_iter()
+        .filter_map(|name| interp.caller_kind(&class, &name).map(|m| (name, m)))
+        .collect()
 }
 
 /// Why `site`'s class was not (fully) built, as a limit on its name: what `__init__` raised or

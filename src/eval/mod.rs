@@ -230,6 +230,9 @@ pub struct Interp {
     /// The library methods run natively where their source is the text they were written
     /// against (`native_methods`); tests add their own or clear them to compare.
     pub native_methods: std::borrow::Cow<'static, [native_methods::KnownMethod]>,
+    /// What the analysed file's own callers pass its module classes' unannotated forward
+    /// parameters (`trace::caller_kinds`).
+    pub caller_kinds: trace::caller_kinds::CallerKinds,
 }
 
 impl Drop for Interp {
@@ -275,6 +278,7 @@ impl Interp {
             cancel: None,
             cancelled: false,
             native_methods: std::borrow::Cow::Borrowed(native_methods::KNOWN_METHODS),
+            caller_kinds: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 mod allow_in_graph;
 pub mod argument_guards;
+pub mod caller_kinds;
 mod custom_op;
 pub mod default_config;
 pub mod guards;

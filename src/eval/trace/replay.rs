@@ -1225,6 +1225,9 @@ impl Interp {
         kwargs: Vec<(String, Value)>,
         span: Span,
     ) -> EResult<Value> {
+        if crate::eval::types::proxy::records_caller_kinds(self) {
+            self.note_forward_call(obj, f, &args, &kwargs);
+        }
         let value = Value::Object(obj.clone());
         let (newest, steps) = (self.next_object_id, self.steps);
         let watched = self.tracer.as_mut().and_then(|t| {

@@ -1040,6 +1040,26 @@ fn forward_arguments(
     (args, kwargs, python_values)
 }
 
+/// The parameters of the module class `class`'s forward that per-class analysis must invent
+/// an argument for with nothing to go by: no default, no annotation (`self`, `*args` and
+/// `**kwargs` aside).
+pub fn unannotated_required_params(interp: &Interp, class: &Value) -> Vec<String> {
+    use crate::catalog::ParamKind::*;
+    let Some(Value::Function(f)) = interp.class_lookup(class, "forward") else {
+        return vec![];
+    };
+    let f = interp.signature_function(&f);
+    let annotations = parameter_annotations(interp, &f);
+    let skip = usize::from(f.kind != FnKind::StaticMethod);
+    f.params
+        .iter()
+        .skip(skip)
+        .filter(|p| !matches!(p.kind, VarPositional | VarKeyword) && p.default.is_none())
+        .filter(|p| annotations.iter().all(|(name, _)| *name != p.name))
+        .map(|p| p.name.clone())
+        .collect()
+}
+
 /// The annotation text of each parameter of `f`'s definition, by name.
 fn parameter_annotations(
     interp: &Interp,

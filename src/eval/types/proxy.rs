@@ -21,6 +21,13 @@ fn tracing(interp: &Interp) -> bool {
     interp.tracer.is_some()
 }
 
+/// A traced forward's calls of the analysed file's module classes tell what their unannotated
+/// arguments are (`trace::caller_kinds`); a constructor's calls (a probe on constant tensors)
+/// pass what `__init__` made up.
+pub(in crate::eval) fn records_caller_kinds(interp: &Interp) -> bool {
+    tracing(interp)
+}
+
 /// A call with a traced argument (anywhere in `args` or `kwargs`) while tracing is recorded
 /// as one node rather than evaluated: its result is only known when the graph runs. Outside a
 /// trace a traced value can only be a leftover of an earlier one, and is not recorded.
