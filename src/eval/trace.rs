@@ -10,6 +10,7 @@ pub mod argument_guards;
 mod custom_op;
 pub mod default_config;
 pub mod guards;
+mod inputs;
 mod layout;
 pub mod replay;
 pub mod root;
