@@ -446,6 +446,56 @@ fn python_literal(v: &Json) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// The editor's `exampleInputs` (JSON) and pyproject's TOML map to the values `--input`
+    /// reads: booleans, floats, null and tables are Python; an integer and a list of integers
+    /// read both ways; a `{shape, dtype}` table is a tensor; strings go through the parser.
+    #[test]
+    fn example_input_values_map_to_python() {
+        let inputs = parse_inputs(&serde_json::json!({
+            "flag": false,
+            "scale": 0.5,
+            "mask": null,
+            "steps": 3,
+            "x": [1, 784],
+            "img_shapes": [[1, 4, 4]],
+            "kw": {"scale": 1.0, "mode": "fast"},
+            "ids": {"shape": [2, 16], "dtype": "int64"},
+            "cond": "{'text_embeds': torch.randn(2, 8)}",
+        }))
+        .unwrap();
+        let by = |n: &str| inputs.iter().find(|i| i.name == n).unwrap().clone();
+        let py = |n: &str| by(n).python;
+        let shape = |n: &str| by(n).tensor.map(|t| t.shape);
+        assert_eq!(py("flag").as_deref(), Some("False"));
+        assert_eq!(shape("flag"), None);
+        assert_eq!(py("scale").as_deref(), Some("0.5"));
+        assert_eq!(py("mask").as_deref(), Some("None"));
+        assert_eq!(
+            (py("steps").as_deref(), shape("steps")),
+            (Some("3"), Some(vec![3]))
+        );
+        assert_eq!(
+            (py("x").as_deref(), shape("x")),
+            (Some("[1, 784]"), Some(vec![1, 784]))
+        );
+        assert_eq!(py("img_shapes").as_deref(), Some("[[1, 4, 4]]"));
+        assert_eq!(shape("img_shapes"), None);
+        assert_eq!(
+            py("kw").as_deref(),
+            Some("{\"scale\": 1.0, \"mode\": \"fast\"}")
+        );
+        assert_eq!(by("ids").tensor.unwrap().dtype, DType::Int64);
+        assert_eq!(by("ids").python, None);
+        assert_eq!(
+            py("cond").as_deref(),
+            Some("{'text_embeds': torch.randn(2, 8)}")
+        );
+        let bad = parse_inputs(&serde_json::json!({"x": "torch.randn(2,"})).unwrap_err();
+        assert!(bad.starts_with("input `x`: "), "{bad}");
+        let bad = parse_inputs(&serde_json::json!({"x": {"shape": [2, "a"]}})).unwrap_err();
+        assert_eq!(bad, "input `x`: `shape` must be a list of integers");
+    }
+
     #[test]
     fn client_and_pyproject_spellings() {
         let mut c = Settings::default();
