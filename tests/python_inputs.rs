@@ -333,3 +333,106 @@ fn example_inputs_from_pyproject_take_python_values() {
     assert!(!text.contains("FX101"), "{text}");
     assert!(!text.contains("FX906"), "{text}");
 }
+
+mod corpus_support;
+
+/// diffusers' own compile tests call forward with `return_dict=False`, a timestep tensor made
+/// by an expression and, for QwenImage, a list of tuples: from their test configs (diffusers'
+/// tests/models/transformers), both models trace to their return with no graph break, as
+/// Dynamo compiles them with `fullgraph=True`. Needs `$STATICFX_DIFFUSERS_ROOT` and
+/// `$STATICFX_USER_VENV`; skips with a note without them.
+#[test]
+fn diffusers_models_take_their_compile_tests_inputs() {
+    let Some(root) = corpus_support::corpus_root("STATICFX_DIFFUSERS_ROOT", "diffusers") else {
+        return;
+    };
+    let Some(venv) = std::env::var_os("STATICFX_USER_VENV") else {
+        eprintln!(
+            "skipped: set STATICFX_USER_VENV to a venv with huggingface_hub and transformers"
+        );
+        return;
+    };
+    let models = root.join("diffusers/models/transformers");
+    let trace = |file: &str, entry: &str, inputs: &[&str]| -> Value {
+        let file = models.join(file);
+        let mut args = vec![
+            "graph",
+            file.to_str().unwrap(),
+            "--root",
+            root.to_str().unwrap(),
+            "--python",
+            venv.to_str().unwrap(),
+            "--entry",
+            entry,
+            "--format",
+            "json",
+        ];
+        for i in inputs {
+            args.extend(["--input", i]);
+        }
+        let (code, out, err) = staticfx(&args);
+        assert_eq!(code, 0, "{err}");
+        let g = serde_json::from_str::<Value>(&out).unwrap()["graphs"][0].clone();
+        assert_eq!(g["error"], Value::Null, "{entry}: {err}");
+        assert_eq!(g["graph_breaks"], serde_json::json!([]), "{entry}");
+        g
+    };
+    let output = |g: &Value| nodes(g).last().unwrap()["args"].clone();
+
+    let flux = "FluxTransformer2DModel(patch_size=1, in_channels=4, num_layers=1, \
+                num_single_layers=1, attention_head_dim=16, num_attention_heads=2, \
+                joint_attention_dim=32, pooled_projection_dim=32, axes_dims_rope=[4, 4, 8])";
+    let flux_inputs = [
+        "hidden_states=1x16x4",
+        "encoder_hidden_states=1x48x32",
+        "pooled_projections=1x32",
+        "timestep=torch.tensor([1.0]).expand(1)",
+        "img_ids=16x3",
+        "txt_ids=48x3",
+    ];
+    let as_dict = trace("transformer_flux.py", flux, &flux_inputs);
+    let as_tuple = trace(
+        "transformer_flux.py",
+        flux,
+        &[&flux_inputs[..], &["return_dict=False"]].concat(),
+    );
+    // `Transformer2DModelOutput(sample=output)` against `(output,)`, from the same nodes
+    assert_eq!(
+        output(&as_dict),
+        serde_json::json!([[["sample", {"node": "proj_out"}]]])
+    );
+    assert_eq!(
+        output(&as_tuple),
+        serde_json::json!([[{"node": "proj_out"}]])
+    );
+    assert_eq!(nodes(&as_dict).len(), nodes(&as_tuple).len());
+    assert_eq!(node(&as_tuple, "timestep")["shape"], serde_json::json!([1]));
+
+    let qwen = trace(
+        "transformer_qwenimage.py",
+        "QwenImageTransformer2DModel(patch_size=2, in_channels=16, out_channels=4, num_layers=2, \
+         attention_head_dim=16, num_attention_heads=3, joint_attention_dim=16, \
+         guidance_embeds=False, axes_dims_rope=(8, 4, 4))",
+        &[
+            "hidden_states=1x16x16",
+            "encoder_hidden_states=1x8x16",
+            "encoder_hidden_states_mask=torch.ones((1, 8))",
+            "timestep=torch.tensor([1.0]).expand(1)",
+            "img_shapes=[(1, 4, 4)]",
+            "return_dict=False",
+        ],
+    );
+    assert_eq!(output(&qwen), serde_json::json!([[{"node": "proj_out"}]]));
+    // both blocks of `num_layers=2` ran, and only they
+    let blocks = |prefix: &str| {
+        nodes(&qwen)
+            .iter()
+            .any(|n| n["target"].as_str().unwrap().starts_with(prefix))
+    };
+    assert!(blocks("transformer_blocks.1."));
+    assert!(!blocks("transformer_blocks.2."));
+    assert_eq!(
+        node(&qwen, "img_shapes")["args"],
+        serde_json::json!([[[1, 4, 4]]])
+    );
+}
