@@ -5,6 +5,8 @@
 //! an input of the graph, and a VALUE that reads both ways is settled by forward's signature.
 //! The fixtures are `tests/fixtures/inputs/python_inputs.py`.
 
+mod corpus_support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -333,8 +335,6 @@ fn example_inputs_from_pyproject_take_python_values() {
     assert!(!text.contains("FX101"), "{text}");
     assert!(!text.contains("FX906"), "{text}");
 }
-
-mod corpus_support;
 
 /// diffusers' own compile tests call forward with `return_dict=False`, a timestep tensor made
 /// by an expression and, for QwenImage, a list of tuples: from their test configs (diffusers'
