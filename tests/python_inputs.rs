@@ -161,6 +161,21 @@ fn an_unannotated_argument_keeps_the_shape_reading() {
     );
 }
 
+/// `4,2` reads as a 4×2 tensor or the tuple `(4, 2)`: the tuple for `size: tuple[int, int]`,
+/// the tensor for the unannotated `x`; a str-defaulted `mode` takes a Python str.
+#[test]
+fn a_pair_annotated_argument_takes_the_tuple() {
+    let grid = graph("Resized", &["x=4,2", "size=4,2", "mode='grid'"]);
+    assert_eq!(node(&grid, "x")["shape"], serde_json::json!([4, 2]));
+    assert_eq!(node(&grid, "size")["args"], serde_json::json!([[4, 2]]));
+    assert_eq!(node(&grid, "mode")["args"], serde_json::json!(["grid"]));
+    let reshape = node(&grid, "reshape");
+    assert_eq!(reshape["args"], serde_json::json!([{"node": "x"}, [4, 2]]));
+    assert_eq!(reshape["shape"], serde_json::json!([4, 2]));
+    let flat = graph("Resized", &["x=4,2", "size=4,2"]);
+    assert_eq!(node(&flat, "reshape")["shape"], serde_json::json!([8]));
+}
+
 #[test]
 fn a_list_of_tuples_iterates() {
     let g = graph("Shapes", &["x=2x8", "img_shapes=[(1, 4, 4), (2, 2, 2)]"]);

@@ -90,15 +90,16 @@ fn names_str(annotation: &str) -> bool {
 }
 
 /// The value forward is called with for the parameter `name`, from the Python expression
-/// `text`: evaluated in the module `file` (forward's) outside the trace, its tensors made
-/// placeholders. An expression that fails, or whose value the evaluator does not know, is an
-/// error naming the argument (at `span`, forward's definition): never a silent constant.
+/// `text`: evaluated in the module `namespace` (the one defining forward's signature, not a
+/// decorator's wrapper) outside the trace, its tensors made placeholders at `span` of `file`
+/// (forward's definition). An expression that fails, or whose value the evaluator does not
+/// know, is an error naming the argument there: never a silent constant.
 pub(crate) fn bind_python(
     interp: &mut Interp,
     name: &str,
     text: &str,
-    file: FileId,
-    span: Span,
+    namespace: FileId,
+    (file, span): (FileId, Span),
 ) -> Result<Value, EvalError> {
     let error = |why: String| EvalError {
         code: codes::ENTRY,
@@ -110,7 +111,7 @@ pub(crate) fn bind_python(
     // Outside the trace: a tensor factory makes a tensor constant, not a node.
     let tracer = interp.tracer.take();
     let noted = interp.diagnostics.len();
-    let value = interp.eval_in_module(file, &format!("(\n{text}\n)"));
+    let value = interp.eval_in_module(namespace, &format!("(\n{text}\n)"));
     interp.diagnostics.truncate(noted);
     interp.tracer = tracer;
     let value = value.map_err(|e| error(format!("cannot be evaluated: {}", e.message)))?;

@@ -992,7 +992,8 @@ fn forward_arguments(
                     .find(|s| s.name == p.name)
                     .and_then(|s| inputs::python_reading(s, annotation, p.default.as_ref()));
                 if let Some(text) = python {
-                    let v = inputs::bind_python(interp, &p.name, text, file, span)?;
+                    let namespace = interp.definition_of(f).1;
+                    let v = inputs::bind_python(interp, &p.name, text, namespace, (file, span))?;
                     if is_python_value(&v) {
                         python_values.push((p.name.clone(), v.clone()));
                     }
@@ -1069,7 +1070,13 @@ fn forward_arguments(
                 .find(|s| s.name == "input")
                 .and_then(|s| inputs::python_reading(s, None, None));
             if let Some(text) = python {
-                args.push(inputs::bind_python(interp, "input", text, file, span)?);
+                args.push(inputs::bind_python(
+                    interp,
+                    "input",
+                    text,
+                    file,
+                    (file, span),
+                )?);
             } else {
                 let meta = input_meta("input", None, None).unwrap_or_else(default_input_meta);
                 let node = interp
