@@ -193,7 +193,21 @@ fn python_expression(text: &str) -> Result<(), String> {
     // On lines of its own, so a trailing comment cannot swallow the parenthesis.
     let wrapped = format!("(\n{text}\n)");
     let tree = crate::syntax::parse(&wrapped, None);
-    if let Some((_, message)) = crate::syntax::first_error(&tree) {
+    if let Some((span, message)) = crate::syntax::first_error(&tree) {
+        // where in the user's text (the wrapper adds two bytes before it)
+        let at = span.start.saturating_sub(2);
+        let mut message = match text.get(at..).filter(|rest| !rest.trim().is_empty()) {
+            Some(rest) if at > 0 || span.end < 2 + text.len() => {
+                let rest: String = rest.chars().take(24).collect();
+                format!("{message} at `{rest}`")
+            }
+            Some(_) => message,
+            None => format!("{message} at the end"),
+        };
+        let count = |set: &[char]| text.chars().filter(|c| set.contains(c)).count();
+        if count(&['(', '[', '{']) > count(&[')', ']', '}']) {
+            message.push_str(" (an unclosed bracket?)");
+        }
         return Err(message);
     }
     let root = tree.root_node();
@@ -589,7 +603,11 @@ mod tests {
             e.starts_with("input `x`: `torch.randn(2, 8` is neither a shape"),
             "{e}"
         );
-        assert!(e.contains("syntax error"), "{e}");
+        assert!(e.ends_with("syntax error (an unclosed bracket?)"), "{e}");
+        let e = error("x=[1, 2");
+        assert!(e.ends_with("at the end (an unclosed bracket?)"), "{e}");
+        let e = error("kw={'a': 1,, 'b': 2}");
+        assert!(e.ends_with("syntax error at `,, 'b': 2}`"), "{e}");
         let e = error("ids=2x16:i65");
         assert_eq!(e, "input `ids`: unknown dtype `i65`");
         let e = error("x=1x3x");
