@@ -18,44 +18,208 @@ use crate::semantic::{FileId, Project};
 use crate::shapes::DType;
 use crate::syntax::Span;
 
-/// A forward input given by the user: `x=1x3x224x224[:i64]`.
+/// A forward input given by the user: `NAME=VALUE`, where VALUE is the shape shorthand of a
+/// tensor (`1x3x224x224`, `2x16:i64`, empty for a 0-d tensor) or a Python expression (`False`,
+/// `3`, `'mode'`, `[(1, 4, 4)]`, `{'text_embeds': torch.randn(2, 8)}`, `torch.zeros(2, 3,
+/// dtype=torch.long)`).
+///
+/// Some VALUEs read both ways: `5` is a 1-D tensor of 5 elements or the int 5, `2,3` a 2×3
+/// tensor or the tuple `(2, 3)`. Forward's signature decides when the trace binds the input
+/// (`eval::trace::inputs`): a parameter annotated as a Python value (`int`, `float`, `bool`,
+/// `str`, a fixed tuple of them, or one of them `| None`), or whose default is a Python
+/// number, bool or str, takes the Python value; any other takes the tensor, as `--input` did
+/// before it read Python.
+///
+/// A Python expression is evaluated by the analyser's evaluator in the namespace of the module
+/// that defines forward (its imports: `torch` is usually one). Every tensor it makes is an input
+/// of the graph, a placeholder of that shape and dtype, never a constant: the one tensor of
+/// `x=torch.randn(2, 4)` is the placeholder `x`, as `x=2x4` is, and the tensors nested in a
+/// list, tuple or dict are placeholders `NAME_1`, `NAME_2`, ... numbered as torch.fx numbers
+/// the leaves of a `concrete_args` structure (every leaf counts, None is no leaf). A Python
+/// value without tensors reaches forward as a caller's argument would; its parameter keeps its
+/// placeholder with the value as its default, as a defaulted parameter's does.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputSpec {
     pub name: String,
+    /// VALUE as the shape shorthand, when it reads as one.
+    pub tensor: Option<TensorSpec>,
+    /// VALUE as the text of a Python expression, when it parses as one.
+    pub python: Option<String>,
+}
+
+/// A tensor of the shape shorthand: its shape and dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
     pub shape: Vec<i64>,
     pub dtype: DType,
+}
+
+impl InputSpec {
+    /// A tensor input of this shape and dtype (what the shape shorthand gives).
+    pub fn tensor(name: impl Into<String>, shape: Vec<i64>, dtype: DType) -> InputSpec {
+        InputSpec {
+            name: name.into(),
+            tensor: Some(TensorSpec { shape, dtype }),
+            python: None,
+        }
+    }
+
+    /// A Python expression input; its text must already be a valid expression
+    /// ([`InputSpec::parse_value`] checks).
+    fn python(name: &str, text: &str) -> InputSpec {
+        InputSpec {
+            name: name.to_string(),
+            tensor: None,
+            python: Some(text.to_string()),
+        }
+    }
+
+    /// Reads VALUE for the argument `name`: the shape shorthand, a Python expression, or both
+    /// when it reads both ways. The error names the argument and says what is wrong.
+    pub fn parse_value(name: &str, value: &str) -> Result<InputSpec, String> {
+        if !is_identifier(name) {
+            return Err(if name.is_empty() {
+                format!("expected NAME=VALUE with an argument name before `=`, got `={value}`")
+            } else {
+                format!("`{name}` is not a Python argument name")
+            });
+        }
+        let tensor = shape_shorthand(value);
+        // The empty VALUE is the 0-d tensor; as Python it would be no expression at all.
+        let python = if value.trim().is_empty() {
+            Err(String::new())
+        } else {
+            python_expression(value)
+        };
+        match (tensor, python) {
+            (Ok(tensor), Ok(())) => Ok(InputSpec {
+                tensor: Some(tensor),
+                ..InputSpec::python(name, value)
+            }),
+            (Ok(tensor), Err(_)) => Ok(InputSpec {
+                name: name.to_string(),
+                tensor: Some(tensor),
+                python: None,
+            }),
+            (Err(_), Ok(())) => Ok(InputSpec::python(name, value)),
+            // Say what the user most likely meant to write: a VALUE made of digits, `x`s and
+            // a `:dtype` was meant as a shape.
+            (Err(shape), Err(_)) if looks_like_shorthand(value) => {
+                Err(format!("input `{name}`: {shape}"))
+            }
+            (Err(_), Err(python)) => Err(format!(
+                "input `{name}`: `{value}` is neither a shape (e.g. 1x3x224x224 or 2x16:i64) \
+                 nor a Python expression: {python}"
+            )),
+        }
+    }
+
+    /// VALUE as the user would write it again (`2x16:int64`, `False`).
+    pub fn value_text(&self) -> String {
+        match (&self.python, &self.tensor) {
+            (Some(p), _) => p.clone(),
+            (None, Some(t)) => format!(
+                "{}:{}",
+                t.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                t.dtype.as_str()
+            ),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+impl std::fmt::Display for InputSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.value_text())
+    }
 }
 
 impl std::str::FromStr for InputSpec {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, rest) = s
+        let (name, value) = s
             .split_once('=')
-            .ok_or_else(|| format!("expected NAME=SHAPE[:DTYPE], got `{s}`"))?;
-        let (shape, dtype) = match rest.split_once(':') {
-            Some((sh, dt)) => (
-                sh,
-                DType::parse(dt).ok_or_else(|| format!("unknown dtype `{dt}`"))?,
-            ),
-            None => (rest, DType::Float32),
+            .ok_or_else(|| format!("expected NAME=VALUE (a shape or a Python value), got `{s}`"))?;
+        InputSpec::parse_value(name.trim(), value.trim())
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// `1x3x224x224`, `2,16`, `2x16:i64`, or empty (a 0-d tensor). A negative size is never a
+/// shape (`-1` is the int).
+fn shape_shorthand(value: &str) -> Result<TensorSpec, String> {
+    let (shape, dtype) = match value.split_once(':') {
+        Some((sh, dt)) => (
+            sh,
+            DType::parse(dt.trim()).ok_or_else(|| format!("unknown dtype `{}`", dt.trim()))?,
+        ),
+        None => (value, DType::Float32),
+    };
+    let shape = shape.trim();
+    let dims: Result<Vec<i64>, _> = if shape.is_empty() {
+        Ok(vec![])
+    } else {
+        shape
+            .split(['x', 'X', ','])
+            .map(|d| d.trim().parse::<u32>().map(i64::from))
+            .collect()
+    };
+    let shape = dims.map_err(|_| format!("bad shape `{shape}` (expected e.g. 1x3x224x224)"))?;
+    Ok(TensorSpec { shape, dtype })
+}
+
+/// Whether VALUE was meant as the shape shorthand: sizes and separators, then maybe a dtype.
+fn looks_like_shorthand(value: &str) -> bool {
+    let shape = value.split_once(':').map_or(value, |(s, _)| s);
+    value.contains(':') && !shape.contains(['(', '[', '{', '\'', '"'])
+        || shape
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, 'x' | 'X' | ',' | ' '))
+}
+
+/// Whether `text` is one Python expression (`1, 2` is the tuple, as after `x = `): Ok, or the
+/// syntax error.
+fn python_expression(text: &str) -> Result<(), String> {
+    use crate::syntax::KindExt;
+    // On lines of its own, so a trailing comment cannot swallow the parenthesis.
+    let wrapped = format!("(\n{text}\n)");
+    let tree = crate::syntax::parse(&wrapped, None);
+    if let Some((span, message)) = crate::syntax::first_error(&tree) {
+        // where in the user's text (the wrapper adds two bytes before it)
+        let at = span.start.saturating_sub(2);
+        let mut message = match text.get(at..).filter(|rest| !rest.trim().is_empty()) {
+            Some(rest) if at > 0 || span.end < 2 + text.len() => {
+                let rest: String = rest.chars().take(24).collect();
+                format!("{message} at `{rest}`")
+            }
+            Some(_) => message,
+            None => format!("{message} at the end"),
         };
-        let dims: Result<Vec<i64>, _> = if shape.is_empty() {
-            Ok(vec![])
-        } else {
-            shape
-                .split(['x', 'X', ','])
-                .map(|d| d.trim().parse::<i64>())
-                .collect()
-        };
-        let dims = dims.map_err(|_| format!("bad shape `{shape}` (expected e.g. 1x3x224x224)"))?;
-        if name.is_empty() {
-            return Err("empty input name".into());
+        let count = |set: &[char]| text.chars().filter(|c| set.contains(c)).count();
+        if count(&['(', '[', '{']) > count(&[')', ']', '}']) {
+            message.push_str(" (an unclosed bracket?)");
         }
-        Ok(InputSpec {
-            name: name.to_string(),
-            shape: dims,
-            dtype,
-        })
+        return Err(message);
+    }
+    let root = tree.root_node();
+    let statement = root
+        .named_child(0)
+        .filter(|_| root.named_child_count() == 1);
+    let expression = statement
+        .filter(|s| s.kind_name() == "expression_statement" && s.named_child_count() == 1)
+        .and_then(|s| s.named_child(0));
+    match expression {
+        Some(e) if matches!(e.kind_name(), "parenthesized_expression" | "tuple") => Ok(()),
+        _ => Err("not a single expression".to_string()),
     }
 }
 
@@ -370,5 +534,114 @@ impl Finding {
 
     pub fn url(&self) -> Option<String> {
         crate::diagnostics::gb_url(self.gb_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(s: &str) -> InputSpec {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn error(s: &str) -> String {
+        s.parse::<InputSpec>().expect_err(s)
+    }
+
+    #[test]
+    fn shape_shorthand_is_a_tensor_only() {
+        let i = spec("x=1x3x224x224");
+        assert_eq!(i.name, "x");
+        assert_eq!(
+            i.tensor,
+            Some(TensorSpec {
+                shape: vec![1, 3, 224, 224],
+                dtype: DType::Float32
+            })
+        );
+        assert_eq!(i.python, None);
+        let ids = spec("ids=2x16:i64");
+        assert_eq!(ids.tensor.as_ref().unwrap().dtype, DType::Int64);
+        assert_eq!(ids.python, None);
+        // the empty VALUE is a 0-d tensor, never Python's empty tuple
+        let scalar = spec("t=");
+        assert_eq!(scalar.tensor.unwrap().shape, Vec::<i64>::new());
+        assert_eq!(scalar.python, None);
+    }
+
+    #[test]
+    fn python_literals_are_python_only() {
+        for (text, value) in [
+            ("return_dict=False", "False"),
+            ("mask=None", "None"),
+            ("scale=1.5", "1.5"),
+            ("mode='fast'", "'fast'"),
+            ("shapes=[(1, 4, 4)]", "[(1, 4, 4)]"),
+            (
+                "kw={'scale': 1.0, 'ids': [1, 2]}",
+                "{'scale': 1.0, 'ids': [1, 2]}",
+            ),
+            (
+                "x=torch.zeros(2, 3, dtype=torch.long)",
+                "torch.zeros(2, 3, dtype=torch.long)",
+            ),
+            // a negative size is no shape
+            ("offset=-1", "-1"),
+        ] {
+            let i = spec(text);
+            assert_eq!(i.python.as_deref(), Some(value), "{text}");
+            assert_eq!(i.tensor, None, "{text}");
+        }
+    }
+
+    #[test]
+    fn values_that_read_both_ways_keep_both() {
+        let steps = spec("steps=5");
+        assert_eq!(steps.tensor.unwrap().shape, vec![5]);
+        assert_eq!(steps.python.as_deref(), Some("5"));
+        // `2,3` is the tuple (2, 3) in Python, as after `size = `
+        let size = spec("size=2,3");
+        assert_eq!(size.tensor.unwrap().shape, vec![2, 3]);
+        assert_eq!(size.python.as_deref(), Some("2,3"));
+    }
+
+    #[test]
+    fn bad_values_say_what_is_wrong_and_name_the_argument() {
+        let e = error("x=torch.randn(2, 8");
+        assert!(
+            e.starts_with("input `x`: `torch.randn(2, 8` is neither a shape"),
+            "{e}"
+        );
+        assert!(e.ends_with("syntax error (an unclosed bracket?)"), "{e}");
+        let e = error("x=[1, 2");
+        assert!(e.ends_with("at the end (an unclosed bracket?)"), "{e}");
+        let e = error("kw={'a': 1,, 'b': 2}");
+        assert!(e.ends_with("syntax error at `,, 'b': 2}`"), "{e}");
+        let e = error("ids=2x16:i65");
+        assert_eq!(e, "input `ids`: unknown dtype `i65`");
+        let e = error("x=1x3x");
+        assert!(e.starts_with("input `x`: bad shape `1x3x`"), "{e}");
+        // a statement, not an expression
+        let e = error("x=import os");
+        assert!(e.starts_with("input `x`:"), "{e}");
+        let e = error("x=1) + (2");
+        assert!(e.contains("not a single expression"), "{e}");
+        assert!(error("1x3").contains("expected NAME=VALUE"));
+        assert!(error("=1x3").contains("argument name"));
+        assert_eq!(error("x.y=3"), "`x.y` is not a Python argument name");
+    }
+
+    #[test]
+    fn written_again_it_reads_the_same() {
+        for text in [
+            "x=2x16:int64",
+            "flag=False",
+            "steps=5",
+            "x=torch.randn(1, 4)",
+        ] {
+            let i = spec(text);
+            assert_eq!(spec(&i.to_string()), i, "{text}");
+        }
     }
 }

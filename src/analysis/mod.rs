@@ -224,6 +224,11 @@ fn run(
         }
         let class = obj.class_name();
         let mut g = trace_root(interp, &value, &opts.inputs);
+        // A Python input that cannot be evaluated is the user's mistake, as a bad entry is,
+        // not something the analyser could not follow.
+        if let Some(e) = g.error.as_ref().filter(|e| e.code == codes::ENTRY) {
+            return Err(AnalysisError::Entry(e.message.clone()));
+        }
         g.entry = Some(entry.clone());
         g.name = format!("{class}.forward");
         g.file = file;
@@ -517,22 +522,7 @@ pub fn optimize(
         .iter()
         .map(|f| (f.path.display().to_string(), &*f.text))
         .collect();
-    let inputs: Vec<String> = gopts
-        .inputs
-        .iter()
-        .map(|i| {
-            format!(
-                "{}={}:{}",
-                i.name,
-                i.shape
-                    .iter()
-                    .map(|d| d.to_string())
-                    .collect::<Vec<_>>()
-                    .join("x"),
-                i.dtype.as_str()
-            )
-        })
-        .collect();
+    let inputs: Vec<String> = gopts.inputs.iter().map(|i| format!("{i:?}")).collect();
     let store = o.cache_dir.as_ref().map(cache::GraphCache::new);
     for r in a.graphs.iter_mut() {
         let r = Arc::make_mut(r);

@@ -49,8 +49,14 @@ pub enum Command {
         /// A constructor expression evaluated in FILE's namespace, e.g. 'ResNet(BasicBlock, [2, 2, 2, 2])'.
         #[arg(long)]
         entry: Option<String>,
-        /// Example input shape for forward's argument, e.g. x=1x3x224x224 or ids=2x16:i64.
-        #[arg(long = "input", value_name = "NAME=SHAPE[:DTYPE]")]
+        /// An input for forward's argument NAME, repeatable. VALUE is a tensor's shape (x=1x3x224x224,
+        /// ids=2x16:i64, empty for a 0-d tensor) or a Python expression evaluated in forward's
+        /// module: return_dict=False, 'img_shapes=[(1, 4, 4)]', "mode='fast'",
+        /// 'x=torch.randn(1, 4)', "cond={'text_embeds': torch.randn(2, 8)}". Every tensor an
+        /// expression makes is an input of the graph, not a constant. A VALUE that reads both ways
+        /// (steps=5) is the Python value for a parameter annotated int, float, bool or str (or
+        /// `X | None`), or defaulting to such a value, and the shape otherwise.
+        #[arg(long = "input", value_name = "NAME=VALUE")]
         inputs: Vec<InputSpec>,
         /// Project root for absolute and relative imports (default: nearest ancestor without __init__.py).
         #[arg(long)]

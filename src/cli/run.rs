@@ -36,8 +36,10 @@ pub struct RunArgs {
         conflicts_with = "inputs"
     )]
     pub inputs_file: Option<PathBuf>,
-    /// Random input of this shape from --seed, e.g. x=1x3x224x224 or ids=2x16:i64.
-    #[arg(long = "input", value_name = "NAME=SHAPE[:DTYPE]")]
+    /// An input for forward's argument NAME, as `graph --input` takes it: a shape (x=1x3x224x224,
+    /// ids=2x16:i64) or a Python expression (return_dict=False, 'x=torch.randn(1, 4)'). Tensors
+    /// get random data from --seed; Python values are passed as they are.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
     pub inputs: Vec<InputSpec>,
     /// Seed for default-initialised weights and random inputs.
     #[arg(long, default_value_t = 0)]

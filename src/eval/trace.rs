@@ -11,6 +11,7 @@ pub mod caller_kinds;
 mod custom_op;
 pub mod default_config;
 pub mod guards;
+mod inputs;
 mod layout;
 pub mod replay;
 pub mod root;

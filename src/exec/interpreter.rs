@@ -210,6 +210,9 @@ impl<'a> Program<'a> {
                 Op::Placeholder => match inputs.get(&n.target) {
                     Some(v) => v.clone(),
                     None => match n.args.first() {
+                        // A Python value the graph shows only as text (a dict, an object): the
+                        // trace specialised on it, so no node reads this placeholder.
+                        Some(Arg::Repr(_)) => RValue::None,
                         Some(default) => self.arg(&env, default).map_err(fail)?,
                         None => {
                             return Err(ExecError::Input(format!(

@@ -154,10 +154,20 @@ pub fn prepare_inputs(
         if out.contains_key(&n.target) {
             continue;
         }
-        let spec = opts.inputs.iter().find(|s| s.name == n.target);
+        // A placeholder with a value (a default, or a Python value the user gave) is no
+        // tensor input: the graph hands that value over.
+        if !n.args.is_empty() {
+            continue;
+        }
+        // The shape shorthand of `--input`, else the traced shape (a tensor a Python input
+        // expression made, `torch.randn(2, 8)`, is random data of its shape like any other).
+        let spec = opts
+            .inputs
+            .iter()
+            .find(|s| s.name == n.target)
+            .and_then(|s| s.tensor.as_ref());
         let (shape, dtype) = match (spec, &n.meta) {
             (Some(s), _) => (Some(s.shape.clone()), s.dtype),
-            (None, _) if !n.args.is_empty() => continue,
             (None, Meta::Tensor(t)) => (t.shape.as_ref().and_then(concrete), t.dtype),
             _ => (None, DType::Float32),
         };

@@ -351,61 +351,163 @@ fn string_list(v: &Json) -> Option<Vec<String>> {
         .collect()
 }
 
-/// `{"x": [1, 784]}`, `{"ids": "2x16:i64"}` or `{"ids": {"shape": [2, 16], "dtype": "int64"}}`.
+/// One class's inputs by argument name, the same in `[tool.staticfx] example-inputs` and the
+/// editor's `exampleInputs`:
+/// - a string is read as `--input NAME=VALUE` reads VALUE: the shape shorthand (`"2x16:i64"`)
+///   or a Python expression (`"False"`, `"[(1, 4, 4)]"`, `"torch.randn(2, 8)"`; a Python str
+///   is quoted inside: `"'mode'"`);
+/// - a list of integers (`[1, 784]`) is a shape, or the Python list for a parameter that
+///   takes a Python value (the rule of `traced::InputSpec`); an integer is likewise a 1-D
+///   shape or the int;
+/// - a boolean, a float, null and any other list are the Python value;
+/// - `{shape = [2, 16], dtype = "int64"}` is a tensor; any other table is a Python dict.
 fn parse_inputs(spec: &Json) -> Result<Vec<InputSpec>, String> {
     let obj = spec
         .as_object()
-        .ok_or("expected a table of argument name to shape")?;
+        .ok_or("expected a table of argument name to input")?;
     let mut out = Vec::new();
     for (name, v) in obj {
-        let dims = |a: &Vec<Json>| {
-            a.iter()
-                .map(|d| {
-                    d.as_i64()
-                        .ok_or_else(|| format!("`{name}`: dimensions must be integers"))
-                })
-                .collect::<Result<Vec<_>, _>>()
-        };
         let input = match v {
-            Json::Array(a) => InputSpec {
-                name: name.clone(),
-                shape: dims(a)?,
-                dtype: DType::Float32,
-            },
-            Json::String(s) => format!("{name}={s}").parse()?,
-            Json::Object(o) => {
-                let shape = o
+            Json::String(s) => InputSpec::parse_value(name, s.trim())?,
+            Json::Object(o) if o.contains_key("shape") => {
+                let dims = o
                     .get("shape")
                     .and_then(Json::as_array)
-                    .ok_or_else(|| format!("`{name}`: missing `shape`"))?;
+                    .and_then(|a| integers(a))
+                    .ok_or_else(|| format!("input `{name}`: `shape` must be a list of integers"))?;
                 let dtype = match o.get("dtype").and_then(Json::as_str) {
-                    Some(d) => {
-                        DType::parse(d).ok_or_else(|| format!("`{name}`: unknown dtype `{d}`"))?
-                    }
+                    Some(d) => DType::parse(d)
+                        .ok_or_else(|| format!("input `{name}`: unknown dtype `{d}`"))?,
                     None => DType::Float32,
                 };
-                InputSpec {
-                    name: name.clone(),
-                    shape: dims(shape)?,
-                    dtype,
-                }
+                InputSpec::tensor(name.clone(), dims, dtype)
             }
-            _ => return Err(format!("`{name}`: expected a shape list")),
+            other => {
+                let python = python_literal(other)
+                    .ok_or_else(|| format!("input `{name}`: a number that Python cannot spell"))?;
+                let mut input = InputSpec::parse_value(name, &python)?;
+                // A list of sizes has always been a shape; it reads both ways.
+                input.tensor = match other {
+                    Json::Array(a) => {
+                        integers(a)
+                            .filter(|d| d.iter().all(|&d| d >= 0))
+                            .map(|shape| crate::traced::TensorSpec {
+                                shape,
+                                dtype: DType::Float32,
+                            })
+                    }
+                    _ => input.tensor,
+                };
+                input
+            }
         };
         out.push(input);
     }
     Ok(out)
 }
 
+fn integers(a: &[Json]) -> Option<Vec<i64>> {
+    a.iter().map(Json::as_i64).collect()
+}
+
+/// A JSON (or TOML) value as the Python expression of the same value. None for a float
+/// Python has no literal for (TOML's `inf`, `nan`).
+fn python_literal(v: &Json) -> Option<String> {
+    Some(match v {
+        Json::Null => "None".into(),
+        Json::Bool(true) => "True".into(),
+        Json::Bool(false) => "False".into(),
+        Json::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.to_string(),
+            (None, Some(x)) if x.is_finite() => format!("{x:?}"),
+            _ => return None,
+        },
+        // Debug quoting escapes as Python's does for the characters that need it.
+        Json::String(s) => format!("{s:?}"),
+        Json::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(python_literal)
+                .collect::<Option<Vec<_>>>()?
+                .join(", ")
+        ),
+        Json::Object(o) => format!(
+            "{{{}}}",
+            o.iter()
+                .map(|(k, v)| Some(format!("{k:?}: {}", python_literal(v)?)))
+                .collect::<Option<Vec<_>>>()?
+                .join(", ")
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The editor's `exampleInputs` (JSON) and pyproject's TOML map to the values `--input`
+    /// reads: booleans, floats, null and tables are Python; an integer and a list of integers
+    /// read both ways; a `{shape, dtype}` table is a tensor; strings go through the parser.
+    #[test]
+    fn example_input_values_map_to_python() {
+        let inputs = parse_inputs(&serde_json::json!({
+            "flag": false,
+            "scale": 0.5,
+            "mask": null,
+            "steps": 3,
+            "x": [1, 784],
+            "img_shapes": [[1, 4, 4]],
+            "kw": {"scale": 1.0, "mode": "fast"},
+            "ids": {"shape": [2, 16], "dtype": "int64"},
+            "cond": "{'text_embeds': torch.randn(2, 8)}",
+        }))
+        .unwrap();
+        let by = |n: &str| inputs.iter().find(|i| i.name == n).unwrap().clone();
+        let py = |n: &str| by(n).python;
+        let shape = |n: &str| by(n).tensor.map(|t| t.shape);
+        assert_eq!(py("flag").as_deref(), Some("False"));
+        assert_eq!(shape("flag"), None);
+        assert_eq!(py("scale").as_deref(), Some("0.5"));
+        assert_eq!(py("mask").as_deref(), Some("None"));
+        assert_eq!(
+            (py("steps").as_deref(), shape("steps")),
+            (Some("3"), Some(vec![3]))
+        );
+        assert_eq!(
+            (py("x").as_deref(), shape("x")),
+            (Some("[1, 784]"), Some(vec![1, 784]))
+        );
+        assert_eq!(py("img_shapes").as_deref(), Some("[[1, 4, 4]]"));
+        assert_eq!(shape("img_shapes"), None);
+        assert_eq!(
+            py("kw").as_deref(),
+            Some("{\"scale\": 1.0, \"mode\": \"fast\"}")
+        );
+        assert_eq!(by("ids").tensor.unwrap().dtype, DType::Int64);
+        assert_eq!(by("ids").python, None);
+        assert_eq!(
+            py("cond").as_deref(),
+            Some("{'text_embeds': torch.randn(2, 8)}")
+        );
+        let bad = parse_inputs(&serde_json::json!({"x": "torch.randn(2,"})).unwrap_err();
+        assert!(bad.starts_with("input `x`: "), "{bad}");
+        let bad = parse_inputs(&serde_json::json!({"x": {"shape": [2, "a"]}})).unwrap_err();
+        assert_eq!(bad, "input `x`: `shape` must be a list of integers");
+    }
 
     #[test]
     fn client_and_pyproject_spellings() {
         let mut c = Settings::default();
         assert!(c.merge(&serde_json::json!({"exampleInputs": {"SimpleNet": {"x": [1, 784]}}, "debounceMs": 0}), None).is_empty());
-        assert_eq!(c.example_inputs["SimpleNet"][0].shape, vec![1, 784]);
+        assert_eq!(
+            c.example_inputs["SimpleNet"][0]
+                .tensor
+                .as_ref()
+                .unwrap()
+                .shape,
+            vec![1, 784]
+        );
         assert_eq!(c.debounce_ms, 0);
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -414,7 +516,10 @@ mod tests {
         )
         .unwrap();
         assert!(c.merge_pyproject(dir.path()).is_empty());
-        assert_eq!(c.example_inputs["Enc"][0].dtype, DType::Int64);
+        assert_eq!(
+            c.example_inputs["Enc"][0].tensor.as_ref().unwrap().dtype,
+            DType::Int64
+        );
     }
 
     #[test]

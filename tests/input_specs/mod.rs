@@ -9,15 +9,17 @@ pub fn inputs_of(v: &Value) -> Vec<InputSpec> {
     v.as_object()
         .unwrap()
         .iter()
-        .map(|(name, spec)| InputSpec {
-            name: name.clone(),
-            shape: spec["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_i64().unwrap())
-                .collect(),
-            dtype: DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
+        .map(|(name, spec)| {
+            InputSpec::tensor(
+                name.clone(),
+                spec["shape"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| d.as_i64().unwrap())
+                    .collect(),
+                DType::parse(spec["dtype"].as_str().unwrap()).unwrap(),
+            )
         })
         .collect()
 }

@@ -8,13 +8,14 @@ use std::rc::Rc;
 use super::argument_guards::{is_python_value, ArgSlot, ArgSource};
 use super::default_config::{annotated_with_config_class, default_config, DEFAULT_LAYER_INDEX};
 use super::guards::GlobalsBefore;
+use super::inputs;
 use super::{default_input_meta, value_meta, RankHint};
 use crate::diagnostics::{codes, Diagnostic, Severity};
 use crate::eval::value::{FnKind, ObjKind, Object, Value};
 use crate::eval::{EvalError, Frame, Interp, Tracer};
 use crate::graph::{Arg, Graph, NodeId, Op};
 use crate::semantic::FileId;
-use crate::shapes::{shape_of, DType, Meta};
+use crate::shapes::{DType, Meta};
 use crate::syntax::Span;
 use crate::traced::{GraphResult, HyperValue, InputSpec, ModuleSummary, ParamSummary};
 
@@ -854,11 +855,12 @@ fn trace_forward(
         class: None,
         receiver: None,
     };
-    let input_meta = |name: &str| {
+    // an input's tensor, when the parameter takes that reading of it (`inputs`), or a seed's
+    let input_meta = |name: &str, annotation: Option<&str>, default: Option<&Value>| {
         inputs
             .iter()
             .find(|i| i.name == name)
-            .map(|i| Meta::tensor(Some(shape_of(&i.shape)), i.dtype))
+            .and_then(|i| inputs::tensor_reading(i, annotation, default))
             .or_else(|| {
                 sym_inputs
                     .iter()
@@ -875,8 +877,15 @@ fn trace_forward(
         Some(Value::Function(f)) => Some(Value::Function(interp.signature_function(f))),
         other => other.clone(),
     };
-    let (args, kwargs, python_values) =
-        forward_arguments(interp, obj, signature.as_ref(), &input_meta, file, span);
+    let (args, kwargs, python_values) = forward_arguments(
+        interp,
+        obj,
+        signature.as_ref(),
+        inputs,
+        &input_meta,
+        file,
+        span,
+    )?;
     let out = match &forward {
         Some(Value::Function(f)) => {
             let f = f.clone();
@@ -943,18 +952,25 @@ fn trace_forward(
 /// Values by parameter name.
 type ByName = Vec<(String, Value)>;
 
+/// A parameter's tensor input, by name, annotation and default.
+type InputMeta<'a> = dyn Fn(&str, Option<&str>, Option<&Value>) -> Option<Meta> + 'a;
+
 /// forward's arguments as the trace passes them, `(args, kwargs, python_values)`: a
 /// placeholder for each parameter of its signature (of the shape `input_meta` gives it), a
-/// defaulted parameter keeping its default; the parameters given a Python value (a flag, a
-/// number, None, a list, ...), by name, are the ones Dynamo guards on.
+/// defaulted parameter keeping its default, a parameter the user gives a Python value
+/// (`inputs`) that value (`eval::trace::inputs`); the parameters given a Python value (a
+/// flag, a number, None, a list, ...), by name, are the ones Dynamo guards on. Fails on a
+/// Python input that cannot be evaluated.
+#[allow(clippy::too_many_arguments)]
 fn forward_arguments(
     interp: &mut Interp,
     obj: &Rc<Object>,
     signature: Option<&Value>,
-    input_meta: &dyn Fn(&str) -> Option<Meta>,
+    inputs: &[InputSpec],
+    input_meta: &InputMeta,
     file: FileId,
     span: Span,
-) -> (Vec<Value>, ByName, ByName) {
+) -> Result<(Vec<Value>, ByName, ByName), EvalError> {
     let mut args = Vec::new();
     let mut kwargs = Vec::new();
     let mut python_values = Vec::new();
@@ -967,7 +983,28 @@ fn forward_arguments(
                 if matches!(p.kind, VarPositional | VarKeyword) {
                     continue;
                 }
-                let given = input_meta(&p.name);
+                let annotation = annotations
+                    .iter()
+                    .find(|(name, _)| *name == p.name)
+                    .map(|(_, a)| a.as_str());
+                let python = inputs
+                    .iter()
+                    .find(|s| s.name == p.name)
+                    .and_then(|s| inputs::python_reading(s, annotation, p.default.as_ref()));
+                if let Some(text) = python {
+                    let namespace = interp.definition_of(f).1;
+                    let v = inputs::bind_python(interp, &p.name, text, namespace, (file, span))?;
+                    if is_python_value(&v) {
+                        python_values.push((p.name.clone(), v.clone()));
+                    }
+                    if p.kind == KeywordOnly {
+                        kwargs.push((p.name.clone(), v));
+                    } else {
+                        args.push(v);
+                    }
+                    continue;
+                }
+                let given = input_meta(&p.name, annotation, p.default.as_ref());
                 // The first argument is the input the model is called with even when it
                 // defaults to None (`forward(self, input_ids=None, ..., inputs_embeds=None)`
                 // raises unless one of them is given); torch.fx makes it a proxy as well.
@@ -1028,16 +1065,30 @@ fn forward_arguments(
         }
         _ => {
             // nn.Sequential's own forward(input).
-            let meta = input_meta("input").unwrap_or_else(default_input_meta);
-            let node = interp
-                .tracer
-                .as_mut()
-                .expect("tracing")
-                .placeholder("input", None, meta, file, span);
-            args.push(Value::Proxy(node));
+            let python = inputs
+                .iter()
+                .find(|s| s.name == "input")
+                .and_then(|s| inputs::python_reading(s, None, None));
+            if let Some(text) = python {
+                args.push(inputs::bind_python(
+                    interp,
+                    "input",
+                    text,
+                    file,
+                    (file, span),
+                )?);
+            } else {
+                let meta = input_meta("input", None, None).unwrap_or_else(default_input_meta);
+                let node = interp
+                    .tracer
+                    .as_mut()
+                    .expect("tracing")
+                    .placeholder("input", None, meta, file, span);
+                args.push(Value::Proxy(node));
+            }
         }
     }
-    (args, kwargs, python_values)
+    Ok((args, kwargs, python_values))
 }
 
 /// The parameters of the module class `class`'s forward that per-class analysis must invent
@@ -1105,7 +1156,7 @@ fn parameter_annotations(
 /// The value a Python annotation says an argument is, when it names no tensor: `bool`, `int`,
 /// `float` (of unknown value), and fixed-length tuples of them; `X | None` and `Optional[X]`
 /// as `X`. Anything else (a tensor, a class, `tuple[int, ...]`) is None.
-fn annotation_meta(annotation: &str) -> Option<Meta> {
+pub(super) fn annotation_meta(annotation: &str) -> Option<Meta> {
     use crate::shapes::{Scalar, ScalarOrigin};
     let a = annotation
         .trim()
