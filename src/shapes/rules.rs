@@ -425,6 +425,47 @@ fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
     tensor(Some(dims), t.dtype)
 }
 
+/// `x.unflatten(dim, sizes)`: `dim` becomes `sizes`, whose one -1 takes what the others leave
+/// of it. `checks` has rejected sizes that do not multiply up, where it could tell; a -1 over a
+/// symbolic size stays symbolic only when the others divide it exactly, else it is unknown.
+fn unflatten(t: &TensorMeta, dim: Option<i64>, sizes: Option<Shape>) -> Meta {
+    let (Some(shape), Some(dim), Some(mut sizes)) = (&t.shape, dim, sizes) else {
+        return tensor(None, t.dtype);
+    };
+    let Some(d) = norm_dim(dim, shape.len()).filter(|&d| d < shape.len()) else {
+        return tensor(None, t.dtype);
+    };
+    let minus: Vec<usize> = (0..sizes.len())
+        .filter(|&i| sizes[i] == Dim::Known(-1))
+        .collect();
+    match minus.as_slice() {
+        [] => {}
+        [i] => {
+            let others: Option<i64> = sizes
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| j != i)
+                .map(|(_, s)| s.known())
+                .product();
+            sizes[*i] = match (&shape[d], others) {
+                (Dim::Known(n), Some(k)) if k > 0 && n % k == 0 => Dim::Known(n / k),
+                (Dim::Sym(e), Some(k)) if k > 0 => e
+                    .floordiv(k)
+                    .filter(|q| q.mul(&super::Expr::constant(k)) == *e)
+                    .map(Dim::from_expr)
+                    .unwrap_or(Dim::Unknown),
+                _ => Dim::Unknown,
+            };
+        }
+        // two -1s raise ("only one dimension can be inferred")
+        _ => return tensor(None, t.dtype),
+    }
+    let mut out: Shape = shape[..d].to_vec();
+    out.extend(sizes);
+    out.extend_from_slice(&shape[d + 1..]);
+    tensor(Some(out), t.dtype)
+}
+
 fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
     let Some(shape) = &t.shape else {
         return tensor(None, t.dtype);
@@ -1389,6 +1430,14 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             ),
             None => Meta::Unknown,
         },
+        "unflatten" => match t0 {
+            Some(t) => unflatten(
+                t,
+                inp.int(1, "dim"),
+                inp.get(2, "sizes").and_then(Meta::as_dims),
+            ),
+            None => Meta::Unknown,
+        },
         "permute" => match t0 {
             Some(t) => permute(t, varargs_dims(inp, 1, "dims").and_then(|d| concrete(&d))),
             None => Meta::Unknown,
@@ -1764,19 +1813,35 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             tensor(dims, dtype.or(fill).unwrap_or(DType::Float32))
         }
         "arange" => {
-            let ints: Vec<Option<i64>> = inp.args.iter().map(Meta::as_int).collect();
-            let len = match ints.as_slice() {
-                [Some(e)] => Some(*e),
-                [Some(s), Some(e)] => Some(e - s),
-                [Some(s), Some(e), Some(st)] if *st != 0 => Some((e - s + st - st.signum()) / st),
+            // `arange(end)`, `arange(start, end, step=1)`, each bound positionally or by
+            // keyword; a lone positional is `end` only when no bound is a keyword (torch has
+            // no `arange(end, step=...)`, which raises).
+            let kw = |n: &str| inp.kwargs.iter().find(|(k, _)| k == n).map(|(_, m)| m);
+            let a = inp.args;
+            let bounds_kw = ["start", "end", "step"].iter().any(|n| kw(n).is_some());
+            let (start, end, step) = match a {
+                [e] if !bounds_kw => (None, Some(e), None),
+                _ => (
+                    a.first().or(kw("start")),
+                    a.get(1).or(kw("end")),
+                    a.get(2).or(kw("step")),
+                ),
+            };
+            let one = Meta::int(1);
+            let zero = Meta::int(0);
+            let (start, step) = (start.unwrap_or(&zero), step.unwrap_or(&one));
+            let bounds = [start, end.unwrap_or(&Meta::Unknown), step];
+            // int64 unless a dtype is given or a bound is a float.
+            let floating = bounds
+                .iter()
+                .any(|m| matches!(m, Meta::Scalar(Scalar::Float(_), _)));
+            let len = match (start.as_int(), end.and_then(Meta::as_int), step.as_int()) {
+                (Some(s), Some(e), Some(st)) if !floating && st != 0 => {
+                    Some((e - s + st - st.signum()) / st)
+                }
                 _ => None,
             };
-            // int64 unless a dtype is given or a bound is a float.
             let dtype = inp.dtype_kwarg();
-            let floating = inp
-                .args
-                .iter()
-                .any(|a| matches!(a, Meta::Scalar(Scalar::Float(_), _)));
             let default = if floating {
                 DType::Float32
             } else {
@@ -2464,6 +2529,86 @@ mod tests {
         assert_eq!(run(t(&[3, 2]), t(&[5])), Meta::Unknown);
         let unknown_rank = Meta::tensor(None, DType::Float32);
         assert_eq!(run(unknown_rank.clone(), t(&[5])), unknown_rank);
+    }
+
+    /// `x.unflatten(dim, sizes)` as torch 2.15 gives it (`torch.zeros(s).unflatten(d, sizes)
+    /// .shape`): diffusers' attention processors split heads with `q.unflatten(-1, (heads, -1))`.
+    /// A -1 over a symbolic size is symbolic only where the others divide it exactly.
+    #[test]
+    fn unflatten_splits_one_dimension() {
+        let run = |x: Meta, dim: i64, sizes: Vec<Meta>| {
+            call(
+                "unflatten",
+                &Inputs {
+                    args: &[x, Meta::int(dim), Meta::Seq(sizes)],
+                    kwargs: &[],
+                },
+            )
+        };
+        let ints = |v: &[i64]| v.iter().map(|&i| Meta::int(i)).collect::<Vec<_>>();
+        assert_eq!(
+            run(t(&[1, 16, 96]), -1, ints(&[-1, 16])),
+            t(&[1, 16, 6, 16])
+        );
+        assert_eq!(run(t(&[1, 144]), 1, ints(&[6, -1])), t(&[1, 6, 24]));
+        assert_eq!(run(t(&[6, 5]), 0, ints(&[2, 3])), t(&[2, 3, 5]));
+        // sizes that do not multiply up raise in torch: no shape is made up
+        assert_eq!(
+            run(t(&[1, 10]), 1, ints(&[3, -1])),
+            Meta::tensor(None, DType::Float32)
+        );
+        let s0 = Dim::Sym(crate::shapes::Expr::sym(0));
+        let sym = |d: Vec<Dim>| Meta::tensor(Some(d), DType::Float32);
+        let s0x8 = Dim::Sym(crate::shapes::Expr::sym(0).scale(8));
+        assert_eq!(
+            run(sym(vec![Dim::Known(2), s0x8.clone()]), 1, ints(&[-1, 8])),
+            sym(vec![Dim::Known(2), s0.clone(), Dim::Known(8)])
+        );
+        // s0 // 8 is no size unless 8 divides s0, which is not known
+        assert_eq!(
+            run(sym(vec![Dim::Known(2), s0]), 1, ints(&[-1, 8])),
+            sym(vec![Dim::Known(2), Dim::Unknown, Dim::Known(8)])
+        );
+    }
+
+    /// `torch.arange` with its bounds bound by keyword (`arange(start=0, end=half)`, as
+    /// diffusers' timestep embedding calls it) has the length of the positional form; the
+    /// `arange(end, step=...)` torch does not accept is not given one.
+    #[test]
+    fn arange_bounds_by_keyword() {
+        let len = |args: Vec<Meta>, kwargs: Vec<(&str, Meta)>| {
+            let kwargs: Vec<(String, Meta)> = kwargs
+                .into_iter()
+                .map(|(k, m)| (k.to_string(), m))
+                .collect();
+            match call(
+                "arange",
+                &Inputs {
+                    args: &args,
+                    kwargs: &kwargs,
+                },
+            ) {
+                Meta::Tensor(t) => t.shape.unwrap()[0].known(),
+                m => panic!("{m:?}"),
+            }
+        };
+        let i = Meta::int;
+        assert_eq!(len(vec![i(5)], vec![]), Some(5));
+        assert_eq!(
+            len(vec![], vec![("start", i(0)), ("end", i(128))]),
+            Some(128)
+        );
+        assert_eq!(len(vec![], vec![("end", i(7))]), Some(7));
+        assert_eq!(len(vec![i(2)], vec![("end", i(7))]), Some(5));
+        assert_eq!(len(vec![i(1), i(10)], vec![("step", i(3))]), Some(3));
+        assert_eq!(
+            len(
+                vec![],
+                vec![("start", i(10)), ("end", i(0)), ("step", i(-4))]
+            ),
+            Some(3)
+        );
+        assert_eq!(len(vec![i(10)], vec![("step", i(2))]), None);
     }
 
     /// `x.split((a, b), 1)` gives two parts however little is known of `x`: list(...) and
