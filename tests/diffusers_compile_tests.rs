@@ -63,22 +63,6 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
         NEEDS_VALUES,
     ),
     (
-        "models/transformers/test_models_transformer_flux2.py::TestFlux2TransformerCompile",
-        "calls equal by name and class; shapes unknown from #16 transformer_blocks.0.attn.to_q (Linear): 29 of 47 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_helios.py::TestHeliosTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #51 proj_out (Linear): 1 of 52 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_hunyuan_video.py::TestHunyuanVideoTransformerCompile",
-        "calls equal by name and class; shapes unknown from #42 transformer_blocks.0.attn.to_out.0 (Linear): 9 of 66 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_joyimage.py::TestJoyImageEditTransformerCompile",
-        "calls equal by name and class; shapes unknown from #15 double_blocks.0.attn.img_attn_proj (Linear): 23 of 38 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_joyimage_edit_plus.py::TestJoyImageEditPlusTransformerCompile",
         NEEDS_VALUES,
     ),
@@ -91,20 +75,12 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
         NEEDS_VALUES,
     ),
     (
-        "models/transformers/test_models_transformer_motif_video.py::TestMotifVideoTransformerTorchCompile",
-        "calls equal by name and class; shapes unknown from #23 transformer_blocks.0.attn.to_out.0 (Linear): 11 of 49 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_nucleusmoe_image.py::TestNucleusMoEImageTransformerCompile",
         NEEDS_VALUES,
     ),
     (
         "models/transformers/test_models_transformer_qwenimage.py::TestQwenImageTransformerCompile",
         NEEDS_VALUES,
-    ),
-    (
-        "models/transformers/test_models_transformer_stable_audio3.py::TestStableAudio3DiTModelCompile",
-        "calls equal by name and class; shapes unknown from #3 to_timestep_embed.0 (Linear): 20 of 30 calls unknown; output shape not known",
     ),
     (
         "models/transformers/test_models_transformer_wan_animate_2.py::TestWanAnimate2TransformerCompile",
