@@ -52,7 +52,7 @@ const NOT_LITERAL: &str = "an input has no Python-literal spelling";
 const KNOWN_DIFFERENT: &[(&str, &str)] = &[
     (
         "models/transformers/test_models_transformer_anyflow.py::TestAnyFlowTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #12 blocks.0.attn1.to_q (Linear): 23 of 39 calls unknown; output shape not known",
+        "calls equal by name and class; shapes unknown from #15 blocks.0.attn1.to_out.0 (Linear): 20 of 39 calls unknown; output shape not known",
     ),
     (
         "models/transformers/test_models_transformer_anyflow_far.py::TestAnyFlowFARTransformer3DCompile",
@@ -63,36 +63,8 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
         NEEDS_VALUES,
     ),
     (
-        "models/transformers/test_models_transformer_ernie_image.py::TestErnieImageTransformerCompile",
-        "calls equal by name and class; shapes unknown from #9 layers.0.self_attention.norm_q (RMSNorm): 8 of 18 calls unknown",
-    ),
-    (
-        "models/transformers/test_models_transformer_flux.py::TestFluxTransformerCompile",
-        "calls equal by name and class; shapes unknown from #20 transformer_blocks.0.attn.norm_q (RMSNorm): 26 of 50 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_flux2.py::TestFlux2TransformerCompile",
-        "calls equal by name and class; shapes unknown from #16 transformer_blocks.0.attn.to_q (Linear): 29 of 47 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_helios.py::TestHeliosTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #22 blocks.0.attn1.to_out.0 (Linear): 24 of 52 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_hunyuan_video.py::TestHunyuanVideoTransformerCompile",
-        "calls equal by name and class; shapes unknown from #42 transformer_blocks.0.attn.to_out.0 (Linear): 20 of 66 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_joyimage.py::TestJoyImageEditTransformerCompile",
-        "calls equal by name and class; shapes unknown from #9 double_blocks.0.attn.img_attn_qkv (Linear): 29 of 38 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_joyimage_edit_plus.py::TestJoyImageEditPlusTransformerCompile",
         NEEDS_VALUES,
-    ),
-    (
-        "models/transformers/test_models_transformer_krea2.py::TestKrea2TransformerTorchCompile",
-        "calls equal by name and class; shapes unknown from #7 text_fusion.layerwise_blocks.0.attn.to_out.0 (Linear): 27 of 40 calls unknown; output shape not known",
     ),
     (
         "models/transformers/test_models_transformer_ltx.py::TestLTXTransformerCompile",
@@ -103,14 +75,6 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
         NEEDS_VALUES,
     ),
     (
-        "models/transformers/test_models_transformer_minimax_h3.py::TestMiniMaxH3TransformerTorchCompile",
-        "calls equal by name and class; shapes unknown from #7 token_refiner.refiner_blocks.0.attn.norm_q (RMSNorm): 52 of 65 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_motif_video.py::TestMotifVideoTransformerTorchCompile",
-        "calls equal by name and class; shapes unknown from #16 transformer_blocks.0.attn.norm_q (RMSNorm): 26 of 49 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_nucleusmoe_image.py::TestNucleusMoEImageTransformerCompile",
         NEEDS_VALUES,
     ),
@@ -119,24 +83,8 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
         NEEDS_VALUES,
     ),
     (
-        "models/transformers/test_models_transformer_stable_audio3.py::TestStableAudio3DiTModelCompile",
-        "calls equal by name and class; shapes unknown from #3 to_timestep_embed.0 (Linear): 20 of 30 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_wan.py::TestWanTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #9 blocks.0.attn1.to_q (Linear): 29 of 44 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_wan_animate.py::TestWanAnimateTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #14 face_encoder.norm1 (LayerNorm): 46 of 66 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_wan_animate_2.py::TestWanAnimate2TransformerCompile",
         NOT_LITERAL,
-    ),
-    (
-        "models/transformers/test_models_transformer_wan_vace.py::TestWanVACETransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #11 vace_blocks.0.attn1.to_q (Linear): 87 of 116 calls unknown; output shape not known",
     ),
     (
         "models/transformers/test_models_transformer_z_image.py::TestZImageTransformerCompile",

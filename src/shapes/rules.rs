@@ -425,6 +425,47 @@ fn reshape(t: &TensorMeta, dims: Option<Shape>) -> Meta {
     tensor(Some(dims), t.dtype)
 }
 
+/// `x.unflatten(dim, sizes)`: `dim` becomes `sizes`, whose one -1 takes what the others leave
+/// of it. `checks` has rejected sizes that do not multiply up, where it could tell; a -1 over a
+/// symbolic size stays symbolic only when the others divide it exactly, else it is unknown.
+fn unflatten(t: &TensorMeta, dim: Option<i64>, sizes: Option<Shape>) -> Meta {
+    let (Some(shape), Some(dim), Some(mut sizes)) = (&t.shape, dim, sizes) else {
+        return tensor(None, t.dtype);
+    };
+    let Some(d) = norm_dim(dim, shape.len()).filter(|&d| d < shape.len()) else {
+        return tensor(None, t.dtype);
+    };
+    let minus: Vec<usize> = (0..sizes.len())
+        .filter(|&i| sizes[i] == Dim::Known(-1))
+        .collect();
+    match minus.as_slice() {
+        [] => {}
+        [i] => {
+            let others: Option<i64> = sizes
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| j != i)
+                .map(|(_, s)| s.known())
+                .product();
+            sizes[*i] = match (&shape[d], others) {
+                (Dim::Known(n), Some(k)) if k > 0 && n % k == 0 => Dim::Known(n / k),
+                (Dim::Sym(e), Some(k)) if k > 0 => e
+                    .floordiv(k)
+                    .filter(|q| q.mul(&super::Expr::constant(k)) == *e)
+                    .map(Dim::from_expr)
+                    .unwrap_or(Dim::Unknown),
+                _ => Dim::Unknown,
+            };
+        }
+        // two -1s raise ("only one dimension can be inferred")
+        _ => return tensor(None, t.dtype),
+    }
+    let mut out: Shape = shape[..d].to_vec();
+    out.extend(sizes);
+    out.extend_from_slice(&shape[d + 1..]);
+    tensor(Some(out), t.dtype)
+}
+
 fn flatten(t: &TensorMeta, start: i64, end: i64) -> Meta {
     let Some(shape) = &t.shape else {
         return tensor(None, t.dtype);
@@ -682,15 +723,55 @@ fn getitem(container: &Meta, idx: &Meta) -> Meta {
                 None => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape),
             },
         },
-        Meta::Seq(v) => match idx.as_int() {
-            Some(i) => {
-                let i = if i < 0 { i + v.len() as i64 } else { i };
-                v.get(i as usize).cloned().unwrap_or(Meta::Unknown)
-            }
-            None => Meta::Unknown,
+        Meta::Seq(v) => match idx {
+            // `chunks[:3]`: a tuple sliced is the tuple of the elements the slice picks
+            Meta::Slice(sl) => match slice_indices(v.len(), sl) {
+                Some(picked) => Meta::Seq(picked.into_iter().map(|i| v[i].clone()).collect()),
+                None => Meta::Unknown,
+            },
+            m => match m.as_int() {
+                Some(i) => {
+                    let i = if i < 0 { i + v.len() as i64 } else { i };
+                    v.get(i as usize).cloned().unwrap_or(Meta::Unknown)
+                }
+                None => Meta::Unknown,
+            },
         },
         _ => Meta::Unknown,
     }
+}
+
+/// The indices `seq[start:stop:step]` picks from a sequence of `len` elements, as Python's
+/// `slice.indices` bounds them; None when a bound is not a known int or the step is 0 (which
+/// raises).
+fn slice_indices(len: usize, sl: &[Meta; 3]) -> Option<Vec<usize>> {
+    let n = i64::try_from(len).ok()?;
+    let bound = |m: &Meta| match m {
+        Meta::None => Some(None),
+        m => m.as_int().map(Some),
+    };
+    let (start, stop, step) = (bound(&sl[0])?, bound(&sl[1])?, bound(&sl[2])?);
+    let step = step.unwrap_or(1);
+    if step == 0 {
+        return None;
+    }
+    let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let clamp = |v: i64| {
+        if v < 0 {
+            (v + n).max(lower)
+        } else {
+            v.min(upper)
+        }
+    };
+    let start = start.map_or(if step > 0 { lower } else { upper }, clamp);
+    let stop = stop.map_or(if step > 0 { upper } else { lower }, clamp);
+    let mut out = vec![];
+    let mut i = start;
+    while (step > 0 && i < stop) || (step < 0 && i > stop) {
+        out.push(i as usize);
+        i += step;
+    }
+    Some(out)
 }
 
 fn chunks(t: &TensorMeta, dim: i64, sizes: impl Fn(i64) -> Option<Vec<i64>>) -> Meta {
@@ -1389,6 +1470,14 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             ),
             None => Meta::Unknown,
         },
+        "unflatten" => match t0 {
+            Some(t) => unflatten(
+                t,
+                inp.int(1, "dim"),
+                inp.get(2, "sizes").and_then(Meta::as_dims),
+            ),
+            None => Meta::Unknown,
+        },
         "permute" => match t0 {
             Some(t) => permute(t, varargs_dims(inp, 1, "dims").and_then(|d| concrete(&d))),
             None => Meta::Unknown,
@@ -1684,21 +1773,33 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             Some(t) => adaptive(t, 1, inp.get(1, "output_size").unwrap_or(&Meta::Unknown)),
             None => Meta::Unknown,
         },
-        "max_pool2d" | "avg_pool2d" | "max_pool1d" | "avg_pool1d" => match t0 {
-            Some(t) => {
-                let n = if name.ends_with("2d") { 2 } else { 1 };
-                let k = inp.get(1, "kernel_size").cloned().unwrap_or(Meta::Unknown);
-                let s = inp.get(2, "stride").cloned().unwrap_or(Meta::None);
-                let p = inp.get(3, "padding").cloned().unwrap_or(Meta::int(0));
-                let (d, ceil_pos) = if name.starts_with("max") {
-                    (inp.get(4, "dilation").cloned().unwrap_or(Meta::int(1)), 5)
-                } else {
-                    (Meta::int(1), 4)
-                };
-                spatial(t, n, None, &k, &s, &p, &d, inp.flag(ceil_pos, "ceil_mode"))
+        "max_pool3d" | "avg_pool3d" | "max_pool2d" | "avg_pool2d" | "max_pool1d" | "avg_pool1d" => {
+            match t0 {
+                Some(t) => {
+                    let n = if name.ends_with("3d") {
+                        3
+                    } else if name.ends_with("2d") {
+                        2
+                    } else {
+                        1
+                    };
+                    let k = inp.get(1, "kernel_size").cloned().unwrap_or(Meta::Unknown);
+                    let s = inp.get(2, "stride").cloned().unwrap_or(Meta::None);
+                    let p = inp.get(3, "padding").cloned().unwrap_or(Meta::int(0));
+                    // `return_indices=True` gives (values, indices), which this rule does not build
+                    if name.starts_with("max") && inp.flag(6, "return_indices") {
+                        return Meta::Unknown;
+                    }
+                    let (d, ceil_pos) = if name.starts_with("max") {
+                        (inp.get(4, "dilation").cloned().unwrap_or(Meta::int(1)), 5)
+                    } else {
+                        (Meta::int(1), 4)
+                    };
+                    spatial(t, n, None, &k, &s, &p, &d, inp.flag(ceil_pos, "ceil_mode"))
+                }
+                None => Meta::Unknown,
             }
-            None => Meta::Unknown,
-        },
+        }
         "conv2d" | "conv1d" => {
             let (Some(x), Some(w)) = (t0, inp.get(1, "weight").and_then(Meta::as_tensor)) else {
                 return Meta::Unknown;
@@ -1763,20 +1864,46 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 .flatten();
             tensor(dims, dtype.or(fill).unwrap_or(DType::Float32))
         }
+        // `linspace(start, end, steps)` and `logspace(start, end, steps, base=10.0)`: `steps`
+        // points, of the default dtype (float32) unless one is given; torch raises on a
+        // negative count.
+        "linspace" | "logspace" => {
+            let steps = inp.int(2, "steps").filter(|&n| n >= 0);
+            tensor(
+                Some(vec![steps.map(Dim::Known).unwrap_or(Dim::Unknown)]),
+                inp.dtype_kwarg().unwrap_or(DType::Float32),
+            )
+        }
         "arange" => {
-            let ints: Vec<Option<i64>> = inp.args.iter().map(Meta::as_int).collect();
-            let len = match ints.as_slice() {
-                [Some(e)] => Some(*e),
-                [Some(s), Some(e)] => Some(e - s),
-                [Some(s), Some(e), Some(st)] if *st != 0 => Some((e - s + st - st.signum()) / st),
+            // `arange(end)`, `arange(start, end, step=1)`, each bound positionally or by
+            // keyword; a lone positional is `end` only when no bound is a keyword (torch has
+            // no `arange(end, step=...)`, which raises).
+            let kw = |n: &str| inp.kwargs.iter().find(|(k, _)| k == n).map(|(_, m)| m);
+            let a = inp.args;
+            let bounds_kw = ["start", "end", "step"].iter().any(|n| kw(n).is_some());
+            let (start, end, step) = match a {
+                [e] if !bounds_kw => (None, Some(e), None),
+                _ => (
+                    a.first().or(kw("start")),
+                    a.get(1).or(kw("end")),
+                    a.get(2).or(kw("step")),
+                ),
+            };
+            let one = Meta::int(1);
+            let zero = Meta::int(0);
+            let (start, step) = (start.unwrap_or(&zero), step.unwrap_or(&one));
+            let bounds = [start, end.unwrap_or(&Meta::Unknown), step];
+            // int64 unless a dtype is given or a bound is a float.
+            let floating = bounds
+                .iter()
+                .any(|m| matches!(m, Meta::Scalar(Scalar::Float(_), _)));
+            let len = match (start.as_int(), end.and_then(Meta::as_int), step.as_int()) {
+                (Some(s), Some(e), Some(st)) if !floating && st != 0 => {
+                    Some((e - s + st - st.signum()) / st)
+                }
                 _ => None,
             };
-            // int64 unless a dtype is given or a bound is a float.
             let dtype = inp.dtype_kwarg();
-            let floating = inp
-                .args
-                .iter()
-                .any(|a| matches!(a, Meta::Scalar(Scalar::Float(_), _)));
             let default = if floating {
                 DType::Float32
             } else {
@@ -2278,6 +2405,34 @@ fn resized(t: &TensorMeta, size: Option<&Meta>, scale: Option<&Meta>) -> Meta {
 /// `math.ceil(H / stride)` and its kin on a Python number (a size read off a shape keeps its
 /// origin): ints from the rounding functions, floats from the others.
 fn math_on_scalar(name: &str, x: &Scalar, origin: ScalarOrigin) -> Option<Meta> {
+    // The unary operators keep the operand's type as Python's do (a bool is an int to
+    // them): `-x.shape[1]` slices as the int it is.
+    let int = |v: Option<i64>, f: fn(i64) -> Option<i64>| {
+        Meta::Scalar(Scalar::Int(v.and_then(f)), origin)
+    };
+    match (name, x) {
+        ("neg", Scalar::Int(v)) => return Some(int(*v, i64::checked_neg)),
+        ("pos", Scalar::Int(v)) => return Some(int(*v, Some)),
+        ("abs", Scalar::Int(v)) => return Some(int(*v, i64::checked_abs)),
+        ("invert", Scalar::Int(v)) => return Some(int(*v, |v| Some(!v))),
+        ("neg" | "pos" | "abs" | "invert", Scalar::Bool(b)) => {
+            let v = b.map(i64::from);
+            let f: fn(i64) -> Option<i64> = match name {
+                "neg" => i64::checked_neg,
+                "invert" => |v| Some(!v),
+                _ => Some,
+            };
+            return Some(int(v, f));
+        }
+        ("neg", Scalar::Float(v)) => {
+            return Some(Meta::Scalar(Scalar::Float(v.map(|f| -f)), origin))
+        }
+        ("pos", Scalar::Float(v)) => return Some(Meta::Scalar(Scalar::Float(*v), origin)),
+        ("abs", Scalar::Float(v)) => {
+            return Some(Meta::Scalar(Scalar::Float(v.map(f64::abs)), origin))
+        }
+        _ => {}
+    }
     let v = match x {
         Scalar::Int(v) => v.map(|v| v as f64),
         Scalar::Float(v) => *v,
@@ -2464,6 +2619,194 @@ mod tests {
         assert_eq!(run(t(&[3, 2]), t(&[5])), Meta::Unknown);
         let unknown_rank = Meta::tensor(None, DType::Float32);
         assert_eq!(run(unknown_rank.clone(), t(&[5])), unknown_rank);
+    }
+
+    /// `x.unflatten(dim, sizes)` as torch 2.15 gives it (`torch.zeros(s).unflatten(d, sizes)
+    /// .shape`): diffusers' attention processors split heads with `q.unflatten(-1, (heads, -1))`.
+    /// A -1 over a symbolic size is symbolic only where the others divide it exactly.
+    #[test]
+    fn unflatten_splits_one_dimension() {
+        let run = |x: Meta, dim: i64, sizes: Vec<Meta>| {
+            call(
+                "unflatten",
+                &Inputs {
+                    args: &[x, Meta::int(dim), Meta::Seq(sizes)],
+                    kwargs: &[],
+                },
+            )
+        };
+        let ints = |v: &[i64]| v.iter().map(|&i| Meta::int(i)).collect::<Vec<_>>();
+        assert_eq!(
+            run(t(&[1, 16, 96]), -1, ints(&[-1, 16])),
+            t(&[1, 16, 6, 16])
+        );
+        assert_eq!(run(t(&[1, 144]), 1, ints(&[6, -1])), t(&[1, 6, 24]));
+        assert_eq!(run(t(&[6, 5]), 0, ints(&[2, 3])), t(&[2, 3, 5]));
+        // sizes that do not multiply up raise in torch: no shape is made up
+        assert_eq!(
+            run(t(&[1, 10]), 1, ints(&[3, -1])),
+            Meta::tensor(None, DType::Float32)
+        );
+        let s0 = Dim::Sym(crate::shapes::Expr::sym(0));
+        let sym = |d: Vec<Dim>| Meta::tensor(Some(d), DType::Float32);
+        let s0x8 = Dim::Sym(crate::shapes::Expr::sym(0).scale(8));
+        assert_eq!(
+            run(sym(vec![Dim::Known(2), s0x8.clone()]), 1, ints(&[-1, 8])),
+            sym(vec![Dim::Known(2), s0.clone(), Dim::Known(8)])
+        );
+        // s0 // 8 is no size unless 8 divides s0, which is not known
+        assert_eq!(
+            run(sym(vec![Dim::Known(2), s0]), 1, ints(&[-1, 8])),
+            sym(vec![Dim::Known(2), Dim::Unknown, Dim::Known(8)])
+        );
+    }
+
+    /// A tuple of chunks sliced (`x.chunk(6, dim=-1)[:3]`, diffusers' Flux2 modulation) is the
+    /// tuple of the chunks the slice picks, with Python's bounds: a negative start counts from
+    /// the end, a stop past the end stops there, a negative step walks back.
+    #[test]
+    fn sliced_tuple_of_chunks() {
+        let parts: Vec<Meta> = (1..=6).map(|i| t(&[i])).collect();
+        let sl = |a: Meta, b: Meta, c: Meta| Meta::Slice(Box::new([a, b, c]));
+        let pick = |s: Meta| getitem(&Meta::Seq(parts.clone()), &s);
+        let of = |idx: &[usize]| Meta::Seq(idx.iter().map(|&i| parts[i].clone()).collect());
+        let i = Meta::int;
+        assert_eq!(pick(sl(i(0), i(3), Meta::None)), of(&[0, 1, 2]));
+        assert_eq!(pick(sl(i(3), Meta::None, Meta::None)), of(&[3, 4, 5]));
+        assert_eq!(pick(sl(i(-2), i(100), Meta::None)), of(&[4, 5]));
+        assert_eq!(pick(sl(Meta::None, Meta::None, i(-2))), of(&[5, 3, 1]));
+        assert_eq!(pick(sl(i(4), i(1), Meta::None)), of(&[]));
+        assert_eq!(pick(sl(Meta::None, Meta::None, i(0))), Meta::Unknown);
+        let unknown_stop = Meta::Scalar(Scalar::Int(None), ScalarOrigin::Shape);
+        assert_eq!(pick(sl(i(0), unknown_stop, Meta::None)), Meta::Unknown);
+    }
+
+    /// `-x.shape[1]` is the int it is (HunyuanVideo slices `out[:, -n:]` with it); Python's
+    /// unary operators on ints and bools give ints, on floats floats.
+    #[test]
+    fn unary_operators_on_shape_scalars() {
+        let run = |name: &str, x: Meta| {
+            call(
+                name,
+                &Inputs {
+                    args: &[x],
+                    kwargs: &[],
+                },
+            )
+        };
+        let shape_int = |v: Option<i64>| Meta::Scalar(Scalar::Int(v), ScalarOrigin::Shape);
+        assert_eq!(run("neg", shape_int(Some(12))), shape_int(Some(-12)));
+        assert_eq!(run("neg", shape_int(None)), shape_int(None));
+        assert_eq!(run("abs", shape_int(Some(-3))), shape_int(Some(3)));
+        assert_eq!(run("invert", shape_int(Some(5))), shape_int(Some(-6)));
+        let b = Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Const);
+        assert_eq!(
+            run("neg", b.clone()),
+            Meta::Scalar(Scalar::Int(Some(-1)), ScalarOrigin::Const)
+        );
+        assert_eq!(
+            run("invert", b),
+            Meta::Scalar(Scalar::Int(Some(-2)), ScalarOrigin::Const)
+        );
+        let f = |v: f64| Meta::Scalar(Scalar::Float(Some(v)), ScalarOrigin::Const);
+        assert_eq!(run("neg", f(1.5)), f(-1.5));
+    }
+
+    /// Shapes from torch 2.15: `torch.linspace(0.0, 1.0, 8).shape` is `[8]` float32 (also for
+    /// int bounds), `F.avg_pool3d(torch.zeros(1, 24, 2, 8, 8), 2, stride=2).shape` is
+    /// `[1, 24, 1, 4, 4]`; `max_pool3d(..., return_indices=True)` is a tuple, not one tensor.
+    #[test]
+    fn linspace_and_pool3d() {
+        let run = |name: &str, args: Vec<Meta>, kwargs: Vec<(&str, Meta)>| {
+            let kwargs: Vec<(String, Meta)> = kwargs
+                .into_iter()
+                .map(|(k, m)| (k.to_string(), m))
+                .collect();
+            call(
+                name,
+                &Inputs {
+                    args: &args,
+                    kwargs: &kwargs,
+                },
+            )
+        };
+        let f = |v: f64| Meta::Scalar(Scalar::Float(Some(v)), ScalarOrigin::Const);
+        let i = Meta::int;
+        assert_eq!(run("linspace", vec![f(0.0), f(1.0), i(8)], vec![]), t(&[8]));
+        assert_eq!(
+            run("linspace", vec![i(0), i(4)], vec![("steps", i(5))]),
+            t(&[5])
+        );
+        assert_eq!(
+            run(
+                "linspace",
+                vec![i(0), i(4), i(5)],
+                vec![("dtype", Meta::Dtype(DType::Float64))]
+            ),
+            Meta::tensor(Some(shape_of(&[5])), DType::Float64)
+        );
+        let x = t(&[1, 24, 2, 8, 8]);
+        assert_eq!(
+            run("avg_pool3d", vec![x.clone(), i(2)], vec![("stride", i(2))]),
+            t(&[1, 24, 1, 4, 4])
+        );
+        assert_eq!(
+            run(
+                "max_pool3d",
+                vec![x.clone(), Meta::Seq(vec![i(1), i(2), i(2)])],
+                vec![]
+            ),
+            t(&[1, 24, 2, 4, 4])
+        );
+        let pair = run(
+            "max_pool3d",
+            vec![x, i(2)],
+            vec![(
+                "return_indices",
+                Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Const),
+            )],
+        );
+        assert_eq!(pair, Meta::Unknown);
+    }
+
+    /// `torch.arange` with its bounds bound by keyword (`arange(start=0, end=half)`, as
+    /// diffusers' timestep embedding calls it) has the length of the positional form; the
+    /// `arange(end, step=...)` torch does not accept is not given one.
+    #[test]
+    fn arange_bounds_by_keyword() {
+        let len = |args: Vec<Meta>, kwargs: Vec<(&str, Meta)>| {
+            let kwargs: Vec<(String, Meta)> = kwargs
+                .into_iter()
+                .map(|(k, m)| (k.to_string(), m))
+                .collect();
+            match call(
+                "arange",
+                &Inputs {
+                    args: &args,
+                    kwargs: &kwargs,
+                },
+            ) {
+                Meta::Tensor(t) => t.shape.unwrap()[0].known(),
+                m => panic!("{m:?}"),
+            }
+        };
+        let i = Meta::int;
+        assert_eq!(len(vec![i(5)], vec![]), Some(5));
+        assert_eq!(
+            len(vec![], vec![("start", i(0)), ("end", i(128))]),
+            Some(128)
+        );
+        assert_eq!(len(vec![], vec![("end", i(7))]), Some(7));
+        assert_eq!(len(vec![i(2)], vec![("end", i(7))]), Some(5));
+        assert_eq!(len(vec![i(1), i(10)], vec![("step", i(3))]), Some(3));
+        assert_eq!(
+            len(
+                vec![],
+                vec![("start", i(10)), ("end", i(0)), ("step", i(-4))]
+            ),
+            Some(3)
+        );
+        assert_eq!(len(vec![i(10)], vec![("step", i(2))]), None);
     }
 
     /// `x.split((a, b), 1)` gives two parts however little is known of `x`: list(...) and
