@@ -202,13 +202,15 @@ fn main() {
             ..Default::default()
         };
         staticfx::analysis::optimize_graph(&mut optimized, &passes).expect("passes");
+        // the cases' inputs are all shapes (`x=1x3x224x224`), which eager PyTorch makes alike
         let input_json: serde_json::Map<String, Value> = inputs
             .iter()
-            .map(|i| {
-                (
+            .filter_map(|i| {
+                let t = i.tensor.as_ref()?;
+                Some((
                     i.name.clone(),
-                    json!({"shape": i.shape, "dtype": i.dtype.as_str()}),
-                )
+                    json!({"shape": t.shape, "dtype": t.dtype.as_str()}),
+                ))
             })
             .collect();
         let module = match c.source {

@@ -241,3 +241,34 @@ class M(nn.Module):
     let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
     assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
 }
+
+/// An unknown value kept in a field of a plain object (a model output holding what the
+/// analyser could not follow) is no submodule: a method called on it records no
+/// `call_module` (ZImage's `Transformer2DModelOutput(sample=x)` gave `call_module[sample.items]`).
+#[test]
+fn an_unknown_field_of_an_output_object_is_no_submodule() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "import torch\nfrom torch import nn\n\n\nclass Output:\n    def __init__(self, sample):\n        self.sample = sample\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        h = self.fc(x)\n        rows = list(torch.nonzero(h).unbind(0))\n        out = Output(rows)\n        return out.sample.count(0)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let json: Value =
+        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let modules: Vec<&str> = json["graphs"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["op"] == "call_module")
+        .map(|n| n["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(modules, ["fc"]);
+}

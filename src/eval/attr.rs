@@ -225,8 +225,13 @@ impl Interp {
                         Value::Param(p) if proxy::param_is_traced(self) => {
                             self.trace_param(frame, o, name, &p, span)
                         }
+                        // an unknown attribute of a module may be a submodule that was not
+                        // built, whose call torch.fx records as `call_module` by its path; an
+                        // unknown field of any other object (a model output) is no submodule
                         Value::Unknown(u)
-                            if proxy::records_module_calls(self) && u.path.is_none() =>
+                            if proxy::records_module_calls(self)
+                                && u.path.is_none()
+                                && o.is_module() =>
                         {
                             let base = self
                                 .tracer
