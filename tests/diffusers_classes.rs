@@ -11,7 +11,7 @@
 
 mod corpus_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 use staticfx::analysis::{analyze_file, GraphOptions};
@@ -46,24 +46,7 @@ const INCOMPLETE: &[(&str, &str)] = &[
     ("AutoencoderKLWan", "name `out` is not defined"),
 ];
 
-fn diffusers_root() -> Option<PathBuf> {
-    let root = corpus_support::corpus_root("STATICFX_DIFFUSERS_ROOT", "diffusers")?;
-    root.join("diffusers/models/modeling_utils.py")
-        .is_file()
-        .then_some(root)
-}
-
-fn user_venv() -> Option<PathBuf> {
-    let dir = std::env::var_os("STATICFX_USER_VENV").map(PathBuf::from);
-    let ok = dir.as_ref().is_some_and(|d| d.join("pyvenv.cfg").is_file());
-    if !ok {
-        eprintln!(
-            "skipped: set STATICFX_USER_VENV to a venv with huggingface_hub and transformers \
-             (scripts/test-all.sh builds it)"
-        );
-    }
-    ok.then(|| dir.unwrap())
-}
+use corpus_support::diffusers::{diffusers_root, user_venv};
 
 /// What per-class analysis of one class gave.
 struct Built {

@@ -81,24 +81,7 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
 
 ];
 
-fn diffusers_root() -> Option<PathBuf> {
-    let root = corpus_support::corpus_root("STATICFX_DIFFUSERS_ROOT", "diffusers")?;
-    root.join("diffusers/models/modeling_utils.py")
-        .is_file()
-        .then_some(root)
-}
-
-fn user_venv() -> Option<PathBuf> {
-    let dir = std::env::var_os("STATICFX_USER_VENV").map(PathBuf::from);
-    let ok = dir.as_ref().is_some_and(|d| d.join("pyvenv.cfg").is_file());
-    if !ok {
-        eprintln!(
-            "skipped: set STATICFX_USER_VENV to a venv with huggingface_hub and transformers \
-             (scripts/test-all.sh builds it)"
-        );
-    }
-    ok.then(|| dir.unwrap())
-}
+use corpus_support::diffusers::{diffusers_root, user_venv};
 
 /// A leaf-module call: qualified name, class, output shape (JSON: a list of dims, or null).
 type Call = (String, String, Value);

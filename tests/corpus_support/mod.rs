@@ -17,4 +17,5 @@ pub fn corpus_root(var: &str, package: &str) -> Option<PathBuf> {
     root
 }
 
+pub mod diffusers;
 pub mod hf;
