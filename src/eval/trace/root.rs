@@ -994,14 +994,7 @@ fn forward_arguments(
                 if let Some(text) = python {
                     let namespace = interp.definition_of(f).1;
                     let v = inputs::bind_python(interp, &p.name, text, namespace, (file, span))?;
-                    if is_python_value(&v) {
-                        python_values.push((p.name.clone(), v.clone()));
-                    }
-                    if p.kind == KeywordOnly {
-                        kwargs.push((p.name.clone(), v));
-                    } else {
-                        args.push(v);
-                    }
+                    pass_argument(p, v, &mut args, &mut kwargs, &mut python_values);
                     continue;
                 }
                 let given = input_meta(&p.name, annotation, p.default.as_ref());
@@ -1053,14 +1046,7 @@ fn forward_arguments(
                     Some(d) => d,
                     None => Value::Proxy(node),
                 };
-                if is_python_value(&v) {
-                    python_values.push((p.name.clone(), v.clone()));
-                }
-                if p.kind == KeywordOnly {
-                    kwargs.push((p.name.clone(), v));
-                } else {
-                    args.push(v);
-                }
+                pass_argument(p, v, &mut args, &mut kwargs, &mut python_values);
             }
         }
         _ => {
@@ -1089,6 +1075,25 @@ fn forward_arguments(
         }
     }
     Ok((args, kwargs, python_values))
+}
+
+/// Passes `v` for forward's parameter `p`, by keyword when it is keyword-only, and notes it
+/// among the Python values Dynamo guards on when it is one.
+fn pass_argument(
+    p: &crate::eval::value::FnParam,
+    v: Value,
+    args: &mut Vec<Value>,
+    kwargs: &mut ByName,
+    python_values: &mut ByName,
+) {
+    if is_python_value(&v) {
+        python_values.push((p.name.clone(), v.clone()));
+    }
+    if p.kind == crate::catalog::ParamKind::KeywordOnly {
+        kwargs.push((p.name.clone(), v));
+    } else {
+        args.push(v);
+    }
 }
 
 /// The parameters of the module class `class`'s forward that per-class analysis must invent
