@@ -440,6 +440,9 @@ pub enum EventKind {
     /// A parameter made during forward: `nn.Parameter(...)`, or a torch.nn module whose
     /// construction makes one (`detail`: the class).
     ParameterCreated,
+    /// A `with` statement entering a manager made by an external callable (`detail`: that
+    /// callable's path, `torch.device`).
+    ExternalManager,
 }
 
 impl EventKind {
@@ -465,6 +468,7 @@ impl EventKind {
             EventKind::ModuleTensorAttr => "module_tensor_attr",
             EventKind::ModuleInit => "module_init",
             EventKind::ParameterCreated => "parameter_created",
+            EventKind::ExternalManager => "external_manager",
         }
     }
 }

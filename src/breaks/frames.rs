@@ -8,10 +8,10 @@
 //! root of its own, so the same break is met again one level down, and so on to the frame that
 //! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
 //! it is never seen, although breaks in the helpers it calls are. A break inside an
-//! instruction that is not a call (a slice with a tensor bound) cannot be resumed either: the
-//! frame holding it runs eagerly from there. (A `while` whose tensor
-//! condition breaks does not count: the jump is the loop's last instruction, and Dynamo only
-//! looks for backward jumps after the breaking one.)
+//! instruction that is not a call (a slice with a tensor bound, entering a `with` block of a
+//! manager Dynamo has no model of) cannot be resumed either: the frame holding it runs eagerly
+//! from there. (A `while` whose tensor condition breaks does not count: the jump is the loop's
+//! last instruction, and Dynamo only looks for backward jumps after the breaking one.)
 
 use std::collections::HashMap;
 
@@ -124,15 +124,17 @@ fn goes_eager_at(cx: &Ctx, f: &Finding, chain: &[Site], level: usize) -> bool {
 }
 
 /// A break Dynamo meets inside an instruction it cannot resume after (building a slice from a
-/// tensor bound, not a call): it compiles what came before and runs the rest of the frame
-/// holding the site eagerly, so that frame reports nothing more.
+/// tensor bound, not a call; entering a `with` block of a manager it has no model of): it
+/// compiles what came before and runs the rest of the frame holding the site eagerly, so that
+/// frame reports nothing more.
 fn breaks_mid_instruction(cx: &Ctx, f: &Finding) -> bool {
-    cx.result.events.iter().any(|e| {
-        e.kind == crate::traced::EventKind::Convert
-            && e.detail == crate::traced::SLICE_BOUND
-            && e.file == f.file
-            && e.span == f.span
-    })
+    f.rule == crate::diagnostics::Rule::UnsupportedContextManager
+        || cx.result.events.iter().any(|e| {
+            e.kind == crate::traced::EventKind::Convert
+                && e.detail == crate::traced::SLICE_BOUND
+                && e.file == f.file
+                && e.span == f.span
+        })
 }
 
 /// Where the finding happened in the trace: its event's position, or its node's.

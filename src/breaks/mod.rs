@@ -27,6 +27,7 @@ mod backward;
 mod buffer_reassign;
 mod c_extension;
 mod class_in_forward;
+mod context_manager;
 mod data_dependent_branch;
 mod deepcopy;
 mod disabled;
@@ -219,6 +220,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::AutogradApplyDuplicate, autograd_apply::check),
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
+    (Rule::UnsupportedContextManager, context_manager::check),
     (Rule::RecompileState, recompile_state::check),
     (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),

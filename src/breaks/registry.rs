@@ -27,6 +27,7 @@ pub const GB_TYPES: &[(&str, &str)] = &[
         "Unsupported Tensor.item() call with capture_scalar_outputs=False",
     ),
     ("GB0119", "Uninitialized nn.Module"),
+    ("GB0142", "Unsupported context manager"),
     ("GB0125", "Unsupported Tensor.requires_grad_() call"),
     ("GB0158", "Unsupported ndarray method call"),
     ("GB0170", "Data-dependent branching"),

@@ -247,6 +247,7 @@ impl Interp {
                                 reason: u.reason.clone(),
                                 path: Some(path),
                                 spread: false,
+                                made_by: u.made_by.clone(),
                             }))
                         }
                         v => v,
@@ -323,6 +324,7 @@ impl Interp {
                         reason: format!("`{name}` of a partly constructed `{}`", o.class_name()),
                         path,
                         spread: false,
+                        made_by: None,
                     })));
                 }
                 if super::stdlib::re::is_compiled_pattern(o)
@@ -413,6 +415,7 @@ impl Interp {
                 reason: u.reason.clone(),
                 path: u.path.as_ref().map(|p| format!("{p}.{name}")),
                 spread: false,
+                made_by: None,
             }))),
             Value::Dtype(d) => Ok(match name {
                 "is_floating_point" => Value::Bool(d.is_floating()),

@@ -733,6 +733,7 @@ impl Interp {
                     reason: e.message.clone(),
                     path,
                     spread: false,
+                    made_by: None,
                 }))]
             }
             Err(e) => return Err(e),

@@ -77,6 +77,9 @@ pub struct Unknown {
     /// A `*args` of unknown length among a call's arguments: it stands for any number of
     /// them, so the positions of the arguments after it (`x.view(*lead, -1)`) are unknown.
     pub spread: bool,
+    /// The external callable whose call returned this value (`torch.device`, `threading.Lock`),
+    /// when that is all that is known of it: what a `with` statement asks of its manager.
+    pub made_by: Option<Rc<str>>,
 }
 
 pub struct Param {
@@ -430,6 +433,17 @@ impl Value {
             reason: reason.into(),
             path: None,
             spread: false,
+            made_by: None,
+        }))
+    }
+
+    /// What calling the external `path` returned, when the analyser knows nothing more of it.
+    pub fn result_of(path: &str) -> Value {
+        Value::Unknown(Rc::new(Unknown {
+            reason: format!("result of `{path}`"),
+            path: None,
+            spread: false,
+            made_by: Some(Rc::from(path)),
         }))
     }
 
@@ -439,6 +453,7 @@ impl Value {
             reason: reason.into(),
             path: None,
             spread: true,
+            made_by: None,
         }))
     }
 

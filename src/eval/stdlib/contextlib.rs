@@ -229,6 +229,16 @@ impl Interp {
         let manager = self.eval_expr(frame, expr)?;
         let span = Span::of(item);
         let Value::Object(o) = &manager else {
+            if let (Value::Unknown(u), Some(t)) = (&manager, self.tracer.as_mut()) {
+                if let Some(path) = &u.made_by {
+                    t.event(
+                        crate::traced::EventKind::ExternalManager,
+                        frame.file_id,
+                        span,
+                        path.to_string(),
+                    );
+                }
+            }
             // `torch.no_grad()` and other managers outside the project do not change the
             // graph's ops; `as` binds the manager.
             if let Some(t) = target {

@@ -117,7 +117,7 @@ impl Interp {
             c.event(self, EventKind::ExternalCall, path.to_string());
             return self.trace_function(frame, path, c.args, c.kwargs, span);
         }
-        Ok(Value::unknown(format!("result of `{path}`")))
+        Ok(Value::result_of(path))
     }
 
     /// `functools.partial`, `OrderedDict`, `copy`, `typing.cast`.
@@ -369,7 +369,7 @@ impl Interp {
                 short, &args, &kwargs,
             ));
         }
-        Ok(Value::unknown(format!("result of `{path}`")))
+        Ok(Value::result_of(path))
     }
 }
 

@@ -47,5 +47,6 @@ pub(in crate::eval) fn get_item(u: &Unknown, key: &Value) -> Value {
         reason: u.reason.clone(),
         path,
         spread: false,
+        made_by: None,
     }))
 }
