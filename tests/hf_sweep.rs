@@ -14,8 +14,8 @@
 //!   with Dynamo's gb id where staticfx has a rule for it (a break whose innermost frame is in
 //!   another file of transformers has no line here and is only counted);
 //! * on the classes Dynamo ran (those whose forward the eager run called, `called`, where the
-//!   labels have it, else every class the model was built from; a finding in a module-level
-//!   helper belongs to the class whose forward calls it), no FX1xx line Dynamo does not break
+//!   labels have it, else every class the model was built from; a finding belongs to the
+//!   classes whose traced forward reaches it, as `check` names them), no FX1xx line Dynamo does not break
 //!   at. A finding reached only under a
 //!   flag (its message names gradient checkpointing or `output_attentions=True`) is confirmed
 //!   when Dynamo breaks there in train mode and the flag is gradient checkpointing in training;
@@ -37,7 +37,7 @@ mod corpus_support;
 use std::collections::{BTreeMap, BTreeSet};
 
 use corpus_support::hf::{
-    check, class_of_finding, class_of_lines, env_list, expected_json, join, known_ids, reported,
+    check, class_of_lines, env_list, expected_json, join, known_ids, reached_from, reported,
     settings, transformers_root, Found,
 };
 use rayon::prelude::*;
@@ -410,9 +410,8 @@ fn sweep_of_every_base_model() {
         let mut confirmed = BTreeSet::new();
         let mut alarms = Vec::new();
         for f in found {
-            let (line, _, _, message, _) = f;
-            let in_scope = class_of_finding(&classes, f).is_none_or(|c| ran.contains(c.as_str()));
-            if !in_scope {
+            let (line, _, _, message, _, _) = f;
+            if !reached_from(&classes, f, &ran) {
                 continue;
             }
             ours.insert(*line);

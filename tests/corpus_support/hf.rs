@@ -40,8 +40,9 @@ pub fn settings(root: &Path) -> Settings {
 }
 
 /// One FX1xx finding: (1-based line, code, gb id, message, line of the outermost call site in
-/// the same file, where forward calls the helper the finding is in).
-pub type Found = (usize, String, String, String, Option<usize>);
+/// the same file, where forward calls the helper the finding is in, the classes whose traced
+/// forward reaches it).
+pub type Found = (usize, String, String, String, Option<usize>, Vec<String>);
 
 /// `check` of one file (per class), its FX1xx findings.
 pub fn check(path: &Path, settings: &Settings) -> Vec<Found> {
@@ -66,6 +67,7 @@ pub fn check(path: &Path, settings: &Settings) -> Vec<Found> {
                     d.gb_id.to_string(),
                     d.message.clone(),
                     outer,
+                    d.classes.clone(),
                 )
             })
             .collect()
@@ -89,15 +91,21 @@ pub fn class_of_lines(text: &str) -> Vec<Option<String>> {
     out
 }
 
-/// The class a finding belongs to: the class its line is in, else (a module-level helper) the
-/// class whose forward calls it; None at module level.
-pub fn class_of_finding(classes: &[Option<String>], found: &Found) -> Option<String> {
-    let (line, _, _, _, outer) = found;
+/// Whether a finding belongs to a class Dynamo ran (`ran`): one of the classes whose traced
+/// forward reaches it, as `check` names them. A finding no class reaches (never the case for
+/// per-class findings) falls back to where it is written: the class its line is in, else (a
+/// module-level helper) the class whose forward calls it; module level is always in scope.
+pub fn reached_from(classes: &[Option<String>], found: &Found, ran: &BTreeSet<&str>) -> bool {
+    let (line, _, _, _, outer, reaching) = found;
+    if !reaching.is_empty() {
+        return reaching.iter().any(|c| ran.contains(c.as_str()));
+    }
     classes
         .get(line - 1)
         .cloned()
         .flatten()
         .or_else(|| outer.and_then(|o| classes.get(o - 1).cloned().flatten()))
+        .is_none_or(|c| ran.contains(c.as_str()))
 }
 
 /// The gb ids staticfx's rules can report.
@@ -113,7 +121,7 @@ pub fn known_ids() -> BTreeSet<&'static str> {
 pub fn reported(found: &[Found], line: usize, gb_id: &str, ids: &BTreeSet<&str>) -> bool {
     found
         .iter()
-        .any(|(l, _, g, _, _)| *l == line && (!ids.contains(gb_id) || g == gb_id))
+        .any(|(l, _, g, _, _, _)| *l == line && (!ids.contains(gb_id) || g == gb_id))
 }
 
 /// The names an environment variable lists (comma-separated); None when unset or empty.
