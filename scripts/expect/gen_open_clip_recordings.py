@@ -13,9 +13,10 @@ without `create_model`: it reads the config, builds `Class(**config)` with rando
   the `open_clip` package;
 - `inputs`: forward's arguments as `--input` text: `image=1x3xHxW:f32` (H, W the config's
   `image_size`) and `text=1xL:i64` (L the text config's `context_length`);
-- `eager`: every call of a torch.nn leaf module (a `torch.nn` class with no children), in call
-  order, as `[qualified name, class, output shape]` (a tuple output: the list of its tensors'
-  shapes), and `output`: the output's tensor fields and their shapes (a tuple's indices or a
+- `eager`: every call of a leaf module as torch.fx counts them (a `torch.nn` class other than
+  `Sequential`, `nn.MultiheadAttention` included, none inside another), in call order, as
+  `[qualified name, class, output shape]` (a tuple output: the list of its items' shapes, None
+  for an item that is not a tensor), and `output`: the output's tensor fields and their shapes (a tuple's indices or a
   dict's keys; a None field left out, a 0-d tensor as `[]`);
 - `dynamo`: `torch._dynamo.explain(model)(image, text)` on a model never called before, under
   `torch.no_grad()`: graph and break counts, and each break Dynamo reports (structured-trace
@@ -71,8 +72,22 @@ def shapes_of(torch, v):
     return None
 
 
-def is_torch_leaf(m) -> bool:
-    return type(m).__module__.startswith("torch.nn") and not any(True for _ in m.children())
+def is_fx_leaf(torch, m) -> bool:
+    """torch.fx's leaf rule (`Tracer.is_leaf_module`): a module of `torch.nn` (or `torch.ao.nn`)
+    other than `Sequential`. `nn.MultiheadAttention` is one though it has a child (`out_proj`,
+    whose forward it never calls), and an empty `Sequential` is not. `ModuleList` and
+    `ModuleDict` are never called, and their items are."""
+    containers = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+    return type(m).__module__.startswith(("torch.nn", "torch.ao.nn")) and not isinstance(m, containers)
+
+
+def leaf_names(torch, model) -> list:
+    """The fx leaves of `model` that are not inside another leaf, in `named_modules()` order."""
+    found = []
+    for qualname, m in model.named_modules():
+        if qualname and is_fx_leaf(torch, m) and not any(qualname.startswith(q + ".") for q, _ in found):
+            found.append((qualname, m))
+    return found
 
 
 @contextlib.contextmanager
@@ -175,10 +190,9 @@ def record_one(name: str) -> dict:
         text = torch.randint(1, vocab, (1, length))
         leaves = []
         eager_model = copy.deepcopy(model)
-        for qualname, m in eager_model.named_modules():
-            if qualname and is_torch_leaf(m):
-                m.register_forward_hook(
-                    lambda mod, _a, out, q=qualname: leaves.append([q, type(mod).__name__, shapes_of(torch, out)]))
+        for qualname, m in leaf_names(torch, eager_model):
+            m.register_forward_hook(
+                lambda mod, _a, out, q=qualname: leaves.append([q, type(mod).__name__, shapes_of(torch, out)]))
         try:
             with torch.no_grad(), compiling_side(torch):
                 out = eager_model(image, text)
