@@ -919,16 +919,21 @@ fn trace_forward(
         }
         _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
     };
-    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
-    // pairs in order: the values stay graph nodes the output uses.
+    // A dict-like output object (transformers' `ModelOutput`), or a plain dict (open_clip's
+    // CoCa returns one), is its items, `(key, value)` pairs in order: the values stay graph
+    // nodes the output uses.
+    let pairs = |items: Vec<(Value, Value)>| {
+        Value::tuple(
+            items
+                .into_iter()
+                .map(|(k, v)| Value::tuple(vec![k, v]))
+                .collect(),
+        )
+    };
     let out = match &out {
+        Value::Dict(d) => pairs(d.borrow().clone()),
         Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
-            Some(items) => Value::tuple(
-                items
-                    .into_iter()
-                    .map(|(k, v)| Value::tuple(vec![k, v]))
-                    .collect(),
-            ),
+            Some(items) => pairs(items),
             None => out,
         },
         _ => out,
