@@ -314,3 +314,44 @@ fn a_dict_returned_by_forward_is_its_items() {
         ]
     );
 }
+
+/// Per-class analysis of a subclass of a torch.nn layer that keeps the layer's `__init__`
+/// (open_clip's `LayerNormFp32(nn.LayerNorm)`, which overrides only forward) builds it with
+/// the layer's required arguments unknown, as a Python `__init__`'s are: its forward is
+/// traced, and no "missing required argument" is reported for code that never raises.
+#[test]
+fn a_layer_subclass_keeping_the_layers_init_is_built_per_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass LayerNormFp32(nn.LayerNorm):\n    def forward(self, x):\n        y = F.layer_norm(x.to(torch.float32), self.normalized_shape, self.weight, self.bias, self.eps)\n        return y.to(x.dtype)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let raised: Vec<&str> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.starts_with("FX9"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(raised.is_empty(), "{raised:?}");
+    let g = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "LayerNormFp32")
+        .expect("LayerNormFp32 analysed");
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(
+        targets
+            .iter()
+            .any(|t| t == "torch.nn.functional.layer_norm"),
+        "{targets:?}"
+    );
+    assert!(targets.iter().any(|t| t == "weight"), "{targets:?}");
+}
