@@ -73,6 +73,17 @@ if [ ! -f "$data/diffusers-$df_version/diffusers/models/modeling_utils.py" ]; th
 fi
 export STATICFX_DIFFUSERS_ROOT="$data/diffusers-$df_version"
 
+# open_clip's source, for tests/open_clip_models.rs (issue 42 item 4, the held-out library: its
+# models replayed against scripts/expect/gen_open_clip_recordings.py); timm, which its timm
+# towers import, comes from the user venv above.
+oc_version=3.3.0
+if [ ! -f "$data/open_clip-$oc_version/open_clip/model.py" ]; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: "open_clip_torch==$oc_version" -d "$data/wheels"
+  rm -rf "$data/open_clip-$oc_version"
+  python3 -m zipfile -e "$data"/wheels/open_clip_torch-"$oc_version"-*.whl "$data/open_clip-$oc_version"
+fi
+export STATICFX_OPEN_CLIP_ROOT="$data/open_clip-$oc_version"
+
 # Graphviz checks that our DOT output is valid.
 if ! command -v dot >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then

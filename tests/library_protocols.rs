@@ -272,3 +272,86 @@ fn an_unknown_field_of_an_output_object_is_no_submodule() {
         .collect();
     assert_eq!(modules, ["fc"]);
 }
+
+/// A forward returning a plain dict (open_clip's CoCa) has an output of its `(key, value)`
+/// pairs in order, as a dict-like output object has: the values are the graph's nodes, not a
+/// text that names them.
+#[test]
+fn a_dict_returned_by_forward_is_its_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n        return {\"logits\": self.fc(x), \"total\": x.sum()}\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        entry: Some("M()".into()),
+        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let json: Value =
+        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
+    let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
+    let shape = |name: &str| nodes.iter().find(|n| n["name"] == name).unwrap()["shape"].clone();
+    let pairs: Vec<(String, Value)> = output["args"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let name = p[1]["node"].as_str().expect("a node");
+            (p[0].as_str().unwrap().to_string(), shape(name))
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("logits".to_string(), serde_json::json!([2, 3])),
+            ("total".to_string(), serde_json::json!([])),
+        ]
+    );
+}
+
+/// Per-class analysis of a subclass of a torch.nn layer that keeps the layer's `__init__`
+/// (open_clip's `LayerNormFp32(nn.LayerNorm)`, which overrides only forward) builds it with
+/// the layer's required arguments unknown, as a Python `__init__`'s are: its forward is
+/// traced, and no "missing required argument" is reported for code that never raises.
+#[test]
+fn a_layer_subclass_keeping_the_layers_init_is_built_per_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("model.py");
+    std::fs::write(
+        &file,
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\nclass LayerNormFp32(nn.LayerNorm):\n    def forward(self, x):\n        y = F.layer_norm(x.to(torch.float32), self.normalized_shape, self.weight, self.bias, self.eps)\n        return y.to(x.dtype)\n",
+    )
+    .unwrap();
+    let opts = GraphOptions {
+        root: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    };
+    let a = analyze_file(&file, &opts).unwrap();
+    let raised: Vec<&str> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.code.starts_with("FX9"))
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(raised.is_empty(), "{raised:?}");
+    let g = a
+        .graphs
+        .iter()
+        .find(|g| g.class == "LayerNormFp32")
+        .expect("LayerNormFp32 analysed");
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let targets: Vec<String> = g.graph.nodes().map(|(_, n)| n.target.clone()).collect();
+    assert!(
+        targets
+            .iter()
+            .any(|t| t == "torch.nn.functional.layer_norm"),
+        "{targets:?}"
+    );
+    assert!(targets.iter().any(|t| t == "weight"), "{targets:?}");
+}

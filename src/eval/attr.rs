@@ -908,10 +908,11 @@ pub fn external_attr(path: &str, name: &str) -> Value {
         }
     }
     match full.as_str() {
-        "math.pi" => Value::Float(std::f64::consts::PI),
-        "math.e" => Value::Float(std::f64::consts::E),
-        "math.inf" | "torch.inf" => Value::Float(f64::INFINITY),
-        "math.nan" | "torch.nan" => Value::Float(f64::NAN),
+        // numpy's constants are Python floats too
+        "math.pi" | "numpy.pi" => Value::Float(std::f64::consts::PI),
+        "math.e" | "numpy.e" => Value::Float(std::f64::consts::E),
+        "math.inf" | "torch.inf" | "numpy.inf" => Value::Float(f64::INFINITY),
+        "math.nan" | "torch.nan" | "numpy.nan" => Value::Float(f64::NAN),
         "sys.maxsize" => Value::Int(i64::MAX),
         // False at runtime, which is what tracing sees; treating it as unknown would run the
         // type-checking-only imports (transformers' `__init__` imports the whole package there).

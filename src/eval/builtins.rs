@@ -746,7 +746,8 @@ fn str_or_repr(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
         Value::Str(s) if c.name == "repr" => Value::str(&super::types::string::repr(s)),
         Value::Str(s) => Value::Str(s.clone()),
         Value::Int(i) => Value::str(&i.to_string()),
-        Value::Float(f) => Value::str(&format!("{f:?}")),
+        // `str` of a float is its `repr` (`nan`, `inf`, `1e+20`), not Rust's `Debug`
+        Value::Float(f) => Value::str(&super::types::number::float_repr(*f)),
         Value::Bool(b) => Value::str(if *b { "True" } else { "False" }),
         Value::None => Value::str("None"),
         // torch.fx's Proxy formats as its node: `str(x.device)` is "Proxy(getattr_2)".

@@ -1283,6 +1283,7 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 _ => tensor(None, x.dtype),
             }
         }
+        "multi_head_attention_forward" => mha_forward(inp, t0),
         "scaled_dot_product_attention" => {
             let Some(q) = t0 else {
                 return Meta::Unknown;
@@ -1972,6 +1973,37 @@ fn sdpa_shape(q: &Shape, k: &Shape, v: &Shape, gqa: bool) -> Option<Shape> {
     Some(out)
 }
 
+/// `F.multi_head_attention_forward(query, key, value, ..., out_proj_weight, ...)`:
+/// `(attn_output, attn_weights)`. The output is the query's shape, `(L, N, E)` or unbatched
+/// `(L, E)`, with the last size the output projection's rows (`linear` with
+/// `out_proj_weight`); the weights are None with `need_weights=False`, else a tensor whose
+/// shape is not worked out here.
+fn mha_forward(inp: &Inputs, query: Option<&TensorMeta>) -> Meta {
+    let Some(q) = query else {
+        return Meta::Unknown;
+    };
+    let rows = inp
+        .get(11, "out_proj_weight")
+        .and_then(Meta::as_tensor)
+        .and_then(|w| w.shape.as_ref())
+        .filter(|w| w.len() == 2)
+        .map(|w| w[0].clone());
+    let shape = match (&q.shape, rows) {
+        (Some(s), Some(rows)) if matches!(s.len(), 2 | 3) => {
+            let mut s = s.clone();
+            *s.last_mut().unwrap() = rows;
+            Some(s)
+        }
+        _ => None,
+    };
+    let weights = match inp.get(15, "need_weights") {
+        Some(Meta::Scalar(Scalar::Bool(Some(false)), _)) => Meta::None,
+        None | Some(Meta::Scalar(Scalar::Bool(Some(true)), _)) => tensor(None, q.dtype),
+        Some(_) => Meta::Unknown,
+    };
+    Meta::Seq(vec![tensor(shape, q.dtype), weights])
+}
+
 fn squeeze_dim(m: Meta, dim: i64) -> Meta {
     match m {
         Meta::Tensor(TensorMeta {
@@ -2619,6 +2651,56 @@ mod tests {
         assert_eq!(run(t(&[3, 2]), t(&[5])), Meta::Unknown);
         let unknown_rank = Meta::tensor(None, DType::Float32);
         assert_eq!(run(unknown_rank.clone(), t(&[5])), unknown_rank);
+    }
+
+    /// `F.multi_head_attention_forward` as torch 2.15 gives it (open_clip's ModifiedResNet
+    /// pools with it): the output is the query's shape with the output projection's rows last,
+    /// batched `(5, 3, 8)` query and `(6, 8)` projection giving `(5, 3, 6)`, unbatched `(5, 8)`
+    /// giving `(5, 6)`; the weights None with `need_weights=False`, a tensor otherwise.
+    #[test]
+    fn multi_head_attention_forward_output() {
+        let run = |q: Meta, kwargs: &[(String, Meta)]| {
+            let k = q.clone();
+            let args = [
+                q,
+                k.clone(),
+                k,
+                Meta::int(8),
+                Meta::int(2),
+                t(&[24, 8]),
+                t(&[24]),
+                Meta::None,
+                Meta::None,
+                Meta::Scalar(Scalar::Bool(Some(false)), ScalarOrigin::Const),
+                Meta::Scalar(Scalar::Float(Some(0.0)), ScalarOrigin::Const),
+                t(&[6, 8]),
+                t(&[6]),
+            ];
+            call(
+                "multi_head_attention_forward",
+                &Inputs {
+                    args: &args,
+                    kwargs,
+                },
+            )
+        };
+        let no_weights = [(
+            "need_weights".to_string(),
+            Meta::Scalar(Scalar::Bool(Some(false)), ScalarOrigin::Const),
+        )];
+        assert_eq!(
+            run(t(&[5, 3, 8]), &no_weights),
+            Meta::Seq(vec![t(&[5, 3, 6]), Meta::None])
+        );
+        assert_eq!(
+            run(t(&[5, 8]), &no_weights),
+            Meta::Seq(vec![t(&[5, 6]), Meta::None])
+        );
+        // weights by default, of a shape not worked out: a tensor, never a made-up shape
+        assert_eq!(
+            run(t(&[5, 3, 8]), &[]),
+            Meta::Seq(vec![t(&[5, 3, 6]), Meta::tensor(None, DType::Float32)])
+        );
     }
 
     /// `x.unflatten(dim, sizes)` as torch 2.15 gives it (`torch.zeros(s).unflatten(d, sizes)

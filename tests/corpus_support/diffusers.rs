@@ -1,7 +1,7 @@
 //! The diffusers corpus: its unzipped wheel and the user venv its imports resolve through.
 
 // Each test binary that includes `corpus_support` compiles this module; only the diffusers
-// suites call it.
+// suites and open_clip_models (for `user_venv`) call it.
 #![allow(dead_code)]
 
 use std::path::PathBuf;

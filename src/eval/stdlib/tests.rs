@@ -242,6 +242,47 @@ t6 = (blocks.tolist(), torch.flip(torch.arange(4) * 2, [0]).tolist(), int(blocks
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// numpy on Python numbers, as constructors use it for constants (open_clip's default
+/// `init_logit_scale = np.log(1 / 0.07)`): a float ufunc's `np.float64` is a `float` with the
+/// value numpy prints, a domain error nan or -inf (numpy warns, `math` raises), and numpy's
+/// constants are floats; `str` of such a float is Python's. Each expected string is what
+/// numpy 2 prints for the snippet (names `nN`, which `gen_stdlib_expectations.py` leaves alone:
+/// its `tN` are the torch snippet's).
+#[test]
+fn numpy_on_python_numbers_matches_numpy() {
+    const NUMPY_SNIPPET: &str = r#"import numpy as np
+n1 = (float(np.log(1 / 0.07)), float(np.sqrt(2)), float(np.exp(1)), float(np.log2(8)), float(np.log10(1000)))
+n2 = (isinstance(np.log(2.0), float), float(np.pi), float(np.e), np.inf > 1e308)
+n3 = (float(np.log(0.0)), str(float(np.sqrt(-1.0))))
+n4 = (str(1e20), str(1.5e-07), str(float('-inf')))
+"#;
+    let mut project = Project::new("/virtual");
+    project.add_overlay("/virtual/np_consts.py", Arc::from(NUMPY_SNIPPET), None);
+    let file = project
+        .load_path(Path::new("/virtual/np_consts.py"))
+        .unwrap();
+    let mut interp = Interp::new(Arc::new(project));
+    let ns = interp.load_module(file).unwrap();
+    let expected = [
+        (
+            "n1",
+            "(2.659260036932778, 1.4142135623730951, 2.718281828459045, 3.0, 3.0)",
+        ),
+        ("n2", "(True, 3.141592653589793, 2.718281828459045, True)"),
+        ("n3", "(-inf, 'nan')"),
+        // `str` of a float is Python's repr, not Rust's formatting (`NaN`, `1e20`)
+        ("n4", "('1e+20', '1.5e-07', '-inf')"),
+    ];
+    let mut failures = Vec::new();
+    for (name, want) in expected {
+        let got = ns.vars.borrow().get(name).map(py_repr).unwrap_or_default();
+        if got != want {
+            failures.push(format!("{name}: got {got}, numpy {want}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// What timm's constructors ask of torch.nn layers: which have `reset_parameters` (a subclass
 /// of one included), and calling it leaves the parameters' shapes; the output shape of a
 /// backbone run on `torch.zeros(...)` (hybrid ViTs size their patch embedding so). Each

@@ -122,6 +122,25 @@ pub fn is_traceable_module_class(interp: &Interp, class: &Value) -> bool {
     has_forward || sequential
 }
 
+/// The catalogue's torch.nn layer whose `__init__` a class inherits: the first base in its MRO
+/// that defines `__init__` is that layer (no Python class before it defines one).
+fn inherited_layer_init(class: &Value) -> Option<crate::catalog::ModuleSpec> {
+    let Value::Class(c) = class else { return None };
+    for m in c.mro.borrow().iter() {
+        match m {
+            Value::Class(k) if k.ns.borrow().get("__init__").is_some() => return None,
+            Value::External(path) => {
+                return crate::catalog::get()
+                    .module(path)
+                    .filter(|(_, s)| !s.container)
+                    .map(|(_, s)| s.clone())
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Per-class mode: required constructor arguments are unknown, defaults are used. A required
 /// `config` (or an optional one typed with a configuration class) is the config class's
 /// defaults (`default_config`), and with it a required `layer_idx` is the first layer's.
@@ -175,6 +194,17 @@ pub fn instantiate_per_class(
                 name => Value::unknown(format!("constructor argument `{name}`")),
             };
             kwargs.push((p.name.clone(), value));
+        }
+    } else if let Some(spec) = inherited_layer_init(class) {
+        // A subclass of a torch.nn layer that keeps the layer's `__init__` (open_clip's
+        // `LayerNormFp32(nn.LayerNorm)` overrides only forward) takes the layer's arguments:
+        // the required ones are unknown, as a Python `__init__`'s are.
+        use crate::catalog::ParamKind::*;
+        for p in &spec.signature {
+            if matches!(p.kind, PositionalOrKeyword | KeywordOnly) && !p.has_default {
+                let value = Value::unknown(format!("constructor argument `{}`", p.name));
+                kwargs.push((p.name.clone(), value));
+            }
         }
     }
     let module = match interp.instantiate(&frame, class, vec![], kwargs, span) {
@@ -919,16 +949,21 @@ fn trace_forward(
         }
         _ => interp.module_method(&frame, obj, "forward", args, kwargs, span)?,
     };
-    // A dict-like output object (transformers' `ModelOutput`) is its items, `(key, value)`
-    // pairs in order: the values stay graph nodes the output uses.
+    // A dict-like output object (transformers' `ModelOutput`), or a plain dict (open_clip's
+    // CoCa returns one), is its items, `(key, value)` pairs in order: the values stay graph
+    // nodes the output uses.
+    let pairs = |items: Vec<(Value, Value)>| {
+        Value::tuple(
+            items
+                .into_iter()
+                .map(|(k, v)| Value::tuple(vec![k, v]))
+                .collect(),
+        )
+    };
     let out = match &out {
+        Value::Dict(d) => pairs(d.borrow().clone()),
         Value::Object(o) => match crate::eval::objects::dict_base_items(o) {
-            Some(items) => Value::tuple(
-                items
-                    .into_iter()
-                    .map(|(k, v)| Value::tuple(vec![k, v]))
-                    .collect(),
-            ),
+            Some(items) => pairs(items),
             None => out,
         },
         _ => out,

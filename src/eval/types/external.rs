@@ -112,6 +112,9 @@ impl Interp {
             // arguments or not.
             c.event(self, EventKind::NumpyCall, path.to_string());
         }
+        if let Some(v) = numpy_scalar_fn(path, &c.args, &c.kwargs) {
+            return Ok(v);
+        }
         if proxy::records_call(self, &c.args, &c.kwargs) {
             // A function the analyser cannot see into, called on traced values.
             c.event(self, EventKind::ExternalCall, path.to_string());
@@ -412,6 +415,36 @@ fn math_prod(args: &[Value]) -> Value {
 }
 
 /// `math.<name>(x[, y])` on constant numbers.
+/// A numpy ufunc that returns a float on one Python number (`np.log(1 / 0.07)`, open_clip's
+/// default logit scale): its `np.float64` result is a subclass of `float` with the value
+/// `math`'s function gives, except that numpy answers a domain error with nan or -inf (and a
+/// warning) where `math` raises, as `f64` does. Anything else (an array, a list, `out=`, a
+/// function that keeps an int's type) is not one.
+fn numpy_scalar_fn(path: &str, args: &[Value], kwargs: &Kwargs) -> Option<Value> {
+    let name = path.strip_prefix("numpy.")?;
+    let [x] = args else {
+        return None;
+    };
+    if !kwargs.is_empty() || as_f64(x).is_none() {
+        return None;
+    }
+    let x = as_f64(x)?;
+    Some(Value::Float(match name {
+        "sqrt" => x.sqrt(),
+        "log" => x.ln(),
+        "log2" => x.log2(),
+        "log10" => x.log10(),
+        "log1p" => x.ln_1p(),
+        "exp" => x.exp(),
+        "expm1" => x.exp_m1(),
+        "cos" => x.cos(),
+        "sin" => x.sin(),
+        "tan" => x.tan(),
+        "tanh" => x.tanh(),
+        _ => return None,
+    }))
+}
+
 fn math_fn(name: &str, args: &[Value]) -> Value {
     let x = args.first().and_then(as_f64);
     let y = args.get(1).and_then(as_f64);
