@@ -47,7 +47,9 @@ use serde_json::Value;
 const KNOWN_MISSED: &[(&str, usize)] = &[
     // GB9493 `dict_keyiterator.__next__` in transformers' `utils/output_capturing.py` wrapper of
     // the callee's forward (a dict comprehension over its keys); its innermost frame in the
-    // modeling file is the call `self.encoder(` / `self.model(`
+    // modeling file is the call `self.encoder(` / `self.model(` (bigbird_pegasus, higgs_audio_v2
+    // and nllb-moe get an FX120 there only with `output_attentions=True`, the wrapper's lock,
+    // which reports another run)
     ("bigbird_pegasus", 1884),
     ("glm5_next", 2056),
     ("nemotron_asr_streaming", 1148),
@@ -57,14 +59,14 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     // the same call line, where Dynamo also breaks on a lock (GB0142) and a logger (GB0291)
     // below it
     ("nemotron3_5_asr", 241),
-    // GB0142 "Unsupported context manager": Dynamo cannot enter a `RLock` / `lock` met below
-    // this line (`nn.functional.pad(x, (self.left_pad, 0))` in a causal conv; xcodec's call of
-    // its semantic model, with GB0467 `setattr()` on a type)
+    // GB0142 "Unsupported context manager": Dynamo cannot enter an `RLock` met in torch's or
+    // Python's code below this line (`super().forward(x)` of a causal conv, past a
+    // `deprecate_kwarg` wrapper); FX120 reports the locks of the code it follows (xcodec's
+    // call of its semantic model with `output_hidden_states=True` is found)
     ("muse_spark_audio", 1103),
     ("nemotron_asr_streaming", 259),
     ("nemotron_asr_streaming_encoder", 259),
     ("voxtral_realtime_encoder", 229),
-    ("xcodec", 482),
     // GB0124 `.item()` not reported: vits's call of transformers' `torch_compilable_check(...)`
     // at 285, in the `reverse=True` branch of the spline (the one at 212 is found)
     ("vits", 285),
@@ -380,9 +382,19 @@ fn sweep_of_every_base_model() {
         let (train, _) = break_lines(model, "train");
         fam.elsewhere = elsewhere;
         fam.with_breaks = usize::from(!eval.is_empty() || elsewhere > 0);
+        // an eval break is reported only by a finding that claims it for the default flags: one
+        // that names a flag it needs describes another run
+        let unconditional: Vec<Found> = found
+            .iter()
+            .filter(|f| !FLAG_WORDS.iter().any(|w| f.3.contains(w)))
+            .cloned()
+            .collect();
         for (line, gb_ids) in &eval {
             fam.break_lines += 1;
-            if gb_ids.iter().any(|id| reported(found, *line, id, &ids)) {
+            if gb_ids
+                .iter()
+                .any(|id| reported(&unconditional, *line, id, &ids))
+            {
                 fam.found_lines += 1;
             } else {
                 missed.insert((name.clone(), *line));
@@ -415,11 +427,12 @@ fn sweep_of_every_base_model() {
                 continue;
             }
             ours.insert(*line);
-            if eval.contains_key(line)
+            let conditional = FLAG_WORDS.iter().any(|w| message.contains(w));
+            if !conditional && eval.contains_key(line)
                 || message.contains(GRADIENT_CHECKPOINTING) && train.contains_key(line)
             {
                 confirmed.insert(*line);
-            } else if !FLAG_WORDS.iter().any(|w| message.contains(w)) {
+            } else if !conditional {
                 extra.insert(*line);
                 let first = message.lines().next().unwrap_or("");
                 alarms.push((*line, format!("{} {first}", f.1)));

@@ -414,7 +414,6 @@ fn math_prod(args: &[Value]) -> Value {
     acc
 }
 
-/// `math.<name>(x[, y])` on constant numbers.
 /// A numpy ufunc that returns a float on one Python number (`np.log(1 / 0.07)`, open_clip's
 /// default logit scale): its `np.float64` result is a subclass of `float` with the value
 /// `math`'s function gives, except that numpy answers a domain error with nan or -inf (and a
@@ -445,6 +444,7 @@ fn numpy_scalar_fn(path: &str, args: &[Value], kwargs: &Kwargs) -> Option<Value>
     }))
 }
 
+/// `math.<name>(x[, y])` on constant numbers.
 fn math_fn(name: &str, args: &[Value]) -> Value {
     let x = args.first().and_then(as_f64);
     let y = args.get(1).and_then(as_f64);
