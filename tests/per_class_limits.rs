@@ -114,3 +114,44 @@ class Net(nn.Module):
     let meta = format!("{:?}", fc.meta);
     assert!(meta.contains("Known(6)"), "{meta}");
 }
+
+/// An embedding takes ids of any rank. Token ids laid out as an image (`[batch, h, w]`, then
+/// `permute(0, 3, 1, 2)` before a convolution) had been traced as `[batch, seq]` only, and the
+/// permute reported as a shape error that no input of that forward raises.
+#[test]
+fn embedding_ids_may_have_more_than_two_dims() {
+    let a = analyse(
+        r#"from torch import nn
+
+
+class TokenImage(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embeddings = nn.Embedding(16, 8)
+        self.conv = nn.Conv2d(8, 4, kernel_size=1)
+
+    def forward(self, input_ids):
+        h = self.embeddings(input_ids)
+        h = h.permute(0, 3, 1, 2)
+        return self.conv(h)
+"#,
+    );
+    let g = &a.graphs[0];
+    assert!(g.error.is_none(), "{:?}", g.error);
+    let errors: Vec<_> = g
+        .graph
+        .nodes()
+        .filter_map(|(_, n)| n.shape_error.as_ref().map(|e| e.message.clone()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let graph = &g.graph;
+    let conv = graph
+        .order
+        .iter()
+        .map(|&n| graph.node(n))
+        .find(|n| n.op == Op::CallModule && n.target == "conv")
+        .expect("conv is called");
+    // [s0, 4, s1, s2]
+    let meta = format!("{:?}", conv.meta);
+    assert!(meta.contains("Known(4)"), "{meta}");
+}
