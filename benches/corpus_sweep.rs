@@ -7,6 +7,11 @@
 //! Each entry is a project root (an unzipped wheel: the directory holding the package).
 //! `STATICFX_SWEEP_LIMIT_SECS` sets the per-file limit (default 10); with
 //! `STATICFX_SWEEP_LIST=1` each incomplete class is printed with the message that stopped it.
+//! `STATICFX_SWEEP_ONLY=diffusers/models` sweeps only the files under that path, relative to
+//! each root (the rest of the root is still there for imports), e.g.
+//! `STATICFX_SWEEP=$STATICFX_DIFFUSERS_ROOT STATICFX_SWEEP_ONLY=diffusers/models cargo bench
+//! --bench corpus_sweep`. `scripts/limits_per_file.py` counts the analysis limits `check` shows
+//! per file over the same folder.
 
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
@@ -85,9 +90,14 @@ fn main() {
             .unwrap_or(10),
     );
     let list = std::env::var_os("STATICFX_SWEEP_LIST").is_some();
+    let only = std::env::var_os("STATICFX_SWEEP_ONLY").map(PathBuf::from);
     let mut total = Tally::default();
     for root in std::env::split_paths(&roots) {
-        let files = support::files_under(&root, |n| n.ends_with(".py"));
+        let mut files = support::files_under(&root, |n| n.ends_with(".py"));
+        if let Some(only) = &only {
+            let under = root.join(only);
+            files.retain(|f| f.starts_with(&under));
+        }
         let cache = ParseCache::default();
         let mut t = Tally::default();
         let started = Instant::now();

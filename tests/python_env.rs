@@ -567,3 +567,25 @@ fn mapping_registry_lookup_through_the_mixin_get() {
         ]
     );
 }
+
+/// `sys.version_info` is the environment's Python version, compared as a tuple: a library
+/// that picks an import by it (`if sys.version_info < (3, 8): import importlib_metadata`)
+/// takes the branch the environment takes. It had been taken as true, silently.
+#[test]
+fn sys_version_info_is_the_environments() {
+    let t = tempfile::tempdir().unwrap();
+    let model = t.path().join("proj/model.py");
+    touch(
+        &model,
+        "import sys\nfrom torch import nn\n\nif sys.version_info < (3, 8):\n    N = 3\nelse:\n    N = 5\nMINOR = 7 if sys.version_info[:2] >= (3, 11) else 9\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, N + MINOR)\n\n    def forward(self, x):\n        return self.fc(x)\n",
+    );
+    let an = analyse(&model, env_over(&[t.path().join("site")]));
+    let fc = an.graphs[0]
+        .modules
+        .iter()
+        .find(|m| m.path == "fc")
+        .unwrap();
+    let weight = fc.params.iter().find(|p| p.name == "weight").unwrap();
+    // 3.11.0: not below 3.8 (5), at least 3.11 (7)
+    assert_eq!(weight.shape, Some(vec![12, 4]));
+}

@@ -372,6 +372,9 @@ impl Interp {
                     format!("AttributeError: module '{path}' has no attribute '{name}'"),
                 ))
             }
+            Value::External(path) if &**path == "sys" && name == "version_info" => {
+                Ok(self.python_version_info())
+            }
             Value::External(path) => Ok(self
                 .external_class_attr(path, name)
                 .unwrap_or_else(|| external_attr(path, name))),
@@ -887,6 +890,31 @@ impl Interp {
 }
 
 /// `torch.float32` and friends, `math.pi`, or a longer external path.
+impl Interp {
+    /// `sys.version_info` of the user's environment, as a tuple compares it
+    /// (`(3, 11, 9, "final", 0)`): libraries choose their imports with it
+    /// (`if sys.version_info < (3, 8): import importlib_metadata`). Unknown without an
+    /// environment.
+    fn python_version_info(&self) -> Value {
+        let parts: Option<Vec<i64>> = self.project.environment().and_then(|e| {
+            e.version
+                .split('.')
+                .take(3)
+                .map(|p| p.parse().ok())
+                .collect()
+        });
+        match parts {
+            Some(p) if p.len() == 3 => Value::tuple(
+                p.into_iter()
+                    .map(Value::Int)
+                    .chain([Value::str("final"), Value::Int(0)])
+                    .collect(),
+            ),
+            _ => Value::unknown("`sys.version_info` (no Python environment was found)"),
+        }
+    }
+}
+
 pub fn external_attr(path: &str, name: &str) -> Value {
     match name {
         "__name__" | "__qualname__" => {
@@ -914,6 +942,11 @@ pub fn external_attr(path: &str, name: &str) -> Value {
         "math.inf" | "torch.inf" | "numpy.inf" => Value::Float(f64::INFINITY),
         "math.nan" | "torch.nan" | "numpy.nan" => Value::Float(f64::NAN),
         "sys.maxsize" => Value::Int(i64::MAX),
+        // The evaluator keeps no logger state (`addFilter` and `addHandler` do nothing, and
+        // what a logger prints never reaches a graph), so a logger's lists read back empty, as
+        // they are for a logger nothing was added to. A library that adds its filter once
+        // (`if not any(isinstance(f, F) for f in logger.filters)`) then calls on as before.
+        "logging.Logger.filters" | "logging.Logger.handlers" => Value::list(vec![]),
         // False at runtime, which is what tracing sees; treating it as unknown would run the
         // type-checking-only imports (transformers' `__init__` imports the whole package there).
         "typing.TYPE_CHECKING" | "typing_extensions.TYPE_CHECKING" => Value::Bool(false),

@@ -93,9 +93,11 @@ pub fn rank_hint(class: &str, attr: &dyn Fn(&str) -> Meta) -> Option<RankHint> {
                 dtype: None,
             }
         }
+        // ids of any rank: [batch, seq] first, then [batch, h, w] (an image of tokens) when
+        // forward needs the extra dim
         "Embedding" => RankHint {
             rank: 2,
-            grow: false,
+            grow: true,
             known: vec![],
             dtype: Some(DType::Int64),
         },

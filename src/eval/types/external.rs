@@ -70,6 +70,18 @@ fn tensor_check_condition<'c>(c: &'c ExternalCall) -> Option<&'c Value> {
         .or_else(|| c.kwargs.iter().find(|(k, _)| *k == "cond").map(|(_, v)| v))
 }
 
+/// torch.nn.utils functions that reparametrize a module's weight in place and return the
+/// module: its forward takes and returns what it did, so its call is followed as before.
+const REPARAMETRIZE_IN_PLACE: &[&str] = &[
+    "torch.nn.utils.weight_norm",
+    "torch.nn.utils.spectral_norm",
+    "torch.nn.utils.weight_norm.weight_norm",
+    "torch.nn.utils.spectral_norm.spectral_norm",
+    "torch.nn.utils.parametrizations.weight_norm",
+    "torch.nn.utils.parametrizations.spectral_norm",
+    "torch.nn.utils.parametrizations.orthogonal",
+];
+
 impl Interp {
     /// A call of an external function; torch.nn classes are not among them.
     pub(in crate::eval) fn call_external_function(
@@ -102,6 +114,14 @@ impl Interp {
         }
         if path.starts_with("torch.nn.init.") {
             return Ok(c.a0);
+        }
+        if REPARAMETRIZE_IN_PLACE.contains(&path) {
+            // `weight_norm(conv)` changes how the module computes its weight, not its shapes or
+            // its forward's signature, and returns the module it was given.
+            return Ok(match c.kwargs.iter().find(|(k, _)| k == "module") {
+                Some((_, m)) if c.args.is_empty() => m.clone(),
+                _ => c.a0,
+            });
         }
         let proxied = c.args.iter().any(has_proxy) || c.kwargs.iter().any(|(_, v)| has_proxy(v));
         if path.starts_with("torch.") || path == "torch" {
