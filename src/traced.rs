@@ -489,6 +489,10 @@ pub struct TraceEvent {
     pub detail: String,
     /// Graph nodes recorded before the event: what a break here would separate from the rest.
     pub nodes_before: usize,
+    /// The condition of the innermost `if` the event happened in whose value staticfx could
+    /// not evaluate (a rank or a config field it does not know): whether the event happens at
+    /// all depends on it.
+    pub unknown_condition: Option<(FileId, Span)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -262,6 +262,7 @@ pub fn annotate(project: &Project, result: &GraphResult, target: &version::Targe
     for f in out.iter_mut() {
         note_loop(&cx, f);
         note_data_branch(&cx, f);
+        note_unknown_condition(&cx, f);
     }
     out.append(&mut raises);
     out.append(&mut recompiles);
@@ -483,6 +484,36 @@ fn note_data_branch(cx: &Ctx, f: &mut Finding) {
     ));
 }
 
+/// A finding whose events all happened under an `if` whose condition staticfx could not
+/// evaluate (an input's rank, a config field it does not know) is only a possibility: the
+/// message names the condition.
+fn note_unknown_condition(cx: &Ctx, f: &mut Finding) {
+    if f.node.is_some() {
+        return;
+    }
+    let chain: Vec<(FileId, Span)> = f
+        .related
+        .iter()
+        .map(|(file, span, _)| (*file, *span))
+        .collect();
+    let mut conditions = cx
+        .result
+        .events
+        .iter()
+        .filter(|e| e.file == f.file && e.span == f.span && e.call_chain == chain)
+        .map(|e| e.unknown_condition);
+    let Some(Some((file, span))) = conditions.next() else {
+        return;
+    };
+    if conditions.any(|c| c.is_none()) {
+        return;
+    }
+    let cond = snippet(&cx.source(file, span));
+    f.message.push_str(&format!(
+        " (only when `{cond}` holds, which staticfx could not evaluate for the inputs it traced)"
+    ));
+}
+
 /// Tensor-valued node (as opposed to a Python number the tracer also records).
 pub fn is_tensor(cx: &Ctx, n: NodeId) -> bool {
     cx.result.graph.node(n).meta.is_tensor()
@@ -522,6 +553,29 @@ mod registry_tests {
             assert_eq!(n, 1, "{rule:?}");
         }
         assert_eq!(CHECKS.len(), Rule::ALL.len());
+    }
+}
+
+#[cfg(test)]
+mod unknown_condition_tests {
+    use super::testing::messages;
+
+    const FLAGGED: &str = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self, verbose, quiet=False):\n        super().__init__()\n        self.verbose = verbose\n        self.quiet = quiet\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n        if self.verbose:\n            print(\"verbose\")\n        if not self.quiet:\n            print(\"loud\")\n        return self.fc(x)\n";
+
+    /// Per-class analysis does not know a required constructor argument: a print under it is
+    /// a break only when it holds, and the message says so; under a known default it is not.
+    #[test]
+    fn a_finding_under_an_unknown_condition_names_it() {
+        let found = messages(FLAGGED);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!((found[0].0, found[0].1), (13, "GB0059"));
+        assert!(
+            found[0].2.contains("only when `self.verbose` holds"),
+            "{}",
+            found[0].2
+        );
+        assert_eq!((found[1].0, found[1].1), (15, "GB0059"));
+        assert!(!found[1].2.contains("only when"), "{}", found[1].2);
     }
 }
 

@@ -889,7 +889,6 @@ impl Interp {
     }
 }
 
-/// `torch.float32` and friends, `math.pi`, or a longer external path.
 impl Interp {
     /// `sys.version_info` of the user's environment, as a tuple compares it
     /// (`(3, 11, 9, "final", 0)`): libraries choose their imports with it
@@ -915,6 +914,7 @@ impl Interp {
     }
 }
 
+/// `torch.float32` and friends, `math.pi`, or a longer external path.
 pub fn external_attr(path: &str, name: &str) -> Value {
     match name {
         "__name__" | "__qualname__" => {

@@ -608,6 +608,27 @@ impl Interp {
         body: Option<Node>,
         alts: &[Node],
     ) -> EResult<Flow> {
+        // what happens under a condition of unknown value is marked with it (`TraceEvent`)
+        let unknown = matches!(truth, Truth::Unknown);
+        if let Some(t) = self.tracer.as_mut().filter(|_| unknown) {
+            t.unknown_conditions.push((frame.file_id, cond_span));
+        }
+        let flow = self.run_branch(frame, truth, cond_span, kind, body, alts);
+        if let Some(t) = self.tracer.as_mut().filter(|_| unknown) {
+            t.unknown_conditions.pop();
+        }
+        flow
+    }
+
+    fn run_branch(
+        &mut self,
+        frame: &Frame,
+        truth: Truth,
+        cond_span: Span,
+        kind: &str,
+        body: Option<Node>,
+        alts: &[Node],
+    ) -> EResult<Flow> {
         let run_alts = |this: &mut Self, alts: &[Node]| -> EResult<Flow> {
             let Some((first, rest)) = alts.split_first() else {
                 return Ok(Flow::Normal);

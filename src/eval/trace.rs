@@ -123,6 +123,9 @@ pub struct Tracer {
     /// How many times a buffer was noted (a replay copies no call that notes one).
     buffer_notes: usize,
     pub call_chain: Vec<(FileId, Span)>,
+    /// The conditions of the `if` statements being run whose value is unknown, innermost
+    /// last: both sides run, and what happens in them may not happen at all.
+    pub unknown_conditions: Vec<(FileId, Span)>,
     branch: Vec<RegionTag>,
     pub regions: Vec<Region>,
     pub events: Vec<TraceEvent>,
@@ -427,6 +430,7 @@ impl Tracer {
             call_chain: self.call_chain.clone(),
             detail: String::new(),
             nodes_before,
+            unknown_condition: self.unknown_conditions.last().copied(),
         });
     }
 
@@ -439,6 +443,7 @@ impl Tracer {
             call_chain: self.call_chain.clone(),
             detail,
             nodes_before,
+            unknown_condition: self.unknown_conditions.last().copied(),
         });
     }
 
