@@ -16,7 +16,6 @@ use std::path::Path;
 use serde_json::Value;
 use staticfx::analysis::{analyze_file, GraphOptions};
 use staticfx::graph::Op;
-use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 
 /// Classes whose per-class trace does not reach forward's return yet, each with the
 /// analysis limit that stops it (a part of its message). The test fails when one of them
@@ -46,7 +45,7 @@ const INCOMPLETE: &[(&str, &str)] = &[
     ("AutoencoderKLWan", "name `out` is not defined"),
 ];
 
-use corpus_support::diffusers::{diffusers_root, user_venv};
+use corpus_support::diffusers::{diffusers_root, user_environment, user_venv};
 
 /// What per-class analysis of one class gave.
 struct Built {
@@ -59,16 +58,10 @@ struct Built {
 }
 
 fn analyse(root: &Path, venv: &Path, file: &Path, class: &str) -> Built {
-    let env = EnvironmentHandle::lazy(DiscoveryRequest {
-        python: Some(venv.to_path_buf()),
-        root: root.to_path_buf(),
-        virtual_env: None,
-        path_var: None,
-    });
     let opts = GraphOptions {
         root: Some(root.to_path_buf()),
         class: Some(class.to_string()),
-        environment: Some(env),
+        environment: Some(user_environment(root, venv)),
         ..Default::default()
     };
     let file = file.to_path_buf();

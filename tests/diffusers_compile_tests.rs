@@ -36,9 +36,13 @@ mod corpus_support;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use corpus_support::replay::{
+    assert_recorded, calls_cell, describe, dynamo_sites, equal_shapes, known_entry, lcs_pairs,
+    output_cell, print_call_diff, recorded_calls, recorded_output, recording, report, short,
+    wrong_shapes, Library, Shapes,
+};
 use serde_json::Value;
-use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
-use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
+use staticfx::analysis::InputSpec;
 
 /// The reason of a model whose recorded inputs `InputSpec` cannot parse yet.
 const NEEDS_VALUES: &str = "needs non-tensor inputs (issue 42 item 3)";
@@ -83,196 +87,6 @@ const KNOWN_DIFFERENT: &[(&str, &str)] = &[
 
 use corpus_support::diffusers::{diffusers_root, user_venv};
 
-/// A leaf-module call: qualified name, class, output shape (JSON: a list of dims, or null).
-type Call = (String, String, Value);
-/// A break site: file relative to the diffusers package (`?` outside it), line.
-type Site = (String, usize);
-
-/// What staticfx built for one model.
-struct Built {
-    calls: Vec<Call>,
-    output: Vec<Value>,
-    breaks: Vec<Site>,
-    /// Analysis limits (FX9xx) in any file, and FX3xx findings: shown, not compared.
-    limits: Vec<String>,
-    raises: Vec<String>,
-}
-
-fn build(
-    root: &Path,
-    venv: &Path,
-    file: &Path,
-    entry: &str,
-    inputs: Vec<InputSpec>,
-) -> Result<Built, String> {
-    let env = EnvironmentHandle::lazy(DiscoveryRequest {
-        python: Some(venv.to_path_buf()),
-        root: root.to_path_buf(),
-        virtual_env: None,
-        path_var: None,
-    });
-    let opts = GraphOptions {
-        root: Some(root.to_path_buf()),
-        entry: Some(entry.to_string()),
-        inputs,
-        environment: Some(env),
-        time_limit: Some(std::time::Duration::from_secs(300)),
-        ..Default::default()
-    };
-    let package = root.join("diffusers");
-    let file = file.to_path_buf();
-    staticfx::ide::on_large_stack("diffusers-compile", move || {
-        let a = analyze_file(&file, &opts).map_err(|e| e.to_string())?;
-        let g = a.graphs.first().ok_or("no graph")?;
-        if let Some(e) = &g.error {
-            let f = a.project.file(e.file);
-            let line = f.text[..e.span.start.min(f.text.len())]
-                .matches('\n')
-                .count()
-                + 1;
-            let name = f.path.strip_prefix(&package).unwrap_or(&f.path);
-            return Err(format!(
-                "stopped at {}:{line}: {} {}",
-                name.display(),
-                e.code,
-                e.message
-            ));
-        }
-        let classes: std::collections::HashMap<&str, &str> = g
-            .modules
-            .iter()
-            .map(|m| (m.path.as_str(), m.class.as_str()))
-            .collect();
-        let json: Value =
-            serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
-        let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
-        let shapes: std::collections::HashMap<&str, &Value> = nodes
-            .iter()
-            .map(|n| (n["name"].as_str().unwrap(), &n["shape"]))
-            .collect();
-        let mut calls = Vec::new();
-        let mut output = Vec::new();
-        for n in nodes {
-            let target = n["target"].as_str().unwrap_or("");
-            match n["op"].as_str().unwrap_or("") {
-                "call_module" => calls.push((
-                    target.to_string(),
-                    classes.get(target).copied().unwrap_or("?").to_string(),
-                    n["shape"].clone(),
-                )),
-                "output" => {
-                    let mut refs = Vec::new();
-                    collect_refs(&n["args"], &mut refs);
-                    // a node's shape, null where staticfx does not know it
-                    output = refs
-                        .iter()
-                        .filter_map(|r| shapes.get(r.as_str()).copied())
-                        .cloned()
-                        .collect();
-                }
-                _ => {}
-            }
-        }
-        let site = |f: &staticfx::traced::Finding| {
-            let path = &a.project.file(f.file).path;
-            let rel = path
-                .strip_prefix(&package)
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_else(|_| "?".to_string());
-            (rel, f.line)
-        };
-        let mut breaks: Vec<Site> = g
-            .breaks
-            .iter()
-            .filter(|f| f.code.starts_with("FX1"))
-            .map(&site)
-            .collect();
-        breaks.sort();
-        breaks.dedup();
-        let raises = g
-            .breaks
-            .iter()
-            .filter(|f| f.rule.raises())
-            .map(|f| {
-                let (file, line) = site(f);
-                format!("{file}:{line} {} {}", f.code, f.message)
-            })
-            .collect();
-        let limits: Vec<String> = a
-            .diagnostics
-            .iter()
-            .filter(|d| d.code.starts_with("FX9"))
-            .map(|d| {
-                let f = a.project.file(d.file);
-                let line = f.text[..d.span.start.min(f.text.len())]
-                    .matches('\n')
-                    .count()
-                    + 1;
-                let name = f.path.strip_prefix(&package).unwrap_or(&f.path);
-                format!("{}:{line} {} {}", name.display(), d.code, d.message)
-            })
-            .collect();
-        Ok(Built {
-            calls,
-            output,
-            breaks,
-            limits,
-            raises,
-        })
-    })?
-}
-
-/// The tensor shapes of a recorded output field, in order: a shape (a list of dims), or a list
-/// of them (a field holding a list of tensors); null items left out.
-fn flatten_shapes(v: &Value, out: &mut Vec<Value>) {
-    match v {
-        Value::Array(items) if items.iter().any(|x| x.is_array() || x.is_null()) => {
-            items.iter().for_each(|x| flatten_shapes(x, out))
-        }
-        Value::Array(_) => out.push(v.clone()),
-        _ => {}
-    }
-}
-
-fn collect_refs(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Object(m) if m.contains_key("node") => {
-            out.push(m["node"].as_str().unwrap_or("").to_string())
-        }
-        Value::Array(a) => a.iter().for_each(|x| collect_refs(x, out)),
-        Value::Object(m) => m.values().for_each(|x| collect_refs(x, out)),
-        _ => {}
-    }
-}
-
-/// The pairs of a longest common subsequence of `a` and `b` by name and class.
-fn lcs_pairs(a: &[Call], b: &[Call]) -> Vec<(usize, usize)> {
-    let same = |i: usize, j: usize| a[i].0 == b[j].0 && a[i].1 == b[j].1;
-    let (n, m) = (a.len(), b.len());
-    let mut best = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            best[i][j] = if same(i, j) {
-                best[i + 1][j + 1] + 1
-            } else {
-                best[i + 1][j].max(best[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j, mut pairs) = (0, 0, Vec::new());
-    while i < n && j < m {
-        if same(i, j) {
-            pairs.push((i, j));
-            (i, j) = (i + 1, j + 1);
-        } else if best[i + 1][j] >= best[i][j + 1] {
-            i += 1;
-        } else {
-            j += 1;
-        }
-    }
-    pairs
-}
-
 #[test]
 fn lcs_pairs_align_calls_by_name_and_class() {
     let call = |n: &str, c: &str| (n.to_string(), c.to_string(), Value::Null);
@@ -284,156 +98,16 @@ fn lcs_pairs_align_calls_by_name_and_class() {
     assert!(lcs_pairs(&a, &b).is_empty());
 }
 
-/// What differs between a built model and its recording, in a few words: the first call that
-/// differs (by name and class, else by shape: unknown or wrong), the output, the breaks.
-fn describe(want: &[Call], got: &Built, want_output: &[Value], want_breaks: &[Site]) -> String {
-    let mut parts = Vec::new();
-    let names = |c: &[Call]| {
-        c.iter()
-            .map(|(n, k, _)| (n.clone(), k.clone()))
-            .collect::<Vec<_>>()
-    };
-    if names(want) != names(&got.calls) {
-        let i = (0..want.len().max(got.calls.len()))
-            .find(|&i| want.get(i).map(|c| (&c.0, &c.1)) != got.calls.get(i).map(|c| (&c.0, &c.1)))
-            .unwrap_or(0);
-        let name =
-            |c: Option<&Call>| c.map_or("nothing".to_string(), |c| format!("{} ({})", c.0, c.1));
-        parts.push(format!(
-            "calls differ from #{i}: recorded {}, built {} ({} calls recorded, {} built)",
-            name(want.get(i)),
-            name(got.calls.get(i)),
-            want.len(),
-            got.calls.len()
-        ));
-    } else if let Some(i) = (0..want.len()).find(|&i| want[i].2 != got.calls[i].2) {
-        let verdicts: Vec<Shape> = (0..want.len())
-            .map(|j| shape_verdict(&got.calls[j].2, &want[j].2))
-            .collect();
-        let unknown = verdicts.iter().filter(|v| **v == Shape::Unknown).count();
-        let wrong: Vec<usize> = (0..want.len())
-            .filter(|&j| verdicts[j] == Shape::Wrong)
-            .collect();
-        let mut text =
-            format!(
-            "calls equal by name and class; shapes {} from #{i} {} ({}): {unknown} of {} calls \
-             unknown",
-            if verdicts[i] == Shape::Wrong { "wrong" } else { "unknown" },
-            want[i].0,
-            want[i].1,
-            want.len(),
-        );
-        if let Some(&j) = wrong.first() {
-            text += &format!(
-                ", {} wrong (first #{j} {}: {} where eager has {})",
-                wrong.len(),
-                want[j].0,
-                got.calls[j].2,
-                want[j].2
-            );
-        }
-        parts.push(text);
-    }
-    if got.output != want_output {
-        let unknown = got.output.len() == want_output.len()
-            && got
-                .output
-                .iter()
-                .zip(want_output)
-                .all(|(g, w)| shape_verdict(g, w) != Shape::Wrong);
-        parts.push(if unknown {
-            "output shape not known".to_string()
-        } else {
-            format!(
-                "output {} (recorded {})",
-                Value::from(got.output.to_vec()),
-                Value::from(want_output.to_vec())
-            )
-        });
-    }
-    if got.breaks != want_breaks {
-        parts.push(format!(
-            "breaks {} where Dynamo has {}",
-            short(&got.breaks),
-            short(want_breaks)
-        ));
-    }
-    parts.join("; ")
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Shape {
-    Equal,
-    /// None shown, or a dim symbolic (`"?"`, `"s0"`) where eager has a number.
-    Unknown,
-    /// Both known and different: a shape staticfx shows must never be this.
-    Wrong,
-}
-
-/// A shape staticfx shows (JSON: dims as numbers, or strings where symbolic; null when unknown)
-/// against eager's.
-fn shape_verdict(got: &Value, want: &Value) -> Shape {
-    match (got.as_array(), want.as_array()) {
-        _ if got == want => Shape::Equal,
-        (None, _) => Shape::Unknown,
-        (Some(g), Some(w)) if g.len() == w.len() => {
-            if g.iter().zip(w).any(|(a, b)| a.is_number() && a != b) {
-                Shape::Wrong
-            } else {
-                Shape::Unknown
-            }
-        }
-        _ => Shape::Wrong,
-    }
-}
-
-/// The recorded calls, `[name, class, shape]` each.
-fn recorded_calls(model: &Value) -> Vec<Call> {
-    model["eager"]["leaves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| {
-            (
-                l[0].as_str().unwrap().to_string(),
-                l[1].as_str().unwrap().to_string(),
-                l[2].clone(),
-            )
-        })
-        .collect()
-}
-
-/// Dynamo's breaks as sites: the innermost frame inside diffusers (`?` without one).
-fn dynamo_sites(model: &Value) -> Vec<Site> {
-    let mut sites: Vec<Site> = model["dynamo"]["breaks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| match (b["file"].as_str(), b["line"].as_u64()) {
-            (Some(f), Some(l)) => (f.to_string(), l as usize),
-            _ => ("?".to_string(), 0),
-        })
-        .collect();
-    sites.sort();
-    sites.dedup();
-    sites
-}
-
-fn short(sites: &[Site]) -> String {
-    if sites.is_empty() {
-        return "none".into();
-    }
-    sites
-        .iter()
-        .map(|(f, l)| format!("{}:{l}", f.rsplit('/').next().unwrap_or(f)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[test]
 fn diffusers_compile_tests_replay_their_recordings() {
     let (Some(root), Some(venv)) = (diffusers_root(), user_venv()) else {
         return;
+    };
+    let library = Library {
+        root: &root,
+        package: "diffusers",
+        venv: &venv,
+        shapes: Shapes::Rendered,
     };
     // `STATICFX_DIFFUSERS_RECORDINGS` reads other recordings (a new run of the script)
     let path = std::env::var_os("STATICFX_DIFFUSERS_RECORDINGS")
@@ -442,21 +116,14 @@ fn diffusers_compile_tests_replay_their_recordings() {
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("tests/expected/diffusers/compile_tests.json")
         });
-    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let recorded = recording(&path);
     let only: Option<Vec<String>> = std::env::var("STATICFX_DIFFUSERS_ONLY")
         .ok()
         .filter(|o| !o.is_empty())
         .map(|o| o.split(',').map(String::from).collect());
     let diff = std::env::var_os("STATICFX_DIFFUSERS_DIFF").is_some();
     let models = recorded["models"].as_array().unwrap();
-    for (test, _) in KNOWN_DIFFERENT {
-        assert!(
-            models
-                .iter()
-                .any(|m| m["test"] == *test && m["status"] == "ok"),
-            "{test} is listed but has no recording"
-        );
-    }
+    assert_recorded(models, "test", KNOWN_DIFFERENT);
     // whether `--input` takes Python values (issue 42 item 3) in this build
     let python_values = InputSpec::from_str("probe=False").is_ok();
     let mut failures = Vec::new();
@@ -501,10 +168,7 @@ fn diffusers_compile_tests_replay_their_recordings() {
             .find(|(t, _)| *t == test)
             .map(|(_, r)| *r);
         let want_calls = recorded_calls(model);
-        let mut want_output = Vec::new();
-        for field in model["eager"]["output"].as_object().unwrap().values() {
-            flatten_shapes(field, &mut want_output);
-        }
+        let want_output = recorded_output(model);
         let want_breaks = dynamo_sites(model);
         let opaque: Vec<&str> = model["inputs"]
             .as_array()
@@ -518,9 +182,7 @@ fn diffusers_compile_tests_replay_their_recordings() {
                 "| {label} | not replayable: {opaque:?} | | {} Dynamo | |",
                 short(&want_breaks)
             ));
-            observed.push(format!(
-                "    (\n        \"{test}\",\n        NOT_LITERAL,\n    ),"
-            ));
+            observed.push(known_entry(&format!("\"{test}\""), "NOT_LITERAL"));
             if listed != Some(NOT_LITERAL) {
                 failures.push(format!("{test}: {opaque:?}; list it as `{NOT_LITERAL}`"));
             }
@@ -547,9 +209,7 @@ fn diffusers_compile_tests_replay_their_recordings() {
                     "| {label} | inputs do not parse: {e} | | {} Dynamo | |",
                     short(&want_breaks)
                 ));
-                observed.push(format!(
-                    "    (\n        \"{test}\",\n        NEEDS_VALUES,\n    ),"
-                ));
+                observed.push(known_entry(&format!("\"{test}\""), "NEEDS_VALUES"));
                 match listed {
                     Some(NEEDS_VALUES) => {}
                     Some(r) => failures.push(format!(
@@ -565,7 +225,7 @@ fn diffusers_compile_tests_replay_their_recordings() {
         let file = root.join("diffusers").join(model["file"].as_str().unwrap());
         let entry = model["entry"].as_str().unwrap();
         let started = std::time::Instant::now();
-        let got = build(&root, &venv, &file, entry, inputs);
+        let got = library.build(&file, entry, inputs);
         let secs = started.elapsed().as_secs_f64();
         let got = match got {
             Ok(got) => got,
@@ -574,9 +234,9 @@ fn diffusers_compile_tests_replay_their_recordings() {
                     "| {label} | not built ({secs:.1}s): {e} | | {} Dynamo | |",
                     short(&want_breaks)
                 ));
-                observed.push(format!(
-                    "    (\n        \"{test}\",\n        {:?},\n    ),",
-                    format!("not built: {e}")
+                observed.push(known_entry(
+                    &format!("\"{test}\""),
+                    &format!("{:?}", format!("not built: {e}")),
                 ));
                 match listed {
                     None => failures.push(format!("{test}: not built: {e}")),
@@ -589,19 +249,11 @@ fn diffusers_compile_tests_replay_their_recordings() {
             }
         };
         let pairs = lcs_pairs(&want_calls, &got.calls);
-        let equal = pairs
-            .iter()
-            .filter(|(i, j)| want_calls[*i].2 == got.calls[*j].2)
-            .count();
+        let equal = equal_shapes(&pairs, &want_calls, &got);
         let calls_agree = got.calls == want_calls;
         let output_agrees = got.output == want_output;
         let breaks_agree = got.breaks == want_breaks;
         let agrees = calls_agree && output_agrees && breaks_agree;
-        let built_note = if got.calls.len() == want_calls.len() {
-            String::new()
-        } else {
-            format!(" ({} built)", got.calls.len())
-        };
         let mut notes = Vec::new();
         if !got.limits.is_empty() {
             notes.push(format!("{} FX9xx", got.limits.len()));
@@ -610,17 +262,9 @@ fn diffusers_compile_tests_replay_their_recordings() {
             notes.push(format!("FX3xx {:?}", got.raises));
         }
         rows.push(format!(
-            "| {label} | {equal}/{}{built_note} | {} | {} / {} | {secs:.1}s {} |",
-            want_calls.len(),
-            if output_agrees {
-                "equal".to_string()
-            } else {
-                format!(
-                    "{} vs {}",
-                    Value::from(got.output.clone()),
-                    Value::from(want_output.clone())
-                )
-            },
+            "| {label} | {} | {} | {} / {} | {secs:.1}s {} |",
+            calls_cell(equal, &want_calls, &got),
+            output_cell(&got, &want_output),
             short(&got.breaks),
             short(&want_breaks),
             notes.join(", ")
@@ -631,50 +275,15 @@ fn diffusers_compile_tests_replay_their_recordings() {
             }
         }
         if diff && !calls_agree {
-            let n = want_calls.len().max(got.calls.len());
-            if let Some(i) = (0..n).find(|&i| want_calls.get(i) != got.calls.get(i)) {
-                eprintln!("  {class}: leaf calls differ from #{i}:");
-                for k in i.saturating_sub(2)..(i + 6).min(n) {
-                    eprintln!(
-                        "    #{k}: recorded {:<60} built {:?}",
-                        want_calls
-                            .get(k)
-                            .map(|c| format!("{} {} {}", c.0, c.1, c.2))
-                            .unwrap_or_default(),
-                        got.calls.get(k)
-                    );
-                }
-            }
+            print_call_diff(class, &want_calls, &got);
         }
         // a shape shown must be eager's or unknown, listed or not
-        let wrong_calls: Vec<String> = pairs
-            .iter()
-            .filter(|(i, j)| shape_verdict(&got.calls[*j].2, &want_calls[*i].2) == Shape::Wrong)
-            .map(|(i, j)| {
-                format!(
-                    "{} {} (eager {})",
-                    want_calls[*i].0, got.calls[*j].2, want_calls[*i].2
-                )
-            })
-            .collect();
-        let wrong_output = got.output.len() == want_output.len()
-            && got
-                .output
-                .iter()
-                .zip(&want_output)
-                .any(|(g, w)| shape_verdict(g, w) == Shape::Wrong);
-        if !wrong_calls.is_empty() || wrong_output {
-            failures.push(format!(
-                "{test}: wrong shapes shown: calls {wrong_calls:?}, output {} (eager {})",
-                Value::from(got.output.clone()),
-                Value::from(want_output.clone())
-            ));
+        if let Some(wrong) = wrong_shapes(&pairs, &want_calls, &got, &want_output) {
+            failures.push(format!("{test}: {wrong}"));
         }
         let why = describe(&want_calls, &got, &want_output, &want_breaks);
         if !agrees {
-            observed.push(format!(
-                "    (\n        \"{test}\",\n        {why:?},\n    ),"
-            ));
+            observed.push(known_entry(&format!("\"{test}\""), &format!("{why:?}")));
         }
         match (agrees, listed) {
             (true, None) => agreeing += 1,
@@ -694,21 +303,18 @@ fn diffusers_compile_tests_replay_their_recordings() {
             (false, Some(_)) => {}
         }
     }
-    eprintln!(
-        "diffusers {} / torch {} compile tests (diffusers' tests at {})\n| model (test class, how it compiles) | calls equal/total | output shape | breaks staticfx / Dynamo | notes |\n|---|---|---|---|---|",
-        recorded["diffusers"].as_str().unwrap_or("?"),
-        recorded["torch"].as_str().unwrap_or("?"),
-        recorded["tests_rev"].as_str().unwrap_or("?")
+    report(
+        &format!(
+            "diffusers {} / torch {} compile tests (diffusers' tests at {})\n| model (test class, how it compiles) | calls equal/total | output shape | breaks staticfx / Dynamo | notes |",
+            recorded["diffusers"].as_str().unwrap_or("?"),
+            recorded["torch"].as_str().unwrap_or("?"),
+            recorded["tests_rev"].as_str().unwrap_or("?")
+        ),
+        &rows,
+        agreeing,
+        seen.len(),
+        std::env::var_os("STATICFX_DIFFUSERS_LIST").is_some(),
+        &observed,
     );
-    for r in &rows {
-        eprintln!("{r}");
-    }
-    eprintln!("{agreeing} of {} replayed models agree", seen.len());
-    if std::env::var_os("STATICFX_DIFFUSERS_LIST").is_some() {
-        eprintln!(
-            "the models that differ, as KNOWN_DIFFERENT entries:\n{}",
-            observed.join("\n")
-        );
-    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -72,6 +72,11 @@ os.environ["PYTORCH_JIT"] = "0"
 os.environ.setdefault("DIFFUSERS_TEST_DEVICE", "cpu")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import (  # noqa: E402  (shared with gen_open_clip_recordings.py)
+    compiling_side, error_text, hooked_copy, output_fields, record_dynamo, rel, run_isolated, summary,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "expected" / "diffusers" / "compile_tests.json"
 MIXIN = "TorchCompileTesterMixin"
@@ -160,59 +165,8 @@ def input_text(torch, name, v) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # one test class, in this interpreter
-def shapes_of(torch, v):
-    """A tensor's shape; for a tuple or list output, the list of its items' (None for a
-    non-tensor item); None otherwise."""
-    if isinstance(v, torch.Tensor):
-        return list(v.shape)
-    if isinstance(v, (tuple, list)):
-        return [shapes_of(torch, x) for x in v]
-    return None
-
-
 def is_torch_leaf(m) -> bool:
     return type(m).__module__.startswith("torch.nn") and not any(True for _ in m.children())
-
-
-@contextlib.contextmanager
-def compiling_side(torch):
-    """`torch.compiler.is_compiling()` and its aliases answer True, as under Dynamo's tracing."""
-    import torch._dynamo.external_utils
-    import torch._utils
-
-    spots = [(torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
-             (torch._dynamo, "is_compiling"), (torch._dynamo.external_utils, "is_compiling"),
-             (torch._utils, "is_compiling")]
-    saved = [(m, n, getattr(m, n)) for m, n in spots if hasattr(m, n)]
-    for m, n, _ in saved:
-        setattr(m, n, lambda: True)
-    try:
-        yield
-    finally:
-        for m, n, f in saved:
-            setattr(m, n, f)
-
-
-def output_fields(torch, out) -> dict:
-    if isinstance(out, torch.Tensor):
-        return {"0": list(out.shape)}
-    if isinstance(out, dict):  # diffusers' BaseOutput is an OrderedDict
-        fields = out.items()
-    elif isinstance(out, (tuple, list)):
-        fields = ((str(i), v) for i, v in enumerate(out))
-    else:
-        return {}
-    # a field holding a list of tensors (Cosmos3's per-modality predictions) keeps its list
-    return {k: shapes_of(torch, v) for k, v in fields if shapes_of(torch, v) not in (None, [])}
-
-
-def rel(path: str, pkg: str):
-    path = os.path.realpath(path)
-    return Path(path[len(pkg) + 1:]).as_posix() if path.startswith(pkg + os.sep) else None
-
-
-def error_text(e: BaseException) -> str:
-    return (f"{type(e).__name__}: {e}".splitlines() or [""])[0][:300]
 
 
 TEST = "test_torch_compile_recompilation_and_graph_break"
@@ -244,9 +198,6 @@ def compile_test(cls) -> dict:
 
 
 def record_one(tests_dir: Path, module: str, test_class: str) -> dict:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "breaks"))
-    import label_breaks as lb
-
     import torch
     import torch._dynamo
     import diffusers
@@ -287,12 +238,8 @@ def record_one(tests_dir: Path, module: str, test_class: str) -> dict:
             return dict(result, status=f"build: {error_text(e)}")
 
         # eager, on a copy with hooks: Dynamo must see the model as a user compiles it
-        leaves = []
-        eager_model = copy.deepcopy(model)
-        for qualname, m in eager_model.named_modules():
-            if qualname and is_torch_leaf(m):
-                m.register_forward_hook(
-                    lambda mod, _a, out, q=qualname: leaves.append([q, type(mod).__name__, shapes_of(torch, out)]))
+        eager_model, leaves = hooked_copy(
+            torch, model, lambda m: ((q, x) for q, x in m.named_modules() if q and is_torch_leaf(x)))
         try:
             with torch.no_grad(), compiling_side(torch):
                 out = eager_model(**copy.deepcopy(inputs))
@@ -301,73 +248,11 @@ def record_one(tests_dir: Path, module: str, test_class: str) -> dict:
         result["eager"] = {"leaves": leaves, "output": output_fields(torch, out)}
         del eager_model
 
-        events: list = []
-        lb.capture_breaks(torch, events)
-        known = lb.gb_type_map(lb.load_registry())
-        torch._dynamo.reset()
-        try:
-            with torch.no_grad():
-                ex = torch._dynamo.explain(model)(**inputs)
-        except Exception as e:  # noqa: BLE001
-            return dict(result, status=f"explain: {error_text(e)}")
-        result["dynamo"] = {
-            "graph_count": ex.graph_count,
-            "graph_break_count": ex.graph_break_count,
-            "breaks": breaks_of(lb, events, pkg, known),
-        }
-    return result
-
-
-def breaks_of(lb, events: list, pkg: str, known: dict) -> list:
-    """One entry per (gb id, innermost diffusers frame), in the order Dynamo reported them."""
-    seen = {}
-    breaks = []
-    for kind, reason, frames in events:
-        stack = [{"file": r, "line": ln, "function": fn.strip()}
-                 for (f, ln, fn) in frames if (r := rel(f, pkg)) is not None]
-        types = lb.gb_types_in(reason, known)
-        gb_id = known.get(types[0]) if types else None
-        doc = lb.DOC_ID_RE.search(reason)
-        if gb_id is None and doc:
-            gb_id = "GB" + doc.group("num")
-        site = stack[-1] if stack else None
-        key = (gb_id, None if site is None else (site["file"], site["line"]))
-        if key in seen:
-            breaks[seen[key]]["reports"] += 1
-            continue
-        seen[key] = len(breaks)
-        text = lb.field(reason, "Explanation:") or (reason.strip().splitlines() or [""])[0]
-        entry = {
-            "gb_id": gb_id,
-            "gb_type": types[0] if types else None,
-            "reason": lb.ADDR_RE.sub("0x?", text)[:240],
-            "file": None if site is None else site["file"],
-            "line": None if site is None else site["line"],
-            "stack": stack,
-            "reports": 1,
-        }
-        if kind != "graph_break":
-            entry["frame_skipped"] = True
-        breaks.append(entry)
-    return breaks
+        return record_dynamo(result, torch, pkg, model, **inputs)
 
 
 # ---------------------------------------------------------------------------------------------
 # the driver
-def run_isolated(tests_dir: Path, module: str, test_class: str, timeout: int) -> dict:
-    cmd = [sys.executable, __file__, "--one", module, test_class, str(tests_dir)]
-    test = f"{module.split('.', 1)[1].replace('.', '/')}.py::{test_class}"
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"test": test, "status": f"timeout: more than {timeout} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
-        return {"test": test, "status": f"crashed (rc={proc.returncode}): {tail}"}
-    return json.loads(lines[-1])
-
-
 def list_classes(tests_dir: Path) -> list:
     """(module, test class) pairs, each module imported in a fresh interpreter."""
     cmd = [sys.executable, __file__, "--list", str(tests_dir)]
@@ -420,12 +305,10 @@ def main() -> None:
             if test in kept:
                 models.append(kept[test])
             continue
-        res = run_isolated(tests_dir, module, test_class, a.timeout)
+        res = run_isolated([__file__, "--one", module, test_class, str(tests_dir)], {"test": test},
+                           a.timeout)
         models.append(res)
-        dyn = res.get("dynamo")
-        summary = (f"{len(res['eager']['leaves'])} leaf calls, {dyn['graph_count']} graphs, "
-                   f"{dyn['graph_break_count']} breaks") if dyn else ""
-        print(f"{test}: {res.get('model')} {res['status']} {summary}", flush=True)
+        print(f"{test}: {res.get('model')} {res['status']} {summary(res)}", flush=True)
         write(a.out, torch, diffusers, rev, models)
     write(a.out, torch, diffusers, rev, models)
 

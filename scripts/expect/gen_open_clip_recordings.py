@@ -41,13 +41,17 @@ import copy
 import io
 import json
 import os
-import subprocess
 import sys
 import warnings
 from pathlib import Path
 
 os.environ["PYTORCH_JIT"] = "0"
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recording import (  # noqa: E402  (shared with gen_diffusers_compile_tests.py)
+    compiling_side, error_text, hooked_copy, output_fields, record_dynamo, rel, run_isolated, summary,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "expected" / "open_clip" / "models.json"
@@ -62,14 +66,6 @@ MODELS = [
     "convnext_tiny",
     "ViT-B-16-SigLIP",
 ]
-
-
-def shapes_of(torch, v):
-    if isinstance(v, torch.Tensor):
-        return list(v.shape)
-    if isinstance(v, (tuple, list)):
-        return [shapes_of(torch, x) for x in v]
-    return None
 
 
 def is_fx_leaf(torch, m) -> bool:
@@ -88,48 +84,6 @@ def leaf_names(torch, model) -> list:
         if qualname and is_fx_leaf(torch, m) and not any(qualname.startswith(q + ".") for q, _ in found):
             found.append((qualname, m))
     return found
-
-
-@contextlib.contextmanager
-def compiling_side(torch):
-    """`torch.compiler.is_compiling()` and its aliases answer True, as under Dynamo's tracing."""
-    import torch._dynamo.external_utils
-    import torch._utils
-
-    spots = [(torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
-             (torch._dynamo, "is_compiling"), (torch._dynamo.external_utils, "is_compiling"),
-             (torch._utils, "is_compiling")]
-    saved = [(m, n, getattr(m, n)) for m, n in spots if hasattr(m, n)]
-    for m, n, _ in saved:
-        setattr(m, n, lambda: True)
-    try:
-        yield
-    finally:
-        for m, n, f in saved:
-            setattr(m, n, f)
-
-
-def output_fields(torch, out) -> dict:
-    if isinstance(out, torch.Tensor):
-        return {"0": list(out.shape)}
-    if isinstance(out, dict):
-        fields = out.items()
-    elif isinstance(out, (tuple, list)):
-        fields = ((str(i), v) for i, v in enumerate(out))
-    else:
-        return {}
-    # a 0-d tensor (CLIP's `logit_scale.exp()`) keeps its shape `[]`
-    return {k: s for k, v in fields
-            if (s := shapes_of(torch, v)) is not None and (isinstance(v, torch.Tensor) or s != [])}
-
-
-def rel(path: str, pkg: str):
-    path = os.path.realpath(path)
-    return Path(path[len(pkg) + 1:]).as_posix() if path.startswith(pkg + os.sep) else None
-
-
-def error_text(e: BaseException) -> str:
-    return (f"{type(e).__name__}: {e}".splitlines() or [""])[0][:300]
 
 
 def py_text(v) -> str:
@@ -158,8 +112,6 @@ def image_size(cfg: dict):
 
 
 def record_one(name: str) -> dict:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "breaks"))
-    import label_breaks as lb
     import torch
     import torch._dynamo
     import open_clip
@@ -188,80 +140,16 @@ def record_one(name: str) -> dict:
         torch.manual_seed(0)
         image = torch.randn(1, 3, h, w)
         text = torch.randint(1, vocab, (1, length))
-        leaves = []
-        eager_model = copy.deepcopy(model)
-        for qualname, m in leaf_names(torch, eager_model):
-            m.register_forward_hook(
-                lambda mod, _a, out, q=qualname: leaves.append([q, type(mod).__name__, shapes_of(torch, out)]))
+        eager_model, leaves = hooked_copy(torch, model, lambda m: leaf_names(torch, m))
         try:
             with torch.no_grad(), compiling_side(torch):
                 out = eager_model(image, text)
         except Exception as e:  # noqa: BLE001
             return dict(result, status=f"eager: {error_text(e)}")
-        result["eager"] = {"leaves": leaves, "output": output_fields(torch, out)}
+        # a 0-d tensor (CLIP's `logit_scale.exp()`) keeps its shape `[]`
+        result["eager"] = {"leaves": leaves, "output": output_fields(torch, out, keep_0d=True)}
         del eager_model
-        events: list = []
-        lb.capture_breaks(torch, events)
-        known = lb.gb_type_map(lb.load_registry())
-        torch._dynamo.reset()
-        try:
-            with torch.no_grad():
-                ex = torch._dynamo.explain(model)(image, text)
-        except Exception as e:  # noqa: BLE001
-            return dict(result, status=f"explain: {error_text(e)}")
-        result["dynamo"] = {
-            "graph_count": ex.graph_count,
-            "graph_break_count": ex.graph_break_count,
-            "breaks": breaks_of(lb, events, pkg, known),
-        }
-    return result
-
-
-def breaks_of(lb, events: list, pkg: str, known: dict) -> list:
-    """One entry per (gb id, innermost open_clip frame), in the order Dynamo reported them."""
-    seen = {}
-    breaks = []
-    for kind, reason, frames in events:
-        stack = [{"file": r, "line": ln, "function": fn.strip()}
-                 for (f, ln, fn) in frames if (r := rel(f, pkg)) is not None]
-        types = lb.gb_types_in(reason, known)
-        gb_id = known.get(types[0]) if types else None
-        doc = lb.DOC_ID_RE.search(reason)
-        if gb_id is None and doc:
-            gb_id = "GB" + doc.group("num")
-        site = stack[-1] if stack else None
-        key = (gb_id, None if site is None else (site["file"], site["line"]))
-        if key in seen:
-            breaks[seen[key]]["reports"] += 1
-            continue
-        seen[key] = len(breaks)
-        text = lb.field(reason, "Explanation:") or (reason.strip().splitlines() or [""])[0]
-        entry = {
-            "gb_id": gb_id,
-            "gb_type": types[0] if types else None,
-            "reason": lb.ADDR_RE.sub("0x?", text)[:240],
-            "file": None if site is None else site["file"],
-            "line": None if site is None else site["line"],
-            "stack": stack,
-            "reports": 1,
-        }
-        if kind != "graph_break":
-            entry["frame_skipped"] = True
-        breaks.append(entry)
-    return breaks
-
-
-def run_isolated(name: str, timeout: int) -> dict:
-    cmd = [sys.executable, __file__, "--one", name]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"model": name, "status": f"timeout: more than {timeout} s"}
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]
-        return {"model": name, "status": f"crashed (rc={proc.returncode}): {tail}"}
-    return json.loads(lines[-1])
+        return record_dynamo(result, torch, pkg, model, image, text)
 
 
 def main() -> None:
@@ -284,12 +172,9 @@ def main() -> None:
             if name in kept:
                 models.append(kept[name])
             continue
-        res = run_isolated(name, a.timeout)
+        res = run_isolated([__file__, "--one", name], {"model": name}, a.timeout)
         models.append(res)
-        dyn = res.get("dynamo")
-        summary = (f"{len(res['eager']['leaves'])} leaf calls, {dyn['graph_count']} graphs, "
-                   f"{dyn['graph_break_count']} breaks") if dyn else ""
-        print(f"{name}: {res.get('class')} {res['status']} {summary}", flush=True)
+        print(f"{name}: {res.get('class')} {res['status']} {summary(res)}", flush=True)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     doc = {
         "open_clip": open_clip.__version__,

@@ -1,10 +1,13 @@
 //! The diffusers corpus: its unzipped wheel and the user venv its imports resolve through.
 
 // Each test binary that includes `corpus_support` compiles this module; only the diffusers
-// suites and open_clip_models (for `user_venv`) call it.
+// suites, open_clip_models (for `user_venv`) and `replay` (for `user_environment`) call it.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use staticfx::semantic::environment::{DiscoveryRequest, EnvironmentHandle};
 
 /// The directory holding `diffusers/`, from `STATICFX_DIFFUSERS_ROOT`; None (after a skip
 /// note) when unset or not a diffusers wheel.
@@ -27,4 +30,15 @@ pub fn user_venv() -> Option<PathBuf> {
         );
     }
     ok.then(|| dir.unwrap())
+}
+
+/// The environment an analysis rooted at `root` resolves imports outside it through: the user
+/// venv `venv` (see [`user_venv`]), discovered the first time an import needs it.
+pub fn user_environment(root: &Path, venv: &Path) -> Arc<EnvironmentHandle> {
+    EnvironmentHandle::lazy(DiscoveryRequest {
+        python: Some(venv.to_path_buf()),
+        root: root.to_path_buf(),
+        virtual_env: None,
+        path_var: None,
+    })
 }

@@ -19,3 +19,4 @@ pub fn corpus_root(var: &str, package: &str) -> Option<PathBuf> {
 
 pub mod diffusers;
 pub mod hf;
+pub mod replay;
