@@ -242,18 +242,11 @@ class M(nn.Module):
     assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
 }
 
-/// An unknown value kept in a field of a plain object (a model output holding what the
-/// analyser could not follow) is no submodule: a method called on it records no
-/// `call_module` (ZImage's `Transformer2DModelOutput(sample=x)` gave `call_module[sample.items]`).
-#[test]
-fn an_unknown_field_of_an_output_object_is_no_submodule() {
+/// The JSON graph of `M()` in `source` (a file of its own) traced on an `x` of shape `[2, 4]`.
+fn graph_of_m_on_2x4(source: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("model.py");
-    std::fs::write(
-        &file,
-        "import torch\nfrom torch import nn\n\n\nclass Output:\n    def __init__(self, sample):\n        self.sample = sample\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        h = self.fc(x)\n        rows = list(torch.nonzero(h).unbind(0))\n        out = Output(rows)\n        return out.sample.count(0)\n",
-    )
-    .unwrap();
+    std::fs::write(&file, source).unwrap();
     let opts = GraphOptions {
         root: Some(dir.path().to_path_buf()),
         entry: Some("M()".into()),
@@ -261,8 +254,17 @@ fn an_unknown_field_of_an_output_object_is_no_submodule() {
         ..Default::default()
     };
     let a = analyze_file(&file, &opts).unwrap();
-    let json: Value =
-        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap()
+}
+
+/// An unknown value kept in a field of a plain object (a model output holding what the
+/// analyser could not follow) is no submodule: a method called on it records no
+/// `call_module` (ZImage's `Transformer2DModelOutput(sample=x)` gave `call_module[sample.items]`).
+#[test]
+fn an_unknown_field_of_an_output_object_is_no_submodule() {
+    let json = graph_of_m_on_2x4(
+        "import torch\nfrom torch import nn\n\n\nclass Output:\n    def __init__(self, sample):\n        self.sample = sample\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        h = self.fc(x)\n        rows = list(torch.nonzero(h).unbind(0))\n        out = Output(rows)\n        return out.sample.count(0)\n",
+    );
     let modules: Vec<&str> = json["graphs"][0]["nodes"]
         .as_array()
         .unwrap()
@@ -278,22 +280,9 @@ fn an_unknown_field_of_an_output_object_is_no_submodule() {
 /// text that names them.
 #[test]
 fn a_dict_returned_by_forward_is_its_items() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("model.py");
-    std::fs::write(
-        &file,
+    let json = graph_of_m_on_2x4(
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n        return {\"logits\": self.fc(x), \"total\": x.sum()}\n",
-    )
-    .unwrap();
-    let opts = GraphOptions {
-        root: Some(dir.path().to_path_buf()),
-        entry: Some("M()".into()),
-        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
-        ..Default::default()
-    };
-    let a = analyze_file(&file, &opts).unwrap();
-    let json: Value =
-        serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    );
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
     let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
     let shape = |name: &str| nodes.iter().find(|n| n["name"] == name).unwrap()["shape"].clone();
