@@ -4,7 +4,7 @@
 //! (`torch.library.custom_op`) is one node shaped by its registered fake.
 
 use serde_json::Value;
-use staticfx::analysis::{analyze_file, GraphOptions, InputSpec};
+use staticfx::analysis::{analyze_file, FileAnalysis, GraphOptions, InputSpec};
 
 mod lazy_package;
 
@@ -48,21 +48,28 @@ class M(nn.Module):
         return y, seen, 20 in layers, layers.index(20), list(reversed(layers))
 "#;
 
-#[test]
-fn sequences_devices_and_custom_ops_follow_python_and_torch() {
+/// `M()` of `source` (a file of its own) traced on `input` (`x=2x4`): the analysis and its
+/// JSON rendering.
+fn trace_m(source: &str, input: &str) -> (FileAnalysis, Value) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("model.py");
-    std::fs::write(&file, MODEL).unwrap();
+    std::fs::write(&file, source).unwrap();
     let opts = GraphOptions {
         root: Some(dir.path().to_path_buf()),
         entry: Some("M()".into()),
-        inputs: vec!["x=4x6".parse::<InputSpec>().unwrap()],
+        inputs: vec![input.parse::<InputSpec>().unwrap()],
         ..Default::default()
     };
     let a = analyze_file(&file, &opts).unwrap();
-    assert!(a.graphs[0].error.is_none(), "{:?}", a.graphs[0].error);
-    let json: Value =
+    let json =
         serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap();
+    (a, json)
+}
+
+#[test]
+fn sequences_devices_and_custom_ops_follow_python_and_torch() {
+    let (a, json) = trace_m(MODEL, "x=4x6");
+    assert!(a.graphs[0].error.is_none(), "{:?}", a.graphs[0].error);
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
     let calls: Vec<(&str, &Value)> = nodes
         .iter()
@@ -242,28 +249,14 @@ class M(nn.Module):
     assert!(targets.iter().any(|t| t == "fc"), "{targets:?}");
 }
 
-/// The JSON graph of `M()` in `source` (a file of its own) traced on an `x` of shape `[2, 4]`.
-fn graph_of_m_on_2x4(source: &str) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("model.py");
-    std::fs::write(&file, source).unwrap();
-    let opts = GraphOptions {
-        root: Some(dir.path().to_path_buf()),
-        entry: Some("M()".into()),
-        inputs: vec!["x=2x4".parse::<InputSpec>().unwrap()],
-        ..Default::default()
-    };
-    let a = analyze_file(&file, &opts).unwrap();
-    serde_json::from_str(&staticfx::render::json::render(&a.project, &a.graphs)).unwrap()
-}
-
 /// An unknown value kept in a field of a plain object (a model output holding what the
 /// analyser could not follow) is no submodule: a method called on it records no
 /// `call_module` (ZImage's `Transformer2DModelOutput(sample=x)` gave `call_module[sample.items]`).
 #[test]
 fn an_unknown_field_of_an_output_object_is_no_submodule() {
-    let json = graph_of_m_on_2x4(
+    let (_, json) = trace_m(
         "import torch\nfrom torch import nn\n\n\nclass Output:\n    def __init__(self, sample):\n        self.sample = sample\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        h = self.fc(x)\n        rows = list(torch.nonzero(h).unbind(0))\n        out = Output(rows)\n        return out.sample.count(0)\n",
+        "x=2x4",
     );
     let modules: Vec<&str> = json["graphs"][0]["nodes"]
         .as_array()
@@ -280,8 +273,9 @@ fn an_unknown_field_of_an_output_object_is_no_submodule() {
 /// text that names them.
 #[test]
 fn a_dict_returned_by_forward_is_its_items() {
-    let json = graph_of_m_on_2x4(
+    let (_, json) = trace_m(
         "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 3)\n\n    def forward(self, x):\n        return {\"logits\": self.fc(x), \"total\": x.sum()}\n",
+        "x=2x4",
     );
     let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
     let output = nodes.iter().find(|n| n["op"] == "output").unwrap();

@@ -25,7 +25,6 @@ evaluates it in the modeling file) and `DIR/<id>.json` (default `tests/expected/
 transformers version go to their own directory, e.g. `--out tests/expected/hf-4.57.1`.
 """
 
-import contextlib
 import json
 import os
 import sys
@@ -43,6 +42,7 @@ from torch.overrides import TorchFunctionMode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
 from hf_cases import CASES  # noqa: E402
+from recording import compiling_side  # noqa: E402  (is_compiling() answers True in forward)
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "tests" / "expected" / "hf"
@@ -111,28 +111,6 @@ def make_inputs(spec):
     return out
 
 
-@contextlib.contextmanager
-def compiling_side():
-    """`torch.compiler.is_compiling()` and its aliases answer True, as under Dynamo's tracing
-    (torch/_dynamo/variables/torch.py constant-folds them to True). Only the forward runs
-    with this; building the model does not."""
-    import torch._dynamo  # noqa: F401  (so its aliases exist to patch)
-    import torch._dynamo.external_utils
-    import torch._utils
-
-    spots = [(torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
-             (torch._dynamo, "is_compiling"), (torch._dynamo.external_utils, "is_compiling"),
-             (torch._utils, "is_compiling")]
-    saved = [(mod, name, getattr(mod, name)) for mod, name in spots if hasattr(mod, name)]
-    for mod, name, _ in saved:
-        setattr(mod, name, lambda: True)
-    try:
-        yield
-    finally:
-        for mod, name, f in saved:
-            setattr(mod, name, f)
-
-
 def record(case):
     torch.manual_seed(0)
     config = getattr(transformers, case["config"])(**case["kwargs"])
@@ -156,7 +134,7 @@ def record(case):
             m.register_forward_pre_hook(pre)
             m.register_forward_hook(post_for(qualname))
     inputs = make_inputs(case["inputs"])
-    with torch.no_grad(), compiling_side(), rec:
+    with torch.no_grad(), compiling_side(torch), rec:
         out = model(**inputs)
     if isinstance(out, transformers.utils.ModelOutput):
         fields = {k: shape_of(v) for k, v in out.items() if isinstance(v, torch.Tensor)}
