@@ -276,6 +276,23 @@ pub struct GraphResult {
     /// The guards forward's Python value arguments get: a call with another value
     /// recompiles.
     pub argument_guards: Vec<ArgumentGuard>,
+    /// Every value from outside forward that Dynamo guards on (module attributes, globals),
+    /// at its first read, whether or not forward changes it: hover on `def forward` lists them.
+    pub state_guards: Vec<StateGuard>,
+}
+
+/// A value forward reads from outside itself (an int, bool, str, None, tuple, list or dict
+/// attribute of a module of the tree, or a global) before writing it: Dynamo makes it a
+/// constant of the graph and guards on it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateGuard {
+    /// The guard in Dynamo's words: `self.num_heads == 8`, `self._modules['drop'].training ==
+    /// False`, `len(self.history) == 0`, `G['SCALE'] == 2`.
+    pub guard: String,
+    /// Where forward first read it.
+    pub file: FileId,
+    pub span: Span,
+    pub call_chain: Vec<(FileId, Span)>,
 }
 
 /// One name bound by an assignment statement while tracing (`x = self.fc(h)`, `x += y`,

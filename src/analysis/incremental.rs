@@ -1244,6 +1244,12 @@ fn for_each_span(
             at(cf, cs);
         }
     }
+    for c in &mut g.state_guards {
+        at(&mut c.file, &mut c.span);
+        for (cf, cs) in &mut c.call_chain {
+            at(cf, cs);
+        }
+    }
     for c in &mut g.argument_guards {
         at(&mut c.file, &mut c.span);
         for (cf, cs) in &mut c.call_chain {

@@ -157,6 +157,46 @@ mod tests {
         }
     }
 
+    /// A submodule's forward behind a decorator's `wrapper(self, *args, **kwargs)`
+    /// (transformers' `can_return_tuple`, diffusers' `apply_lora_scale`) gets the keyword
+    /// through the spread: torch 2.15 logs `scale == 1.0` on the inner forward's use. At the
+    /// root, the wrapper's `kwargs` is the frame's input, guarded as a dict: no FX202 there.
+    #[test]
+    fn guards_reach_a_forward_behind_a_spreading_decorator() {
+        let src = "import functools\nimport torch\nfrom torch import nn\n\n\n\
+                   def wrapped(fn):\n    @functools.wraps(fn)\n    \
+                   def wrapper(self, *args, **kwargs):\n        \
+                   return fn(self, *args, **kwargs)\n    return wrapper\n\n\n\
+                   class Inner(nn.Module):\n    def __init__(self):\n        \
+                   super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    \
+                   @wrapped\n    def forward(self, x, scale=1.0):\n        \
+                   return self.fc(x) * scale\n\n\n\
+                   class M(nn.Module):\n    def __init__(self):\n        \
+                   super().__init__()\n        self.inner = Inner()\n\n    \
+                   def forward(self, x, scale=1.0):\n        \
+                   return self.inner(x, scale=scale)\n";
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.py");
+        std::fs::write(&path, src).unwrap();
+        let a = analyze_file(&path, &GraphOptions::default()).unwrap();
+        let fx202 = |class: &str| -> Vec<(String, usize)> {
+            let g = a.graphs.iter().find(|g| g.class == class).unwrap();
+            g.breaks
+                .iter()
+                .filter(|f| f.code == "FX202")
+                .map(|f| (f.message.clone(), f.span.start))
+                .collect()
+        };
+        let use_at = src.find("* scale").unwrap() + 2;
+        let outer = fx202("M");
+        assert!(
+            outer.len() == 1 && outer[0].0.contains("`scale == 1.0`") && outer[0].1 == use_at,
+            "{outer:?}"
+        );
+        // Inner traced on its own: the root's wrapper takes `scale` into its `kwargs`
+        assert!(fx202("Inner").is_empty(), "{:?}", fx202("Inner"));
+    }
+
     /// Passed along, kept, unused or a tensor: no guard; nor a dict read through a method,
     /// whose guards (on its keys) this rule does not word.
     #[test]

@@ -283,7 +283,14 @@ impl Interp {
                 }
                 if o.is_module() {
                     if name == "training" {
-                        return Ok(Value::Bool(proxy::module_is_training(self)));
+                        let v = Value::Bool(proxy::module_is_training(self));
+                        // Dynamo guards the flag it read (`self.training == False`): one
+                        // compile per mode
+                        if let Some(t) = self.tracer.as_mut() {
+                            let at = (frame.file_id, span, t.call_chain.as_slice());
+                            t.guards.module_read(o, name, &v, at);
+                        }
+                        return Ok(v);
                     }
                     if is_module_method(name)
                         || matches!(o.kind, ObjKind::Container(_)) && is_container_method(name)

@@ -84,6 +84,8 @@ impl Interp {
         // the argument expressions as written, while every position is known
         let mut positional_nodes = Some(Vec::new());
         let mut keyword_nodes = Vec::new();
+        // the names spread into the call (`*args`, `**kwargs`)
+        let mut splat_names = Vec::new();
         if let Some(alist) = node.field("arguments") {
             if alist.kind_name() == "generator_expression" {
                 args.push(self.eval_expr(frame, alist)?);
@@ -101,6 +103,7 @@ impl Interp {
                             kwargs.push((name, val));
                         }
                         "list_splat" => {
+                            splat_names.extend(splat_name(a, &frame.file.text));
                             let v = self.eval_expr(frame, a)?;
                             match self.iterate(frame, &v, Span::of(a)) {
                                 Ok(items) => args.extend(items),
@@ -110,6 +113,7 @@ impl Interp {
                             }
                         }
                         "dictionary_splat" => {
+                            splat_names.extend(splat_name(a, &frame.file.text));
                             let v = self.eval_expr(frame, a)?;
                             match self.mapping_entries(frame, &v, Span::of(a))? {
                                 Some(entries) => {
@@ -149,6 +153,7 @@ impl Interp {
             &func,
             positional_nodes.as_deref().unwrap_or(&[]),
             &keyword_nodes,
+            &splat_names,
         );
         if proxy::records_call(self, &args, &kwargs) {
             if let Some(function) = self.autograd_function_apply(frame, fnode, &args, span) {
@@ -1553,4 +1558,10 @@ fn as_str(v: Option<&Value>) -> String {
         Some(Value::Str(s)) => s.to_string(),
         _ => String::new(),
     }
+}
+
+/// The name a `*name` or `**name` argument spreads, when it is a plain name.
+fn splat_name<'s>(splat: Node, src: &'s str) -> Option<&'s str> {
+    let inner = crate::syntax::first_operand(splat)?;
+    (inner.kind_name() == "identifier").then(|| text(inner, src))
 }

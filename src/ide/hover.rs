@@ -29,6 +29,9 @@ pub fn hover(out: &Output, tree: &Tree, offset: usize) -> Option<(String, Span)>
     if let Some(found) = submodule_hover(leaf, src, &graphs) {
         return Some(found);
     }
+    if let Some(found) = forward_hover(leaf, src, &graphs) {
+        return Some(found);
+    }
     if let Some(found) = variable_hover(leaf, src, &graphs) {
         return Some(found);
     }
@@ -112,6 +115,19 @@ fn submodule_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Stri
         );
     }
     Some((s, Span::of(left)))
+}
+
+/// The name of `def forward`: every guard Dynamo installs on the traced forward.
+fn forward_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(String, Span)> {
+    let def = leaf
+        .parent()
+        .filter(|p| p.kind() == "function_definition")?;
+    let name = def.child_by_field_name("name")?;
+    if name.id() != leaf.id() || text(name, src) != "forward" {
+        return None;
+    }
+    let g = graphs.first()?;
+    Some((super::guards_hover::forward_guards(g, src), Span::of(leaf)))
 }
 
 /// A variable: the forward parameter's placeholder, or the value of its latest assignment
@@ -215,13 +231,24 @@ fn variable_hover(leaf: Node, src: &str, graphs: &[&GraphView]) -> Option<(Strin
         }
         None => return None,
     }
-    if nodes.is_empty() {
-        return None;
+    // a parameter of forward: the guards Dynamo puts on it, with or without a node
+    let guards = (value.is_none() && fname == "forward")
+        .then(|| {
+            graphs
+                .iter()
+                .find_map(|g| super::guards_hover::parameter_guards(g, name, src))
+        })
+        .flatten();
+    let mut markdown = match (nodes.is_empty(), &guards) {
+        (true, None) => return None,
+        (true, Some(_)) => format!("`{name}`"),
+        (false, _) => format!("`{name}` =\n\n{}", describe(&nodes)),
+    };
+    if let Some(g) = guards {
+        markdown.push_str("\n\n");
+        markdown.push_str(&g);
     }
-    Some((
-        format!("`{name}` =\n\n{}", describe(&nodes)),
-        Span::of(leaf),
-    ))
+    Some((markdown, Span::of(leaf)))
 }
 
 pub(super) fn describe(nodes: &[&NodeView]) -> String {

@@ -46,6 +46,7 @@ pub mod exclude;
 pub mod files;
 pub mod fix;
 pub mod graph;
+mod guards_hover;
 pub mod host;
 pub mod hover;
 pub mod inlay;

@@ -101,6 +101,67 @@ fn hover_on_a_submodule_assignment_shows_its_parameters() {
     assert!(s.contains("`Linear`") && s.contains("[128, 784]"), "{s}");
 }
 
+/// A module with every kind of guard: a tensor input, a Python number, an optional tensor, an
+/// int attribute read, a counter forward changes.
+const GUARDED: &str = "import torch\nfrom torch import nn\n\n\nclass Counter(nn.Module):\n    \
+    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        \
+    self.heads = 2\n        self.calls = 0\n\n    \
+    def forward(self, x, scale=1.0, mask=None):\n        self.calls += 1\n        \
+    h = self.fc(x) * scale\n        if mask is not None:\n            h = h * mask\n        \
+    return h.view(2, self.heads, 4)\n";
+
+fn counter_inputs(snap: &mut Snapshot) {
+    snap.class_inputs
+        .insert("Counter".into(), vec!["x=2x8".parse().unwrap()]);
+}
+
+#[test]
+fn hover_on_def_forward_lists_its_guards_and_recompile_risks() {
+    let s = hover(
+        &GUARDED.replace("def forward(", "def for$0ward("),
+        counter_inputs,
+    )
+    .unwrap();
+    // the tensor input as traced, the argument guards, the state read and the one forward changes
+    assert!(s.contains("- `x`: `[2, 8]` `float32`"), "{s}");
+    assert!(s.contains("`scale == 1.0` (line 14)"), "{s}");
+    assert!(s.contains("`mask is None` (line 15)"), "{s}");
+    assert!(s.contains("`self.heads == 2` (line 17)"), "{s}");
+    assert!(
+        s.contains("`self.calls == 0` (line 13) — forward changes it: every call recompiles"),
+        "{s}"
+    );
+    assert!(
+        s.contains("1 from state forward changes (FX201, 1 on every call), 2 from argument"),
+        "{s}"
+    );
+}
+
+#[test]
+fn hover_on_a_forward_parameter_names_its_guard() {
+    let at = |name: &str| {
+        let marked = GUARDED.replacen(&format!(", {name}"), &format!(", $0{name}"), 1);
+        hover(&marked, counter_inputs).unwrap()
+    };
+    let s = at("scale");
+    assert!(
+        s.contains("`scale == 1.0` (line 14): a call with another value recompiles"),
+        "{s}"
+    );
+    let s = at("mask");
+    assert!(s.contains("`mask is None` (line 15)"), "{s}");
+    // a tensor: its node, and the tensor match with the automatic-dynamic rule
+    let s = hover(&GUARDED.replace("self, x,", "self, $0x,"), counter_inputs).unwrap();
+    assert!(
+        s.contains("[2, 8]") && s.contains("a tensor match on dtype `float32`"),
+        "{s}"
+    );
+    assert!(
+        s.contains("recompiles once and makes that size dynamic"),
+        "{s}"
+    );
+}
+
 #[test]
 fn hover_outside_any_module_is_nothing() {
     assert_eq!(hover(&format!("$0{SIMPLE}"), |_| {}), None);

@@ -64,7 +64,19 @@ pub struct ArgumentGuardLog {
     names: HashSet<String>,
     /// The sources of the call being made, for the parameters it is about to bind.
     pending: Option<Vec<(ArgSlot, ArgSource)>>,
+    /// Followed values a function took into its `*args`/`**kwargs` by name (a decorator's
+    /// `wrapper(self, *args, **kwargs)`), passed on where it spreads them into another call.
+    carriers: Vec<Carrier>,
     guards: Vec<ArgumentGuard>,
+}
+
+/// The followed values a scope holds in its `*args`/`**kwargs`, each with the parameter name
+/// the call gave it (`return_dict`).
+struct Carrier {
+    scope: Rc<Scope>,
+    /// the scope's `*args` and `**kwargs` names
+    names: Vec<String>,
+    sources: Vec<(String, ArgSource)>,
 }
 
 /// Whether `a` is still the value `b` (lists and dicts by identity, the rest by value and
@@ -105,7 +117,18 @@ pub fn is_python_value(v: &Value) -> bool {
 impl ArgumentGuardLog {
     /// Whether nothing is followed: the common case, checked first on every name read.
     pub fn is_idle(&self) -> bool {
-        self.marks.is_empty() && self.pending.is_none()
+        self.marks.is_empty() && self.pending.is_none() && self.carriers.is_empty()
+    }
+
+    /// What `scope`'s `*args`/`**kwargs` named `splat` carries, as slots of the call that
+    /// spreads it.
+    fn carried(&self, scope: &Rc<Scope>, splat: &str) -> Vec<(ArgSlot, ArgSource)> {
+        self.carriers
+            .iter()
+            .filter(|c| Rc::ptr_eq(&c.scope, scope) && c.names.iter().any(|n| n == splat))
+            .flat_map(|c| c.sources.iter())
+            .map(|(name, source)| (ArgSlot::Keyword(name.clone()), source.clone()))
+            .collect()
     }
 
     /// The sources the next call binds (set right before it, taken by the callee's binding).
@@ -424,6 +447,7 @@ impl Interp {
         func: &Value,
         positional: &[Node],
         keywords: &[(String, Node)],
+        splats: &[&str],
     ) {
         if !self.follows_arguments() {
             return;
@@ -454,6 +478,21 @@ impl Interp {
                 sources.push((slot, source));
             } else {
                 self.guarded_use(frame, Span::of(node), &source, depth);
+            }
+        }
+        if passes_on {
+            if let (Some(scope), Some(t)) = (frame.locals.as_ref(), self.tracer.as_ref()) {
+                for splat in splats {
+                    for (slot, source) in t.arguments.carried(scope, splat) {
+                        let taken = sources.iter().any(|(s, _)| match (s, &slot) {
+                            (ArgSlot::Keyword(a), ArgSlot::Keyword(b)) => a == b,
+                            _ => false,
+                        });
+                        if !taken {
+                            sources.push((slot, source));
+                        }
+                    }
+                }
             }
         }
         if let Some(t) = self.tracer.as_mut() {
@@ -487,16 +526,43 @@ impl Interp {
             .collect();
         // the callee runs one call deeper than the call being made
         let depth = t.call_chain.len() + 1;
+        // a keyword the function has no parameter for lands in its `**kwargs`: followed on to
+        // where the function spreads them (a decorator's `wrapper(self, *args, **kwargs)`
+        // around a submodule's forward), as Dynamo inlines it to the use. Not at the trace
+        // root: there the wrapper's `kwargs` is the frame's input, and Dynamo guards the dict
+        // itself (`not kwargs`, at the spread), which this rule does not word.
+        let spreads: Vec<String> = f
+            .params
+            .iter()
+            .filter(|p| matches!(p.kind, VarPositional | VarKeyword))
+            .map(|p| p.name.clone())
+            .collect();
+        let mut carried = vec![];
         for (slot, source) in sources {
             let name = match &slot {
                 ArgSlot::Param(name) | ArgSlot::Keyword(name) => Some(name.as_str()),
                 ArgSlot::Position(i) => positional.get(i + receivers).copied(),
             };
             let Some(name) = name else { continue };
+            let named = f
+                .params
+                .iter()
+                .any(|p| p.name == name && !matches!(p.kind, VarPositional | VarKeyword));
+            if !named && !spreads.is_empty() && matches!(slot, ArgSlot::Keyword(_)) {
+                carried.push((name.to_string(), source));
+                continue;
+            }
             let bound = scope.vars.borrow().get(name).cloned();
             if bound.is_some_and(|v| same_value(&v, &source.value)) {
                 t.arguments.mark(scope, name, source, depth);
             }
+        }
+        if !carried.is_empty() {
+            t.arguments.carriers.push(Carrier {
+                scope: scope.clone(),
+                names: spreads,
+                sources: carried,
+            });
         }
     }
 }

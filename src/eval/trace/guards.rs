@@ -18,7 +18,7 @@ use std::rc::Rc;
 use crate::eval::value::{ModuleNs, Object, Value};
 use crate::semantic::FileId;
 use crate::syntax::Span;
-use crate::traced::GuardChange;
+use crate::traced::{GuardChange, StateGuard};
 
 /// A Python value Dynamo compares by value, copied when it is read.
 #[derive(Clone, Debug, PartialEq)]
@@ -293,6 +293,38 @@ impl GuardLog {
                 span: r.span,
                 call_chain: r.call_chain.clone(),
                 every_call: None,
+            });
+        }
+        out
+    }
+}
+
+impl GuardLog {
+    /// Every value read, each with the guard Dynamo installs on it as read: equality for a
+    /// scalar, string or tuple, `is None`, and the length of a list or dict (Dynamo's
+    /// LIST_LENGTH and DICT_LENGTH; the items forward reads get guards of their own, not
+    /// listed). A module outside the traced tree has no source Dynamo would name: left out.
+    pub fn held(&self, module_paths: &HashMap<usize, String>) -> Vec<StateGuard> {
+        let mut out = vec![];
+        for r in &self.reads {
+            let source = match &r.owner {
+                Owner::Module(o) => match module_paths.get(&o.id) {
+                    Some(path) => format!("{}.{}", module_source(path), r.name),
+                    None => continue,
+                },
+                Owner::Global(_) => format!("G['{}']", r.name),
+            };
+            let guard = match &r.value {
+                Plain::None => format!("{source} is None"),
+                Plain::List(items) => format!("len({source}) == {}", items.len()),
+                Plain::Dict(items) => format!("len({source}) == {}", items.len()),
+                value => format!("{source} == {value}"),
+            };
+            out.push(StateGuard {
+                guard,
+                file: r.file,
+                span: r.span,
+                call_chain: r.call_chain.clone(),
             });
         }
         out

@@ -796,6 +796,7 @@ fn trace_root_with(
         bindings: vec![],
         guard_changes: vec![],
         argument_guards: vec![],
+        state_guards: vec![],
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
@@ -842,6 +843,7 @@ fn trace_root_with(
     let hints = std::mem::take(&mut tracer.rank_hints);
     // the module state as forward left it: the values it changed that Dynamo guards on
     result.guard_changes = tracer.guards.changes(&tracer.module_paths);
+    result.state_guards = tracer.guards.held(&tracer.module_paths);
     result.argument_guards = tracer.arguments.guards();
     globals.absorb(&mut tracer.guards);
     result.graph = tracer.graph;
