@@ -39,6 +39,9 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
              outside forward"
                 .into()
         };
+        // `fixes::counter_buffer` moves an int counter of a module to a buffer; it refuses
+        // (saying why) where the count is also used as a Python number
+        f.fix_available = c.guard.starts_with("self") && c.before.parse::<i64>().is_ok();
         out.push(f);
     }
 }

@@ -7,13 +7,15 @@
 //! One file per fix: `where_rewrite` (data-dependent `if`/`else` and `a if c else b` →
 //! `torch.where`), `guard` (wrap `print`/logging/`time.*` in `if not
 //! torch.compiler.is_compiling():`, or remove the statement), `item` (drop `.item()` when the
-//! scalar only feeds tensor arithmetic), `noqa` (append `# noqa: FXnnn`).
+//! scalar only feeds tensor arithmetic), `counter_buffer` (an FX201 counter kept in a buffer
+//! updated in place), `noqa` (append `# noqa: FXnnn`).
 //!
-//! One file per fix (`where_rewrite`, `guard`, `item`, `noqa`): pure functions of the text, its
+//! One file per fix (`where_rewrite`, `guard`, `item`, `counter_buffer`, `noqa`): pure functions of the text, its
 //! tree, the `Site` (rule, span) and proven `Facts` → `Fix { title, applicability, kind, edits }`
 //! or a refusal reason; `fixer(rule)` is the dispatch, checked against `Rule::has_fix`. `pick`
 //! chooses non-overlapping edits.
 
+mod counter_buffer;
 mod guard;
 mod item;
 mod noqa;
@@ -57,6 +59,8 @@ pub enum FixKind {
     Guard,
     Remove,
     DropItem,
+    /// a module attribute Dynamo guards on, kept in a registered buffer instead
+    Buffer,
     Noqa,
 }
 
@@ -195,6 +199,7 @@ fn fixer(rule: Rule) -> Option<Fixer> {
     match rule {
         Rule::DataDependentBranch => Some(where_rewrite::for_condition),
         Rule::ScalarConversion => Some(item::fixes),
+        Rule::RecompileState => Some(counter_buffer::fixes),
         Rule::Print | Rule::Logging | Rule::WallClockTime => {
             Some(|src, tree, site, _| guard::fixes(src, tree, site))
         }
@@ -203,9 +208,12 @@ fn fixer(rule: Rule) -> Option<Fixer> {
 }
 
 /// Whether the fixer of `rule` reads the [`Facts`] (the where-rewrite, also tried for an
-/// `.item()` in a condition).
+/// `.item()` in a condition; the buffer fix, for the operands a count meets).
 fn reads_facts(rule: Rule) -> bool {
-    matches!(rule, Rule::DataDependentBranch | Rule::ScalarConversion)
+    matches!(
+        rule,
+        Rule::DataDependentBranch | Rule::ScalarConversion | Rule::RecompileState
+    )
 }
 
 /// Every fix for one finding. `tree` must be the parse of `src`. Never panics on broken input:
