@@ -55,34 +55,13 @@ const NOT_LITERAL: &str = "an input has no Python-literal spelling";
 /// each with what differs. Held exactly both ways.
 const KNOWN_DIFFERENT: &[(&str, &str)] = &[
     (
-        "models/transformers/test_models_transformer_anyflow.py::TestAnyFlowTransformer3DCompile",
-        "calls equal by name and class; shapes unknown from #15 blocks.0.attn1.to_out.0 (Linear): 20 of 39 calls unknown; output shape not known",
-    ),
-    (
         "models/transformers/test_models_transformer_anyflow_far.py::TestAnyFlowFARTransformer3DCompile",
         NOT_LITERAL,
-    ),
-    (
-        "models/transformers/test_models_transformer_ltx2.py::TestLTX2TransformerCompile",
-        "calls equal by name and class; shapes unknown from #43 transformer_blocks.0.attn1.to_out.0 (Linear): 78 of 138 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_nucleusmoe_image.py::TestNucleusMoEImageTransformerCompile",
-        "calls equal by name and class; shapes unknown from #13 transformer_blocks.0.attn.to_out.0 (Linear): 20 of 40 calls unknown; output shape not known",
-    ),
-    (
-        "models/transformers/test_models_transformer_qwenimage.py::TestQwenImageTransformerCompile",
-        "calls equal by name and class; shapes unknown from #17 transformer_blocks.0.attn.to_out.0 (Linear): 32 of 55 calls unknown; output shape not known",
     ),
     (
         "models/transformers/test_models_transformer_wan_animate_2.py::TestWanAnimate2TransformerCompile",
         NOT_LITERAL,
     ),
-    (
-        "models/transformers/test_models_transformer_z_image.py::TestZImageTransformerCompile",
-        "calls equal by name and class; shapes unknown from #5 noise_refiner.0.attention.to_q (Linear): 26 of 35 calls unknown; output [] (recorded [[16,1,16,16]])",
-    ),
-
 ];
 
 use corpus_support::diffusers::{diffusers_root, user_venv};

@@ -65,3 +65,41 @@ fn given_inputs_stay_concrete() {
     let fc1 = a.graphs[0].graph.by_name("fc1").unwrap();
     assert_eq!(a.graphs[0].graph.node(fc1).meta.describe(), "[2, 128]");
 }
+
+/// Rotary embeddings through complex numbers (diffusers' Qwen-Image, Z-Image, AnyFlow): the
+/// constructor's `torch.polar` table, `view_as_complex`/`view_as_real`, `.real`, `abs`, a
+/// `[1] * x.ndim` broadcast shape, `torch.pi` and `pad_sequence`, each as eager torch 2.15 gives
+/// them for these inputs.
+#[test]
+fn complex_rotary_embeddings_keep_their_shapes() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/models/complex_rope.py");
+    let a = analyze_file(
+        &path,
+        &GraphOptions {
+            entry: Some("ComplexRope()".into()),
+            inputs: vec!["x=2x5x3x8".parse().unwrap(), "y=4x6".parse().unwrap()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let g = &a.graphs[0].graph;
+    let meta = |name: &str| {
+        let m = &g.node(g.by_name(name).unwrap()).meta;
+        format!("{} {}", m.describe(), m.as_tensor().unwrap().dtype.as_str())
+    };
+    for (name, want) in [
+        ("_tensor_constant0", "[64, 4] complex64"),
+        ("view_as_complex", "[2, 5, 3, 4] complex64"),
+        ("mul", "[2, 5, 3, 4] complex64"),
+        ("view_as_real", "[2, 5, 3, 4, 2] float32"),
+        ("view", "[1, 5, 1, 1] float32"),
+        ("mul_1", "[1, 5, 1, 1] float32"),
+        ("pad_sequence", "[2, 4, 6] float32"),
+        ("proj", "[2, 5, 3, 8] float32"),
+        ("getattr_5", "[2, 5, 3, 4] float32"),
+        ("abs_1", "[2, 5, 3, 4] float32"),
+    ] {
+        assert_eq!(meta(name), want, "{name}");
+    }
+}

@@ -429,6 +429,7 @@ impl Interp {
             }))),
             Value::Dtype(d) => Ok(match name {
                 "is_floating_point" => Value::Bool(d.is_floating()),
+                "is_complex" => Value::Bool(d.is_complex()),
                 _ => Value::unknown(format!("dtype.{name}")),
             }),
             Value::Function(f) => self.function_attr(frame, obj, f, name, span),
@@ -943,9 +944,9 @@ pub fn external_attr(path: &str, name: &str) -> Value {
         }
     }
     match full.as_str() {
-        // numpy's constants are Python floats too
-        "math.pi" | "numpy.pi" => Value::Float(std::f64::consts::PI),
-        "math.e" | "numpy.e" => Value::Float(std::f64::consts::E),
+        // torch's and numpy's constants are Python floats too
+        "math.pi" | "torch.pi" | "numpy.pi" => Value::Float(std::f64::consts::PI),
+        "math.e" | "torch.e" | "numpy.e" => Value::Float(std::f64::consts::E),
         "math.inf" | "torch.inf" | "numpy.inf" => Value::Float(f64::INFINITY),
         "math.nan" | "torch.nan" | "numpy.nan" => Value::Float(f64::NAN),
         "sys.maxsize" => Value::Int(i64::MAX),

@@ -726,6 +726,20 @@ impl Interp {
         let Some(name) = binop_name(sym) else {
             return Err(self.error(frame, span, codes::UNSUPPORTED, format!("operator `{sym}`")));
         };
+        // `[1] * x.ndim`: a list or tuple repeated by an int read off a traced shape is a
+        // Python sequence, as Dynamo specialises on the size (`range(x.ndim)` unrolls alike)
+        let repeat = |v: &Value| match v {
+            Value::List(_) | Value::Tuple(_) if name == "mul" => true,
+            _ => false,
+        };
+        let a = match self.known_int(&a) {
+            Some(n) if repeat(&b) => Value::Int(n),
+            _ => a,
+        };
+        let b = match self.known_int(&b) {
+            Some(n) if repeat(&a) => Value::Int(n),
+            _ => b,
+        };
         if proxy::records_operator(self, &a, &b) {
             return self.trace_function(
                 frame,

@@ -184,6 +184,14 @@ pub fn prepare_inputs(
             .map_err(|_| {
                 ExecError::Input(format!("negative dimension in the shape of `{}`", n.target))
             })?;
+        // the executor holds no complex numbers
+        if dtype.is_complex() {
+            return Err(ExecError::Input(format!(
+                "`{}` is {}, which the executor does not run",
+                n.target,
+                dtype.as_str()
+            )));
+        }
         let v = if dtype.is_floating() {
             RValue::f32(kernels::init::normal(&shape, 0.0, 1.0, &mut rng))
         } else if dtype == DType::Bool {

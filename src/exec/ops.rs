@@ -1123,10 +1123,10 @@ fn convert(v: &RValue, to: DType) -> OpResult {
         (RValue::F32(x) | RValue::Bool(x), DType::Bool) => {
             Ok(RValue::Bool(Arc::new(x.mapv(|v| (v != 0.0) as u8 as f32))))
         }
-        (RValue::F32(x) | RValue::Bool(x), d) if !d.is_floating() => {
+        (RValue::F32(x) | RValue::Bool(x), d) if d.is_integral() => {
             Ok(RValue::I64(Arc::new(x.mapv(|v| v.trunc() as i64))))
         }
-        (RValue::I64(_), d) if !d.is_floating() && d != DType::Bool => Ok(v.clone()),
+        (RValue::I64(_), d) if d.is_integral() && d != DType::Bool => Ok(v.clone()),
         _ => Err(format!("conversion of {} to {}", v.describe(), to.as_str())),
     }
 }
@@ -1177,6 +1177,10 @@ fn shape_from(c: &Call, from: usize) -> Result<Vec<usize>, String> {
 }
 
 fn filled(shape: &[usize], v: f64, dt: DType) -> OpResult {
+    // the executor holds no complex numbers
+    if dt.is_complex() {
+        return Err(format!("a {} tensor", dt.as_str()));
+    }
     if dt.is_floating() {
         t(Tensor::from_elem(IxDyn(shape), v as f32))
     } else if dt == DType::Bool {
@@ -1276,6 +1280,9 @@ fn op_arange(c: &mut Call) -> OpResult {
             DType::Float32
         },
     );
+    if dt.is_complex() {
+        return Err(format!("a {} tensor", dt.as_str()));
+    }
     if dt.is_floating() {
         t(Tensor::from_shape_fn(IxDyn(&[n]), |i| {
             (start + i[0] as f64 * step) as f32

@@ -33,6 +33,10 @@ pub enum DType {
     Int8,
     Uint8,
     Bool,
+    /// `torch.complex64` (`cfloat`): what `view_as_complex` makes of float32 pairs.
+    Complex64,
+    /// `torch.complex128` (`cdouble`).
+    Complex128,
 }
 
 impl DType {
@@ -48,6 +52,8 @@ impl DType {
             DType::Int8 => "int8",
             DType::Uint8 => "uint8",
             DType::Bool => "bool",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
         }
     }
 
@@ -64,6 +70,8 @@ impl DType {
             "int8" | "i8" => DType::Int8,
             "uint8" | "u8" => DType::Uint8,
             "bool" => DType::Bool,
+            "complex64" | "cfloat" => DType::Complex64,
+            "complex128" | "cdouble" => DType::Complex128,
             _ => return None,
         })
     }
@@ -75,8 +83,46 @@ impl DType {
         )
     }
 
-    /// Type promotion between two tensors (a simplified torch.result_type: floats win, then width).
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    /// Integers and bool: what true division, `exp` or a float scalar turns into float32.
+    pub fn is_integral(self) -> bool {
+        !self.is_floating() && !self.is_complex()
+    }
+
+    /// The complex dtype whose real and imaginary parts are `self` (`view_as_complex`,
+    /// `torch.polar`); None where this enum has none (float16's `complex32`) or torch has none.
+    pub fn to_complex(self) -> Option<DType> {
+        match self {
+            DType::Float32 => Some(DType::Complex64),
+            DType::Float64 => Some(DType::Complex128),
+            _ => None,
+        }
+    }
+
+    /// The dtype of a complex dtype's parts (`view_as_real`, `.real`, `abs`).
+    pub fn to_real(self) -> Option<DType> {
+        match self {
+            DType::Complex64 => Some(DType::Float32),
+            DType::Complex128 => Some(DType::Float64),
+            _ => None,
+        }
+    }
+
+    /// Type promotion between two tensors (a simplified torch.result_type: complex wins, then
+    /// floats, then width).
     pub fn promote(a: DType, b: DType) -> DType {
+        // torch keeps the wider part: complex64 with float64 is complex128
+        if a.is_complex() || b.is_complex() {
+            let wide = |d: DType| matches!(d, DType::Complex128 | DType::Float64);
+            return if wide(a) || wide(b) {
+                DType::Complex128
+            } else {
+                DType::Complex64
+            };
+        }
         fn rank(d: DType) -> u8 {
             match d {
                 DType::Bool => 0,
@@ -89,6 +135,7 @@ impl DType {
                 DType::Bfloat16 => 7,
                 DType::Float32 => 8,
                 DType::Float64 => 9,
+                DType::Complex64 | DType::Complex128 => unreachable!("handled above"),
             }
         }
         if rank(a) >= rank(b) {

@@ -99,6 +99,60 @@ fn scalar_dtype(m: &Meta) -> Option<DType> {
     }
 }
 
+/// `pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='right')`: the
+/// sequences' common trailing sizes after the longest length and the batch (which comes first
+/// with `batch_first`), in the first sequence's dtype (torch copies the others into it).
+fn pad_sequence(inp: &Inputs) -> Meta {
+    let Some(Meta::Seq(items)) = inp.get(0, "sequences") else {
+        return Meta::Unknown;
+    };
+    let tensors: Option<Vec<&TensorMeta>> = items.iter().map(Meta::as_tensor).collect();
+    let Some(first) = tensors.as_ref().and_then(|t| t.first()) else {
+        return Meta::Unknown;
+    };
+    let batch_first = match inp.get(1, "batch_first") {
+        None => false,
+        Some(Meta::Scalar(Scalar::Bool(Some(b)), _)) => *b,
+        Some(_) => return tensor(None, first.dtype),
+    };
+    let shapes: Option<Vec<&Shape>> = tensors
+        .iter()
+        .flatten()
+        .map(|t| t.shape.as_ref().filter(|s| !s.is_empty()))
+        .collect();
+    let shape = shapes.and_then(|shapes| {
+        let trailing = &shapes[0][1..];
+        // trailing sizes that differ make torch raise: no shape
+        if shapes.iter().any(|s| &s[1..] != trailing) {
+            return None;
+        }
+        // the longest length: one symbolic length, or all known (a maximum of symbols is not
+        // an `Expr`)
+        let lengths: Vec<&Dim> = shapes.iter().map(|s| &s[0]).collect();
+        let longest = if lengths.iter().all(|d| *d == lengths[0]) {
+            lengths[0].clone()
+        } else {
+            Dim::Known(
+                lengths
+                    .iter()
+                    .map(|d| d.known())
+                    .collect::<Option<Vec<i64>>>()?
+                    .into_iter()
+                    .max()?,
+            )
+        };
+        let batch = Dim::Known(shapes.len() as i64);
+        let mut out = if batch_first {
+            vec![batch, longest]
+        } else {
+            vec![longest, batch]
+        };
+        out.extend(trailing.iter().cloned());
+        Some(out)
+    });
+    tensor(shape, first.dtype)
+}
+
 /// Element-wise binary op on tensors and/or scalars.
 fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
     let compare = matches!(
@@ -116,7 +170,7 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
             } else {
                 DType::promote(x.dtype, y.dtype)
             };
-            let dtype = if op == "truediv" && !dtype.is_floating() {
+            let dtype = if op == "truediv" && dtype.is_integral() {
                 DType::Float32
             } else {
                 dtype
@@ -130,7 +184,7 @@ fn binary(op: &str, a: &Meta, b: &Meta) -> Meta {
         (Meta::Tensor(t), s) | (s, Meta::Tensor(t)) => {
             let mut dtype = if compare { DType::Bool } else { t.dtype };
             if !compare
-                && !t.dtype.is_floating()
+                && t.dtype.is_integral()
                 && (matches!(s, Meta::Scalar(Scalar::Float(_), _)) || op == "truediv")
             {
                 dtype = DType::Float32;
@@ -1078,6 +1132,60 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             (Some(a), Some(b)) => matmul(a, b),
             _ => Meta::Unknown,
         },
+        // `(..., 2)` float pairs as complex numbers (`checks` holds the last size to 2)
+        "view_as_complex" => match t0 {
+            Some(t) => match t.dtype.to_complex() {
+                Some(d) => tensor(
+                    t.shape
+                        .as_ref()
+                        .and_then(|s| Some(s[..s.len().checked_sub(1)?].to_vec())),
+                    d,
+                ),
+                // float16 makes complex32, which `DType` does not name
+                None => Meta::Unknown,
+            },
+            None => Meta::Unknown,
+        },
+        // complex numbers as `(..., 2)` float pairs
+        "view_as_real" => match t0.and_then(|t| Some((t, t.dtype.to_real()?))) {
+            Some((t, d)) => tensor(
+                t.shape.as_ref().map(|s| {
+                    let mut s = s.clone();
+                    s.push(Dim::Known(2));
+                    s
+                }),
+                d,
+            ),
+            None => Meta::Unknown,
+        },
+        // complex numbers from two float tensors of one dtype (`checks` holds them to it):
+        // `polar(abs, angle)`, `complex(real, imag)`, broadcast together
+        "polar" | "complex" => {
+            let parts = if name == "polar" {
+                ("abs", "angle")
+            } else {
+                ("real", "imag")
+            };
+            match (t0, inp.get(1, parts.1).and_then(Meta::as_tensor)) {
+                (Some(a), Some(b)) => match a.dtype.to_complex() {
+                    Some(d) if a.dtype == b.dtype => tensor(
+                        match (&a.shape, &b.shape) {
+                            (Some(p), Some(q)) => broadcast(p, q),
+                            _ => None,
+                        },
+                        d,
+                    ),
+                    _ => Meta::Unknown,
+                },
+                _ => Meta::Unknown,
+            }
+        }
+        // `abs` of complex numbers is their modulus, in the parts' dtype
+        "abs" if t0.is_some_and(|t| t.dtype.is_complex()) => match t0 {
+            Some(t) => tensor(t.shape.clone(), t.dtype.to_real().unwrap_or(t.dtype)),
+            None => Meta::Unknown,
+        },
+        "pad_sequence" => pad_sequence(inp),
         // the outer product of two vectors; torch raises on any other rank
         "outer" | "ger" => match (
             t0,
@@ -1207,7 +1315,7 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                     || name == "log_softmax"
                 {
                     if let Meta::Tensor(tm) = &mut m {
-                        if !tm.dtype.is_floating() {
+                        if tm.dtype.is_integral() {
                             tm.dtype = DType::Float32;
                         }
                     }
@@ -1215,7 +1323,7 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                 // A cumulative sum of bools or ints accumulates in int64.
                 if name == "cumsum" {
                     if let Meta::Tensor(tm) = &mut m {
-                        if !tm.dtype.is_floating() {
+                        if tm.dtype.is_integral() {
                             tm.dtype = DType::Int64;
                         }
                     }
@@ -1334,7 +1442,10 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
         ),
         // dtype predicates are plain bools: Dynamo guards on the dtype, like on a shape
         "is_floating_point" | "is_complex" => Meta::Scalar(
-            Scalar::Bool(t0.map(|t| name == "is_floating_point" && t.dtype.is_floating())),
+            Scalar::Bool(t0.map(|t| match name {
+                "is_complex" => t.dtype.is_complex(),
+                _ => t.dtype.is_floating(),
+            })),
             ScalarOrigin::Shape,
         ),
         "dim" | "ndimension" => match t0.and_then(|t| t.shape.as_ref()) {
@@ -1382,6 +1493,13 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
                     }
                     ("data", _) => same(t),
                     _ => tensor(None, t.dtype),
+                },
+                // a complex tensor's parts are views of its shape in the parts' dtype; a real
+                // tensor's `.real` is itself (its `.imag` raises)
+                "real" | "imag" => match t.dtype.to_real() {
+                    Some(d) => tensor(t.shape.clone(), d),
+                    None if attr == "real" => same(t),
+                    None => Meta::Unknown,
                 },
                 _ => Meta::Unknown,
             },
@@ -1633,7 +1751,7 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             let Some(t) = t0 else { return Meta::Unknown };
             let dtype = match name {
                 "all" | "any" => DType::Bool,
-                "sum" | "prod" if !t.dtype.is_floating() => DType::Int64,
+                "sum" | "prod" if t.dtype.is_integral() => DType::Int64,
                 _ => t.dtype,
             };
             // `norm(input, p, dim)` and `linalg.vector_norm(x, ord, dim)` take the order first.
@@ -1763,6 +1881,8 @@ fn rule(name: &str, inp: &Inputs) -> Meta {
             Some(t) if t.dtype == DType::Bool => {
                 Meta::Scalar(Scalar::Bool(None), ScalarOrigin::Data)
             }
+            // a Python complex, which `Scalar` has no kind for
+            Some(t) if t.dtype.is_complex() => Meta::Unknown,
             Some(_) => Meta::Scalar(Scalar::Int(None), ScalarOrigin::Data),
             None => Meta::Scalar(Scalar::Float(None), ScalarOrigin::Data),
         },
@@ -2633,6 +2753,97 @@ mod tests {
 
     fn t(s: &[i64]) -> Meta {
         Meta::tensor(Some(shape_of(s)), DType::Float32)
+    }
+
+    fn run(name: &str, args: &[Meta], kwargs: &[(String, Meta)]) -> Meta {
+        call(name, &Inputs { args, kwargs })
+    }
+
+    /// Checked against torch 2.15: `view_as_complex` of `(3, 4, 2)` float32 is `(3, 4)`
+    /// complex64 and of float64 complex128; `view_as_real` adds the trailing 2 back; a last size
+    /// other than 2, or a real tensor for `view_as_real`, raises; `polar` broadcasts.
+    #[test]
+    fn complex_views_and_polar() {
+        let typed = |s: &[i64], d: DType| Meta::tensor(Some(shape_of(s)), d);
+        assert_eq!(
+            run("view_as_complex", &[t(&[3, 4, 2])], &[]),
+            typed(&[3, 4], DType::Complex64)
+        );
+        assert_eq!(
+            run("view_as_complex", &[typed(&[3, 2], DType::Float64)], &[]),
+            typed(&[3], DType::Complex128)
+        );
+        // float16 pairs make complex32, which has no `DType`: not made up
+        assert_eq!(
+            run("view_as_complex", &[typed(&[3, 2], DType::Float16)], &[]),
+            Meta::Unknown
+        );
+        let raises =
+            |name: &str, args: &[Meta]| infer(name, &Inputs { args, kwargs: &[] }).is_err();
+        assert!(raises("view_as_complex", &[t(&[3, 4])]));
+        assert_eq!(
+            run("view_as_real", &[typed(&[3, 4], DType::Complex64)], &[]),
+            typed(&[3, 4, 2], DType::Float32)
+        );
+        assert!(raises("view_as_real", &[t(&[3, 4])]));
+        assert_eq!(
+            run("polar", &[t(&[3, 1]), t(&[4])], &[]),
+            typed(&[3, 4], DType::Complex64)
+        );
+        // mixed dtypes raise
+        assert!(raises("polar", &[t(&[3]), typed(&[3], DType::Float64)]));
+        // complex64 with float64 promotes to complex128, with an int to complex64
+        assert_eq!(
+            run(
+                "mul",
+                &[typed(&[2], DType::Complex64), typed(&[2], DType::Float64)],
+                &[]
+            ),
+            typed(&[2], DType::Complex128)
+        );
+        assert_eq!(
+            run(
+                "truediv",
+                &[typed(&[2], DType::Complex64), Meta::int(2)],
+                &[]
+            ),
+            typed(&[2], DType::Complex64)
+        );
+        assert_eq!(
+            run("sum", &[typed(&[2], DType::Complex64)], &[]),
+            typed(&[], DType::Complex64)
+        );
+    }
+
+    /// torch 2.15: `pad_sequence([(3, 5), (7, 5)])` is `(7, 2, 5)`, `batch_first=True` gives
+    /// `(2, 7, 5)`, in the first sequence's dtype; trailing sizes that differ raise.
+    #[test]
+    fn pad_sequence_pads_to_the_longest() {
+        let seqs = |a: Meta, b: Meta| Meta::Seq(vec![a, b]);
+        assert_eq!(
+            run("pad_sequence", &[seqs(t(&[3, 5]), t(&[7, 5]))], &[]),
+            t(&[7, 2, 5])
+        );
+        assert_eq!(
+            run(
+                "pad_sequence",
+                &[seqs(t(&[3, 5]), t(&[7, 5]))],
+                &[(
+                    "batch_first".into(),
+                    Meta::Scalar(Scalar::Bool(Some(true)), ScalarOrigin::Const)
+                )]
+            ),
+            t(&[2, 7, 5])
+        );
+        let long = Meta::tensor(Some(shape_of(&[3, 5])), DType::Int64);
+        assert_eq!(
+            run("pad_sequence", &[seqs(long.clone(), t(&[7, 5]))], &[]),
+            Meta::tensor(Some(shape_of(&[7, 2, 5])), DType::Int64)
+        );
+        assert_eq!(
+            run("pad_sequence", &[seqs(t(&[3, 5]), t(&[7, 4]))], &[]),
+            Meta::tensor(None, DType::Float32)
+        );
     }
 
     #[test]

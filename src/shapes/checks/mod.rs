@@ -657,6 +657,51 @@ pub fn call(name: &str, inp: &Inputs) -> Check {
                 _ => Ok(()),
             }
         }
+        // torch's own messages; `view_as_complex`'s stride checks are the layout's, not made
+        "view_as_complex" => match t0 {
+            Some(t) if t.last().is_some_and(|last| differ(last, &Dim::Known(2))) => fail(
+                ShapeErrorKind::Size,
+                Some(0),
+                format!(
+                    "Tensor must have a last dimension of size 2, gets {}",
+                    fmt_shape(t)
+                ),
+            ),
+            _ => Ok(()),
+        },
+        "view_as_real" => match a0.and_then(Meta::as_tensor) {
+            Some(t) if !t.dtype.is_complex() => fail(
+                ShapeErrorKind::Dtype,
+                Some(0),
+                format!(
+                    "view_as_real is only supported for complex tensors, gets {}",
+                    t.dtype.as_str()
+                ),
+            ),
+            _ => Ok(()),
+        },
+        "polar" | "complex" => {
+            let second = if name == "polar" { "angle" } else { "imag" };
+            match (
+                a0.and_then(Meta::as_tensor),
+                inp.get(1, second).and_then(Meta::as_tensor),
+            ) {
+                (Some(a), Some(b)) if a.dtype != b.dtype => fail(
+                    ShapeErrorKind::Dtype,
+                    Some(1),
+                    format!(
+                        "expects both parts of one dtype, gets {} and {}",
+                        a.dtype.as_str(),
+                        b.dtype.as_str()
+                    ),
+                ),
+                (Some(a), Some(b)) => match (&a.shape, &b.shape) {
+                    (Some(p), Some(q)) => broadcastable(p, q),
+                    _ => Ok(()),
+                },
+                _ => Ok(()),
+            }
+        }
         "unsqueeze" => wrap_opt(int(1, "dim"), rank0.map(|r| r + 1), Some(1)),
         "squeeze" => match (rank0, inp.get(1, "dim").and_then(Meta::as_int_list)) {
             (Some(r), Some(dims)) => dims.iter().try_for_each(|&d| wrap(d, r, Some(1)).map(drop)),
