@@ -738,16 +738,30 @@ impl Interp {
         else {
             return Ok(Flow::Normal);
         };
-        let iterable = self.eval_expr(frame, right)?;
-        let items = match self.iterate(frame, &iterable, Span::of(right)) {
+        let mut iterable = None;
+        let listed = self.eval_expr(frame, right).and_then(|v| {
+            let items = self.iterate(frame, &v, Span::of(right));
+            iterable = Some(v);
+            items
+        });
+        // Set when the loop runs an unknown number of times and its body is traced once.
+        let mut ran_once = None;
+        let items = match listed {
             Ok(items) => items,
             Err(e) if e.code == codes::UNSUPPORTED && proxy::runs_unknown_loop_once(self) => {
-                // Loop over something we cannot enumerate: trace the body once so its
-                // operations still show, and say so.
+                // Loop over something we cannot enumerate (a forward input of unknown length,
+                // `range(n)` of a run-time `n`, `zip` of those): trace the body once so its
+                // calls still show, and say so. Skipping it would drop them from the graph.
                 self.note_error(&e);
+                let line = frame.file.lines.line_of(Span::of(node).start) + 1;
+                ran_once = Some(format!(
+                    "the loop at line {line} runs an unknown number of times ({}), its body \
+                     was traced once",
+                    e.message
+                ));
                 // Items of an unknown submodule container are themselves unknown submodules.
                 let path = match &iterable {
-                    Value::Unknown(u) => u.path.as_ref().map(|p| format!("{p}.?")),
+                    Some(Value::Unknown(u)) => u.path.as_ref().map(|p| format!("{p}.?")),
                     _ => None,
                 };
                 vec![Value::Unknown(Rc::new(super::value::Unknown {
@@ -759,14 +773,27 @@ impl Interp {
             }
             Err(e) => return Err(e),
         };
+        let mut flow = Flow::Normal;
         for item in items {
             self.step(frame, Span::of(node))?;
             self.assign(frame, left, item)?;
             match self.exec_block(frame, body)? {
-                Flow::Break => return Ok(Flow::Normal),
+                Flow::Break => {
+                    flow = Flow::Break;
+                    break;
+                }
                 Flow::Return(v) => return Ok(Flow::Return(v)),
                 _ => {}
             }
+        }
+        if let Some(reason) = &ran_once {
+            // What the body bound or grew holds one iteration's values, which no run of the
+            // loop need give: unknown from here on, so the output built from them (a list
+            // appended to once, say) is not shown as known.
+            self.forget_loop_effects(frame, node, reason);
+        }
+        if matches!(flow, Flow::Break) {
+            return Ok(Flow::Normal);
         }
         if let Some(alt) = node.field("alternative") {
             if let Some(b) = alt.field("body") {
@@ -811,10 +838,17 @@ impl Interp {
                         codes::UNSUPPORTED,
                         "loop condition could not be evaluated statically; body traced once",
                     );
-                    return match self.exec_block(frame, body)? {
-                        Flow::Return(v) => Ok(Flow::Return(v)),
-                        _ => Ok(Flow::Normal),
-                    };
+                    let flow = self.exec_block(frame, body)?;
+                    if let Flow::Return(v) = flow {
+                        return Ok(Flow::Return(v));
+                    }
+                    let line = frame.file.lines.line_of(Span::of(node).start) + 1;
+                    let reason = format!(
+                        "the loop at line {line} runs an unknown number of times (its \
+                         condition could not be evaluated statically), its body was traced once"
+                    );
+                    self.forget_loop_effects(frame, node, &reason);
+                    return Ok(Flow::Normal);
                 }
             }
         }
