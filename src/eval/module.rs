@@ -651,7 +651,8 @@ fn collect_effects(
             "identifier" => true,
             "attribute" => {
                 t.starts_with("self.")
-                    && n.field("object").is_some_and(|o| o.kind_name() == "identifier")
+                    && n.field("object")
+                        .is_some_and(|o| o.kind_name() == "identifier")
             }
             _ => false,
         };
@@ -698,7 +699,10 @@ fn collect_effects(
             }
         }
         "call" => {
-            if let Some(f) = node.field("function").filter(|f| f.kind_name() == "attribute") {
+            if let Some(f) = node
+                .field("function")
+                .filter(|f| f.kind_name() == "attribute")
+            {
                 let method = f.field("attribute").map(|a| crate::syntax::text(a, src));
                 if method.is_some_and(|m| MUTATORS.contains(&m)) {
                     receivers.extend(f.field("object").and_then(receiver_of));
