@@ -764,12 +764,13 @@ impl Interp {
                     Some(Value::Unknown(u)) => u.path.as_ref().map(|p| format!("{p}.?")),
                     _ => None,
                 };
-                vec![Value::Unknown(Rc::new(super::value::Unknown {
+                let item = Value::Unknown(Rc::new(super::value::Unknown {
                     reason: e.message.clone(),
                     path,
                     spread: false,
                     made_by: None,
-                }))]
+                }));
+                vec![self.first_item(frame, right, item)]
             }
             Err(e) => return Err(e),
         };
@@ -801,6 +802,52 @@ impl Interp {
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// The item of the one iteration traced for a loop over `iterable` of unknown length: the
+    /// first one, so what Python tells of it stays known. `range(n)` starts at its start and
+    /// `enumerate(xs)` counts from its start (`if i == 0:` takes its branch), the rest of an
+    /// item is `unknown`.
+    fn first_item(&mut self, frame: &Frame, iterable: Node, unknown: Value) -> Value {
+        let (Some(f), Some(args)) = (iterable.field("function"), iterable.field("arguments"))
+        else {
+            return unknown;
+        };
+        if iterable.kind_name() != "call" || f.kind_name() != "identifier" {
+            return unknown;
+        }
+        let src = &*frame.file.text;
+        let name = text(f, src);
+        let Ok(Value::Builtin(builtin)) = self.lookup(frame, name, Span::of(f)) else {
+            return unknown;
+        };
+        let args: Vec<Node> = crate::syntax::named_children(args)
+            .filter(|a| a.kind_name() != "comment")
+            .collect();
+        let positional = args.iter().all(|a| {
+            !matches!(
+                a.kind_name(),
+                "keyword_argument" | "list_splat" | "dictionary_splat"
+            )
+        });
+        let int_at = |this: &mut Self, i: usize| match args.get(i) {
+            None => Some(0),
+            Some(a) => match this.eval_expr(frame, *a) {
+                Ok(Value::Int(n)) => Some(n),
+                _ => None,
+            },
+        };
+        match &*builtin {
+            "range" if positional && args.len() == 1 => Value::Int(0),
+            "range" if positional && args.len() > 1 => {
+                int_at(self, 0).map(Value::Int).unwrap_or(unknown)
+            }
+            "enumerate" if positional && !args.is_empty() => match int_at(self, 1) {
+                Some(start) => Value::Tuple(Rc::new(vec![Value::Int(start), unknown])),
+                None => unknown,
+            },
+            _ => unknown,
+        }
     }
 
     fn exec_while(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {

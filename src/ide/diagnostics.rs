@@ -224,7 +224,8 @@ fn folded_limits(a: &FileAnalysis) -> Vec<(&crate::diagnostics::Diagnostic, Stri
 
 /// The root cause a limit's message names: its innermost parenthesised reason that names
 /// something in backticks (`range() with a bound ... (constructor argument `depth`)` gives
-/// `constructor argument `depth``). None when no reason names anything.
+/// `constructor argument `depth``), else the message itself when it names something. None
+/// when it names nothing.
 fn root_cause(message: &str) -> Option<&str> {
     let mut open = Vec::new();
     let mut best: Option<(usize, &str)> = None;
@@ -243,7 +244,10 @@ fn root_cause(message: &str) -> Option<&str> {
             _ => {}
         }
     }
+    // a limit naming what it could not follow is its own root (`name `z` is not defined`,
+    // `iterating `xs`, a traced value of unknown length`)
     best.map(|(_, root)| root)
+        .or_else(|| message.contains('`').then_some(message))
 }
 
 /// The classes whose traced forward has a break `is_it` matches (in the default trace or a
@@ -348,6 +352,10 @@ mod tests {
         assert_eq!(
             super::root_cause("iterating a traced value of unknown length"),
             None
+        );
+        assert_eq!(
+            super::root_cause("name `z` is not defined"),
+            Some("name `z` is not defined")
         );
         assert_eq!(super::root_cause("min() over values (arithmetic)"), None);
     }
