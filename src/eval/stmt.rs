@@ -889,12 +889,19 @@ impl Interp {
                     if let Flow::Return(v) = flow {
                         return Ok(Flow::Return(v));
                     }
-                    let line = frame.file.lines.line_of(Span::of(node).start) + 1;
-                    let reason = format!(
-                        "the loop at line {line} runs an unknown number of times (its \
-                         condition could not be evaluated statically), its body was traced once"
-                    );
-                    self.forget_loop_effects(frame, node, &reason);
+                    // In a traced forward what the body bound is unknown after it, as after a
+                    // `for` of unknown length. Outside one (a library parsing a version string
+                    // it could not read) the once-run values stay: forgetting them there turned
+                    // a readable partial value into a failed construction of the whole model.
+                    if proxy::runs_unknown_loop_once(self) {
+                        let line = frame.file.lines.line_of(Span::of(node).start) + 1;
+                        let reason = format!(
+                            "the loop at line {line} runs an unknown number of times (its \
+                             condition could not be evaluated statically), its body was traced \
+                             once"
+                        );
+                        self.forget_loop_effects(frame, node, &reason);
+                    }
                     return Ok(Flow::Normal);
                 }
             }
