@@ -753,10 +753,12 @@ impl Interp {
                 // `range(n)` of a run-time `n`, `zip` of those): trace the body once so its
                 // calls still show, and say so. Skipping it would drop them from the graph.
                 self.note_error(&e);
-                let line = frame.file.lines.line_of(Span::of(node).start) + 1;
+                // the loop by its text, not its line: an edit above it moves the line without
+                // tracing again, and the reason is kept
                 ran_once = Some(format!(
-                    "the loop at line {line} runs an unknown number of times ({}), its body \
-                     was traced once",
+                    "the loop over `{}` runs an unknown number of times ({}), its body was \
+                     traced once",
+                    truncate(text(right, &frame.file.text), 60),
                     e.message
                 ));
                 // Items of an unknown submodule container are themselves unknown submodules.
@@ -894,11 +896,10 @@ impl Interp {
                     // it could not read) the once-run values stay: forgetting them there turned
                     // a readable partial value into a failed construction of the whole model.
                     if proxy::runs_unknown_loop_once(self) {
-                        let line = frame.file.lines.line_of(Span::of(node).start) + 1;
                         let reason = format!(
-                            "the loop at line {line} runs an unknown number of times (its \
-                             condition could not be evaluated statically), its body was traced \
-                             once"
+                            "the loop while `{}` runs an unknown number of times (its condition \
+                             could not be evaluated statically), its body was traced once",
+                            truncate(text(cond, &frame.file.text), 60)
                         );
                         self.forget_loop_effects(frame, node, &reason);
                     }
