@@ -59,6 +59,11 @@ const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
     ("longformer", 890),
     ("longformer", 921),
     ("longformer", 956),
+    // `np.random.permutation` in `_bigbird_block_rand_mask_with_head`, reached through a loop
+    // over a run-time count whose body was skipped before (it is traced once now): the finding
+    // is a possible break, only when `from_seq_len in [1024, 3072, 4096]` holds, under gradient
+    // checkpointing, and the labelled run takes neither
+    ("big_bird", 1021),
 ];
 
 /// The words a finding's message uses for each flag of the labels.

@@ -2,7 +2,8 @@
 //! value really is unknown, and not where Python or torch tell what it is.
 
 use staticfx::analysis::{analyze_file, FileAnalysis, GraphOptions};
-use staticfx::graph::Op;
+use staticfx::graph::{Graph, Op};
+use staticfx::ide::{diagnostics, Filter};
 
 fn analyse(text: &'static str) -> FileAnalysis {
     let dir = tempfile::tempdir().unwrap();
@@ -26,6 +27,203 @@ fn limits(a: &FileAnalysis) -> Vec<String> {
         .filter(|d| d.code.starts_with("FX9"))
         .map(|d| format!("{} {}", d.code, d.message))
         .collect()
+}
+
+/// The limits a user sees (`check`, the editor): after the policy folds and drops.
+fn shown(a: &FileAnalysis, text: &str) -> Vec<String> {
+    diagnostics(a, text, &Filter::all())
+        .into_iter()
+        .filter(|d| d.code.starts_with("FX9"))
+        .map(|d| format!("{} {}", d.code, d.message))
+        .collect()
+}
+
+fn graph_of<'a>(a: &'a FileAnalysis, class: &str) -> &'a Graph {
+    &a.graphs
+        .iter()
+        .find(|g| g.class == class)
+        .unwrap_or_else(|| panic!("no graph of {class}"))
+        .graph
+}
+
+fn output_of(graph: &Graph) -> String {
+    let out = graph
+        .order
+        .iter()
+        .map(|&n| graph.node(n))
+        .find(|n| n.op == Op::Output)
+        .expect("an output node");
+    format!("{:?}", out.args)
+}
+
+fn calls_of(graph: &Graph) -> Vec<String> {
+    graph
+        .order
+        .iter()
+        .map(|&n| graph.node(n))
+        .filter(|n| n.op == Op::CallModule)
+        .map(|n| n.target.clone())
+        .collect()
+}
+
+/// A loop over a forward input of unknown length (`zip(xs, ys)`, `range(n)` of a run-time
+/// `n`) traces its body once and says so; what the body appends to or assigns is unknown
+/// after it. Before, the loop was skipped: the graph lost its `lin` calls and returned the
+/// list's initial value, `[]`, or `x` unchanged, as if known (diffusers' ZImage gave output
+/// `[]` where eager gives one tensor).
+#[test]
+fn a_loop_of_unknown_length_leaves_what_it_builds_unknown() {
+    let text = r#"import torch
+from torch import nn
+
+
+class Pairs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, xs, ys):
+        out = []
+        for a, b in zip(xs, ys):
+            out.append(self.lin(a) + b)
+        return out
+
+
+class Steps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, n: int):
+        for i in range(n):
+            x = self.lin(x)
+        return x
+"#;
+    let a = analyse(text);
+    for class in ["Pairs", "Steps"] {
+        let graph = graph_of(&a, class);
+        assert_eq!(calls_of(graph), ["lin"], "{class}");
+        let output = output_of(graph);
+        assert!(
+            output.contains("runs an unknown number of times"),
+            "{class}: {output}"
+        );
+    }
+    let shown = shown(&a, text);
+    assert_eq!(shown.len(), 2, "{shown:?}");
+    assert!(shown[0].contains("iterating `zip(xs, ys)`"), "{shown:?}");
+}
+
+/// A constructor loop over an argument nobody supplies leaves the container it fills
+/// unknown, not empty: before, `self.blocks` stayed an empty ModuleList, forward's loop over
+/// it ran no times and the graph read `x * 0 + 0`, every block dropped. The limits this one
+/// cause leads to (three loops over `range(depth)`, forward's loop and call over the
+/// unknown blocks) are one limit naming it, with the other lines.
+#[test]
+fn a_constructor_loop_of_unknown_bound_is_one_limit_and_no_wrong_graph() {
+    let text = r#"import torch
+from torch import nn
+
+
+class Stack(nn.Module):
+    def __init__(self, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        for i in range(depth):
+            self.blocks.append(nn.Linear(4, 4))
+        self.extra = []
+        for i in range(depth):
+            self.extra.append(i)
+        n = 0
+        for i in range(depth):
+            n += 1
+        self.n = n
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x * self.n + len(self.extra)
+"#;
+    let a = analyse(text);
+    let graph = graph_of(&a, "Stack");
+    assert_eq!(calls_of(graph), ["blocks.?"]);
+    let output = output_of(graph);
+    assert!(output.contains("constructor argument `depth`"), "{output}");
+    let shown = shown(&a, text);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0]
+            .contains("(constructor argument `depth`); lines 12, 15, 20, 21 follow from it too"),
+        "{shown:?}"
+    );
+}
+
+/// A block built with arguments only its parent supplies is followed inside the parent's
+/// graph: its own per-class analysis (with `dim` and `depth` unknown) adds no limit of its own,
+/// and its own graph shows its output as unknown, not as a wrong value.
+#[test]
+fn a_class_its_parent_builds_adds_no_limit_of_its_own() {
+    let text = r#"import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim, depth):
+        super().__init__()
+        self.layers = nn.ModuleList()
+        for i in range(depth):
+            self.layers.append(nn.Linear(dim, dim))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block(8, 2)
+
+    def forward(self, x):
+        return self.block(x)
+"#;
+    let a = analyse(text);
+    assert_eq!(shown(&a, text), Vec::<String>::new());
+    assert_eq!(
+        calls_of(graph_of(&a, "Model")),
+        ["block.layers.0", "block.layers.1"]
+    );
+    let output = output_of(graph_of(&a, "Block"));
+    assert!(output.contains("constructor argument `depth`"), "{output}");
+}
+
+/// The one iteration traced for a loop of unknown length is the first: `enumerate` counts
+/// from 0 there, so `if i == 0:` takes its branch and the `else` side does not read `acc`
+/// before any iteration bound it (an FX902 "name `acc` is not defined" before).
+#[test]
+fn the_iteration_traced_once_is_the_first() {
+    let text = r#"from torch import nn
+
+
+class Sum(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, xs):
+        for i, x in enumerate(xs):
+            if i == 0:
+                acc = self.lin(x)
+            else:
+                acc = acc + self.lin(x)
+        return acc
+"#;
+    let a = analyse(text);
+    let shown = shown(&a, text);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(shown[0].contains("iterating `enumerate(xs)`"), "{shown:?}");
+    assert_eq!(calls_of(graph_of(&a, "Sum")), ["lin"]);
 }
 
 /// `weight_norm(conv)` (and spectral_norm, and their parametrizations forms) returns the

@@ -170,6 +170,16 @@ struct Unit {
     redirected: bool,
 }
 
+/// What one run of a trace left (`Session::finish_run`): the functions it called, its steps,
+/// its diagnostics, how far into the live file they reach, and the sites it ran.
+type RunOutcome = (
+    HashSet<(FileId, Span)>,
+    u64,
+    Vec<Diagnostic>,
+    usize,
+    crate::eval::Sites,
+);
+
 struct ClassEntry {
     /// In the live file's coordinates; shared with the analyses handed out.
     graph: Option<Arc<GraphResult>>,
@@ -180,6 +190,9 @@ struct ClassEntry {
     steps: u64,
     /// The furthest live-file offset the entry refers to: an edit after it moves nothing.
     reach: usize,
+    /// The statements of the live file the class's analysis ran and the limits it met there,
+    /// in the live file's coordinates (`super::followed_elsewhere`).
+    sites: crate::eval::Sites,
 }
 
 /// The kept state of one file's analysis. Holds `Rc` values: it lives on one thread.
@@ -851,6 +864,23 @@ impl Session {
             for d in &mut c.diagnostics {
                 shift(&mut d.file, &mut d.span);
             }
+            if c.sites.ran.iter().any(|(_, s)| s.end > edit.start) {
+                let moved = |(mut f, mut s): (FileId, Span)| {
+                    shift(&mut f, &mut s);
+                    (f, s)
+                };
+                c.sites.ran = std::mem::take(&mut c.sites.ran)
+                    .into_iter()
+                    .map(moved)
+                    .collect();
+                c.sites.noted = std::mem::take(&mut c.sites.noted)
+                    .into_iter()
+                    .map(|(f, s, code)| {
+                        let (f, s) = moved((f, s));
+                        (f, s, code)
+                    })
+                    .collect();
+            }
             let Some(g) = &mut c.graph else { continue };
             let class_span = self.live_spans[i];
             if c.reach <= edit.start && class_span.is_none_or(|s| s == g.class_span) {
@@ -887,12 +917,14 @@ impl Session {
         self.interp.reset_for_analysis(deadline);
         self.interp.set_steps_used(spent);
         self.interp.touched = Some(HashSet::new());
+        self.interp.sites = Some(Default::default());
     }
 
     /// What the trace begun by `start_run(spent)` left: the functions it called, its steps,
     /// its diagnostics moved to the live text, and how far into the live file they reach.
-    fn finish_run(&mut self, spent: u64) -> (HashSet<(FileId, Span)>, u64, Vec<Diagnostic>, usize) {
+    fn finish_run(&mut self, spent: u64) -> RunOutcome {
         let touched = self.interp.touched.take().unwrap_or_default();
+        let ran = self.interp.sites.take().unwrap_or_default();
         let steps = self.interp.steps_used().saturating_sub(spent);
         let mut diagnostics = std::mem::take(&mut self.interp.diagnostics);
         let to_live = live_mover(self.base, self.live, &self.edits);
@@ -903,7 +935,22 @@ impl Session {
                 reach = reach.max(d.span.end);
             }
         }
-        (touched, steps, diagnostics, reach)
+        // only the live file's limits are shown, so only its statements are compared
+        let live = self.live;
+        let mut sites = crate::eval::Sites::default();
+        for (mut f, mut span) in ran.ran {
+            to_live(&mut f, &mut span);
+            if f == live {
+                sites.ran.insert((f, span));
+            }
+        }
+        for (mut f, mut span, code) in ran.noted {
+            to_live(&mut f, &mut span);
+            if f == live {
+                sites.noted.insert((f, span, code));
+            }
+        }
+        (touched, steps, diagnostics, reach, sites)
     }
 
     /// Class `i`'s default trace (with the newest text of every edited function, after
@@ -922,7 +969,7 @@ impl Session {
             Some((g, r)) => (Some(g), r),
             None => (None, None),
         };
-        let (touched, steps, diagnostics, mut reach) = self.finish_run(spent);
+        let (touched, steps, diagnostics, mut reach, sites) = self.finish_run(spent);
         let edits = self.edits.clone();
         let to_live = live_mover(self.base, self.live, &edits);
         let live = self.live;
@@ -941,6 +988,7 @@ impl Session {
             touched,
             steps,
             reach,
+            sites,
         };
         (entry, retrace)
     }
@@ -951,7 +999,7 @@ impl Session {
     fn retrace(&mut self, i: usize, retrace: &Retrace, spent: u64) -> bool {
         self.start_run(spent);
         let mut flagged = flagged_findings(&mut self.interp, retrace, &self.opts);
-        let (touched, steps, diagnostics, reach) = self.finish_run(spent);
+        let (touched, steps, diagnostics, reach, sites) = self.finish_run(spent);
         if self.interp.take_cancelled() {
             return false;
         }
@@ -971,6 +1019,8 @@ impl Session {
         }
         crate::breaks::locate(&self.interp.project, &mut flagged);
         entry.touched.extend(touched);
+        entry.sites.ran.extend(sites.ran);
+        entry.sites.noted.extend(sites.noted);
         entry.steps += steps;
         entry.diagnostics.extend(diagnostics);
         if let Some(g) = &mut entry.graph {
@@ -998,6 +1048,8 @@ impl Session {
             diagnostics.extend(c.diagnostics.iter().cloned());
             graphs.extend(c.graph.clone());
         }
+        let runs: Vec<crate::eval::Sites> = self.classes.iter().map(|c| c.sites.clone()).collect();
+        diagnostics.retain(|d| !super::followed_elsewhere(d, &runs));
         FileAnalysis {
             project: self.interp.project.clone(),
             file: live,

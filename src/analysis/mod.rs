@@ -243,6 +243,8 @@ fn run(
     let mut seeded = Vec::new();
     let mut found_requested = false;
     interp.caller_kinds.begin_file(file);
+    // what each class's analysis ran and met, to tell the limits met only without its callers
+    let mut sites_of: Vec<crate::eval::Sites> = Vec::new();
     for site in &sites {
         if let Some(want) = &opts.class {
             if &site.name != want {
@@ -251,11 +253,15 @@ fn run(
             found_requested = true;
         }
         let seeds = caller_seeds(interp, &ns, site);
-        if let Some((g, retrace)) = trace_class(interp, file, &ns, site, opts) {
+        interp.sites = Some(Default::default());
+        let traced = trace_class(interp, file, &ns, site, opts);
+        let ran = interp.sites.take().unwrap_or_default();
+        if let Some((g, retrace)) = traced {
             out.push(g);
             retraces.push(retrace);
             traced_sites.push(site);
             seeded.push(seeds);
+            sites_of.push(ran);
         }
     }
     if let (Some(want), false) = (&opts.class, found_requested) {
@@ -266,20 +272,54 @@ fn run(
         &mut seeded,
         |interp, i| caller_seeds(interp, &ns, traced_sites[i]),
         |interp, i| {
-            if let Some((g, retrace)) = trace_class(interp, file, &ns, traced_sites[i], opts) {
+            interp.sites = Some(Default::default());
+            let traced = trace_class(interp, file, &ns, traced_sites[i], opts);
+            let ran = interp.sites.take().unwrap_or_default();
+            if let Some((g, retrace)) = traced {
                 out[i] = g;
                 retraces[i] = retrace;
+                sites_of[i] = ran;
             }
         },
     );
     // Every default trace first, then the flagged retraces, in the order the editor's
     // session runs them (it publishes the default traces' findings before the retraces).
-    for (g, retrace) in out.iter_mut().zip(&retraces) {
+    for ((g, retrace), sites) in out.iter_mut().zip(&retraces).zip(sites_of.iter_mut()) {
         if let Some(retrace) = retrace {
+            interp.sites = Some(std::mem::take(sites));
             g.flagged_breaks = flagged_findings(interp, retrace, opts);
+            *sites = interp.sites.take().unwrap_or_default();
         }
     }
+    interp
+        .diagnostics
+        .retain(|d| !followed_elsewhere(d, &sites_of));
     Ok(out)
+}
+
+/// Whether limit `d` is met only by the per-class analyses that build its class on their own
+/// (with unknown constructor arguments and inputs), while another class of the file, which
+/// builds or calls that code with the values it really gets, ran the same statement and met
+/// no limit there: `Block(dim, depth)` looping `range(depth)` is followed inside `Model`,
+/// which builds `Block(64, 2)`. The limit then says only that `Block` alone is unknown, which
+/// its graph already shows (its output and shapes unknown, never wrong); the code itself was
+/// followed, in the graph that matters. `runs` holds what each class's analysis ran and
+/// noted; the statement compared is the innermost one any of them ran around `d`.
+pub(crate) fn followed_elsewhere(d: &Diagnostic, runs: &[crate::eval::Sites]) -> bool {
+    if !d.code.starts_with("FX9") || d.code == codes::SYNTAX_ERROR || d.code == codes::BUDGET {
+        return false;
+    }
+    let key = (d.file, d.span, d.code);
+    let statement = runs
+        .iter()
+        .flat_map(|r| r.ran.iter())
+        .filter(|(f, s)| *f == d.file && s.start <= d.span.start && d.span.end <= s.end)
+        .min_by_key(|(_, s)| s.end - s.start);
+    let Some(statement) = statement else {
+        return false;
+    };
+    runs.iter()
+        .any(|r| r.ran.contains(statement) && !r.noted.contains(&key))
 }
 
 /// What the flagged retraces of one class need: the instance its default trace built.

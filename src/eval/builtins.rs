@@ -422,7 +422,10 @@ fn len(interp: &mut Interp, c: BuiltinCall) -> EResult<Value> {
         }
         Value::Str(s) => Ok(Value::Int(s.chars().count() as i64)),
         Value::Dict(d) => Ok(Value::Int(d.borrow().len() as i64)),
-        Value::Unknown(_) => Ok(Value::unknown("len of unknown")),
+        Value::Unknown(u) => Ok(Value::unknown(super::call::derived_reason(
+            "len of unknown",
+            &u.reason,
+        ))),
         v => Ok(Value::Int(interp.iterate(c.frame, v, c.span)?.len() as i64)),
     }
 }

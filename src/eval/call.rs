@@ -770,8 +770,13 @@ impl Interp {
         use super::types;
         use Value::*;
         match (name, &a, &b) {
-            (_, Unknown(_), _) | (_, _, Unknown(_)) => {
-                return Ok(Value::unknown("arithmetic on an unknown value"))
+            (_, Unknown(u), _) | (_, _, Unknown(u)) => {
+                // the operand's reason goes on, so a limit it leads to names the root cause
+                // (`constructor argument `depth``) and not only the arithmetic
+                return Ok(Value::unknown(derived_reason(
+                    "arithmetic on an unknown value",
+                    &u.reason,
+                )));
             }
             ("eq", _, _) | ("ne", _, _) => {
                 return Ok(match a.py_eq(&b) {
@@ -1578,4 +1583,17 @@ fn as_str(v: Option<&Value>) -> String {
 fn splat_name<'s>(splat: Node, src: &'s str) -> Option<&'s str> {
     let inner = crate::syntax::first_operand(splat)?;
     (inner.kind_name() == "identifier").then(|| text(inner, src))
+}
+
+/// The reason of a value computed from an unknown one: `what (why)`, where `why` is the
+/// unknown's own reason with any such prefix of its own dropped, so chained arithmetic reads
+/// `arithmetic on an unknown value (constructor argument `depth`)` and not nested.
+pub(super) fn derived_reason(what: &str, reason: &str) -> String {
+    let mut why = reason;
+    for prefix in ["arithmetic on an unknown value (", "len of unknown ("] {
+        if let Some(inner) = why.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')) {
+            why = inner;
+        }
+    }
+    format!("{what} ({why})")
 }

@@ -161,6 +161,14 @@ pub struct Frame {
     pub receiver: Option<Value>,
 }
 
+/// What one analysis ran and met: the statements it executed (by file and span) and the
+/// limits it noted, each even where an earlier analysis had noted it already.
+#[derive(Clone, Debug, Default)]
+pub struct Sites {
+    pub ran: HashSet<(FileId, Span)>,
+    pub noted: HashSet<(FileId, Span, &'static str)>,
+}
+
 pub struct Interp {
     pub project: Arc<Project>,
     modules: std::collections::HashMap<FileId, Rc<ModuleNs>>,
@@ -189,6 +197,9 @@ pub struct Interp {
     pub redirects: HashMap<(FileId, Span), (Arc<SourceFile>, FileId, Span)>,
     /// While set, the identity of every user function called: what an analysis depended on.
     pub touched: Option<HashSet<(FileId, Span)>>,
+    /// While set, the places one per-class analysis ran and the limits it met there
+    /// (`analysis::followed_elsewhere` compares the classes of a file by them).
+    pub sites: Option<Sites>,
     /// The factory of each live `collections.defaultdict`, with the dict (`stdlib::collections`):
     /// a dict value is its items alone, so this list says which dicts are defaultdicts; those
     /// dropped since leave it as new ones come.
@@ -263,6 +274,7 @@ impl Interp {
             handling: Vec::new(),
             redirects: HashMap::new(),
             touched: None,
+            sites: None,
             dict_factories: Vec::new(),
             property_setters: HashMap::new(),
             star_lookups: Vec::new(),
@@ -402,6 +414,9 @@ impl Interp {
 
     fn step(&mut self, frame: &Frame, span: Span) -> EResult<()> {
         self.steps += 1;
+        if let Some(sites) = self.sites.as_mut() {
+            sites.ran.insert((frame.file_id, span));
+        }
         if self.steps > self.limits.max_steps {
             return Err(self.error(
                 frame,
@@ -458,6 +473,9 @@ impl Interp {
         message: impl Into<String>,
     ) {
         let message = message.into();
+        if let Some(sites) = self.sites.as_mut() {
+            sites.noted.insert((file, span, code));
+        }
         if self
             .diagnostics
             .iter()

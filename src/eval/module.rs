@@ -6,7 +6,7 @@ use crate::syntax::KindExt;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use super::value::{LoadState, ModuleNs, Value};
+use super::value::{LoadState, ModuleNs, ObjKind, Unknown, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::semantic::FileId;
@@ -440,7 +440,81 @@ impl Interp {
     ) {
         let src = &*frame.file.text;
         let mut names = Vec::new();
-        collect_bound_names(stmt, &src, &mut names);
+        if frame.locals.is_some() {
+            // In a function, a statement that did not run may have bound names in its blocks
+            // and grown containers (`for i in range(depth): self.blocks.append(...)`): each of
+            // those is unknown now, not the value it had before (an empty list would drop
+            // every call a later loop over it makes).
+            let mut receivers = Vec::new();
+            collect_effects(stmt, &src, &mut names, &mut receivers);
+            self.forget_receivers(frame, &receivers, reason);
+        } else {
+            collect_bound_names(stmt, &src, &mut names);
+        }
+        self.forget_names(frame, names, reason);
+    }
+
+    /// After a loop whose body ran once in place of an unknown number of times: what the body
+    /// binds or grows is unknown after it, with `reason` naming the loop.
+    pub(super) fn forget_loop_effects(
+        &mut self,
+        frame: &Frame,
+        stmt: tree_sitter::Node,
+        reason: &str,
+    ) {
+        let src = &*frame.file.text;
+        let (mut names, mut receivers) = (Vec::new(), Vec::new());
+        collect_effects(stmt, &src, &mut names, &mut receivers);
+        self.forget_receivers(frame, &receivers, reason);
+        self.forget_names(frame, names, reason);
+    }
+
+    /// The containers named `x` or `self.x` whose contents a statement that did not run as
+    /// written changed become unknown; a module container keeps its path, so a loop over it
+    /// still names the calls it makes. `self` itself and values that are no container stay.
+    fn forget_receivers(&mut self, frame: &Frame, receivers: &[String], reason: &str) {
+        let is_container = |v: &Value| match v {
+            Value::List(_) | Value::Dict(_) => true,
+            Value::Object(o) => !o.is_module() || matches!(o.kind, ObjKind::Container(_)),
+            _ => false,
+        };
+        for r in receivers {
+            let unknown = |path: Option<String>| {
+                Value::Unknown(Rc::new(Unknown {
+                    reason: format!("`{r}` could not be evaluated: {reason}"),
+                    path,
+                    spread: false,
+                    made_by: None,
+                }))
+            };
+            match r.strip_prefix("self.") {
+                Some(attr) => {
+                    let Some(Value::Object(o)) = &frame.receiver else {
+                        continue;
+                    };
+                    let Some(v) = o.attrs.borrow().get(attr).cloned() else {
+                        continue;
+                    };
+                    if is_container(&v) {
+                        let path = matches!(&v, Value::Object(c) if c.is_module())
+                            .then(|| attr.to_string());
+                        o.attrs.borrow_mut().insert(attr.to_string(), unknown(path));
+                    }
+                }
+                None => {
+                    let Some(scope) = &frame.locals else {
+                        continue;
+                    };
+                    let v = scope.vars.borrow().get(r.as_str()).cloned();
+                    if r != "self" && v.as_ref().is_some_and(is_container) {
+                        self.set_var(frame, r, unknown(None));
+                    }
+                }
+            }
+        }
+    }
+
+    fn forget_names(&mut self, frame: &Frame, names: Vec<String>, reason: &str) {
         for n in names {
             let v = Value::unknown(format!("`{n}` could not be evaluated: {reason}"));
             match n.strip_prefix("self.") {
@@ -540,6 +614,105 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
             }
         }
         _ => {}
+    }
+}
+
+/// Method names that change their receiver in place.
+const MUTATORS: &[&str] = &[
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "popitem",
+    "remove",
+    "clear",
+    "update",
+    "setdefault",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+    "__setitem__",
+];
+
+/// What a statement may bind or change when it runs, at any depth of its blocks: the names
+/// and `self.` attributes it assigns (`names`), and the containers named `x` or `self.x` it
+/// changes in place (`receivers`: `out.append(y)`, `self.blocks.append(b)`, `d[k] = v`).
+/// Nested functions, classes and lambdas run later, if at all, and are not entered.
+fn collect_effects(
+    node: tree_sitter::Node,
+    src: &str,
+    names: &mut Vec<String>,
+    receivers: &mut Vec<String>,
+) {
+    let receiver_of = |n: tree_sitter::Node| -> Option<String> {
+        let t = crate::syntax::text(n, src);
+        let simple = match n.kind_name() {
+            "identifier" => true,
+            "attribute" => {
+                t.starts_with("self.")
+                    && n.field("object")
+                        .is_some_and(|o| o.kind_name() == "identifier")
+            }
+            _ => false,
+        };
+        simple.then(|| t.to_string())
+    };
+    match node.kind_name() {
+        "function_definition" | "class_definition" | "decorated_definition" => {
+            collect_bound_names(node, src, names);
+            return;
+        }
+        "lambda" => return,
+        "import_statement" | "import_from_statement" => collect_bound_names(node, src, names),
+        "assignment" | "augmented_assignment" | "for_statement" => {
+            if let Some(l) = node.field("left") {
+                collect_target_names(l, src, names);
+                let mut targets = vec![l];
+                while let Some(t) = targets.pop() {
+                    match t.kind_name() {
+                        "subscript" => receivers.extend(t.field("value").and_then(receiver_of)),
+                        "attribute" => {
+                            let obj = t.field("object");
+                            if obj.is_some_and(|o| crate::syntax::text(o, src) != "self") {
+                                receivers.extend(obj.and_then(receiver_of));
+                            }
+                        }
+                        "pattern_list" | "tuple_pattern" | "list_pattern" | "tuple" | "list" => {
+                            targets.extend(crate::syntax::named_children(t))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        "named_expression" => {
+            if let Some(n) = node.field("name") {
+                names.push(crate::syntax::text(n, src).to_string());
+            }
+        }
+        "delete_statement" => {
+            for t in crate::syntax::named_children(node) {
+                if t.kind_name() == "subscript" {
+                    receivers.extend(t.field("value").and_then(receiver_of));
+                }
+            }
+        }
+        "call" => {
+            if let Some(f) = node
+                .field("function")
+                .filter(|f| f.kind_name() == "attribute")
+            {
+                let method = f.field("attribute").map(|a| crate::syntax::text(a, src));
+                if method.is_some_and(|m| MUTATORS.contains(&m)) {
+                    receivers.extend(f.field("object").and_then(receiver_of));
+                }
+            }
+        }
+        _ => {}
+    }
+    for ch in crate::syntax::named_children(node) {
+        collect_effects(ch, src, names, receivers);
     }
 }
 

@@ -738,35 +738,65 @@ impl Interp {
         else {
             return Ok(Flow::Normal);
         };
-        let iterable = self.eval_expr(frame, right)?;
-        let items = match self.iterate(frame, &iterable, Span::of(right)) {
+        let mut iterable = None;
+        let listed = self.eval_expr(frame, right).and_then(|v| {
+            let items = self.iterate(frame, &v, Span::of(right));
+            iterable = Some(v);
+            items
+        });
+        // Set when the loop runs an unknown number of times and its body is traced once.
+        let mut ran_once = None;
+        let items = match listed {
             Ok(items) => items,
             Err(e) if e.code == codes::UNSUPPORTED && proxy::runs_unknown_loop_once(self) => {
-                // Loop over something we cannot enumerate: trace the body once so its
-                // operations still show, and say so.
+                // Loop over something we cannot enumerate (a forward input of unknown length,
+                // `range(n)` of a run-time `n`, `zip` of those): trace the body once so its
+                // calls still show, and say so. Skipping it would drop them from the graph.
                 self.note_error(&e);
+                // the loop by its text, not its line: an edit above it moves the line without
+                // tracing again, and the reason is kept
+                ran_once = Some(format!(
+                    "the loop over `{}` runs an unknown number of times ({}), its body was \
+                     traced once",
+                    truncate(text(right, &frame.file.text), 60),
+                    e.message
+                ));
                 // Items of an unknown submodule container are themselves unknown submodules.
                 let path = match &iterable {
-                    Value::Unknown(u) => u.path.as_ref().map(|p| format!("{p}.?")),
+                    Some(Value::Unknown(u)) => u.path.as_ref().map(|p| format!("{p}.?")),
                     _ => None,
                 };
-                vec![Value::Unknown(Rc::new(super::value::Unknown {
+                let item = Value::Unknown(Rc::new(super::value::Unknown {
                     reason: e.message.clone(),
                     path,
                     spread: false,
                     made_by: None,
-                }))]
+                }));
+                vec![self.first_item(frame, right, item)]
             }
             Err(e) => return Err(e),
         };
+        let mut flow = Flow::Normal;
         for item in items {
             self.step(frame, Span::of(node))?;
             self.assign(frame, left, item)?;
             match self.exec_block(frame, body)? {
-                Flow::Break => return Ok(Flow::Normal),
+                Flow::Break => {
+                    flow = Flow::Break;
+                    break;
+                }
                 Flow::Return(v) => return Ok(Flow::Return(v)),
                 _ => {}
             }
+        }
+        if let Some(reason) = &ran_once {
+            // What the body bound or grew holds one iteration's values, which no run of the
+            // loop need give: unknown from here on, so the output built from them (a list
+            // appended to once, say) is not shown as known.
+            self.forget_loop_effects(frame, node, reason);
+        }
+        if matches!(flow, Flow::Break) {
+            return Ok(Flow::Normal);
         }
         if let Some(alt) = node.field("alternative") {
             if let Some(b) = alt.field("body") {
@@ -774,6 +804,52 @@ impl Interp {
             }
         }
         Ok(Flow::Normal)
+    }
+
+    /// The item of the one iteration traced for a loop over `iterable` of unknown length: the
+    /// first one, so what Python tells of it stays known. `range(n)` starts at its start and
+    /// `enumerate(xs)` counts from its start (`if i == 0:` takes its branch), the rest of an
+    /// item is `unknown`.
+    fn first_item(&mut self, frame: &Frame, iterable: Node, unknown: Value) -> Value {
+        let (Some(f), Some(args)) = (iterable.field("function"), iterable.field("arguments"))
+        else {
+            return unknown;
+        };
+        if iterable.kind_name() != "call" || f.kind_name() != "identifier" {
+            return unknown;
+        }
+        let src = &*frame.file.text;
+        let name = text(f, src);
+        let Ok(Value::Builtin(builtin)) = self.lookup(frame, name, Span::of(f)) else {
+            return unknown;
+        };
+        let args: Vec<Node> = crate::syntax::named_children(args)
+            .filter(|a| a.kind_name() != "comment")
+            .collect();
+        let positional = args.iter().all(|a| {
+            !matches!(
+                a.kind_name(),
+                "keyword_argument" | "list_splat" | "dictionary_splat"
+            )
+        });
+        let int_at = |this: &mut Self, i: usize| match args.get(i) {
+            None => Some(0),
+            Some(a) => match this.eval_expr(frame, *a) {
+                Ok(Value::Int(n)) => Some(n),
+                _ => None,
+            },
+        };
+        match &*builtin {
+            "range" if positional && args.len() == 1 => Value::Int(0),
+            "range" if positional && args.len() > 1 => {
+                int_at(self, 0).map(Value::Int).unwrap_or(unknown)
+            }
+            "enumerate" if positional && !args.is_empty() => match int_at(self, 1) {
+                Some(start) => Value::Tuple(Rc::new(vec![Value::Int(start), unknown])),
+                None => unknown,
+            },
+            _ => unknown,
+        }
     }
 
     fn exec_while(&mut self, frame: &Frame, node: Node) -> EResult<Flow> {
@@ -811,10 +887,23 @@ impl Interp {
                         codes::UNSUPPORTED,
                         "loop condition could not be evaluated statically; body traced once",
                     );
-                    return match self.exec_block(frame, body)? {
-                        Flow::Return(v) => Ok(Flow::Return(v)),
-                        _ => Ok(Flow::Normal),
-                    };
+                    let flow = self.exec_block(frame, body)?;
+                    if let Flow::Return(v) = flow {
+                        return Ok(Flow::Return(v));
+                    }
+                    // In a traced forward what the body bound is unknown after it, as after a
+                    // `for` of unknown length. Outside one (a library parsing a version string
+                    // it could not read) the once-run values stay: forgetting them there turned
+                    // a readable partial value into a failed construction of the whole model.
+                    if proxy::runs_unknown_loop_once(self) {
+                        let reason = format!(
+                            "the loop while `{}` runs an unknown number of times (its condition \
+                             could not be evaluated statically), its body was traced once",
+                            truncate(text(cond, &frame.file.text), 60)
+                        );
+                        self.forget_loop_effects(frame, node, &reason);
+                    }
+                    return Ok(Flow::Normal);
                 }
             }
         }

@@ -85,8 +85,8 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
         fixes: SiteFixes::default(),
         classes,
     };
-    for d in a.diagnostics.iter().filter(|d| d.file == a.file) {
-        out.push(limit(d.code, d.message.clone(), d.severity, d.span, vec![]));
+    for (d, message) in folded_limits(a) {
+        out.push(limit(d.code, message, d.severity, d.span, vec![]));
     }
     for g in &a.graphs {
         if let Some(b) = g.build_failure.as_ref().filter(|b| b.file == a.file) {
@@ -167,6 +167,87 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
     }
     kept.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
     kept
+}
+
+/// The evaluator's limits in `a`'s own file, one per root cause within a class: a limit whose
+/// message names the same root (its innermost reason naming something, `constructor argument
+/// `depth``) as an earlier one of the same class follows from it, and is folded into it, its
+/// lines listed. An unknown constructor argument used by three loops and the calls they make
+/// is one limit, not six; limits naming no such root (two loops over inputs of unknown
+/// length) stay apart.
+fn folded_limits(a: &FileAnalysis) -> Vec<(&crate::diagnostics::Diagnostic, String)> {
+    let mut own: Vec<_> = a.diagnostics.iter().filter(|d| d.file == a.file).collect();
+    own.sort_by_key(|d| d.span.start);
+    let lines = &a.project.file(a.file).lines;
+    // the innermost class (per-class mode's sites) a limit lies in
+    let class_of = |d: &crate::diagnostics::Diagnostic| {
+        a.graphs
+            .iter()
+            .filter(|g| g.file == a.file)
+            .map(|g| g.class_span)
+            .filter(|s| s.start <= d.span.start && d.span.end <= s.end)
+            .min_by_key(|s| s.end - s.start)
+            .map(|s| s.start)
+    };
+    let mut first_of: std::collections::HashMap<(Option<usize>, &str), usize> =
+        std::collections::HashMap::new();
+    let mut kept: Vec<(&crate::diagnostics::Diagnostic, Vec<usize>)> = Vec::new();
+    for d in own {
+        let key = root_cause(&d.message).map(|root| (class_of(d), root));
+        match key.and_then(|k| first_of.get(&k).copied()) {
+            Some(i) => kept[i].1.push(lines.line_of(d.span.start) + 1),
+            None => {
+                if let Some(k) = key {
+                    first_of.insert(k, kept.len());
+                }
+                kept.push((d, vec![]));
+            }
+        }
+    }
+    kept.into_iter()
+        .map(|(d, mut more)| {
+            more.dedup();
+            let first = lines.line_of(d.span.start) + 1;
+            more.retain(|&l| l != first);
+            let message = match more.as_slice() {
+                [] => d.message.clone(),
+                [l] => format!("{}; line {l} follows from it too", d.message),
+                ls => {
+                    let ls: Vec<String> = ls.iter().map(|l| l.to_string()).collect();
+                    format!("{}; lines {} follow from it too", d.message, ls.join(", "))
+                }
+            };
+            (d, message)
+        })
+        .collect()
+}
+
+/// The root cause a limit's message names: its innermost parenthesised reason that names
+/// something in backticks (`range() with a bound ... (constructor argument `depth`)` gives
+/// `constructor argument `depth``), else the message itself when it names something. None
+/// when it names nothing.
+fn root_cause(message: &str) -> Option<&str> {
+    let mut open = Vec::new();
+    let mut best: Option<(usize, &str)> = None;
+    let mut in_ticks = false;
+    for (i, c) in message.char_indices() {
+        match c {
+            '`' => in_ticks = !in_ticks,
+            '(' if !in_ticks => open.push(i),
+            ')' if !in_ticks => {
+                let Some(start) = open.pop() else { continue };
+                let inner = &message[start + 1..i];
+                if inner.contains('`') && best.is_none_or(|(depth, _)| open.len() >= depth) {
+                    best = Some((open.len(), inner));
+                }
+            }
+            _ => {}
+        }
+    }
+    // a limit naming what it could not follow is its own root (`name `z` is not defined`,
+    // `iterating `xs`, a traced value of unknown length`)
+    best.map(|(_, root)| root)
+        .or_else(|| message.contains('`').then_some(message))
 }
 
 /// The classes whose traced forward has a break `is_it` matches (in the default trace or a
@@ -258,6 +339,26 @@ pub fn noqa_allows(line: &str, code: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_limit_names_its_innermost_reason() {
+        assert_eq!(
+            super::root_cause(
+                "cannot iterate over an unknown value (`self.blocks` could not be evaluated: \
+                 range() with a bound (constructor argument `depth`))"
+            ),
+            Some("constructor argument `depth`")
+        );
+        assert_eq!(
+            super::root_cause("iterating a traced value of unknown length"),
+            None
+        );
+        assert_eq!(
+            super::root_cause("name `z` is not defined"),
+            Some("name `z` is not defined")
+        );
+        assert_eq!(super::root_cause("min() over values (arithmetic)"), None);
+    }
 
     #[test]
     fn noqa_forms() {

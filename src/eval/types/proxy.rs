@@ -204,12 +204,19 @@ pub(in crate::eval) fn iterate(
         Some(n) => (0..n)
             .map(|i| interp.get_item(frame, v, Value::Int(i as i64), span))
             .collect(),
-        None => Err(interp.error(
-            frame,
-            span,
-            codes::UNSUPPORTED,
-            "iterating a traced value of unknown length",
-        )),
+        None => {
+            // the value by its text, so the limits that follow from it name it as their root
+            let what = frame
+                .file
+                .text
+                .get(span.start..span.end)
+                .filter(|t| t.len() <= 60 && !t.contains('\n') && !t.contains('`'));
+            let message = match what {
+                Some(t) => format!("iterating `{t}`, a traced value of unknown length"),
+                None => "iterating a traced value of unknown length".to_string(),
+            };
+            Err(interp.error(frame, span, codes::UNSUPPORTED, message))
+        }
     }
 }
 
