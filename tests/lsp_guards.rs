@@ -7,24 +7,16 @@ mod corpus_support;
 
 mod lsp_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use lsp_support::{file_uri, TestClient};
-use serde_json::{json, Value};
+use lsp_support::{corpus_client, file_uri};
 
 /// The hover shown on the name of the first `def forward` after `class NAME(` in `file`.
 async fn hover_on_forward(root: &Path, file: &str, class: &str) -> String {
     let path = root.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     let uri = file_uri(&path);
-    let mut options = json!({"targetVersion": "torch==2.15"});
-    // the libraries' configs import huggingface_hub (and diffusers imports transformers): the
-    // test venv of scripts/test-all.sh
-    if let Some(venv) = std::env::var_os("STATICFX_USER_VENV") {
-        options["python"] = json!(PathBuf::from(venv));
-    }
-    let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(root), options, false).await;
+    let mut c = corpus_client(root).await;
     c.open(&uri, &text).await;
     c.diagnostics(&uri, 1).await;
     let class_at = text

@@ -8,8 +8,8 @@ mod lsp_support;
 
 use std::path::PathBuf;
 
-use lsp_support::{file_uri, TestClient};
-use serde_json::{json, Value};
+use lsp_support::{corpus_client, file_uri};
+use serde_json::json;
 
 fn transformers_root() -> Option<PathBuf> {
     corpus_support::corpus_root("STATICFX_TRANSFORMERS_ROOT", "transformers")
@@ -23,13 +23,7 @@ async fn hover_on_llama_attention_shows_the_default_config_shape() {
     let path = root.join("transformers/models/llama/modeling_llama.py");
     let text = std::fs::read_to_string(&path).unwrap();
     let uri = file_uri(&path);
-    let mut options = json!({"targetVersion": "torch==2.15"});
-    // transformers' configs import huggingface_hub: the test venv of scripts/test-all.sh
-    if let Some(venv) = std::env::var_os("STATICFX_USER_VENV") {
-        options["python"] = json!(PathBuf::from(venv));
-    }
-    let mut c = TestClient::start(Value::Null);
-    c.initialize(Some(&root), options, false).await;
+    let mut c = corpus_client(&root).await;
     c.open(&uri, &text).await;
     let diags = c.diagnostics(&uri, 1).await;
     assert!(

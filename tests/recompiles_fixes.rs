@@ -9,15 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use staticfx::cli::fix::{fix_text, Filter};
-
-fn big_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap()
-}
+use staticfx::ide::stack::on_large_stack;
 
 #[test]
 fn buffer_fixes_are_the_ones_torch_ran_without_recompiles() {
@@ -64,7 +56,9 @@ fn buffer_fixes_are_the_ones_torch_ran_without_recompiles() {
             ignore: vec![],
         };
         let text = source.clone();
-        let out = big_stack(move || fix_text(&path, &text, None, &filter, true).unwrap());
+        let out = on_large_stack("fix", move || fix_text(&path, &text, None, &filter, true))
+            .unwrap()
+            .unwrap();
         let changed = out.text != source;
         let buffered = out.text.contains("self.register_buffer(");
         if changed != (r["fixed"] == true) || (changed && !buffered) {

@@ -617,24 +617,6 @@ fn collect_bound_names(node: tree_sitter::Node, src: &str, out: &mut Vec<String>
     }
 }
 
-/// Method names that change their receiver in place.
-const MUTATORS: &[&str] = &[
-    "append",
-    "extend",
-    "insert",
-    "pop",
-    "popitem",
-    "remove",
-    "clear",
-    "update",
-    "setdefault",
-    "add",
-    "discard",
-    "sort",
-    "reverse",
-    "__setitem__",
-];
-
 /// What a statement may bind or change when it runs, at any depth of its blocks: the names
 /// and `self.` attributes it assigns (`names`), and the containers named `x` or `self.x` it
 /// changes in place (`receivers`: `out.append(y)`, `self.blocks.append(b)`, `d[k] = v`).
@@ -704,7 +686,9 @@ fn collect_effects(
                 .filter(|f| f.kind_name() == "attribute")
             {
                 let method = f.field("attribute").map(|a| crate::syntax::text(a, src));
-                if method.is_some_and(|m| MUTATORS.contains(&m)) {
+                if method.is_some_and(|m| {
+                    crate::syntax::CONTAINER_MUTATORS.contains(&m) || m == "__setitem__"
+                }) {
                     receivers.extend(f.field("object").and_then(receiver_of));
                 }
             }

@@ -205,17 +205,6 @@ const IMPURE_METHODS: &[&str] = &[
     "tolist",
     "numpy",
     "backward",
-    "append",
-    "extend",
-    "insert",
-    "pop",
-    "popitem",
-    "remove",
-    "clear",
-    "update",
-    "setdefault",
-    "add",
-    "discard",
     "write",
     "register_buffer",
     "register_parameter",
@@ -296,7 +285,11 @@ pub fn own_impurity(n: Node, src: &str) -> Option<String> {
             let inplace = name.ends_with('_') && !name.ends_with("__") && name.len() > 1;
             let bad = inplace
                 || (!is_method && IMPURE_FUNCTIONS.contains(&name))
-                || (is_method && IMPURE_METHODS.contains(&name))
+                || (is_method
+                    && (IMPURE_METHODS.contains(&name)
+                        // a tensor's `sort` returns new tensors
+                        || crate::syntax::CONTAINER_MUTATORS.contains(&name)
+                            && !matches!(name, "sort" | "reverse")))
                 || RANDOM.contains(&name)
                 || full.starts_with("time.")
                 || full.starts_with("logging.")

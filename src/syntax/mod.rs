@@ -132,6 +132,24 @@ pub fn first_operand(node: Node<'_>) -> Option<Node<'_>> {
     node_cache::operands(node).next()
 }
 
+/// The methods of Python's builtin containers (list, dict, set) that change the receiver in
+/// place: what syntax-level passes count as a write to the object a method is called on.
+pub const CONTAINER_MUTATORS: &[&str] = &[
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "popitem",
+    "remove",
+    "clear",
+    "update",
+    "setdefault",
+    "add",
+    "discard",
+    "sort",
+    "reverse",
+];
+
 /// The source text of a node.
 pub fn text<'a>(node: Node<'_>, src: &'a str) -> &'a str {
     src.get(node.start_byte()..node.end_byte()).unwrap_or("")

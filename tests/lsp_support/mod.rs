@@ -227,6 +227,19 @@ impl TestClient {
 }
 
 /// The 0-based start lines of the diagnostics with `code`.
+/// A server started on a corpus root (an unzipped wheel) as a user opens it: torch 2.15, and
+/// the test venv of scripts/test-all.sh (`$STATICFX_USER_VENV`, whose huggingface_hub the
+/// libraries' configs import) when it is set.
+pub async fn corpus_client(root: &Path) -> TestClient {
+    let mut options = json!({"targetVersion": "torch==2.15"});
+    if let Some(venv) = std::env::var_os("STATICFX_USER_VENV") {
+        options["python"] = json!(std::path::PathBuf::from(venv));
+    }
+    let mut c = TestClient::start(Value::Null);
+    c.initialize(Some(root), options, false).await;
+    c
+}
+
 pub fn lines_of(diagnostics: &[Value], code: &str) -> Vec<u64> {
     diagnostics
         .iter()
