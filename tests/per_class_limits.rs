@@ -2,7 +2,7 @@
 //! value really is unknown, and not where Python or torch tell what it is.
 
 use staticfx::analysis::{analyze_file, FileAnalysis, GraphOptions};
-use staticfx::graph::{Graph, Op};
+use staticfx::graph::{Arg, Graph, Op};
 use staticfx::ide::{diagnostics, Filter};
 
 fn analyse(text: &'static str) -> FileAnalysis {
@@ -53,7 +53,25 @@ fn output_of(graph: &Graph) -> String {
         .map(|&n| graph.node(n))
         .find(|n| n.op == Op::Output)
         .expect("an output node");
-    format!("{:?}", out.args)
+    // the nodes the output depends on are shown by their targets: an opaque
+    // `<unknown: ...>` node among them names why the value is not known
+    let mut shown = format!("{:?}", out.args);
+    let mut stack: Vec<_> = out
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::Node(id) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            shown.push_str(&format!(" {}", graph.node(id).target));
+            stack.extend(graph.inputs(id));
+        }
+    }
+    shown
 }
 
 fn calls_of(graph: &Graph) -> Vec<String> {

@@ -10,7 +10,7 @@ use super::value::{LoadState, ModuleNs, ObjKind, Unknown, Value};
 use super::{EResult, Frame, Interp};
 use crate::diagnostics::codes;
 use crate::semantic::FileId;
-use crate::syntax::FieldExt;
+use crate::syntax::{FieldExt, Span};
 
 /// Packages whose semantics come from the catalogue, never from reading their source, even
 /// when they sit under the project root (a `site-packages` root holds torch itself).
@@ -451,7 +451,7 @@ impl Interp {
         } else {
             collect_bound_names(stmt, &src, &mut names);
         }
-        self.forget_names(frame, names, reason);
+        self.forget_names(frame, names, reason, None);
     }
 
     /// After a loop whose body ran once in place of an unknown number of times: what the body
@@ -466,7 +466,7 @@ impl Interp {
         let (mut names, mut receivers) = (Vec::new(), Vec::new());
         collect_effects(stmt, &src, &mut names, &mut receivers);
         self.forget_receivers(frame, &receivers, reason);
-        self.forget_names(frame, names, reason);
+        self.forget_names(frame, names, reason, Some(Span::of(stmt)));
     }
 
     /// The containers named `x` or `self.x` whose contents a statement that did not run as
@@ -514,8 +514,49 @@ impl Interp {
         }
     }
 
-    fn forget_names(&mut self, frame: &Frame, names: Vec<String>, reason: &str) {
+    /// The names a statement that did not run as written binds become unknown. After a loop
+    /// traced once in a forward (`loop_at`), a name holding a tensor of the graph becomes an
+    /// opaque node reading it instead: still a tensor (a branch on it is data-dependent,
+    /// `.item()` on it a break), but neither its value nor its shape is the once-traced one.
+    fn forget_names(
+        &mut self,
+        frame: &Frame,
+        names: Vec<String>,
+        reason: &str,
+        loop_at: Option<Span>,
+    ) {
         for n in names {
+            let current = match n.strip_prefix("self.") {
+                Some(attr) => match &frame.receiver {
+                    Some(Value::Object(o)) => o.attrs.borrow().get(attr).cloned(),
+                    _ => None,
+                },
+                None => frame
+                    .locals
+                    .as_ref()
+                    .and_then(|s| s.vars.borrow().get(n.as_str()).cloned()),
+            };
+            if let (Some(span), Some(Value::Proxy(id))) = (loop_at, current.clone()) {
+                let tensor = self.tracer.as_ref().is_some_and(|t| {
+                    t.graph.contains(id) && t.graph.node(id).meta.as_tensor().is_some()
+                });
+                if tensor {
+                    let target = format!("<unknown: `{n}` after {reason}>");
+                    let v =
+                        self.trace_function(frame, &target, vec![Value::Proxy(id)], vec![], span);
+                    if let Ok(v) = v {
+                        match n.strip_prefix("self.") {
+                            Some(attr) => {
+                                if let Some(Value::Object(o)) = &frame.receiver {
+                                    o.attrs.borrow_mut().insert(attr.to_string(), v);
+                                }
+                            }
+                            None => self.set_var(frame, &n, v),
+                        }
+                        continue;
+                    }
+                }
+            }
             let v = Value::unknown(format!("`{n}` could not be evaluated: {reason}"));
             match n.strip_prefix("self.") {
                 // `self.layers = <unsupported>`: the attribute exists, its value is unknown.
