@@ -526,38 +526,10 @@ impl Interp {
         loop_at: Option<Span>,
     ) {
         for n in names {
-            let current = match n.strip_prefix("self.") {
-                Some(attr) => match &frame.receiver {
-                    Some(Value::Object(o)) => o.attrs.borrow().get(attr).cloned(),
-                    _ => None,
-                },
-                None => frame
-                    .locals
-                    .as_ref()
-                    .and_then(|s| s.vars.borrow().get(n.as_str()).cloned()),
-            };
-            if let (Some(span), Some(Value::Proxy(id))) = (loop_at, current.clone()) {
-                let tensor = self.tracer.as_ref().is_some_and(|t| {
-                    t.graph.contains(id) && t.graph.node(id).meta.as_tensor().is_some()
-                });
-                if tensor {
-                    let target = format!("<unknown: `{n}` after {reason}>");
-                    let v =
-                        self.trace_function(frame, &target, vec![Value::Proxy(id)], vec![], span);
-                    if let Ok(v) = v {
-                        match n.strip_prefix("self.") {
-                            Some(attr) => {
-                                if let Some(Value::Object(o)) = &frame.receiver {
-                                    o.attrs.borrow_mut().insert(attr.to_string(), v);
-                                }
-                            }
-                            None => self.set_var(frame, &n, v),
-                        }
-                        continue;
-                    }
-                }
-            }
-            let v = Value::unknown(format!("`{n}` could not be evaluated: {reason}"));
+            let opaque = loop_at.and_then(|span| self.opaque_after_loop(frame, &n, reason, span));
+            let v = opaque.unwrap_or_else(|| {
+                Value::unknown(format!("`{n}` could not be evaluated: {reason}"))
+            });
             match n.strip_prefix("self.") {
                 // `self.layers = <unsupported>`: the attribute exists, its value is unknown.
                 Some(attr) => {
@@ -568,6 +540,40 @@ impl Interp {
                 None => self.set_var(frame, &n, v),
             }
         }
+    }
+
+    /// The opaque node standing for `name` after a loop traced once, when `name` holds a
+    /// tensor of the graph; None otherwise.
+    fn opaque_after_loop(
+        &mut self,
+        frame: &Frame,
+        name: &str,
+        reason: &str,
+        span: Span,
+    ) -> Option<Value> {
+        let current = match name.strip_prefix("self.") {
+            Some(attr) => match &frame.receiver {
+                Some(Value::Object(o)) => o.attrs.borrow().get(attr).cloned(),
+                _ => None,
+            },
+            None => frame
+                .locals
+                .as_ref()
+                .and_then(|s| s.vars.borrow().get(name).cloned()),
+        };
+        let Some(Value::Proxy(id)) = current else {
+            return None;
+        };
+        let tensor = self
+            .tracer
+            .as_ref()
+            .is_some_and(|t| t.graph.contains(id) && t.graph.node(id).meta.as_tensor().is_some());
+        if !tensor {
+            return None;
+        }
+        let target = format!("<unknown: `{name}` after {reason}>");
+        self.trace_function(frame, &target, vec![Value::Proxy(id)], vec![], span)
+            .ok()
     }
 }
 
