@@ -251,6 +251,12 @@ pub struct GraphResult {
     pub breaks: Vec<Finding>,
     /// Set when tracing stopped early; the graph holds what was traced until then.
     pub error: Option<Diagnostic>,
+    /// Per-class mode: `error`'s statement ran without stopping in another class's trace of
+    /// the file, which called this class with the values it really gets
+    /// (`analysis::followed_elsewhere`). The stop comes from the values per-class mode chose
+    /// for this class alone (an optional input left None), so it is no limit of the file's;
+    /// the graph still says where it stopped.
+    pub error_followed_elsewhere: bool,
     /// Per-class mode: the class could not be built (or only partly), reported on its name in
     /// `file` with the cause, which often lies in a library (`FX908`).
     pub build_failure: Option<Diagnostic>,

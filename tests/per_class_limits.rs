@@ -216,6 +216,72 @@ class Model(nn.Module):
     assert!(output.contains("constructor argument `depth`"), "{output}");
 }
 
+/// A block whose forward needs an optional input its parent always passes: alone, per-class
+/// mode calls it with None there and its trace stops (`timestep.reshape` on None). The
+/// parent's trace runs that line with a tensor, so the file shows no limit; the block's own
+/// graph still says where it stopped.
+#[test]
+fn a_block_stopped_by_an_input_its_parent_passes_adds_no_limit() {
+    let text = r#"import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, timestep=None):
+        shift = timestep.reshape(-1, 1, 8)
+        return self.fc(x) + shift
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.t = nn.Linear(8, 8)
+
+    def forward(self, x, t):
+        return self.block(x, self.t(t))
+"#;
+    let a = analyse(text);
+    assert_eq!(shown(&a, text), Vec::<String>::new());
+    let block = a.graphs.iter().find(|g| g.class == "Block").unwrap();
+    let error = block.error.as_ref().expect("Block alone stops");
+    assert!(
+        error
+            .message
+            .contains("'NoneType' object has no attribute 'reshape'"),
+        "{}",
+        error.message
+    );
+    assert!(block.error_followed_elsewhere);
+    assert_eq!(calls_of(graph_of(&a, "Model")), ["t", "block.fc"]);
+
+    // with no class that runs the line with a tensor, the stop is the file's limit
+    let alone = r#"import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, timestep=None):
+        shift = timestep.reshape(-1, 1, 8)
+        return self.fc(x) + shift
+"#;
+    let a = analyse(alone);
+    let shown = shown(&a, alone);
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].contains("'NoneType' object has no attribute 'reshape'"),
+        "{shown:?}"
+    );
+}
+
 /// The one iteration traced for a loop of unknown length is the first: `enumerate` counts
 /// from 0 there, so `if i == 0:` takes its branch and the `else` side does not read `acc`
 /// before any iteration bound it (an FX902 "name `acc` is not defined" before).

@@ -1050,6 +1050,13 @@ impl Session {
         }
         let runs: Vec<crate::eval::Sites> = self.classes.iter().map(|c| c.sites.clone()).collect();
         diagnostics.retain(|d| !super::followed_elsewhere(d, &runs));
+        for g in graphs.iter_mut() {
+            let followed = super::error_followed_elsewhere(g, &runs);
+            if followed != g.error_followed_elsewhere {
+                // rare: a class whose trace stopped where another class's did not
+                std::sync::Arc::make_mut(g).error_followed_elsewhere = followed;
+            }
+        }
         FileAnalysis {
             project: self.interp.project.clone(),
             file: live,

@@ -294,7 +294,20 @@ fn run(
     interp
         .diagnostics
         .retain(|d| !followed_elsewhere(d, &sites_of));
+    for g in out.iter_mut() {
+        g.error_followed_elsewhere = error_followed_elsewhere(g, &sites_of);
+    }
     Ok(out)
+}
+
+/// Whether the statement `g`'s trace stopped on ran without stopping in another class's
+/// analysis of the file (`followed_elsewhere`): `Block.forward` alone gets None for its
+/// optional `timestep` and stops at `timestep.reshape(...)`, while `Model`, which calls every
+/// block with a tensor there, runs that line.
+pub(crate) fn error_followed_elsewhere(g: &GraphResult, runs: &[crate::eval::Sites]) -> bool {
+    g.error
+        .as_ref()
+        .is_some_and(|e| followed_elsewhere(e, runs))
 }
 
 /// Whether limit `d` is met only by the per-class analyses that build its class on their own

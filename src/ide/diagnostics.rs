@@ -99,7 +99,8 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
                 classes,
             ));
         }
-        if let Some(e) = g.error.as_ref().filter(|e| e.file == a.file) {
+        let own_error = g.error.as_ref().filter(|e| e.file == a.file);
+        if let Some(e) = own_error.filter(|_| !g.error_followed_elsewhere) {
             let message = format!("{} stopped tracing here: {}", g.name, e.message);
             let classes = vec![g.class.clone()];
             out.push(limit(e.code, message, e.severity, e.span, classes));

@@ -797,6 +797,7 @@ fn trace_root_with(
         guard_changes: vec![],
         argument_guards: vec![],
         state_guards: vec![],
+        error_followed_elsewhere: false,
     };
     let Value::Object(obj) = root else {
         result.error = Some(Diagnostic {
