@@ -338,3 +338,81 @@ fn a_layer_subclass_keeping_the_layers_init_is_built_per_class() {
     );
     assert!(targets.iter().any(|t| t == "weight"), "{targets:?}");
 }
+
+/// `type.__call__` runs a class's own `__new__` first: a deprecated name whose `__new__`
+/// returns the class that replaced it (diffusers' `embeddings.FluxPosEmbed`) is that class's
+/// instance, with no `__init__` of its own run; a `__new__` making its instance through
+/// `super().__new__(cls)` and caching it (a singleton) gets `__init__` run on that instance,
+/// the same one each time.
+#[test]
+fn a_classs_own_new_makes_what_the_call_returns() {
+    let source = r#"import torch
+from torch import nn
+
+
+class NewEmbed(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class OldEmbed(nn.Module):
+    def __new__(cls, *args, **kwargs):
+        return NewEmbed(*args, **kwargs)
+
+    def __init__(self, dim):
+        raise ValueError("never run: __new__ made no OldEmbed")
+
+
+class Single(nn.Module):
+    _instance = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __init__(self, dim):
+        super().__init__()
+        self.fc = nn.Linear(dim, 2 * dim)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = OldEmbed(8)
+        self.s = Single(8)
+        self.same = Single(8) is self.s
+        self.kind = type(self.emb).__name__
+
+    def forward(self, x):
+        return self.s(self.emb(x)), self.same, self.kind
+"#;
+    let (a, json) = trace_m(source, "x=2x8");
+    assert!(a.graphs[0].error.is_none(), "{:?}", a.graphs[0].error);
+    let nodes = json["graphs"][0]["nodes"].as_array().unwrap();
+    let modules: Vec<(&str, &Value)> = nodes
+        .iter()
+        .filter(|n| n["op"] == "call_module")
+        .map(|n| (n["target"].as_str().unwrap(), &n["shape"]))
+        .collect();
+    assert_eq!(
+        modules,
+        [
+            ("emb.fc", &serde_json::json!([2, 8])),
+            ("s.fc", &serde_json::json!([2, 16]))
+        ]
+    );
+    let output = nodes.iter().find(|n| n["op"] == "output").unwrap();
+    let shown = output["args"].to_string();
+    assert!(
+        shown.contains("true") && shown.contains("NewEmbed"),
+        "{shown}"
+    );
+}

@@ -407,7 +407,8 @@ impl Interp {
                     .as_ref()
                     .map(|s| Value::Int(s.len() as i64))
                     .unwrap_or_else(|| Value::unknown("ndim")),
-                "data" | "T" => obj.clone(),
+                "data" => obj.clone(),
+                "T" => Value::TensorConst(Rc::new(t.reversed_dims())),
                 _ => Value::Method(Rc::new(obj.clone()), Rc::from(name)),
             }),
             Value::Param(p) => Ok(match name {

@@ -1431,17 +1431,6 @@ pub fn same_class(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// A list or tuple (nested or not) of Python ints: what `torch.tensor` makes an int64 tensor of.
-pub fn has_only_ints(v: &Value) -> bool {
-    let items = match v {
-        Value::List(l) => l.borrow().clone(),
-        Value::Tuple(t) => t.to_vec(),
-        Value::Int(_) => return true,
-        _ => return false,
-    };
-    !items.is_empty() && items.iter().all(has_only_ints)
-}
-
 pub fn as_int(v: &Value) -> Option<i64> {
     match v {
         Value::Int(i) => Some(*i),

@@ -97,26 +97,14 @@ impl Interp {
         self.construct(frame, class, args, kwargs, span)
     }
 
-    /// `type.__call__` for a class: a new instance, set up by `__init__`.
-    pub(in crate::eval) fn construct(
-        &mut self,
-        frame: &Frame,
-        class: &Value,
-        args: Vec<Value>,
-        kwargs: Kwargs,
-        span: Span,
-    ) -> EResult<Value> {
-        let Value::Class(c) = class else {
-            return Ok(Value::unknown("instance"));
+    /// An instance of `class` that no `__init__` has run on (`object.__new__(cls)`): a module
+    /// when a torch.nn class is among its bases, or when an unresolved base leaves it open and
+    /// it defines forward.
+    pub(in crate::eval) fn blank_instance(&mut self, class: &Value) -> Rc<Object> {
+        let mro = match class {
+            Value::Class(c) => c.mro.borrow().clone(),
+            _ => vec![],
         };
-        if super::stdlib::enums::is_enum_class(c) {
-            let v = args.first().cloned().unwrap_or(Value::None);
-            return self.enum_lookup(frame, c, &v, span);
-        }
-        if let Some(base) = super::builtin_subclass::value_base_of(class) {
-            return self.construct_builtin_subclass(frame, class, &base, args, kwargs, span);
-        }
-        let mro = c.mro.borrow().clone();
         let mut kind = ObjKind::Plain;
         for m in &mro {
             match m {
@@ -141,8 +129,75 @@ impl Interp {
                 kind = ObjKind::Module;
             }
         }
+        self.new_object(class.clone(), kind)
+    }
+
+    /// A class's own `__new__`, as `type.__call__` runs it first: an instance of the class
+    /// (`super().__new__(cls)`, a cached singleton) is what `__init__` then runs on; anything
+    /// else is the call's value, and `__init__` does not run (a deprecated name's `__new__`
+    /// returning the class that replaced it). An analysis limit inside it is noted, and the
+    /// instance built as without a `__new__`.
+    fn call_user_new(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: &[Value],
+        kwargs: &Kwargs,
+        span: Span,
+    ) -> EResult<UserNew> {
+        let Some(new) = self.user_method(class, "__new__") else {
+            return Ok(UserNew::Absent);
+        };
+        let mut all = vec![class.clone()];
+        all.extend(args.iter().cloned());
+        let made = match self.call_function(frame, &new, None, all, kwargs.clone(), span) {
+            Ok(made) => made,
+            Err(e) if e.code == codes::BUDGET || e.code == codes::RAISED => return Err(e),
+            Err(e) => {
+                self.note_error(&e);
+                return Ok(UserNew::Absent);
+            }
+        };
+        match &made {
+            Value::Unknown(_) => Ok(UserNew::Absent),
+            Value::Object(o) if matches!(self.isinstance(&made, class), Value::Bool(true)) => {
+                Ok(UserNew::Instance(o.clone()))
+            }
+            _ => Ok(UserNew::Other(made)),
+        }
+    }
+
+    /// `type.__call__` for a class: a new instance, set up by `__init__`.
+    pub(in crate::eval) fn construct(
+        &mut self,
+        frame: &Frame,
+        class: &Value,
+        args: Vec<Value>,
+        kwargs: Kwargs,
+        span: Span,
+    ) -> EResult<Value> {
+        let Value::Class(c) = class else {
+            return Ok(Value::unknown("instance"));
+        };
+        if super::stdlib::enums::is_enum_class(c) {
+            let v = args.first().cloned().unwrap_or(Value::None);
+            return self.enum_lookup(frame, c, &v, span);
+        }
+        if let Some(base) = super::builtin_subclass::value_base_of(class) {
+            return self.construct_builtin_subclass(frame, class, &base, args, kwargs, span);
+        }
+        let made = match self.call_user_new(frame, class, &args, &kwargs, span)? {
+            UserNew::Other(v) => return Ok(v),
+            UserNew::Instance(o) => Some(o),
+            UserNew::Absent => None,
+        };
+        let mro = c.mro.borrow().clone();
         // Enum-like and typing bases (NamedTuple, dataclasses) behave as plain records here.
-        let obj = self.new_object(class.clone(), kind.clone());
+        let obj = match made {
+            Some(o) => o,
+            None => self.blank_instance(class),
+        };
+        let kind = obj.kind.clone();
         let value = Value::Object(obj.clone());
         // `BaseException.__new__` keeps the arguments as `args`.
         let is_exception = mro.iter().any(|m| {
@@ -493,6 +548,13 @@ impl Interp {
         }
         if let Some(r) = self.call_type_method(frame, recv, path, method, &args, &kwargs, span) {
             return r;
+        }
+        // `super().__new__(cls)` in a class's `__new__`, reaching `object` or a torch.nn base
+        if method == "__new__" && !super::builtin_subclass::is_value_base(path) {
+            return Ok(match args.first() {
+                Some(cls @ Value::Class(_)) => Value::Object(self.blank_instance(cls)),
+                _ => Value::unknown("`__new__` without a class"),
+            });
         }
         if super::builtin_subclass::is_value_base(path) {
             return self.builtin_super_method(frame, recv, path, method, args, kwargs, span);
@@ -1071,18 +1133,7 @@ impl Interp {
                     _ => None,
                 }
             }
-            "tensor" | "as_tensor" => match args.first() {
-                Some(Value::Int(_) | Value::Float(_) | Value::Bool(_)) => Some(vec![]),
-                Some(v @ (Value::List(_) | Value::Tuple(_))) => {
-                    let n = match v {
-                        Value::List(l) => l.borrow().len(),
-                        Value::Tuple(t) => t.len(),
-                        _ => 0,
-                    };
-                    Some(vec![n as i64])
-                }
-                _ => None,
-            },
+            "tensor" | "as_tensor" => args.first().and_then(literal_shape),
             "linspace" | "logspace" => args.get(2).and_then(as_int).map(|n| vec![n]),
             "eye" => args
                 .first()
@@ -1092,10 +1143,7 @@ impl Interp {
         };
         let default = match (short, args.first()) {
             ("arange", _) => DType::Int64,
-            ("tensor" | "as_tensor", Some(Value::Int(_))) => DType::Int64,
-            ("tensor" | "as_tensor", Some(Value::List(_) | Value::Tuple(_))) if matches!(args.first(), Some(v) if super::call::has_only_ints(v)) => {
-                DType::Int64
-            }
+            ("tensor" | "as_tensor", Some(data)) => literal_dtype(data),
             _ => DType::Float32,
         };
         let dtype = dtype.unwrap_or(default);
@@ -1107,6 +1155,93 @@ impl Interp {
             data,
         })))
     }
+}
+
+/// What a class's own `__new__` gave `type.__call__`.
+enum UserNew {
+    /// The class has none (or it could not be followed).
+    Absent,
+    /// An instance of the class, for `__init__`.
+    Instance(Rc<Object>),
+    /// Anything else: the call's value.
+    Other(Value),
+}
+
+/// The shape of `torch.tensor(data)`: the nesting of the data, `[[1, 3, 3, 1]]` is `[1, 4]`,
+/// `[]` is `[0]`, a number `[]`. None where torch would raise (ragged rows) or an item's
+/// nesting is not known (an unknown value may be a list).
+fn literal_shape(data: &Value) -> Option<Vec<i64>> {
+    match data {
+        Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(vec![]),
+        Value::TensorConst(t) if t.shape.as_deref() == Some(&[]) => Some(vec![]),
+        Value::List(_) | Value::Tuple(_) => {
+            let items = literal_items(data);
+            let mut row: Option<Vec<i64>> = None;
+            for item in &items {
+                let shape = literal_shape(item)?;
+                match &row {
+                    Some(r) if *r != shape => return None,
+                    Some(_) => {}
+                    None => row = Some(shape),
+                }
+            }
+            let mut shape = vec![items.len() as i64];
+            shape.extend(row.unwrap_or_default());
+            Some(shape)
+        }
+        _ => None,
+    }
+}
+
+/// The dtype `torch.tensor(data)` infers: float32 where a number is a float, bool where all
+/// are bools, int64 otherwise (an empty list is float32).
+fn literal_dtype(data: &Value) -> DType {
+    fn scan(v: &Value, floats: &mut bool, ints: &mut bool, bools: &mut bool) {
+        match v {
+            Value::Float(_) => *floats = true,
+            Value::Int(_) => *ints = true,
+            Value::Bool(_) => *bools = true,
+            Value::List(_) | Value::Tuple(_) => {
+                for item in literal_items(v) {
+                    scan(&item, floats, ints, bools);
+                }
+            }
+            Value::TensorConst(t) if t.dtype == DType::Bool => *bools = true,
+            Value::TensorConst(t) if !t.dtype.is_floating() => *ints = true,
+            // a float tensor or a value not known: float, the default
+            _ => *floats = true,
+        }
+    }
+    let (mut floats, mut ints, mut bools) = (false, false, false);
+    scan(data, &mut floats, &mut ints, &mut bools);
+    if floats || !(ints || bools) {
+        DType::Float32
+    } else if ints {
+        DType::Int64
+    } else {
+        DType::Bool
+    }
+}
+
+fn literal_items(data: &Value) -> Vec<Value> {
+    match data {
+        Value::List(l) => l.borrow().clone(),
+        Value::Tuple(t) => t.to_vec(),
+        _ => vec![],
+    }
+}
+
+/// The numbers of nested data, row-major; None when one is not a known number.
+fn literal_leaves(data: &Value, out: &mut Vec<f64>) -> Option<()> {
+    match data {
+        Value::List(_) | Value::Tuple(_) => {
+            for item in literal_items(data) {
+                literal_leaves(&item, out)?;
+            }
+        }
+        v => out.push(as_f64(v)?),
+    }
+    Some(())
 }
 
 /// The dtype of a legacy typed tensor class (`torch.IntTensor`).
@@ -1133,9 +1268,11 @@ fn constant_data(
     shape: &Option<Vec<i64>>,
     dtype: DType,
 ) -> Option<Rc<[f64]>> {
-    let n = match shape.as_deref() {
-        Some([n]) => *n as usize,
-        Some([]) => 1,
+    let n = match (short, shape.as_deref()) {
+        (_, Some([n])) => *n as usize,
+        (_, Some([])) => 1,
+        // nested data (`[[1, 3, 3, 1]]`) is stored row-major like any other
+        ("tensor" | "as_tensor", Some(dims)) => dims.iter().product::<i64>() as usize,
         _ => return None,
     };
     let nums: Option<Vec<f64>> = args.iter().map(as_f64).collect();
@@ -1187,11 +1324,11 @@ fn constant_data(
             };
             (0..n).map(|i| start + step * i as f64).collect()
         }
-        "tensor" | "as_tensor" => match args.first()? {
-            Value::List(l) => l.borrow().iter().map(as_f64).collect::<Option<_>>()?,
-            Value::Tuple(t) => t.iter().map(as_f64).collect::<Option<_>>()?,
-            v => vec![as_f64(v)?],
-        },
+        "tensor" | "as_tensor" => {
+            let mut leaves = Vec::with_capacity(n);
+            literal_leaves(args.first()?, &mut leaves)?;
+            leaves
+        }
         "zeros" => vec![0.0; n],
         "ones" => vec![1.0; n],
         _ => return None,

@@ -109,6 +109,46 @@ impl TensorConst {
         }
     }
 
+    /// `t.T`: the dims reversed (a matrix transposed; a vector or a number unchanged), with
+    /// its elements moved to match.
+    pub fn reversed_dims(&self) -> TensorConst {
+        let Some(shape) = &self.shape else {
+            return TensorConst::of_shape(None, self.dtype);
+        };
+        let rev: Vec<i64> = shape.iter().rev().copied().collect();
+        let data = self.data.as_ref().map(|d| {
+            let n = d.len();
+            // element at index (i0..ik) of the result is the source's (ik..i0)
+            let mut out = vec![0.0; n];
+            let mut src_strides = vec![1usize; shape.len()];
+            for k in (0..shape.len().saturating_sub(1)).rev() {
+                src_strides[k] = src_strides[k + 1] * shape[k + 1] as usize;
+            }
+            let mut index = vec![0usize; rev.len()];
+            for slot in out.iter_mut() {
+                let src: usize = index
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &i)| i * src_strides[rev.len() - 1 - k])
+                    .sum();
+                *slot = d[src];
+                for k in (0..rev.len()).rev() {
+                    index[k] += 1;
+                    if index[k] < rev[k] as usize {
+                        break;
+                    }
+                    index[k] = 0;
+                }
+            }
+            Rc::from(out)
+        });
+        TensorConst {
+            shape: Some(rev),
+            dtype: self.dtype,
+            data,
+        }
+    }
+
     /// A Python number for one element, as `.item()` returns it.
     pub fn number(&self, x: f64) -> Value {
         if self.dtype.is_floating() {
@@ -630,4 +670,36 @@ pub fn str_keyed(items: &[(Value, Value)]) -> Vec<(String, Value)> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tensor_const_tests {
+    use super::*;
+
+    #[test]
+    fn reversed_dims_transposes_shape_and_elements() {
+        let row = TensorConst {
+            shape: Some(vec![2, 3]),
+            dtype: DType::Float32,
+            data: Some(Rc::from(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+        };
+        let t = row.reversed_dims();
+        assert_eq!(t.shape, Some(vec![3, 2]));
+        assert_eq!(&*t.data.unwrap(), &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        let cube = TensorConst {
+            shape: Some(vec![2, 1, 2]),
+            dtype: DType::Int64,
+            data: Some(Rc::from(vec![1.0, 2.0, 3.0, 4.0])),
+        };
+        let t = cube.reversed_dims();
+        assert_eq!(t.shape, Some(vec![2, 1, 2]));
+        // t[i][0][k] = cube[k][0][i]
+        assert_eq!(&*t.data.unwrap(), &[1.0, 3.0, 2.0, 4.0]);
+        let scalar = TensorConst {
+            shape: Some(vec![]),
+            dtype: DType::Float32,
+            data: Some(Rc::from(vec![7.0])),
+        };
+        assert_eq!(&*scalar.reversed_dims().data.unwrap(), &[7.0]);
+    }
 }
