@@ -282,6 +282,54 @@ class Block(nn.Module):
     );
 }
 
+/// A call the class alone cannot resolve (a method of `torch.cat` over a list its loop of
+/// unknown length built) that the class building it with its real arguments records as a
+/// node is no FX907 of the file.
+#[test]
+fn a_call_its_parent_resolves_is_no_unresolved_call() {
+    let block = r#"import torch
+from torch import nn
+
+
+class PosEmbed(nn.Module):
+    def __init__(self, axes_dim):
+        super().__init__()
+        self.axes_dim = axes_dim
+
+    def forward(self, ids):
+        out = []
+        for i in range(len(self.axes_dim)):
+            out.append(ids[..., i : i + 1].float() * self.axes_dim[i])
+        return torch.cat(out, dim=-1).to(ids.device)
+"#;
+    let text = format!(
+        "{block}
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = PosEmbed([2, 4])
+
+    def forward(self, ids):
+        return self.pos(ids)
+"
+    );
+    let text: &'static str = Box::leak(text.into_boxed_str());
+    let a = analyse(text);
+    assert_eq!(shown(&a, text), Vec::<String>::new());
+    let model = graph_of(&a, "Model");
+    let targets: Vec<&str> = (model.order.iter())
+        .map(|&n| model.node(n).target.as_str())
+        .filter(|t| matches!(*t, "torch.cat" | "to"))
+        .collect();
+    assert_eq!(targets, ["torch.cat", "to"]);
+
+    // alone, the class's own limits are the file's
+    let a = analyse(block);
+    let shown = shown(&a, block);
+    assert!(shown.iter().any(|l| l.starts_with("FX907")), "{shown:?}");
+}
+
 /// The one iteration traced for a loop of unknown length is the first: `enumerate` counts
 /// from 0 there, so `if i == 0:` takes its branch and the `else` side does not read `acc`
 /// before any iteration bound it (an FX902 "name `acc` is not defined" before).

@@ -106,7 +106,11 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
             out.push(limit(e.code, message, e.severity, e.span, classes));
         }
     }
+    let mut resolved = ResolvedCalls::default();
     for (f, fixes) in crate::fixes::for_analysis(a, src) {
+        if f.rule == Rule::UnresolvedCall && resolved.elsewhere(a, f) {
+            continue;
+        }
         let mut hint = f.hint.clone();
         if let (None, Some(r)) = (fixes.main(), &fixes.refusal) {
             hint = if hint.is_empty() {
@@ -168,6 +172,40 @@ pub fn diagnostics(a: &FileAnalysis, src: &str, filter: &Filter) -> Vec<Diagnost
     }
     kept.retain(|d| filter.keeps(d.code) && !suppressed(src, &lines, d));
     kept
+}
+
+/// The call sites each graph of a file recorded as nodes, gathered the first time an FX907
+/// asks.
+#[derive(Default)]
+struct ResolvedCalls {
+    per_graph: Option<Vec<std::collections::HashSet<(FileId, Span)>>>,
+}
+
+impl ResolvedCalls {
+    /// Whether the call FX907 `f` could not resolve became a node in a graph of another class
+    /// of the file that has no FX907 there: the class was traced alone with unknown
+    /// constructor arguments (`Flux2PosEmbed` looping over an unknown `axes_dim`, so
+    /// `torch.cat(cos_out).to(...)` is a call on an unknown value), while the class that builds
+    /// it with its real arguments followed the call. As `followed_elsewhere` for the
+    /// evaluator's limits: the code was followed in the graph that matters.
+    fn elsewhere(&mut self, a: &FileAnalysis, f: &Finding) -> bool {
+        let per_graph = self.per_graph.get_or_insert_with(|| {
+            a.graphs
+                .iter()
+                .map(|g| {
+                    (g.graph.order.iter())
+                        .filter_map(|&n| g.graph.node(n).origin.as_ref())
+                        .map(|o| (o.file, o.span))
+                        .collect()
+                })
+                .collect()
+        });
+        a.graphs.iter().zip(per_graph.iter()).any(|(g, calls)| {
+            calls.contains(&(f.file, f.span))
+                && !(g.breaks.iter())
+                    .any(|b| b.rule == f.rule && b.file == f.file && b.span == f.span)
+        })
+    }
 }
 
 /// The evaluator's limits in `a`'s own file, one per root cause within a class: a limit whose
