@@ -75,11 +75,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     // GB0036 `torch.repeat_interleave(x, durations)` in a loop over `zip(...)` of a tensor
     // whose length staticfx does not know (the loop stops with FX903 before it)
     ("fastspeech2_conformer", 123),
-    // GB0148 "Unsupported function call (delayed)": Dynamo does not trace `nn.LSTM`
-    ("nemotron3_5_asr", 176),
-    ("nemotron_asr_streaming", 1092),
-    ("parakeet_rnnt", 846),
-    ("parakeet_tdt", 846),
     // GB0007: `Tensor.masked_scatter` marked as skipped
     ("higgs_audio_v2", 256),
     ("higgs_audio_v2", 260),

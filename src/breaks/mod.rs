@@ -42,6 +42,7 @@ mod numpy;
 mod print;
 mod recompile_state;
 mod requires_grad;
+mod rnn_module;
 mod shape_mismatch;
 mod time;
 mod tolist;
@@ -221,6 +222,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::BufferReassign, buffer_reassign::check),
     (Rule::ModuleInForward, module_in_forward::check),
     (Rule::UnsupportedContextManager, context_manager::check),
+    (Rule::RecurrentModule, rnn_module::check),
     (Rule::RecompileState, recompile_state::check),
     (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),

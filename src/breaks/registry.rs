@@ -28,6 +28,8 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ),
     ("GB0119", "Uninitialized nn.Module"),
     ("GB0142", "Unsupported context manager"),
+    ("GB0148", "Unsupported function call (delayed)"),
+    ("GB0014", "Attempted to wrap RNN, GRU, or LSTM"),
     ("GB0125", "Unsupported Tensor.requires_grad_() call"),
     ("GB0158", "Unsupported ndarray method call"),
     ("GB0170", "Data-dependent branching"),

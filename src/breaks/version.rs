@@ -104,6 +104,10 @@ pub enum Behaviour {
     /// `copy.copy(v)` of a value that is neither a tensor nor a builtin container (an int, a
     /// tuple, a config object): 2.15 traces it, 2.8 skips it.
     CopyOfValue,
+    /// A call of an `nn.LSTM` / `nn.GRU` / `nn.RNN` submodule: 2.15 delays the break to the
+    /// call ("Unsupported function call (delayed)"); 2.8 refuses to wrap the module and skips
+    /// the frame. Neither id is distinctive: 2.15's registry still lists 2.8's.
+    RecurrentModule,
 }
 
 const ALL: &[Behaviour] = &[
@@ -120,6 +124,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::TensorSliceBound,
     Behaviour::CopyOfTensor,
     Behaviour::CopyOfValue,
+    Behaviour::RecurrentModule,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -263,6 +268,21 @@ const COPY_OF_VALUE: &[Candidate] = &[
     ),
 ];
 
+const RECURRENT_MODULE: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB0148",
+        "Unsupported function call (delayed)",
+        false,
+    ),
+    c(
+        (2, 0),
+        "GB0014",
+        "Attempted to wrap RNN, GRU, or LSTM",
+        false,
+    ),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -279,6 +299,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::TensorSliceBound => TENSOR_SLICE_BOUND,
         Behaviour::CopyOfTensor => COPY_OF_TENSOR,
         Behaviour::CopyOfValue => COPY_OF_VALUE,
+        Behaviour::RecurrentModule => RECURRENT_MODULE,
     }
 }
 

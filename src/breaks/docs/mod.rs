@@ -62,6 +62,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(BufferReassign, "FX118.md"),
     rule!(ModuleInForward, "FX119.md"),
     rule!(UnsupportedContextManager, "FX120.md"),
+    rule!(RecurrentModule, "FX121.md"),
     rule!(RecompileState, "FX201.md"),
     rule!(ArgumentGuard, "FX202.md"),
     rule!(UnknownCall, "FX190.md"),
