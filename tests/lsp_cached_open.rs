@@ -52,9 +52,16 @@ fn check(model: &Path) -> usize {
     .unwrap()
 }
 
+/// A server on `root`, initialized, once it has its `workspace/configuration` answer: it then
+/// analyses the documents open at that moment beside their own scheduled analysis, and one
+/// opened before would race the cache's publication against that analysis (which wins it
+/// fairly: nothing is published over a newer result).
 async fn server(root: &Path) -> TestClient {
     let mut c = TestClient::start(Value::Null);
     c.initialize(Some(root), json!({}), false).await;
+    c.wait_for("workspace/configuration", |_| true).await;
+    // A round trip through the analysis threads after the answer went out.
+    c.kept_analyses().await;
     c
 }
 
