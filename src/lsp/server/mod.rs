@@ -4,7 +4,9 @@
 //! changes) and analysis scheduling: at once (unless `debounce-ms` asks for a quiet time), on
 //! a large-stack worker; a version superseded before its analysis starts is dropped, and only
 //! the newest version's diagnostics reach the client. A file whose classes are built from a
-//! config gets its default traces' diagnostics first and the flagged retraces' after. The other requests have a file each: `hover`,
+//! config gets its default traces' diagnostics first and the flagged retraces' after. A
+//! document opened as it is on disk, which `staticfx check` cached, gets the cache's
+//! diagnostics before its analysis starts (`publish_cached`); the analysis's replace them. The other requests have a file each: `hover`,
 //! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `inlay` (inlay hints and
 //! code lenses), `settings`.
 
