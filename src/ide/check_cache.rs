@@ -31,7 +31,7 @@ pub const DEFAULT_DIR: &str = ".staticfx-cache";
 /// Overrides the directory, as `--cache-dir` does.
 pub const DIR_ENV: &str = "STATICFX_CACHE_DIR";
 /// Bumped when the entry layout or the meaning of a cached value changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 pub struct CheckCache {
     dir: PathBuf,
@@ -175,6 +175,17 @@ impl CheckCache {
     /// The cached value under `key`, if its entry is whole, from this binary, and every file
     /// it depends on still has the text it had.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        self.get_over(key, &[])
+    }
+
+    /// Like [`get`](Self::get), where a file it depends on that is among `overlays` (path
+    /// and text, sorted by path: an editor's open buffers) has to have the overlay's text
+    /// instead of the disk's.
+    pub fn get_over<T: DeserializeOwned>(
+        &self,
+        key: &str,
+        overlays: &[(PathBuf, std::sync::Arc<str>)],
+    ) -> Option<T> {
         let bytes = std::fs::read(self.entry_path(key)).ok()?;
         let entry: Entry<T> = serde_json::from_slice(&bytes).ok()?;
         if entry.format != FORMAT || entry.binary != self.binary || entry.key != key {
@@ -183,7 +194,12 @@ impl CheckCache {
         entry
             .depends_on
             .iter()
-            .all(|(p, h)| self.current_hash(p).as_deref() == Some(h.as_str()))
+            .all(
+                |(p, h)| match overlays.binary_search_by(|(o, _)| o.as_path().cmp(p)) {
+                    Ok(i) => text_hash(&overlays[i].1) == *h,
+                    Err(_) => self.current_hash(p).as_deref() == Some(h.as_str()),
+                },
+            )
             .then_some(entry.value)
     }
 

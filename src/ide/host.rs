@@ -176,6 +176,11 @@ impl Output {
             complete: self.complete,
         }
     }
+
+    /// The diagnostics as an editor shows them (`shown`).
+    pub fn shown(&self) -> Vec<super::shown::ShownDiagnostic> {
+        super::shown::shown(&self.diagnostics, |id| self.files.get(&id).cloned())
+    }
 }
 
 pub const PANIC_MARKER: &str = "# staticfx-test: panic";
@@ -408,12 +413,15 @@ impl AnalysisHost {
     }
 }
 
+/// How long one analysis of the editor may run: the analysis threads are shared, and one
+/// pathological file must not hold one for long.
+pub const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn options(snap: &Snapshot) -> GraphOptions {
     GraphOptions {
         root: Some(snap.root.clone()),
         class_inputs: snap.class_inputs.clone(),
-        // The analysis threads are shared: one pathological file must not hold one for long.
-        time_limit: Some(std::time::Duration::from_secs(10)),
+        time_limit: Some(TIME_LIMIT),
         torch_target: super::settings::torch_target(
             snap.target_version,
             snap.environment.as_deref(),

@@ -11,6 +11,8 @@
 //! - [`fix`]: fix-all to a fixed point; [`files`] and [`exclude`]: which files are analysed;
 //! - [`host`]: the editor's analyses (incremental sessions, graph views); [`hover`];
 //!   [`inlay`]: shape hints on assignments; [`lens`]: a code lens per `forward`;
+//! - [`shown`]: diagnostics as an editor shows them, stored by `check` and published by the
+//!   server (live or from the cache, [`check::cached_shown`]);
 //! - [`run`]: running a graph; [`stack`]: the large-stack threads analysis runs on.
 //!
 //! The only API of the front ends, plain data and byte offsets. `settings`: one `Settings` for
@@ -55,6 +57,7 @@ mod memory;
 mod noqa_hover;
 pub mod run;
 pub mod settings;
+pub mod shown;
 pub mod stack;
 
 #[cfg(test)]

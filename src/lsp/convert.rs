@@ -1,16 +1,14 @@
 //! The one place byte spans become LSP ranges and back, in the negotiated position encoding,
 //! and `ide` diagnostics become protocol diagnostics.
 
-use std::collections::HashMap;
-
 use ropey::Rope;
 use tower_lsp_server::ls_types::*;
 
 use super::document::{offset_at, position_at, Encoding};
 use crate::diagnostics::Severity;
+use crate::ide::shown::{Positions, ShownDiagnostic, TextPosition};
 use crate::ide::Output;
-use crate::semantic::FileId;
-use crate::syntax::{LineIndex, Span};
+use crate::syntax::Span;
 
 pub fn range_of(rope: &Rope, span: Span, enc: Encoding) -> Range {
     Range {
@@ -23,77 +21,66 @@ pub fn offset_of(rope: &Rope, pos: Position, enc: Encoding) -> usize {
     offset_at(rope, pos, enc)
 }
 
-/// Positions in a text that has no rope: what is published goes out after every keystroke,
-/// and a rope of a large file costs more to build than the lines of the text to index.
-/// Agrees with [`position_at`] on a rope of the same text (a test checks).
-struct Positions<'t> {
-    text: &'t str,
-    lines: LineIndex,
-}
-
-impl<'t> Positions<'t> {
-    fn new(text: &'t str) -> Self {
-        Positions {
-            text,
-            lines: LineIndex::new(text),
-        }
-    }
-
-    fn position(&self, offset: usize, enc: Encoding) -> Position {
-        let mut offset = offset.min(self.text.len());
-        // Inside a character: the position of the character, as the rope gives it.
-        while !self.text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let line = self.lines.line_of(offset);
-        let before = &self.text[self.lines.line_start(line)..offset];
-        let col = match enc {
-            Encoding::Utf8 => before.len(),
-            Encoding::Utf16 => before.encode_utf16().count(),
-        };
-        Position {
-            line: line as u32,
-            character: col as u32,
-        }
-    }
-
-    fn range(&self, span: Span, enc: Encoding) -> Range {
-        Range {
-            start: self.position(span.start, enc),
-            end: self.position(span.end, enc),
-        }
+/// A position of `ide::shown` in the negotiated encoding.
+fn position(p: TextPosition, enc: Encoding) -> Position {
+    Position {
+        line: p.line,
+        character: match enc {
+            Encoding::Utf8 => p.utf8,
+            Encoding::Utf16 => p.utf16,
+        },
     }
 }
 
 /// The protocol diagnostics of an analysis, in the order the policy gave them.
 pub fn diagnostics(out: &Output, enc: Encoding) -> Vec<Diagnostic> {
-    let doc = Positions::new(&out.text);
-    let mut files: HashMap<FileId, Positions> = HashMap::new();
-    out.diagnostics
+    shown_diagnostics(&out.text, &out.shown(), enc)
+}
+
+/// The protocol diagnostics of `shown` in a document whose text is `text` (the text they
+/// were found in): of a live analysis, or from the `check` cache.
+pub fn shown_diagnostics(text: &str, shown: &[ShownDiagnostic], enc: Encoding) -> Vec<Diagnostic> {
+    let doc = Positions::new(text);
+    let in_doc = |offset: usize| {
+        let (line, before) = doc.line_and_prefix(offset);
+        Position {
+            line: line as u32,
+            character: match enc {
+                Encoding::Utf8 => before.len(),
+                Encoding::Utf16 => before.encode_utf16().count(),
+            } as u32,
+        }
+    };
+    shown
         .iter()
         .map(|d| {
             let related: Vec<DiagnosticRelatedInformation> = d
-                .chain
+                .related
                 .iter()
-                .filter_map(|&(file, span)| {
-                    let (path, text) = out.files.get(&file)?;
-                    let positions = files.entry(file).or_insert_with(|| Positions::new(text));
+                .filter_map(|l| {
                     Some(DiagnosticRelatedInformation {
                         location: Location {
-                            uri: Uri::from_file_path(path)?,
-                            range: positions.range(span, enc),
+                            uri: Uri::from_file_path(&l.path)?,
+                            range: Range {
+                                start: position(l.start, enc),
+                                end: position(l.end, enc),
+                            },
                         },
                         message: "called from here".into(),
                     })
                 })
                 .collect();
-            diagnostic(d, doc.range(d.span, enc), related)
+            let range = Range {
+                start: in_doc(d.span.start),
+                end: in_doc(d.span.end),
+            };
+            diagnostic(d, range, related)
         })
         .collect()
 }
 
 fn diagnostic(
-    d: &crate::ide::Diagnostic,
+    d: &ShownDiagnostic,
     range: Range,
     related: Vec<DiagnosticRelatedInformation>,
 ) -> Diagnostic {
@@ -106,14 +93,14 @@ fn diagnostic(
     Diagnostic {
         range,
         severity: Some(severity),
-        code: Some(NumberOrString::String(d.code.to_string())),
+        code: Some(NumberOrString::String(d.code.clone())),
         code_description: d
             .url
             .as_ref()
             .and_then(|h| h.parse().ok())
             .map(|href| CodeDescription { href }),
         source: Some("staticfx".into()),
-        message: d.full_message(),
+        message: d.message.clone(),
         related_information: (!related.is_empty()).then_some(related),
         tags: None,
         data: None,
@@ -132,7 +119,7 @@ mod tests {
         for enc in [Encoding::Utf8, Encoding::Utf16] {
             for offset in 0..=text.len() + 2 {
                 assert_eq!(
-                    positions.position(offset, enc),
+                    position(positions.at(offset), enc),
                     position_at(&rope, offset, enc),
                     "offset {offset}, {enc:?}"
                 );

@@ -102,8 +102,8 @@ impl Server {
                     return Some(first.clone());
                 }
             }
-            let first_stage_sent =
-                (self.state.published.get(uri)).is_some_and(|p| p.0 == (version, gen, false));
+            let first_stage_sent = (self.state.published.get(uri))
+                .is_some_and(|p| p.0 == (version, gen, super::Stage::First));
             if !first_stage_sent {
                 return None;
             }

@@ -4,7 +4,9 @@
 //! changes) and analysis scheduling: at once (unless `debounce-ms` asks for a quiet time), on
 //! a large-stack worker; a version superseded before its analysis starts is dropped, and only
 //! the newest version's diagnostics reach the client. A file whose classes are built from a
-//! config gets its default traces' diagnostics first and the flagged retraces' after. The other requests have a file each: `hover`,
+//! config gets its default traces' diagnostics first and the flagged retraces' after. A
+//! document opened as it is on disk, which `staticfx check` cached, gets the cache's
+//! diagnostics before its analysis starts (`publish_cached`); the analysis's replace them. The other requests have a file each: `hover`,
 //! `code_action`, `commands` (showGraph, runGraph, checkWorkspace), `inlay` (inlay hints and
 //! code lenses), `settings`.
 
@@ -150,9 +152,17 @@ impl Server {
     }
 
     fn schedule(&self, uri: Uri, version: i32) {
+        self.schedule_after(uri, version, None);
+    }
+
+    /// Like `schedule`, once `first` (a cached publication) is done.
+    fn schedule_after(&self, uri: Uri, version: i32, first: Option<tokio::task::JoinHandle<()>>) {
         let state = self.state.clone();
         let client = self.client.clone();
         tokio::spawn(async move {
+            if let Some(first) = first {
+                let _ = first.await;
+            }
             let debounce = state.config.read().unwrap().debounce_ms;
             if debounce > 0 {
                 tokio::time::sleep(Duration::from_millis(debounce)).await;
@@ -165,6 +175,49 @@ impl Server {
             };
             publish(&state, &client, &uri, &out).await;
         });
+    }
+}
+
+impl Server {
+    /// Publishes what `check` cached for a document just opened, when the cache holds the
+    /// diagnostics the analysis scheduled beside will find (`ide::check::cached_shown`): the
+    /// first diagnostics of a large file then come before its analysis ends. Looked up beside
+    /// the message loop; the analysis starts once the lookup (reading one entry and hashing
+    /// the files it depends on) is done, so a hit is published before any analysis of the
+    /// version (one published first would win).
+    fn publish_cached(&self, uri: Uri, version: i32) -> Option<tokio::task::JoinHandle<()>> {
+        let path = uri.to_file_path()?.into_owned();
+        let text = self.state.docs.get(&uri)?.text.clone();
+        let workspace = self.state.workspace.read().unwrap().clone();
+        let config_gen = self.state.config_gen.load(Ordering::SeqCst);
+        let config = self.state.config.read().unwrap().clone();
+        let root = host::root_for(&path, &workspace, &config);
+        let overlays = open_buffers(&self.state, Some(&uri));
+        let state = self.state.clone();
+        let client = self.client.clone();
+        Some(tokio::spawn(async move {
+            let doc_text = text.clone();
+            let found = tokio::task::spawn_blocking(move || {
+                crate::ide::check::cached_shown(&path, &doc_text, &config, &root, &overlays)
+            })
+            .await;
+            let Ok(Some(shown)) = found else {
+                return;
+            };
+            let lock = state.publishing.entry(uri.clone()).or_default().clone();
+            let _guard = lock.lock().await;
+            if current_version(&state, &uri) != Some(version)
+                || config_gen != state.config_gen.load(Ordering::SeqCst)
+                || state.published.contains_key(&uri)
+            {
+                return;
+            }
+            let enc = *state.encoding.read().unwrap();
+            let diags = convert::shown_diagnostics(&text, &shown, enc);
+            let key: PublishKey = (version, config_gen, Stage::Cached);
+            state.published.insert(uri.clone(), (key, diags.clone()));
+            client.publish_diagnostics(uri, diags, Some(version)).await;
+        }))
     }
 }
 
@@ -302,9 +355,19 @@ fn quiet_after_first_stage(still_current: &dyn Fn() -> bool) -> bool {
     still_current()
 }
 
-/// Orders publications of one document: a later version, settings generation or stage
-/// (the complete one after the first) is newer.
-type PublishKey = (i32, u64, bool);
+/// Orders publications of one document: a later version, settings generation or stage is
+/// newer.
+type PublishKey = (i32, u64, Stage);
+
+/// What a publication of one version of a document holds, in the order they come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stage {
+    /// What `check` cached for the text as opened (`publish_cached`), before any analysis.
+    Cached,
+    /// The first stage of a staged analysis: the flagged retraces are to come.
+    First,
+    Complete,
+}
 
 /// Analyses kept for requests: the documents analysed last (being edited or looked at), as
 /// many as the analysis threads keep sessions for by default (a request on another document
@@ -399,13 +462,25 @@ async fn publish(state: &State, client: &Client, uri: &Uri, out: &Output) {
     {
         return;
     }
-    let key: PublishKey = (out.version, out.config_gen, out.complete);
+    let stage = if out.complete {
+        Stage::Complete
+    } else {
+        Stage::First
+    };
+    let key: PublishKey = (out.version, out.config_gen, stage);
     let diags = convert::diagnostics(out, *state.encoding.read().unwrap());
     let repeat = match state.published.get(uri) {
         Some(last) if last.0 >= key => return,
-        // the same version's first stage said it all already
-        Some(last) => last.0 .0 == key.0 && last.0 .1 == key.1 && last.1 == diags,
-        None => false,
+        Some(last) if last.0 .0 == key.0 && last.0 .1 == key.1 => match last.0 .2 {
+            // The cache's diagnostics are the complete analysis's: the first stage's would
+            // take the flagged retraces' findings away until the analysis completes. The
+            // complete one replaces them, sent even when the same.
+            Stage::Cached if stage == Stage::First => return,
+            Stage::Cached => false,
+            // the same version's first stage said it all already
+            _ => last.1 == diags,
+        },
+        _ => false,
     };
     state.published.insert(uri.clone(), (key, diags.clone()));
     if !repeat {
@@ -604,7 +679,8 @@ impl LanguageServer for Server {
             .insert(d.uri.clone(), Document::new(&d.text, d.version));
         self.state.results.remove(&d.uri);
         self.state.published.remove(&d.uri);
-        self.schedule(d.uri, d.version);
+        let cached = self.publish_cached(d.uri.clone(), d.version);
+        self.schedule_after(d.uri, d.version, cached);
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
