@@ -222,7 +222,7 @@ class Model(nn.Module):
 /// graph still says where it stopped.
 #[test]
 fn a_block_stopped_by_an_input_its_parent_passes_adds_no_limit() {
-    let text = r#"import torch
+    let block = r#"import torch
 from torch import nn
 
 
@@ -234,7 +234,9 @@ class Block(nn.Module):
     def forward(self, x, timestep=None):
         shift = timestep.reshape(-1, 1, 8)
         return self.fc(x) + shift
-
+"#;
+    let text = format!(
+        "{block}
 
 class Model(nn.Module):
     def __init__(self):
@@ -244,11 +246,13 @@ class Model(nn.Module):
 
     def forward(self, x, t):
         return self.block(x, self.t(t))
-"#;
+"
+    );
+    let text: &'static str = Box::leak(text.into_boxed_str());
     let a = analyse(text);
     assert_eq!(shown(&a, text), Vec::<String>::new());
-    let block = a.graphs.iter().find(|g| g.class == "Block").unwrap();
-    let error = block.error.as_ref().expect("Block alone stops");
+    let graph = a.graphs.iter().find(|g| g.class == "Block").unwrap();
+    let error = graph.error.as_ref().expect("Block alone stops");
     assert!(
         error
             .message
@@ -256,25 +260,12 @@ class Model(nn.Module):
         "{}",
         error.message
     );
-    assert!(block.error_followed_elsewhere);
+    assert!(graph.error_followed_elsewhere);
     assert_eq!(calls_of(graph_of(&a, "Model")), ["t", "block.fc"]);
 
     // with no class that runs the line with a tensor, the stop is the file's limit
-    let alone = r#"import torch
-from torch import nn
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-
-    def forward(self, x, timestep=None):
-        shift = timestep.reshape(-1, 1, 8)
-        return self.fc(x) + shift
-"#;
-    let a = analyse(alone);
-    let shown = shown(&a, alone);
+    let a = analyse(block);
+    let shown = shown(&a, block);
     assert_eq!(shown.len(), 1, "{shown:?}");
     assert!(
         shown[0].contains("'NoneType' object has no attribute 'reshape'"),
