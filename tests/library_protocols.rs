@@ -343,7 +343,7 @@ fn a_layer_subclass_keeping_the_layers_init_is_built_per_class() {
 /// returns the class that replaced it (diffusers' `embeddings.FluxPosEmbed`) is that class's
 /// instance, with no `__init__` of its own run; a `__new__` making its instance through
 /// `super().__new__(cls)` and caching it (a singleton) gets `__init__` run on that instance,
-/// the same one each time.
+/// the same one each time; one making a subclass's instance gets that class's `__init__`.
 #[test]
 fn a_classs_own_new_makes_what_the_call_returns() {
     let source = r#"import torch
@@ -383,6 +383,27 @@ class Single(nn.Module):
         return self.fc(x)
 
 
+class Act(nn.Module):
+    def __new__(cls, kind):
+        return super().__new__(Gelu if kind == "gelu" else cls)
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def forward(self, x):
+        return x.relu()
+
+
+class Gelu(Act):
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = "tanh-" + kind
+
+    def forward(self, x):
+        return x * 2
+
+
 class M(nn.Module):
     def __init__(self):
         super().__init__()
@@ -390,9 +411,10 @@ class M(nn.Module):
         self.s = Single(8)
         self.same = Single(8) is self.s
         self.kind = type(self.emb).__name__
+        self.act = Act("gelu")
 
     def forward(self, x):
-        return self.s(self.emb(x)), self.same, self.kind
+        return self.act(self.s(self.emb(x))), self.same, self.kind, type(self.act).__name__, self.act.kind
 "#;
     let (a, json) = trace_m(source, "x=2x8");
     assert!(a.graphs[0].error.is_none(), "{:?}", a.graphs[0].error);
@@ -415,4 +437,15 @@ class M(nn.Module):
         shown.contains("true") && shown.contains("NewEmbed"),
         "{shown}"
     );
+    // a `__new__` making a subclass's instance: that class's forward, `__init__` run on it
+    assert!(
+        shown.contains("Gelu") && shown.contains("tanh-gelu"),
+        "{shown}"
+    );
+    let targets: Vec<&str> = nodes
+        .iter()
+        .filter(|n| n["op"] == "call_function")
+        .map(|n| n["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["operator.mul"]);
 }

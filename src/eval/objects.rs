@@ -191,11 +191,16 @@ impl Interp {
             UserNew::Instance(o) => Some(o),
             UserNew::Absent => None,
         };
-        let mro = c.mro.borrow().clone();
         // Enum-like and typing bases (NamedTuple, dataclasses) behave as plain records here.
         let obj = match made {
             Some(o) => o,
             None => self.blank_instance(class),
+        };
+        // `__init__` is the instance's class's: a `__new__` may make a subclass's instance
+        let class = &obj.class.clone();
+        let mro = match class {
+            Value::Class(c) => c.mro.borrow().clone(),
+            _ => vec![],
         };
         let kind = obj.kind.clone();
         let value = Value::Object(obj.clone());
