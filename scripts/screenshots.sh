@@ -111,9 +111,11 @@ fi
 if want vscode-graph-real; then
   if [ -z "$transformers" ]; then
     skip vscode-graph-real "no transformers source (set STATICFX_TRANSFORMERS_ROOT to the folder holding transformers/)"
+  elif [ -z "$chromium" ]; then
+    skip vscode-graph-real "no chromium (apt-get install chromium, or set CHROMIUM)"
   else
     # Fitted to a tall window at twice the pixels: ~100 nodes, each still legible at full size.
-    (cd editors/vscode && npm run -s build && STATICFX_PREVIEW_ROOT="$transformers" STATICFX_PREVIEW_SIZE=1000,1400 \
+    (cd editors/vscode && npm run -s build && CHROMIUM="$chromium" STATICFX_PREVIEW_ROOT="$transformers" STATICFX_PREVIEW_SIZE=1000,1400 \
       STATICFX_PREVIEW_SCALE=2 npm run -s preview -- "$transformers/transformers/models/llama/modeling_llama.py" \
       LlamaDecoderLayer "$out/vscode-graph-llama.png")
     made+=(vscode-graph-llama.png)
