@@ -16,27 +16,28 @@ const VERSIONED_IDS: &[&str] = &["GB0148", "GB0014"];
 const RECURRENT: &[&str] = &["LSTM", "GRU", "RNN"];
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
-    let recurrent: Vec<&str> = (cx.result.modules.iter())
+    // (path, class) of each recurrent leaf of the module tree
+    let recurrent: Vec<(&str, &str)> = (cx.result.modules.iter())
         .filter(|m| m.leaf && RECURRENT.contains(&m.class.as_str()))
-        .map(|m| m.path.as_str())
+        .map(|m| (m.path.as_str(), m.class.as_str()))
         .collect();
     if recurrent.is_empty() {
         return;
     }
+    let gb_id = cx.target.gb_id(Behaviour::RecurrentModule);
     let g = &cx.result.graph;
     for &id in &g.order {
         let n = g.node(id);
-        if n.op != Op::CallModule || !recurrent.contains(&n.target.as_str()) {
+        if n.op != Op::CallModule {
             continue;
         }
+        let Some(&(_, class)) = recurrent.iter().find(|(path, _)| *path == n.target) else {
+            continue;
+        };
         let Some(origin) = &n.origin else { continue };
-        let class = (cx.result.modules.iter())
-            .find(|m| m.path == n.target)
-            .map_or("LSTM", |m| m.class.as_str());
-        let id_for = cx.target.gb_id(Behaviour::RecurrentModule);
         let mut f = cx.finding(
             Rule::RecurrentModule,
-            id_for,
+            gb_id,
             origin.file,
             origin.span,
             &origin.call_chain,
