@@ -56,17 +56,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     ("switch_transformers", 849),
     ("higgs_audio_v2", 724),
     ("nllb-moe", 909),
-    // the same call line, where Dynamo also breaks on a lock (GB0142) and a logger (GB0291)
-    // below it
-    ("nemotron3_5_asr", 241),
-    // GB0142 "Unsupported context manager": Dynamo cannot enter an `RLock` met in torch's or
-    // Python's code below this line (`super().forward(x)` of a causal conv, past a
-    // `deprecate_kwarg` wrapper); FX120 reports the locks of the code it follows (xcodec's
-    // call of its semantic model with `output_hidden_states=True` is found)
-    ("muse_spark_audio", 1103),
-    ("nemotron_asr_streaming", 259),
-    ("nemotron_asr_streaming_encoder", 259),
-    ("voxtral_realtime_encoder", 229),
     // GB0124 `.item()` not reported: vits's call of transformers' `torch_compilable_check(...)`
     // at 285, in the `reverse=True` branch of the spline (the one at 212 is found)
     ("vits", 285),

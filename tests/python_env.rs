@@ -589,3 +589,25 @@ fn sys_version_info_is_the_environments() {
     // 3.11.0: not below 3.8 (5), at least 3.11 (7)
     assert_eq!(weight.shape, Some(vec![12, 4]));
 }
+
+/// The first read of a `functools.cached_property` in forward breaks the graph only where
+/// `cached_property` takes a lock (Python 3.11 and older; measured with torch 2.8 and 2.15 on
+/// 3.11, and one graph with torch 2.15 on 3.12): the environment's version decides, and
+/// without one the finding says on which versions it holds.
+#[test]
+fn a_cached_property_read_breaks_only_where_python_locks_it() {
+    let t = tempfile::tempdir().unwrap();
+    let model = t.path().join("proj/model.py");
+    touch(
+        &model,
+        "import functools\n\nfrom torch import nn\n\n\nclass M(nn.Conv1d):\n    @functools.cached_property\n    def left_pad(self):\n        return self.kernel_size[0] - 1\n\n    def forward(self, x):\n        x = nn.functional.pad(x, (self.left_pad, 0))\n        return super().forward(x)\n",
+    );
+    let mut env = env_over(&[t.path().join("site")]);
+    let on_311 = findings(&analyse(&model, env.clone()));
+    assert_eq!(on_311.len(), 1, "{on_311:?}");
+    assert_eq!(on_311[0].0, "FX120");
+    assert!(on_311[0].1.contains("`left_pad`"), "{}", on_311[0].1);
+    assert!(!on_311[0].1.contains("3.11 and older"), "{}", on_311[0].1);
+    env.version = "3.12.1".into();
+    assert_eq!(findings(&analyse(&model, env)), vec![]);
+}

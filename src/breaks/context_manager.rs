@@ -7,9 +7,13 @@
 //! since Dynamo cannot resume inside the block, the frame holding the statement runs eagerly
 //! from there (`frames.rs`). Only managers measured to break are reported (torch 2.8 and 2.15
 //! alike); an external manager not listed here is assumed to be modelled.
-
+//!
+//! The first read of a `functools.cached_property` in forward enters one too: before Python
+//! 3.12 its `__get__` computes the value under `with self.lock:` (an `RLock`). Dynamo breaks
+//! at the read, and the function holding it runs eagerly. On 3.12 and later it compiles.
 use super::{Ctx, Finding};
 use crate::diagnostics::Rule;
+use crate::eval::{CACHED_PROPERTY_LOCK, CACHED_PROPERTY_LOCK_UNKNOWN_PYTHON};
 use crate::traced::EventKind;
 
 /// The external callables whose results Dynamo cannot enter, with the type name its message
@@ -30,6 +34,10 @@ pub(super) fn unsupported(made_by: &str) -> Option<&'static str> {
 
 pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
     for e in cx.events(EventKind::ExternalManager) {
+        if let Some(f) = cached_property_read(cx, e) {
+            out.push(f);
+            continue;
+        }
         let Some(type_name) = unsupported(&e.detail) else {
             continue;
         };
@@ -46,6 +54,33 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         .into();
         out.push(f);
     }
+}
+
+/// The first read of a `cached_property` in forward (the evaluator records it as the manager
+/// `functools.cached_property <name>`, with `?` after the path when the Python version is not
+/// known).
+fn cached_property_read(cx: &Ctx, e: &crate::traced::TraceEvent) -> Option<Finding> {
+    let (path, name) = e.detail.split_once(' ')?;
+    let version = match path {
+        CACHED_PROPERTY_LOCK => "",
+        CACHED_PROPERTY_LOCK_UNKNOWN_PYTHON => {
+            " (on Python 3.11 and older, where `cached_property` takes a lock; staticfx found no \
+             Python environment to tell which version runs this)"
+        }
+        _ => return None,
+    };
+    let mut f = cx.finding_at_event(Rule::UnsupportedContextManager, "GB0142", e);
+    f.message = format!(
+        "Dynamo does not know how to enter a `RLock` context manager: the first read of the \
+         `functools.cached_property` `{name}` computes it under the property's lock, so the \
+         graph breaks here and the rest of this function runs eagerly{version}"
+    );
+    f.hint = format!(
+        "read `{name}` once in `__init__` (the value is then cached on the instance before \
+         forward runs), or compute it in `__init__` as a plain attribute; Python 3.12 and later \
+         have no lock here"
+    );
+    Some(f)
 }
 
 #[cfg(test)]
@@ -72,5 +107,14 @@ mod tests {
             "{HEAD}        with torch.no_grad(), torch.autocast(\"cpu\", enabled=False):\n            h = self.fc(x)\n        with torch.set_grad_enabled(False):\n            h = h + 1\n        return h\n"
         );
         assert_eq!(codes(&src), vec![]);
+    }
+
+    /// A `cached_property` read in `__init__` is cached on the instance before forward runs:
+    /// forward's read finds the value and enters no lock (measured: one graph). Whether a first
+    /// read in forward breaks depends on the Python version (`tests/python_env.rs`).
+    #[test]
+    fn a_cached_property_read_in_init_is_no_break_in_forward() {
+        let src = "import functools\nimport torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        assert self.width == 8\n\n    @functools.cached_property\n    def width(self):\n        return self.fc.in_features\n\n    def forward(self, x):\n        return self.fc(x)[..., : self.width]\n";
+        assert_eq!(codes(src), vec![]);
     }
 }

@@ -4,7 +4,9 @@
 //! Dynamo (with `nested_graph_breaks` off, the default) handles a break in an inlined helper at
 //! the call site in the frame it is tracing, the root. If that position sits inside a loop of
 //! the root's code, it cannot resume there: it gives up on the whole frame (GB7000 "graph break
-//! in loop") and runs it eagerly. The frames the eager code calls are traced afresh, each as a
+//! in loop") and runs it eagerly. The body of a `try` statement is the same (measured with
+//! torch 2.8 and 2.15 on Python 3.11, with `except` and with `finally`: the frame is skipped and
+//! a later break in it is never reported; after the `try` statement Dynamo resumes as usual). The frames the eager code calls are traced afresh, each as a
 //! root of its own, so the same break is met again one level down, and so on to the frame that
 //! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
 //! it is never seen, although breaks in the helpers it calls are. A break inside an
@@ -120,7 +122,8 @@ fn root_level(eager: &HashMap<Vec<Site>, (usize, usize)>, chain: &[Site]) -> Opt
 /// Whether the break, handled in the frame at `level` of its chain, makes that frame eager.
 fn goes_eager_at(cx: &Ctx, f: &Finding, chain: &[Site], level: usize) -> bool {
     let (file, span) = chain[level];
-    in_loop_body(cx, file, span) || level + 1 == chain.len() && breaks_mid_instruction(cx, f)
+    in_block_without_resume(cx, file, span)
+        || level + 1 == chain.len() && breaks_mid_instruction(cx, f)
 }
 
 /// A break Dynamo meets inside an instruction it cannot resume after (building a slice from a
@@ -153,14 +156,15 @@ fn trace_order(cx: &Ctx, f: &Finding) -> (usize, usize) {
         .unwrap_or((usize::MAX, 0))
 }
 
-/// Whether `span` sits in the body of a `for` or `while` loop of its own function.
-fn in_loop_body(cx: &Ctx, file: FileId, span: Span) -> bool {
+/// Whether `span` sits in the body of a `for` or `while` loop, or of a `try` statement, of its
+/// own function: a break there cannot be resumed.
+fn in_block_without_resume(cx: &Ctx, file: FileId, span: Span) -> bool {
     cx.with_syntax(file, span, |node, _| {
         let mut child = node;
         let mut cur = node.parent();
         while let Some(n) = cur {
             match n.kind() {
-                "for_statement" | "while_statement" => {
+                "for_statement" | "while_statement" | "try_statement" => {
                     if n.field("body").is_some_and(|b| b.id() == child.id()) {
                         return true;
                     }
@@ -190,5 +194,17 @@ mod tests {
     fn breaks_before_the_loop_and_outside_loops_are_kept() {
         let src = format!("{HEAD}        h = self.fc(x)\n        print(h)\n        for _ in range(2):\n            h = h + 1\n        s = h.sum().item()\n        return h * s\n");
         assert_eq!(codes(&src), vec![(11, "GB0059"), (14, "GB0124")]);
+    }
+
+    /// Dynamo cannot resume inside a `try` body either (torch 2.8 and 2.15): forward runs
+    /// eagerly, the helper is traced as a frame of its own, and forward's `print` after the
+    /// statement is never reached by Dynamo. After a `try` statement it resumes as usual.
+    #[test]
+    fn a_break_in_a_try_body_hides_the_rest_of_its_frame() {
+        let helper = "import torch\nfrom torch import nn\n\ndef run(fc, x):\n    h = fc(x)\n    torch._dynamo.graph_break()\n    return h\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n";
+        let inside = format!("{helper}        try:\n            h = run(self.fc, x)\n        except ValueError:\n            h = x\n        print(h)\n        return h + 1\n");
+        assert_eq!(codes(&inside), vec![(6, "GB0025")]);
+        let after = format!("{helper}        try:\n            y = x + 1\n        finally:\n            pass\n        h = run(self.fc, y)\n        print(h)\n        return h + 1\n");
+        assert_eq!(codes(&after), vec![(6, "GB0025"), (20, "GB0059")]);
     }
 }

@@ -553,6 +553,7 @@ impl Interp {
                 FnKind::Plain | FnKind::ClassMethod => Value::BoundMethod(Rc::new(obj.clone()), f),
                 FnKind::StaticMethod => Value::Function(f),
                 FnKind::Property => {
+                    self.cached_property_read(&f, obj, frame.file_id, span);
                     let v =
                         self.call_function(frame, &f, Some(obj.clone()), vec![], vec![], span)?;
                     self.keep_cached_property(&f, obj, &v);
@@ -903,6 +904,14 @@ impl Interp {
     /// (`(3, 11, 9, "final", 0)`): libraries choose their imports with it
     /// (`if sys.version_info < (3, 8): import importlib_metadata`). Unknown without an
     /// environment.
+    /// Whether the user's Python is older than `major.minor`; None without an environment.
+    pub(in crate::eval) fn python_before(&self, major: i64, minor: i64) -> Option<bool> {
+        let e = self.project.environment()?;
+        let mut parts = e.version.split('.').map(|p| p.parse::<i64>().ok());
+        let (have_major, have_minor) = (parts.next()??, parts.next()??);
+        Some((have_major, have_minor) < (major, minor))
+    }
+
     fn python_version_info(&self) -> Value {
         let parts: Option<Vec<i64>> = self.project.environment().and_then(|e| {
             e.version

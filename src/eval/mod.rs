@@ -54,6 +54,7 @@ mod layout_tests;
 mod module;
 pub mod native_methods;
 pub use module::DYNAMO_THIRDPARTY_SKIPLIST;
+pub(crate) use stdlib::functools::{CACHED_PROPERTY_LOCK, CACHED_PROPERTY_LOCK_UNKNOWN_PYTHON};
 pub use stdlib::importlib::MODELLED_TORCH_VERSION;
 mod objects;
 mod overrides;

@@ -8,6 +8,11 @@
 //! While a forward is traced the cache is not consulted: Dynamo ignores the wrapper and
 //! traces the wrapped function, and a traced value kept across traces would name a node of
 //! another graph.
+//!
+//! A `cached_property` first read while forward is traced is an event for the graph-break
+//! rules: before Python 3.12 its `__get__` computes the value inside `with self.lock:`, an
+//! `RLock` Dynamo cannot enter (measured with torch 2.8 and 2.15 on 3.11; 3.12 dropped the lock
+//! and compiles in one graph).
 
 use crate::eval::types::proxy;
 use std::cell::RefCell;
@@ -31,6 +36,11 @@ pub struct FunctoolsState {
     /// Getters decorated with `cached_property`, by identity.
     cached_properties: HashSet<(FileId, Span)>,
 }
+
+/// What [`Interp::cached_property_read`] records as the manager an uncached read enters.
+pub(crate) const CACHED_PROPERTY_LOCK: &str = "functools.cached_property";
+/// The same, where no Python environment tells whether its `cached_property` takes a lock.
+pub(crate) const CACHED_PROPERTY_LOCK_UNKNOWN_PYTHON: &str = "functools.cached_property?";
 
 /// An `lru_cache` wrapper's cache, kept on the wrapper (`Wrapper::LruCache`).
 pub(crate) struct LruCache {
@@ -231,6 +241,44 @@ impl Interp {
     /// Marks a getter as a `cached_property`'s.
     pub(in crate::eval) fn mark_cached_property(&mut self, f: &Function) {
         self.functools.cached_properties.insert((f.file_id, f.span));
+    }
+
+    /// Before a property's getter runs on `obj` in a traced forward: a `cached_property` read
+    /// that finds no cached value enters the getter's lock on Python 3.11 and older, which
+    /// the graph-break rules report as a manager Dynamo cannot enter.
+    pub(in crate::eval) fn cached_property_read(
+        &mut self,
+        f: &Function,
+        obj: &Value,
+        file: FileId,
+        span: Span,
+    ) {
+        if !matches!(obj, Value::Object(_))
+            || self.tracer.is_none()
+            || !self
+                .functools
+                .cached_properties
+                .contains(&(f.file_id, f.span))
+        {
+            return;
+        }
+        let detail = match self.python_before(3, 12) {
+            Some(false) => return,
+            Some(true) => CACHED_PROPERTY_LOCK,
+            None => CACHED_PROPERTY_LOCK_UNKNOWN_PYTHON,
+        };
+        if let Some(t) = self.tracer.as_mut() {
+            // A value the cache cannot keep (a traced tensor) is computed again at each read;
+            // one event per site.
+            let kind = crate::traced::EventKind::ExternalManager;
+            if t.events
+                .iter()
+                .any(|e| e.kind == kind && e.file == file && e.span == span)
+            {
+                return;
+            }
+            t.event(kind, file, span, format!("{detail} {}", f.name));
+        }
     }
 
     /// After a property's getter ran on `obj`: a `cached_property` keeps the value in the
