@@ -466,6 +466,9 @@ pub enum EventKind {
     /// A `with` statement entering a manager made by an external callable (`detail`: that
     /// callable's path, `torch.device`).
     ExternalManager,
+    /// A list, set or dict comprehension over a list or a dict whose frame holds torch state
+    /// (`detail`: the iterator's type, `?` appended when the Python version is not known).
+    Comprehension,
 }
 
 impl EventKind {
@@ -492,6 +495,7 @@ impl EventKind {
             EventKind::ModuleInit => "module_init",
             EventKind::ParameterCreated => "parameter_created",
             EventKind::ExternalManager => "external_manager",
+            EventKind::Comprehension => "comprehension",
         }
     }
 }

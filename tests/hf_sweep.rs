@@ -45,17 +45,6 @@ use serde_json::Value;
 
 /// (model type, line) where Dynamo breaks in eval mode and `check` does not report it.
 const KNOWN_MISSED: &[(&str, usize)] = &[
-    // GB9493 `dict_keyiterator.__next__` in transformers' `utils/output_capturing.py` wrapper of
-    // the callee's forward (a dict comprehension over its keys); its innermost frame in the
-    // modeling file is the call `self.encoder(` / `self.model(` (bigbird_pegasus, higgs_audio_v2
-    // and nllb-moe get an FX120 there only with `output_attentions=True`, the wrapper's lock,
-    // which reports another run)
-    ("bigbird_pegasus", 1884),
-    ("glm5_next", 2056),
-    ("nemotron_asr_streaming", 1148),
-    ("switch_transformers", 849),
-    ("higgs_audio_v2", 724),
-    ("nllb-moe", 909),
     // GB0124 `.item()` not reported: vits's call of transformers' `torch_compilable_check(...)`
     // at 285, in the `reverse=True` branch of the spline (the one at 212 is found)
     ("vits", 285),
@@ -87,19 +76,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
 const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
-    // `.tolist()` in a vision or audio tower's forward (image grids, feature lengths): the
-    // tower is built, so its class is among those Dynamo ran, but the sweep gives the model
-    // only `input_ids`, so that forward never runs; these labels do not record which modules'
-    // forward was called (`called`: the re-run timed out on a loaded machine)
-    ("glm5_next", 1674),
-    ("lfm3_vl", 271),
-    ("lfm3_vl", 446),
-    ("qwen2_vl", 403),
-    // the same towers' calls of transformers' `vision_utils` helpers (`grid_thw.tolist()`,
-    // `torch.unique_consecutive` of the window lengths), reported at the call in the file
-    ("glm5_next", 1861),
-    ("lfm3_vl", 443),
-    ("qwen2_vl", 689),
     // FX118 on `self.pe = self.extend_pe(hidden_states, self.pe)` (an nn.Buffer returned
     // unchanged by `.to()`): Dynamo 2.15 does not break there in either mode
     ("wav2vec2-conformer", 207),

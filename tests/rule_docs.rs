@@ -123,7 +123,8 @@ fn graph_break_ids_match_the_rule_files() {
 }
 
 /// Each FX1xx and FX3xx example, checked by the real binary, is flagged with its code on
-/// exactly the lines marked `# FXnnn` (and with no other proven break).
+/// exactly the lines marked `# FXnnn`, and with no other proven break but the ones it marks
+/// with their own code (a finding that exists because of another break: FX122).
 #[test]
 fn examples_are_flagged_where_they_say() {
     let dir = tempfile::tempdir().unwrap();
@@ -172,6 +173,7 @@ fn examples_are_flagged_where_they_say() {
             .iter()
             .filter_map(|m| m["code"].as_str())
             .filter(|c| c.starts_with("FX1") && *c != r.code && *c != "FX190")
+            .filter(|c| !example.contains(&format!("# {c}\n")))
             .collect();
         assert!(
             others.is_empty(),

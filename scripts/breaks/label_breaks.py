@@ -63,7 +63,8 @@ EXPECTED = ROOT / "tests" / "expected" / "breaks"
 
 # gb ids always included in registry_subset.json, whether or not a label uses them.
 EXTRA_IDS = ["GB0170", "GB0124", "GB0109", "GB0036", "GB0059", "GB0291", "GB9193", "GB0098", "GB0099",
-             "GB0075", "GB0156", "GB0179", "GB6297", "GB0038", "GB0208", "GB0014"]
+             "GB0075", "GB0156", "GB0179", "GB6297", "GB0038", "GB0208", "GB0014",
+             "GB9493"]
 
 HEADER_RE = re.compile(r"^#\s*staticfx-case:\s*(?P<body>.*)$")
 NOTE_RE = re.compile(r"^#\s*staticfx-note:\s*(?P<body>.*)$")

@@ -100,6 +100,17 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
             findings.push(super::generator::refused_helper(cx, e));
         }
     }
+    // So is a comprehension run from such a frame (before Python 3.12): given a list or dict
+    // iterator, Dynamo cannot trace it.
+    for (idx, e) in cx.result.events.iter().enumerate() {
+        if e.kind == crate::traced::EventKind::Comprehension
+            && eager
+                .get(&e.call_chain)
+                .is_some_and(|&since| since < (e.nodes_before, 1 + idx))
+        {
+            findings.push(super::eager_comprehension::refused_iterator(cx, e));
+        }
+    }
 }
 
 /// The call sites from forward to the finding, then its own site.

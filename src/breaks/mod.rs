@@ -32,6 +32,7 @@ mod data_dependent_branch;
 mod deepcopy;
 mod disabled;
 mod dynamic_shape_op;
+mod eager_comprehension;
 mod explicit_graph_break;
 mod frames;
 mod generator;
@@ -223,6 +224,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::ModuleInForward, module_in_forward::check),
     (Rule::UnsupportedContextManager, context_manager::check),
     (Rule::RecurrentModule, rnn_module::check),
+    (Rule::EagerComprehension, eager_comprehension::check),
     (Rule::RecompileState, recompile_state::check),
     (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),

@@ -53,6 +53,10 @@ pub const GB_TYPES: &[(&str, &str)] = &[
     ("GB8977", "Invalid call to __build_class__"),
     ("GB8985", "requires_grad_() intermediate leaked as output"),
     ("GB9193", "Call to a time function"),
+    (
+        "GB9493",
+        "C-implemented special method without VariableTracker model",
+    ),
 ];
 
 pub fn gb_type(id: &str) -> &'static str {

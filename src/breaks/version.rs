@@ -108,6 +108,10 @@ pub enum Behaviour {
     /// call ("Unsupported function call (delayed)"); 2.8 refuses to wrap the module and skips
     /// the frame. Neither id is distinctive: 2.15's registry still lists 2.8's.
     RecurrentModule,
+    /// A comprehension's frame, met on its own, given a list or dict iterator (Python 3.11
+    /// and older): 2.15 has no model of the C `__next__` (GB9493), 2.8 no method to call
+    /// (GB0156).
+    ComprehensionIterator,
 }
 
 const ALL: &[Behaviour] = &[
@@ -125,6 +129,7 @@ const ALL: &[Behaviour] = &[
     Behaviour::CopyOfTensor,
     Behaviour::CopyOfValue,
     Behaviour::RecurrentModule,
+    Behaviour::ComprehensionIterator,
 ];
 
 /// One id a behaviour has had: its `gb_type` wording and the first labelled version that
@@ -283,6 +288,16 @@ const RECURRENT_MODULE: &[Candidate] = &[
     ),
 ];
 
+const COMPREHENSION_ITERATOR: &[Candidate] = &[
+    c(
+        (2, 15),
+        "GB9493",
+        "C-implemented special method without VariableTracker model",
+        true,
+    ),
+    c((2, 0), "GB0156", "Unsupported method call", false),
+];
+
 /// Newest first.
 fn candidates(b: Behaviour) -> &'static [Candidate] {
     match b {
@@ -300,6 +315,7 @@ fn candidates(b: Behaviour) -> &'static [Candidate] {
         Behaviour::CopyOfTensor => COPY_OF_TENSOR,
         Behaviour::CopyOfValue => COPY_OF_VALUE,
         Behaviour::RecurrentModule => RECURRENT_MODULE,
+        Behaviour::ComprehensionIterator => COMPREHENSION_ITERATOR,
     }
 }
 

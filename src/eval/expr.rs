@@ -472,13 +472,15 @@ impl Interp {
         let clauses: Vec<Node> = crate::syntax::named_children(node)
             .filter(|k| k.kind_name() == "for_in_clause" || k.kind_name() == "if_clause")
             .collect();
-        self.comprehension_level(&inner, &clauses, emit)
+        self.comprehension_level(&inner, &clauses, Some(node), emit)
     }
 
     fn comprehension_level(
         &mut self,
         frame: &Frame,
         clauses: &[Node],
+        // the comprehension, at its first `for` clause
+        outermost: Option<Node>,
         emit: &mut dyn FnMut(&mut Self, &Frame) -> EResult<()>,
     ) -> EResult<()> {
         let Some((first, rest)) = clauses.split_first() else {
@@ -490,10 +492,13 @@ impl Interp {
                     return Ok(());
                 };
                 let it = self.eval_expr(frame, right)?;
+                if let Some(node) = outermost {
+                    self.note_comprehension(frame, node, right, &it);
+                }
                 for item in self.iterate(frame, &it, Span::of(right))? {
                     self.step(frame, Span::of(*first))?;
                     self.assign(frame, left, item)?;
-                    self.comprehension_level(frame, rest, emit)?;
+                    self.comprehension_level(frame, rest, None, emit)?;
                 }
                 Ok(())
             }
@@ -504,7 +509,7 @@ impl Interp {
                 let v = self.eval_expr(frame, cond)?;
                 match self.truth(frame, &v, Span::of(cond))? {
                     Truth::Known(false) => Ok(()),
-                    _ => self.comprehension_level(frame, rest, emit),
+                    _ => self.comprehension_level(frame, rest, None, emit),
                 }
             }
         }

@@ -18,6 +18,31 @@ pub(super) fn free_names(def_node: Node, src: &str, params: &[String]) -> BTreeS
     scope_free_names(&[body], src, params.iter().cloned().collect())
 }
 
+/// The names a comprehension's own frame reads from outside it (its free variables and the
+/// globals it names), as CPython compiles it before 3.12: every part but the first iterable,
+/// which the enclosing code evaluates and passes in as `.0`.
+pub(super) fn comprehension_free_names(node: Node, src: &str) -> BTreeSet<String> {
+    let mut names = ScopeNames::default();
+    let mut first_iterable = true;
+    for part in named_children(node) {
+        if first_iterable && part.kind_name() == "for_in_clause" {
+            first_iterable = false;
+            names.bind_targets(part.field("left"), src);
+        } else {
+            names.visit(part, src);
+        }
+    }
+    let ScopeNames {
+        used,
+        bound,
+        global,
+        ..
+    } = names;
+    used.into_iter()
+        .filter(|n| !bound.contains(n) && !global.contains(n))
+        .collect()
+}
+
 /// The free names of a scope whose parts are `nodes` and whose parameters are `bound`.
 fn scope_free_names(nodes: &[Node], src: &str, mut bound: BTreeSet<String>) -> BTreeSet<String> {
     let mut names = ScopeNames::default();

@@ -46,6 +46,7 @@ mod call;
 mod dict_builder;
 #[cfg(test)]
 mod differential_tests;
+mod eager_comprehension;
 mod expr;
 mod free_vars;
 mod instance_dict;

@@ -63,6 +63,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(ModuleInForward, "FX119.md"),
     rule!(UnsupportedContextManager, "FX120.md"),
     rule!(RecurrentModule, "FX121.md"),
+    rule!(EagerComprehension, "FX122.md"),
     rule!(RecompileState, "FX201.md"),
     rule!(ArgumentGuard, "FX202.md"),
     rule!(UnknownCall, "FX190.md"),
