@@ -53,9 +53,6 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
     // GB0036 `torch.repeat_interleave(x, durations)` in a loop over `zip(...)` of a tensor
     // whose length staticfx does not know (the loop stops with FX903 before it)
     ("fastspeech2_conformer", 123),
-    // GB0007: `Tensor.masked_scatter` marked as skipped
-    ("higgs_audio_v2", 256),
-    ("higgs_audio_v2", 260),
     // GB0088 "Observed exception": a Python exception raised (and caught by the caller) in a
     // helper of the local attention mask
     ("longt5", 111),

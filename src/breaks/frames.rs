@@ -35,6 +35,8 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
     let mut keep = vec![true; findings.len()];
     // where Dynamo last resumed each frame after an ordinary break
     let mut resumed: HashMap<Vec<Site>, (usize, usize)> = HashMap::new();
+    // (frame, the site Dynamo resumed after in it, the finding's own site)
+    let mut resumptions: Vec<(Vec<Site>, Site, Site)> = Vec::new();
     for (k, &i) in order.iter().enumerate() {
         let f = &findings[i];
         let chain = chain_of(f);
@@ -80,6 +82,9 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
                 let since = resumed.get(&frame).copied().unwrap_or((0, 0));
                 eager.entry(frame).or_insert(since);
             } else {
+                if resumes_mid_expression(f, level, chain.len()) {
+                    resumptions.push((frame.clone(), chain[level], (f.file, f.span)));
+                }
                 resumed.insert(frame, keys[i]);
             }
         }
@@ -100,6 +105,7 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
             findings.push(super::generator::refused_helper(cx, e));
         }
     }
+    findings.extend(super::method_after_break::refused_methods(cx, &resumptions));
     // So is a comprehension run from such a frame (before Python 3.12): given a list or dict
     // iterator, Dynamo cannot trace it.
     for (idx, e) in cx.result.events.iter().enumerate() {
@@ -111,6 +117,15 @@ pub fn drop_unreached(cx: &Ctx, findings: &mut Vec<Finding>) {
             findings.push(super::eager_comprehension::refused_iterator(cx, e));
         }
     }
+}
+
+/// Whether Dynamo, handling the break at `level` of a chain of `len` sites, resumes right after
+/// that site, in the middle of the expression holding it: after a call that broke in the frame
+/// it called (measured with a user graph break and a data-dependent branch), or after a
+/// dynamic-shape operator of the frame itself. (A `.item()` or `.tolist()` of the frame itself
+/// does not: measured, no later break in the expression.)
+fn resumes_mid_expression(f: &Finding, level: usize, len: usize) -> bool {
+    level + 1 < len || f.gb_id == "GB0036"
 }
 
 /// The call sites from forward to the finding, then its own site.

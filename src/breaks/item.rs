@@ -85,12 +85,20 @@ const SIZED: &[(&str, usize)] = &[
     ("new_zeros", 1),
     ("new_ones", 1),
     ("new_empty", 1),
+    // a method's receiver is its first argument; `pad`'s sizes follow its input
+    ("torch.nn.functional.pad", 1),
+    ("view", 1),
+    ("reshape", 1),
+    ("repeat", 1),
+    ("expand", 1),
 ];
 
 /// A tensor given to a factory as a size or a range bound (`torch.zeros((b, lengths.max(),
-/// d))`, `torch.arange(lengths.max())`): torch reads its value as a Python int through
-/// `aten._local_scalar_dense`, which Dynamo reports as a data-dependent operator (GB0033, on
-/// torch 2.8 and 2.15 alike).
+/// d))`, `torch.arange(lengths.max())`), or to `F.pad`, `view`, `reshape`, `repeat` or `expand`
+/// as a size (mimi's `F.pad(x, (padding_total, extra_padding))` with 0-d tensor paddings):
+/// torch reads its value as a Python int through `aten._local_scalar_dense`, which Dynamo
+/// reports as a data-dependent operator (GB0033, on torch 2.8 and 2.15 alike; measured for each
+/// of these).
 fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
     let g = &cx.result.graph;
     for (id, n) in g.nodes() {
@@ -276,5 +284,24 @@ mod tests {
     fn casts_of_shapes_are_fine() {
         let src = format!("{HEAD}        n = int(x.shape[0]) * float(x.size(-1))\n        return self.fc(x) * int(n) + len(x)\n");
         assert_eq!(codes(&src), vec![]);
+    }
+
+    /// A 0-d integer tensor given as a size to `F.pad`, `view`, `reshape`, `repeat` or
+    /// `expand` (measured with torch 2.8 and 2.15: GB0033 at each), but a Python int is fine.
+    #[test]
+    fn a_tensor_given_as_a_size_is_read_as_data() {
+        let head = "import torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n        self.k = nn.Buffer(torch.tensor(2, dtype=torch.int64), persistent=False)\n\n    def forward(self, x):\n        h = self.fc(x)\n        n = (h.shape[0] + self.k) // 2\n        i = (h.shape[0] + 2) // 2\n";
+        for call in [
+            "nn.functional.pad(h, (0, {}))",
+            "h.view({}, -1)",
+            "h.reshape({}, -1)",
+            "h.repeat({}, 1)",
+            "h.unsqueeze(0).expand({}, 2, 8)",
+        ] {
+            let as_tensor = format!("{head}        return {}\n", call.replace("{}", "n"));
+            assert_eq!(codes(&as_tensor), vec![(14, "GB0033")], "{call}");
+            let as_int = format!("{head}        return {}\n", call.replace("{}", "i"));
+            assert_eq!(codes(&as_int), vec![], "{call}");
+        }
     }
 }

@@ -38,6 +38,7 @@ mod frames;
 mod generator;
 mod item;
 mod logging;
+mod method_after_break;
 mod module_in_forward;
 mod numpy;
 mod print;
@@ -225,6 +226,7 @@ const CHECKS: &[(Rule, Check)] = &[
     (Rule::UnsupportedContextManager, context_manager::check),
     (Rule::RecurrentModule, rnn_module::check),
     (Rule::EagerComprehension, eager_comprehension::check),
+    (Rule::MethodAfterBreak, method_after_break::check),
     (Rule::RecompileState, recompile_state::check),
     (Rule::ArgumentGuard, argument_guard::check),
     (Rule::UnknownCall, unknown_call::check),

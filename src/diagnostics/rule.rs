@@ -80,6 +80,7 @@ rules! {
     ModuleInForward = "FX119", ["GB0264", "GB0119"], fix: false, "module with parameters constructed in forward";
     UnsupportedContextManager = "FX120", ["GB0142"], fix: false, "context manager Dynamo cannot enter";
     RecurrentModule = "FX121", ["GB0148", "GB0014"], fix: false, "RNN, GRU or LSTM layer Dynamo does not trace";
+    MethodAfterBreak = "FX123", ["GB0007"], fix: false, "tensor method call whose arguments broke the graph";
     EagerComprehension = "FX122", ["GB9493", "GB0156"], fix: false, "comprehension over a list or dict in code Dynamo runs eagerly";
     RecompileState = "FX201", [], fix: true, "recompile risk: forward changes a value Dynamo guards on";
     ArgumentGuard = "FX202", [], fix: false, "recompile risk: Dynamo guards on a Python value passed to forward";

@@ -64,6 +64,7 @@ pub const RULES: &[RuleDoc] = &[
     rule!(UnsupportedContextManager, "FX120.md"),
     rule!(RecurrentModule, "FX121.md"),
     rule!(EagerComprehension, "FX122.md"),
+    rule!(MethodAfterBreak, "FX123.md"),
     rule!(RecompileState, "FX201.md"),
     rule!(ArgumentGuard, "FX202.md"),
     rule!(UnknownCall, "FX190.md"),
