@@ -1,6 +1,6 @@
 //! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
-//! `bool(t)`, `math.*(t)`, a slice bound (`h[:, :n]`), a factory's size
-//! (`torch.zeros((b, n))`) — and with it anything derived from it, such as a data-dependent
+//! `bool(t)`, `math.*(t)`, a slice bound (`h[:, :n]`), a size given to a factory or to `F.pad`,
+//! `view`, `reshape`, `repeat`, `expand` (`torch.zeros((b, n))`) — and with it anything derived from it, such as a data-dependent
 //! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`
 //! and sizes, which it reports as a data-dependent operator (GB0033).
 
@@ -99,8 +99,13 @@ const SIZED: &[(&str, usize)] = &[
 /// torch reads its value as a Python int through `aten._local_scalar_dense`, which Dynamo
 /// reports as a data-dependent operator (GB0033, on torch 2.8 and 2.15 alike; measured for each
 /// of these).
+///
+/// Only the first use of a tensor as a size breaks: Dynamo resumes after it with the value
+/// read, and a later `torch.zeros(n, ...)` or `view(n, ...)` of the same tensor traces
+/// (measured with torch 2.15: pad then view, zeros twice then view).
 fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
     let g = &cx.result.graph;
+    let mut read = std::collections::HashSet::new();
     for (id, n) in g.nodes() {
         if !matches!(n.op, Op::CallFunction | Op::CallMethod) {
             continue;
@@ -118,6 +123,9 @@ fn tensor_sizes(cx: &Ctx, out: &mut Vec<Finding>) {
         let Some(size) = used.into_iter().find(|&u| is_one_element_tensor(cx, u)) else {
             continue;
         };
+        if !read.insert(size) {
+            continue;
+        }
         let Some(origin) = n.origin.as_ref() else {
             continue;
         };
@@ -303,5 +311,10 @@ mod tests {
             let as_int = format!("{head}        return {}\n", call.replace("{}", "i"));
             assert_eq!(codes(&as_int), vec![], "{call}");
         }
+        // the first use reads the value; Dynamo resumes with it, and later uses trace
+        let twice = format!(
+            "{head}        a = torch.zeros(n, 8)\n        return h.view(n, -1) + a.sum()\n"
+        );
+        assert_eq!(codes(&twice), vec![(14, "GB0033")]);
     }
 }

@@ -2,6 +2,11 @@
 //! traces numpy code through `torch._numpy` (ufuncs, reductions, `clip`, ... compile fine), so
 //! only functions and ndarray methods known to be outside that model are proven breaks; other
 //! numpy functions are left to FX190 as possible breaks.
+//!
+//! A scalar draw of `numpy.random` (`np.random.uniform(0, 1)`, as transformers' layer drop
+//! does, with no `size`) breaks too: `torch._numpy` draws a 0-d tensor and returns its value
+//! through `aten._local_scalar_dense`, a data-dependent operator (GB0033; torch 2.8 and 2.15).
+//! With a `size` it returns an array and traces.
 
 use std::collections::HashSet;
 
@@ -24,6 +29,17 @@ const UNMODELLED_FUNCS: &[&str] = &[
     "fromfile",
     "frombuffer",
     "tofile",
+];
+
+/// `numpy.random` draws measured to break when they return a scalar, with the position of
+/// their `size` argument (None: they take sizes as `*dims`, a scalar without arguments).
+const SCALAR_DRAWS: &[(&str, Option<usize>)] = &[
+    ("random.uniform", Some(2)),
+    ("random.normal", Some(2)),
+    ("random.randint", Some(2)),
+    ("random.random", Some(0)),
+    ("random.rand", None),
+    ("random.randn", None),
 ];
 
 /// ndarray methods Dynamo cannot trace (GB0158).
@@ -140,6 +156,19 @@ pub fn check(cx: &Ctx, out: &mut Vec<Finding>) {
         let Some(func) = e.detail.strip_prefix("numpy.") else {
             continue;
         };
+        if e.kind == EventKind::NumpyCall && draws_a_scalar(cx, e, func) {
+            let mut f = cx.finding_at_event(Rule::Numpy, "GB0033", e);
+            f.message = format!(
+                "numpy.{func} without a `size` draws one number: torch._numpy draws a 0-d \
+                 tensor and reads its value with `aten._local_scalar_dense`, a data-dependent \
+                 operator Dynamo cannot trace"
+            );
+            f.hint = "draw with torch instead (`torch.rand(())` keeps the value a tensor), or \
+                      draw outside forward"
+                .into();
+            out.push(f);
+            continue;
+        }
         if !UNMODELLED_FUNCS.contains(&func) {
             continue;
         }
@@ -206,6 +235,48 @@ fn ndarray_nodes(cx: &Ctx) -> HashSet<NodeId> {
     set
 }
 
+/// Whether the `numpy.random` call at event `e` returns one number: a measured draw given no
+/// `size` (nor as many positional arguments as reach it).
+fn draws_a_scalar(cx: &Ctx, e: &crate::traced::TraceEvent, func: &str) -> bool {
+    let Some(&(_, size_at)) = SCALAR_DRAWS.iter().find(|(f, _)| *f == func) else {
+        return false;
+    };
+    cx.with_syntax(e.file, e.span, |node, src| {
+        use crate::syntax::{FieldExt, KindExt};
+        let mut call = Some(node);
+        while let Some(c) = call {
+            if c.kind_name() == "call" {
+                break;
+            }
+            call = c.parent();
+        }
+        let Some(args) = call.and_then(|c| c.field("arguments")) else {
+            return false;
+        };
+        let mut positional = 0;
+        for a in crate::syntax::named_children(args) {
+            match a.kind_name() {
+                "keyword_argument" => {
+                    let name = a.field("name").map(|n| crate::syntax::text(n, src));
+                    let value = a.field("value").map(|v| crate::syntax::text(v, src));
+                    if name == Some("size") && value != Some("None") {
+                        return false;
+                    }
+                }
+                "comment" => {}
+                // `*dims` or `**kw`: what they hold is not known here
+                "list_splat" | "dictionary_splat" => return false,
+                _ => positional += 1,
+            }
+        }
+        match size_at {
+            Some(at) => positional <= at,
+            None => positional == 0,
+        }
+    })
+    .unwrap_or(false)
+}
+
 #[cfg(test)]
 mod tests {
     use crate::breaks::testing::codes;
@@ -222,5 +293,25 @@ mod tests {
     fn modelled_numpy_is_fine() {
         let src = format!("{HEAD}        a = np.clip(x.numpy(), 0, 1)\n        b = np.sum(np.exp(a))\n        return self.fc(torch.from_numpy(a)) * b\n");
         assert_eq!(codes(&src), vec![]);
+    }
+
+    /// One number drawn with numpy breaks (torch 2.8 and 2.15: GB0033 at the call); an array
+    /// (`size=`, or `rand(2)`) does not.
+    #[test]
+    fn a_scalar_numpy_draw_is_data_dependent() {
+        let head = "import numpy as np\nimport torch\nfrom torch import nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n    def forward(self, x):\n";
+        for (draw, breaks) in [
+            ("np.random.uniform(0, 1)", true),
+            ("np.random.randint(0, 10)", true),
+            ("np.random.rand()", true),
+            ("np.random.uniform(0, 1, size=(2,))", false),
+            ("np.random.uniform(0, 1, (2,))", false),
+            ("np.random.rand(2)", false),
+        ] {
+            let src =
+                format!("{head}        p = {draw}\n        return self.fc(x) + len(str(p))\n");
+            let want = if breaks { vec![(11, "GB0033")] } else { vec![] };
+            assert_eq!(codes(&src), want, "{draw}");
+        }
     }
 }

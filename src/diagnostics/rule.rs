@@ -72,7 +72,7 @@ rules! {
     Generator = "FX111", ["GB0003"], fix: false, "generator forward";
     ClassInForward = "FX112", ["GB8977", "GB0075"], fix: false, "class statement in forward";
     Deepcopy = "FX113", ["GB4198", "GB0179"], fix: false, "copy.deepcopy of a tensor";
-    Numpy = "FX114", ["GB0294", "GB0158"], fix: false, "numpy operation Dynamo does not model";
+    Numpy = "FX114", ["GB0294", "GB0158", "GB0033"], fix: false, "numpy operation Dynamo does not model";
     CExtension = "FX115", ["GB0007", "GB0208"], fix: false, "call into a C extension";
     DisabledCall = "FX116", ["GB0098", "GB0099"], fix: false, "call to a torch.compiler.disable()d function";
     AutogradApplyDuplicate = "FX117", ["GB6297"], fix: false, "autograd.Function.apply given one tensor twice";

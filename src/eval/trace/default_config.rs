@@ -64,18 +64,50 @@ pub fn default_config(
         "eager"
     };
     let defaults = [
-        ("_attn_implementation_internal", attention),
-        ("_experts_implementation_internal", "grouped_mm"),
+        ("_attn_implementation_internal", Value::str(attention)),
+        (
+            "_experts_implementation_internal",
+            default_experts(interp, frame, span),
+        ),
     ];
     for (attr, default) in defaults {
         let unset = matches!(obj.get(attr), None | Some(Value::None));
         if unset {
-            obj.attrs
-                .borrow_mut()
-                .insert(attr.to_string(), Value::str(default));
+            obj.attrs.borrow_mut().insert(attr.to_string(), default);
         }
     }
     Some(config)
+}
+
+/// The experts implementation a model of this module gets when none is requested:
+/// `get_correct_experts_implementation(None)` of a class the module defines that overrides it
+/// (openai_privacy_filter's model picks `eager`, "very sensitive to accumulation orders"),
+/// evaluated on a blank instance; otherwise transformers' default, `grouped_mm`.
+fn default_experts(interp: &mut Interp, frame: &Frame, span: Span) -> Value {
+    const CHOOSER: &str = "get_correct_experts_implementation";
+    let overriding: Vec<Value> = frame
+        .globals
+        .vars
+        .borrow()
+        .values()
+        .filter(|v| {
+            matches!(v, Value::Class(c)
+                if c.file_id == frame.file_id && c.ns.borrow().contains_key(CHOOSER))
+        })
+        .cloned()
+        .collect();
+    for class in overriding {
+        let Some(choose) = interp.user_method(&class, CHOOSER) else {
+            continue;
+        };
+        let model = Value::Object(interp.blank_instance(&class));
+        let chosen =
+            interp.call_function(frame, &choose, Some(model), vec![Value::None], vec![], span);
+        if let Ok(v @ Value::Str(_)) = chosen {
+            return v;
+        }
+    }
+    Value::str("grouped_mm")
 }
 
 /// Whether `init`'s `param` is annotated with a configuration class (`config: BartConfig |
