@@ -5,11 +5,14 @@
 //! the call site in the frame it is tracing, the root. If that position sits inside a loop of
 //! the root's code, it cannot resume there: it gives up on the whole frame (GB7000 "graph break
 //! in loop") and runs it eagerly. The body of a `try` statement is the same (measured with
-//! torch 2.8 and 2.15 on Python 3.11, with `except` and with `finally`: the frame is skipped and
-//! a later break in it is never reported; after the `try` statement Dynamo resumes as usual). The frames the eager code calls are traced afresh, each as a
-//! root of its own, so the same break is met again one level down, and so on to the frame that
-//! holds the site. A frame run eagerly reports nothing more of its own code: a later break in
-//! it is never seen, although breaks in the helpers it calls are. A break inside an
+//! torch 2.8 and 2.15 on Python 3.11, with `except` and with `finally`: the frame is skipped
+//! and a later break in it is never reported; after the `try` statement Dynamo resumes as
+//! usual). The frames the eager code calls are traced afresh, each as a root of its own, so
+//! the same break is met again one level down, and so on to the frame that holds the site. A
+//! frame run eagerly reports nothing more of its own code: a later break in it is never seen,
+//! although breaks in the helpers it calls are (and a comprehension it runs is a frame of its
+//! own: FX122). Where Dynamo resumes in the middle of an expression, a tensor method whose
+//! arguments broke is called as a plain builtin (FX123). A break inside an
 //! instruction that is not a call (a slice with a tensor bound, entering a `with` block of a
 //! manager Dynamo has no model of) cannot be resumed either: the frame holding it runs eagerly
 //! from there. (A `while` whose tensor condition breaks does not count: the jump is the loop's

@@ -1,8 +1,9 @@
 //! FX102 / GB0124: a tensor turned into a Python number — `.item()`, `int(t)`, `float(t)`,
 //! `bool(t)`, `math.*(t)`, a slice bound (`h[:, :n]`), a size given to a factory or to `F.pad`,
-//! `view`, `reshape`, `repeat`, `expand` (`torch.zeros((b, n))`) — and with it anything derived from it, such as a data-dependent
-//! `range(...)` bound. Dynamo 2.15 reports these as the `Tensor.item()` break, except `math.*(t)`
-//! and sizes, which it reports as a data-dependent operator (GB0033).
+//! `view`, `reshape`, `repeat`, `expand` (`torch.zeros((b, n))`) — and with it anything
+//! derived from it, such as a data-dependent `range(...)` bound. Dynamo 2.15 reports these as
+//! the `Tensor.item()` break, except `math.*(t)` and sizes, which it reports as a
+//! data-dependent operator (GB0033).
 
 use super::version::Behaviour;
 use super::{Ctx, Finding};

@@ -15,6 +15,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
+use super::types::proxy;
 use super::value::Value;
 use super::{Frame, Interp};
 use crate::syntax::{text, FieldExt, KindExt, Span};
@@ -44,7 +45,8 @@ impl Interp {
         iterable: Node,
         it: &Value,
     ) {
-        if self.tracer.is_none() || node.kind_name() == "generator_expression" {
+        if !proxy::reports_comprehension_frames(self) || node.kind_name() == "generator_expression"
+        {
             return;
         }
         let src = &*frame.file.text;

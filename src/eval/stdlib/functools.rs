@@ -254,7 +254,7 @@ impl Interp {
         span: Span,
     ) {
         if !matches!(obj, Value::Object(_))
-            || self.tracer.is_none()
+            || !proxy::reports_cached_property_reads(self)
             || !self
                 .functools
                 .cached_properties

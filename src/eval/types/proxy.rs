@@ -94,6 +94,18 @@ pub(in crate::eval) fn reports_numpy_calls(interp: &Interp) -> bool {
     tracing(interp)
 }
 
+/// Whether the first read of a `functools.cached_property` is reported as an event: the lock
+/// it takes (Python 3.11 and older) is a break only for the code Dynamo traces.
+pub(in crate::eval) fn reports_cached_property_reads(interp: &Interp) -> bool {
+    tracing(interp)
+}
+
+/// Whether a comprehension that would be a frame of its own is reported as an event: only
+/// traced code has frames Dynamo may run eagerly.
+pub(in crate::eval) fn reports_comprehension_frames(interp: &Interp) -> bool {
+    tracing(interp)
+}
+
 /// Whether `torch._assert` on untraced arguments is skipped in a traced forward: it is neither
 /// a node nor a check there (torch.fx evaluates it eagerly; Dynamo does not break on it).
 pub(in crate::eval) fn skips_asserts(interp: &Interp) -> bool {
