@@ -67,8 +67,10 @@ const KNOWN_MISSED: &[(&str, usize)] = &[
 
 /// (model type, line) of an FX1xx finding Dynamo does not confirm.
 const KNOWN_FALSE_ALARMS: &[(&str, usize)] = &[
-    // FX118 on `self.pe = self.extend_pe(hidden_states, self.pe)` (an nn.Buffer returned
-    // unchanged by `.to()`): Dynamo 2.15 does not break there in either mode
+    // FX118 on `self.pe = self.extend_pe(hidden_states, self.pe)`: Dynamo 2.15 does not break
+    // there in either mode, because `extend_pe` returns the buffer itself when its dtype and
+    // device match the input's. staticfx cannot tell: a buffer's `.device` evaluates to a
+    // bound-method value (`eval/attr.rs`), so it traces the `.to()` branch
     ("wav2vec2-conformer", 207),
     ("fastspeech2_conformer", 763),
     // FX101 on `if not padding_mask.any()`, and FX119 on the positional embedding rebuilt with
