@@ -70,19 +70,12 @@ pub fn refused_methods(cx: &Ctx, resumptions: &[(Vec<Site>, Site, Site)]) -> Vec
 
 /// Whether the call expression at `call` has `site` inside its argument list.
 fn arguments_hold(cx: &Ctx, file: crate::semantic::FileId, call: Span, site: Span) -> bool {
-    cx.with_syntax(file, call, |node, _| {
-        let mut n = Some(node);
-        while let Some(c) = n {
-            if c.kind_name() == "call" && Span::of(c) == call {
-                break;
-            }
-            n = c.parent();
-        }
-        let Some(call_node) = n else { return false };
+    cx.with_call(file, call, |call_node, _| {
         let method_call = call_node
             .field("function")
             .is_some_and(|f| f.kind_name() == "attribute");
-        method_call
+        Span::of(call_node) == call
+            && method_call
             && call_node.field("arguments").is_some_and(|a| {
                 let a = Span::of(a);
                 a.start <= site.start && site.end <= a.end

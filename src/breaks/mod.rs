@@ -94,6 +94,27 @@ impl<'a> Ctx<'a> {
         f.text.get(span.start..span.end).unwrap_or("").to_string()
     }
 
+    /// Calls `visit` with the innermost `call` expression covering `span` (the call itself
+    /// when `span` is a call's); None when there is none.
+    pub fn with_call<R>(
+        &self,
+        file: FileId,
+        span: Span,
+        visit: impl FnOnce(TsNode, &str) -> R,
+    ) -> Option<R> {
+        self.with_syntax(file, span, |node, src| {
+            let mut cur = Some(node);
+            while let Some(n) = cur {
+                if n.kind() == "call" {
+                    return Some(visit(n, src));
+                }
+                cur = n.parent();
+            }
+            None
+        })
+        .flatten()
+    }
+
     /// Calls `visit` with the smallest syntax node covering `span`.
     pub fn with_syntax<R>(
         &self,

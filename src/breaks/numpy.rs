@@ -241,16 +241,9 @@ fn draws_a_scalar(cx: &Ctx, e: &crate::traced::TraceEvent, func: &str) -> bool {
     let Some(&(_, size_at)) = SCALAR_DRAWS.iter().find(|(f, _)| *f == func) else {
         return false;
     };
-    cx.with_syntax(e.file, e.span, |node, src| {
+    cx.with_call(e.file, e.span, |call, src| {
         use crate::syntax::{FieldExt, KindExt};
-        let mut call = Some(node);
-        while let Some(c) = call {
-            if c.kind_name() == "call" {
-                break;
-            }
-            call = c.parent();
-        }
-        let Some(args) = call.and_then(|c| c.field("arguments")) else {
+        let Some(args) = call.field("arguments") else {
             return false;
         };
         let mut positional = 0;

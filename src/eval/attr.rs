@@ -906,22 +906,20 @@ impl Interp {
     /// environment.
     /// Whether the user's Python is older than `major.minor`; None without an environment.
     pub(in crate::eval) fn python_before(&self, major: i64, minor: i64) -> Option<bool> {
-        let e = self.project.environment()?;
-        let mut parts = e.version.split('.').map(|p| p.parse::<i64>().ok());
-        let (have_major, have_minor) = (parts.next()??, parts.next()??);
+        let [have_major, have_minor, _] = self.python_version()?;
         Some((have_major, have_minor) < (major, minor))
     }
 
+    /// The environment's `major.minor.micro`; None without one.
+    fn python_version(&self) -> Option<[i64; 3]> {
+        let e = self.project.environment()?;
+        let mut parts = e.version.split('.').map(|p| p.parse::<i64>().ok());
+        Some([parts.next()??, parts.next()??, parts.next()??])
+    }
+
     fn python_version_info(&self) -> Value {
-        let parts: Option<Vec<i64>> = self.project.environment().and_then(|e| {
-            e.version
-                .split('.')
-                .take(3)
-                .map(|p| p.parse().ok())
-                .collect()
-        });
-        match parts {
-            Some(p) if p.len() == 3 => Value::tuple(
+        match self.python_version() {
+            Some(p) => Value::tuple(
                 p.into_iter()
                     .map(Value::Int)
                     .chain([Value::str("final"), Value::Int(0)])

@@ -36,18 +36,27 @@ pub(in crate::eval) fn any_proxy(args: &[Value], kwargs: &[(String, Value)]) -> 
     args.iter().any(has_proxy) || kwargs.iter().any(|(_, v)| has_proxy(v))
 }
 
+/// What `name` is bound to in `frame`'s function scopes (its own, then the enclosing ones);
+/// None when it is not bound there or is declared `global`.
+pub(in crate::eval) fn local_value(frame: &Frame, name: &str) -> Option<Value> {
+    let mut scope = frame.locals.clone();
+    while let Some(s) = scope {
+        if let Some(v) = s.vars.borrow().get(name) {
+            match super::stmt::scope_mark(v) {
+                None => return Some(v.clone()),
+                Some(super::stmt::GLOBAL_MARK) => return None,
+                Some(_) => {}
+            }
+        }
+        scope = s.parent.clone();
+    }
+    None
+}
+
 impl Interp {
     pub fn lookup(&mut self, frame: &Frame, name: &str, span: Span) -> EResult<Value> {
-        let mut scope = frame.locals.clone();
-        while let Some(s) = scope {
-            if let Some(v) = s.vars.borrow().get(name) {
-                match super::stmt::scope_mark(v) {
-                    None => return Ok(v.clone()),
-                    Some(super::stmt::GLOBAL_MARK) => break,
-                    Some(_) => {}
-                }
-            }
-            scope = s.parent.clone();
+        if let Some(v) = local_value(frame, name) {
+            return Ok(v);
         }
         if let Some(v) = frame.globals.vars.borrow().get(name) {
             if let Some(t) = self.tracer.as_mut() {

@@ -59,7 +59,7 @@ impl Interp {
             None => "?",
         };
         let names = super::free_vars::comprehension_free_names(node, src);
-        if !names.iter().any(|n| self.holds_torch_state(frame, n)) {
+        if !names.iter().any(|n| holds_torch_state(frame, n)) {
             return;
         }
         if let Some(t) = self.tracer.as_mut() {
@@ -71,27 +71,19 @@ impl Interp {
             );
         }
     }
+}
 
-    /// Whether the name, read by a comprehension's frame, makes Dynamo compile that frame: a
-    /// local of the enclosing code (a free variable) holding a tensor or a module, or a global
-    /// holding a torch module.
-    fn holds_torch_state(&self, frame: &Frame, name: &str) -> bool {
-        let mut scope = frame.locals.clone();
-        while let Some(s) = scope {
-            if let Some(v) = s.vars.borrow().get(name) {
-                match super::stmt::scope_mark(v) {
-                    None => return has_tensor(v, &mut HashSet::new()),
-                    Some(super::stmt::GLOBAL_MARK) => break,
-                    Some(_) => {}
-                }
-            }
-            scope = s.parent.clone();
-        }
-        matches!(
-            frame.globals.vars.borrow().get(name),
-            Some(Value::External(path)) if TORCH_MODULES.contains(&&**path)
-        )
+/// Whether the name, read by a comprehension's frame, makes Dynamo compile that frame: a
+/// local of the enclosing code (a free variable) holding a tensor or a module, or a global
+/// holding a torch module.
+fn holds_torch_state(frame: &Frame, name: &str) -> bool {
+    if let Some(v) = super::call::local_value(frame, name) {
+        return has_tensor(&v, &mut HashSet::new());
     }
+    matches!(
+        frame.globals.vars.borrow().get(name),
+        Some(Value::External(path)) if TORCH_MODULES.contains(&&**path)
+    )
 }
 
 /// The iterator a comprehension's frame gets for its first iterable, when Dynamo has no model
